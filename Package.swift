@@ -1,0 +1,39 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "StateLoop",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .library(name: "StateLoop", targets: ["StateLoop"]),
+        .library(name: "StateLoopTesting", targets: ["StateLoopTesting"]),
+        .library(name: "StateLoopLogging", targets: ["StateLoopLogging"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/pointfreeco/swift-custom-dump.git", from: "1.3.0"),
+    ],
+    targets: [
+        .target(
+            name: "StateLoop",
+            dependencies: [.product(name: "DequeModule", package: "swift-collections")]
+        ),
+        .target(
+            name: "StateLoopTesting",
+            dependencies: [
+                "StateLoop",
+                .product(name: "CustomDump", package: "swift-custom-dump"),
+            ]
+        ),
+        .target(
+            name: "StateLoopLogging",
+            dependencies: ["StateLoop", .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(
+            name: "StateLoopTests",
+            dependencies: ["StateLoop", "StateLoopTesting", "StateLoopLogging"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

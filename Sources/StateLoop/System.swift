@@ -1,0 +1,180 @@
+/// One feature's single source of truth: a state, a pure reducer, and the feedback loops that
+/// observe the state and run effects.
+///
+/// ```swift
+/// let search = System(
+///     initialState: Search(),
+///     reduce: Search.reduce,
+///     feedbacks: [
+///         .react(query: \.nextPageToLoad) { url in
+///             .loaded(try await api.page(url))
+///         } catch: { .failed($0) }
+///     ]
+/// )
+/// search.send(.scrolledToBottom)
+/// ```
+///
+/// ## Isolation
+/// A system belongs to the actor it is created on (usually `@MainActor` for UI): ``send(_:)``,
+/// ``state`` and ``observe(_:)`` are synchronous there, and the compiler keeps the system from
+/// leaving that actor because it is not `Sendable`. Effects run off the actor and hop back only
+/// to deliver events.
+///
+/// ## Guarantees
+/// - Events are reduced one at a time, in the order they arrive. An event sent while the system
+///   is reducing or notifying is queued and reduced after, never re-entrantly.
+/// - Once an effect's request changes or goes away, no event from that effect is reduced, even
+///   one already on its way.
+/// - Every feedback loop and observer sees every state, in order.
+/// - Stopping or releasing the system cancels every effect and command.
+///
+/// See `docs/Architecture.md` for the full guarantees table and the tests behind each row.
+public final class System<State: Sendable, Event: Sendable> {
+    let core: SystemCore<State, Event>
+
+    /// Creates and starts a system.
+    ///
+    /// Every feedback loop sees `initialState` at once, so a state restored from storage restarts
+    /// the effects it calls for.
+    ///
+    /// - Parameters:
+    ///   - initialState: The state before any event.
+    ///   - reduce: Applies one event to the state. Keep it pure: the same events in the same
+    ///     order must give the same states.
+    ///   - feedbacks: The loops that observe the state and run effects.
+    ///   - monitor: An optional observer of every reduced and discarded event, for logging.
+    ///   - isolation: The actor the system belongs to; defaults to the caller's.
+    public convenience init(
+        initialState: State,
+        reduce: @escaping (inout State, Event) -> Void,
+        feedbacks: [Feedback<State, Event>] = [],
+        monitor: (any SystemMonitor<State, Event>)? = nil,
+        isolation: isolated (any Actor)? = #isolation
+    ) {
+        self.init(
+            initialState: initialState,
+            reduce: reduce,
+            feedbacks: feedbacks,
+            monitor: monitor,
+            effectExecutor: nil,
+            isolation: isolation
+        )
+    }
+
+    /// Creates a system whose effects run on `effectExecutor`; the test kit passes its own
+    /// executor so that it can tell when every effect is waiting.
+    package init(
+        initialState: State,
+        reduce: @escaping (inout State, Event) -> Void,
+        feedbacks: [Feedback<State, Event>],
+        monitor: (any SystemMonitor<State, Event>)?,
+        effectExecutor: (any TaskExecutor)?,
+        isolation: isolated (any Actor)?
+    ) {
+        guard let isolation else {
+            preconditionFailure(
+                """
+                A System must be created on an actor, and it was created from nonisolated code. \
+                Create it from a @MainActor context (for UI), inside an actor's method, or pass \
+                `isolation:` explicitly.
+                """
+            )
+        }
+        core = SystemCore(
+            initialState: initialState,
+            reduce: reduce,
+            feedbacks: feedbacks,
+            monitor: monitor,
+            effectExecutor: effectExecutor,
+            isolation: isolation
+        )
+        core.start()
+    }
+
+    deinit {
+        core.stop()
+    }
+
+    /// The current state.
+    public var state: State {
+        core.state
+    }
+
+    /// Whether ``stop()`` was called. A stopped system ignores events and runs no effect.
+    public var isStopped: Bool {
+        core.isStopped
+    }
+
+    /// Effect and command tasks that have not returned yet, cancelled ones included.
+    package var runningTaskCount: Int {
+        core.runningTaskCount
+    }
+
+    /// Reduces `event` now, or right after the event being processed when called from an
+    /// observer. Returns once the event and everything it queued have been reduced.
+    public func send(_ event: Event) {
+        core.enqueue(event, origin: nil)
+    }
+
+    /// Calls `observer` with the current state now and with every new state after, until the
+    /// returned subscription is cancelled or released, or the system stops.
+    ///
+    /// The observer runs synchronously on the system's actor. It may send events; they are
+    /// reduced after every observer has seen the current state.
+    public func observe(_ observer: @escaping (State) -> Void) -> StateSubscription {
+        guard !core.isStopped else {
+            observer(core.state)
+            return StateSubscription {}
+        }
+        let id = core.attachObserver(observer)
+        return StateSubscription { [weak core] in core?.removeObserver(id) }
+    }
+
+    /// The states of the system as an asynchronous sequence: the current state first, then each
+    /// new one. A slow consumer skips to the latest state rather than queueing every state.
+    /// The sequence finishes when the system stops.
+    public var states: AsyncStream<State> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: State.self,
+            bufferingPolicy: .bufferingNewest(1)
+        )
+        continuation.yield(core.state)
+        guard !core.isStopped else {
+            continuation.finish()
+            return stream
+        }
+        let id = core.addObserver(
+            { continuation.yield($0) },
+            onStop: { continuation.finish() }
+        )
+        continuation.onTermination = { [weak core] _ in
+            guard let core else { return }
+            Task { await perform(on: core.isolation) { core.removeObserver(id) } }
+        }
+        return stream
+    }
+
+    /// Runs `command` with a snapshot of the current state. The task it returns can be awaited
+    /// or cancelled; a cancelled command can no longer send events.
+    @discardableResult
+    public func execute<C: Command>(_ command: C) -> Task<Void, Never>
+    where C.State == State, C.Event == Event {
+        run { state, send in await command.execute(state: state, send: send) }
+    }
+
+    /// Runs `body` as a command: with a snapshot of the current state and a ``Send`` for events.
+    @discardableResult
+    public func run(
+        _ body: @escaping @Sendable (State, Send<Event>) async -> Void
+    ) -> Task<Void, Never> {
+        let snapshot = core.state
+        let origin = core.spawn(endsWhenFinished: true) { send in await body(snapshot, send) }
+        return core.task(for: origin)
+    }
+
+    /// Cancels every effect and command, stops every feedback loop and finishes every state
+    /// stream. Also done when the system is released.
+    public func stop() {
+        core.stop()
+    }
+}

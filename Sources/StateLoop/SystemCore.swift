@@ -1,0 +1,223 @@
+import DequeModule
+
+/// The engine behind a ``System``: the state, the queue of events, the feedback loops and the
+/// effects they run.
+///
+/// Ownership and threading: a core is created on its system's actor (`isolation`) and all of its
+/// stored properties are read and written only there, synchronously. It is `@unchecked Sendable`
+/// for one reason: effect tasks hold it so that they can hop back through
+/// ``receive(_:from:senderCancelled:)``, the only member that may be called from elsewhere.
+///
+/// Lifetime: the owning ``System`` stops the core when it is released. Running effects hold the
+/// core strongly until they finish, and stopping cancels them, so a stopped core is freed as soon
+/// as its last effect has returned. Nothing the core owns points back at the ``System``.
+final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
+    let isolation: any Actor
+    private let effectExecutor: (any TaskExecutor)?
+    private let reduce: (inout State, Event) -> Void
+    private(set) var state: State
+    private var loops: [any FeedbackLoop<State, Event>]
+    private var observers: [Observer] = []
+    private var pending = Deque<PendingEvent>()
+    private var isDraining = false
+    private(set) var isStopped = false
+    /// Origins whose events are still accepted. An origin leaves this set when its effect is
+    /// cancelled, and that is what makes its later events stale.
+    private var liveOrigins: Set<OriginID> = []
+    /// Tasks that have not returned yet, cancelled or not.
+    private var tasks: [OriginID: Task<Void, Never>] = [:]
+    private var lastOrigin: UInt64 = 0
+    private var lastObserver: UInt64 = 0
+    let monitor: (any SystemMonitor<State, Event>)?
+
+    init(
+        initialState: State,
+        reduce: @escaping (inout State, Event) -> Void,
+        feedbacks: [Feedback<State, Event>],
+        monitor: (any SystemMonitor<State, Event>)?,
+        effectExecutor: (any TaskExecutor)?,
+        isolation: any Actor
+    ) {
+        self.state = initialState
+        self.reduce = reduce
+        self.loops = feedbacks.map { $0.makeLoop() }
+        self.monitor = monitor
+        self.effectExecutor = effectExecutor
+        self.isolation = isolation
+    }
+
+    /// Shows the initial state to every feedback loop. Separate from `init` so that a loop that
+    /// starts an effect at once sees a fully built core.
+    func start() {
+        for loop in loops {
+            loop.start(state, in: self)
+        }
+    }
+
+    /// Number of effect tasks that have not returned yet, cancelled ones included.
+    var runningTaskCount: Int { tasks.count }
+
+    // MARK: Events
+
+    /// Reduces `event` now, or queues it when the core is already reducing or notifying (an
+    /// observer or a loop that sends). Draining is a loop, never recursion, so a chain of events
+    /// that each cause the next runs in constant stack space.
+    func enqueue(_ event: Event, origin: OriginID?) {
+        if isStopped {
+            monitor?.system(didDiscard: event, reason: .stopped)
+            return
+        }
+        if isDraining {
+            pending.append(PendingEvent(event: event, origin: origin))
+            return
+        }
+        isDraining = true
+        process(event, origin: origin)
+        drainPending()
+        isDraining = false
+    }
+
+    private func drainPending() {
+        while let next = pending.popFirst() {
+            process(next.event, origin: next.origin)
+        }
+    }
+
+    private func process(_ event: Event, origin: OriginID?) {
+        // Checked here, not when the event was queued: the event ahead of this one may have
+        // cancelled its effect.
+        if let origin, !liveOrigins.contains(origin) {
+            monitor?.system(didDiscard: event, reason: .stale)
+            return
+        }
+        reduce(&state, event)
+        monitor?.system(didReduce: event, source: origin == nil ? .sent : .effect, into: state)
+        for loop in loops {
+            loop.update(state, in: self)
+        }
+        for observer in observers {
+            observer.notify(state)
+        }
+    }
+
+    /// The entry point for events coming back from effects and commands, from any isolation.
+    func receive(_ event: Event, from origin: OriginID, senderCancelled: Bool) async {
+        await perform(on: isolation) {
+            if senderCancelled {
+                self.monitor?.system(didDiscard: event, reason: .stale)
+            } else {
+                self.enqueue(event, origin: origin)
+            }
+        }
+    }
+
+    // MARK: Effects
+
+    /// Starts `operation` in a new task and returns the origin its events will carry.
+    ///
+    /// - Parameter endsWhenFinished: whether the origin stops being live when the operation
+    ///   returns (a command), or only when it is cancelled (an effect of a feedback loop, whose
+    ///   request may still be current after it returned).
+    @discardableResult
+    func spawn(
+        endsWhenFinished: Bool,
+        _ operation: @escaping @Sendable (Send<Event>) async -> Void
+    ) -> OriginID {
+        lastOrigin &+= 1
+        let origin = OriginID(rawValue: lastOrigin)
+        guard !isStopped else { return origin }
+        liveOrigins.insert(origin)
+        let send = Send(receiver: self, origin: origin)
+        tasks[origin] = Task(executorPreference: effectExecutor) {
+            await operation(send)
+            await perform(on: self.isolation) {
+                self.taskReturned(origin, endsOrigin: endsWhenFinished)
+            }
+        }
+        return origin
+    }
+
+    /// The task running `origin`, or a finished one when the core had stopped.
+    func task(for origin: OriginID) -> Task<Void, Never> {
+        tasks[origin] ?? Task {}
+    }
+
+    /// Cancels the effect of `origin`: from now on none of its events is reduced.
+    func cancel(_ origin: OriginID) {
+        liveOrigins.remove(origin)
+        tasks[origin]?.cancel()
+    }
+
+    private func taskReturned(_ origin: OriginID, endsOrigin: Bool) {
+        tasks[origin] = nil
+        if endsOrigin {
+            liveOrigins.remove(origin)
+        }
+    }
+
+    // MARK: Observers
+
+    func addObserver(_ notify: @escaping (State) -> Void, onStop: (() -> Void)? = nil) -> UInt64 {
+        lastObserver &+= 1
+        observers.append(Observer(id: lastObserver, notify: notify, onStop: onStop))
+        return lastObserver
+    }
+
+    /// Registers `notify` and calls it with the current state at once. Events it sends from that
+    /// first call are queued like those sent from any notification, so the observer never runs
+    /// inside itself.
+    func attachObserver(_ notify: @escaping (State) -> Void) -> UInt64 {
+        let id = addObserver(notify)
+        guard !isDraining else {
+            notify(state)
+            return id
+        }
+        isDraining = true
+        notify(state)
+        drainPending()
+        isDraining = false
+        return id
+    }
+
+    func removeObserver(_ id: UInt64) {
+        observers.removeAll { $0.id == id }
+    }
+
+    // MARK: Lifetime
+
+    /// Cancels every effect, stops every loop and finishes every state stream. Idempotent.
+    func stop() {
+        guard !isStopped else { return }
+        isStopped = true
+        pending.removeAll()
+        let stoppedLoops = loops
+        loops = []
+        for loop in stoppedLoops {
+            loop.stop()
+        }
+        liveOrigins.removeAll()
+        for task in tasks.values {
+            task.cancel()
+        }
+        let stoppedObservers = observers
+        observers = []
+        for observer in stoppedObservers {
+            observer.onStop?()
+        }
+    }
+}
+
+extension SystemCore: EventReceiver {}
+
+extension SystemCore {
+    struct PendingEvent {
+        let event: Event
+        let origin: OriginID?
+    }
+
+    struct Observer {
+        let id: UInt64
+        let notify: (State) -> Void
+        let onStop: (() -> Void)?
+    }
+}
