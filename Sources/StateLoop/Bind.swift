@@ -40,8 +40,8 @@ final class BindLoop<State: Sendable, Event: Sendable>: FeedbackLoop {
         self.events = events
     }
 
-    func start(_ state: State, in core: SystemCore<State, Event>) {
-        rendersInline = core.isolation === MainActor.shared
+    func start(_ state: State, in host: any EffectHost<Event>) {
+        rendersInline = host.isolation === MainActor.shared
         if !rendersInline {
             let (states, continuation) = AsyncStream.makeStream(
                 of: State.self,
@@ -49,19 +49,19 @@ final class BindLoop<State: Sendable, Event: Sendable>: FeedbackLoop {
             )
             forward = continuation
             let render = render
-            core.spawn(endsWhenFinished: false) { _ in
+            host.spawn(endsWhenFinished: false) { _ in
                 for await state in states {
                     await render(state)
                 }
             }
         }
         if let events {
-            core.spawn(endsWhenFinished: false, events)
+            host.spawn(endsWhenFinished: false, events)
         }
-        update(state, in: core)
+        update(state, in: host)
     }
 
-    func update(_ state: State, in core: SystemCore<State, Event>) {
+    func update(_ state: State, in host: any EffectHost<Event>) {
         if rendersInline {
             let render = render
             MainActor.assumeIsolated { render(state) }

@@ -46,16 +46,16 @@ final class CustomLoop<State: Sendable, Event: Sendable>: FeedbackLoop {
         self.run = run
     }
 
-    func start(_ state: State, in core: SystemCore<State, Event>) {
+    func start(_ state: State, in host: any EffectHost<Event>) {
         // Unbounded: a custom loop is promised every state, not just the latest.
         let (stream, continuation) = AsyncStream.makeStream(of: State.self)
         states = continuation
         continuation.yield(state)
         let run = run
-        core.spawn(endsWhenFinished: false) { send in await run(stream, send) }
+        host.spawn(endsWhenFinished: false) { send in await run(stream, send) }
     }
 
-    func update(_ state: State, in core: SystemCore<State, Event>) {
+    func update(_ state: State, in host: any EffectHost<Event>) {
         states?.yield(state)
     }
 

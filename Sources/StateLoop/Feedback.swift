@@ -22,16 +22,39 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
 ///
 /// Threading: every method is called on the system's actor, synchronously, while the system
 /// processes an event, so a loop keeps plain mutable state and needs no locks. A loop must not
-/// send events synchronously; it starts effects through the core, whose events come back later.
+/// send events synchronously; it starts effects through its host, whose events come back later.
 protocol FeedbackLoop<State, Event>: AnyObject {
     associatedtype State: Sendable
     associatedtype Event: Sendable
 
-    /// Called once with the state the system starts from.
-    func start(_ state: State, in core: SystemCore<State, Event>)
+    /// Called once with the state the loop starts from.
+    func start(_ state: State, in host: any EffectHost<Event>)
     /// Called with every state after the first, in order.
-    func update(_ state: State, in core: SystemCore<State, Event>)
-    /// Called once when the system stops; the loop drops whatever it holds. The core cancels
-    /// the loop's effects itself.
+    func update(_ state: State, in host: any EffectHost<Event>)
+    /// Called once when the loop ends; the loop drops whatever it holds. Whoever ends the loop
+    /// cancels its effects.
     func stop()
+}
+
+/// What a running feedback loop starts and cancels its effects through: the system's core, or
+/// a scope that embeds a child's loops in a parent system.
+protocol EffectHost<Event>: AnyObject {
+    associatedtype Event: Sendable
+
+    /// The actor of the system the effects send back to.
+    var isolation: any Actor { get }
+
+    /// Starts `operation` in a new task and returns the origin its events will carry.
+    ///
+    /// - Parameter endsWhenFinished: whether the origin stops being live when the operation
+    ///   returns (a command), or only when it is cancelled (an effect of a feedback loop, whose
+    ///   request may still be current after it returned).
+    @discardableResult
+    func spawn(
+        endsWhenFinished: Bool,
+        _ operation: @escaping @Sendable (Send<Event>) async -> Void
+    ) -> OriginID
+
+    /// Cancels the effect of `origin`: from now on none of its events is reduced.
+    func cancel(_ origin: OriginID)
 }

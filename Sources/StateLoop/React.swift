@@ -81,11 +81,11 @@ final class ReactLoop<State: Sendable, Event: Sendable, Request: Equatable & Sen
         self.effect = effect
     }
 
-    func start(_ state: State, in core: SystemCore<State, Event>) {
-        update(state, in: core)
+    func start(_ state: State, in host: any EffectHost<Event>) {
+        update(state, in: host)
     }
 
-    func update(_ state: State, in core: SystemCore<State, Event>) {
+    func update(_ state: State, in host: any EffectHost<Event>) {
         let request = query(state)
         switch (current, request) {
         case (nil, nil):
@@ -94,11 +94,11 @@ final class ReactLoop<State: Sendable, Event: Sendable, Request: Equatable & Sen
             return
         default:
             if let running = current {
-                core.cancel(running.origin)
+                host.cancel(running.origin)
             }
             current = request.map { request in
                 let effect = effect
-                let origin = core.spawn(endsWhenFinished: false) { send in await effect(request, send) }
+                let origin = host.spawn(endsWhenFinished: false) { send in await effect(request, send) }
                 return (request, origin)
             }
         }

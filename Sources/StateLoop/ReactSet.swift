@@ -68,11 +68,11 @@ final class ReactSetLoop<State: Sendable, Event: Sendable, Request: Hashable & S
         self.effect = effect
     }
 
-    func start(_ state: State, in core: SystemCore<State, Event>) {
-        update(state, in: core)
+    func start(_ state: State, in host: any EffectHost<Event>) {
+        update(state, in: host)
     }
 
-    func update(_ state: State, in core: SystemCore<State, Event>) {
+    func update(_ state: State, in host: any EffectHost<Event>) {
         let requests = query(state)
         if requests.isEmpty && running.isEmpty {
             return
@@ -81,12 +81,12 @@ final class ReactSetLoop<State: Sendable, Event: Sendable, Request: Hashable & S
             return
         }
         for (request, origin) in running where !requests.contains(request) {
-            core.cancel(origin)
+            host.cancel(origin)
             running[request] = nil
         }
         let effect = effect
         for request in requests where running[request] == nil {
-            running[request] = core.spawn(endsWhenFinished: false) { send in await effect(request, send) }
+            running[request] = host.spawn(endsWhenFinished: false) { send in await effect(request, send) }
         }
     }
 

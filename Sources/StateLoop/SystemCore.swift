@@ -113,11 +113,6 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
 
     // MARK: Effects
 
-    /// Starts `operation` in a new task and returns the origin its events will carry.
-    ///
-    /// - Parameter endsWhenFinished: whether the origin stops being live when the operation
-    ///   returns (a command), or only when it is cancelled (an effect of a feedback loop, whose
-    ///   request may still be current after it returned).
     @discardableResult
     func spawn(
         endsWhenFinished: Bool,
@@ -142,7 +137,6 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
         tasks[origin] ?? Task {}
     }
 
-    /// Cancels the effect of `origin`: from now on none of its events is reduced.
     func cancel(_ origin: OriginID) {
         liveOrigins.remove(origin)
         tasks[origin]?.cancel()
@@ -207,7 +201,7 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
     }
 }
 
-extension SystemCore: EventReceiver {}
+extension SystemCore: EventReceiver, EffectHost {}
 
 extension SystemCore {
     struct PendingEvent {
