@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "StateLoop", targets: ["StateLoop"]),
         .library(name: "StateLoopTesting", targets: ["StateLoopTesting"]),
+        .library(name: "StateLoopViewModel", targets: ["StateLoopViewModel"]),
         .library(name: "StateLoopLogging", targets: ["StateLoopLogging"]),
     ],
     dependencies: [
@@ -27,12 +28,30 @@ let package = Package(
             ]
         ),
         .target(
+            name: "StateLoopViewModel",
+            dependencies: ["StateLoop"]
+        ),
+        .target(
             name: "StateLoopLogging",
             dependencies: ["StateLoop", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "StateLoopTests",
             dependencies: ["StateLoop", "StateLoopTesting", "StateLoopLogging"]
+        ),
+        .testTarget(
+            name: "StateLoopViewModelTests",
+            dependencies: ["StateLoopViewModel", "StateLoopTesting", "LoginFeature"]
+        ),
+        .target(
+            name: "LoginFeature",
+            dependencies: ["StateLoop", "StateLoopViewModel"],
+            path: "Examples/LoginFeature"
+        ),
+        .executableTarget(
+            name: "login-demo",
+            dependencies: ["LoginFeature", "StateLoopViewModel"],
+            path: "Examples/LoginDemo"
         ),
     ],
     swiftLanguageModes: [.v6]

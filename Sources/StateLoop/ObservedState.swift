@@ -6,7 +6,7 @@ import Observation
 /// Reading a property through it (`model.username`) registers interest in that property only,
 /// so a view that reads `username` is not invalidated when `password` changes. Properties are
 /// compared with `==` when their type is `Equatable`; reading a property of another type, or the
-/// whole ``state``, registers interest in every change.
+/// whole ``snapshot``, registers interest in every change.
 ///
 /// Create it with ``System/observedState()``. It is updated synchronously on the system's actor,
 /// so for SwiftUI create the system on the main actor.
@@ -23,8 +23,8 @@ public final class ObservedState<State>: Observable {
     }
 
     /// The whole state. Reading it registers interest in every change.
-    public var state: State {
-        registrar.access(self, keyPath: \.state)
+    public var snapshot: State {
+        registrar.access(self, keyPath: \.snapshot)
         return storage
     }
 
@@ -54,7 +54,7 @@ public final class ObservedState<State>: Observable {
     func update(_ newState: State) {
         let oldState = storage
         let changed = readProperties.filter { $0.value(oldState, newState) }.map(\.key)
-        registrar.willSet(self, keyPath: \.state)
+        registrar.willSet(self, keyPath: \.snapshot)
         for keyPath in changed {
             registrar.willSet(self, keyPath: \.[property: keyPath])
         }
@@ -62,7 +62,7 @@ public final class ObservedState<State>: Observable {
         for keyPath in changed {
             registrar.didSet(self, keyPath: \.[property: keyPath])
         }
-        registrar.didSet(self, keyPath: \.state)
+        registrar.didSet(self, keyPath: \.snapshot)
     }
 
     func keep(_ subscription: StateSubscription) {

@@ -35,6 +35,6 @@ protocol EventReceiver<Event>: Sendable {
 }
 
 /// Runs `body` on `actor`. Used to hop from an effect back to the system's isolation.
-func perform(on actor: isolated any Actor, _ body: @Sendable () -> Void) {
+package func perform(on actor: isolated any Actor, _ body: @Sendable () -> Void) {
     body()
 }

@@ -105,6 +105,11 @@ public final class System<State: Sendable, Event: Sendable> {
         core.isStopped
     }
 
+    /// The actor the system belongs to.
+    package var isolation: any Actor {
+        core.isolation
+    }
+
     /// Effect and command tasks that have not returned yet, cancelled ones included.
     package var runningTaskCount: Int {
         core.runningTaskCount

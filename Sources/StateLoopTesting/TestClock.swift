@@ -50,6 +50,8 @@ public final class TestClock: Clock, Sendable {
         var sleepers: [Sleeper] = []
         var lastID: UInt64 = 0
         var settleHooks: [@Sendable () async -> Void] = []
+        /// Tasks in ``waitForSleepers(_:)``, woken whenever a sleeper arrives.
+        var sleeperWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let storage = Mutex(Storage())
@@ -72,6 +74,21 @@ public final class TestClock: Clock, Sendable {
         storage.withLock { $0.sleepers.count }
     }
 
+    /// Returns once at least `count` tasks are sleeping on the clock: advance after this to be
+    /// sure that an effect started elsewhere (on the main actor, say) has gone to sleep first.
+    public func waitForSleepers(_ count: Int = 1) async {
+        while sleeperCount < count {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let ready = storage.withLock { storage -> Bool in
+                    if storage.sleepers.count >= count { return true }
+                    storage.sleeperWaiters.append(waiter)
+                    return false
+                }
+                if ready { waiter.resume() }
+            }
+        }
+    }
+
     /// Suspends until the clock reaches `deadline`, or throws `CancellationError` when the task
     /// is cancelled first. A deadline that has passed returns at once.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
@@ -82,14 +99,18 @@ public final class TestClock: Clock, Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let outcome = storage.withLock { storage -> Result<Void, any Error>? in
-                    if Task.isCancelled { return .failure(CancellationError()) }
-                    if deadline <= storage.now { return .success(()) }
+                let (outcome, waiters) = storage.withLock { storage -> (Result<Void, any Error>?, [CheckedContinuation<Void, Never>]) in
+                    if Task.isCancelled { return (.failure(CancellationError()), []) }
+                    if deadline <= storage.now { return (.success(()), []) }
                     storage.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
-                    return nil
+                    defer { storage.sleeperWaiters = [] }
+                    return (nil, storage.sleeperWaiters)
                 }
                 if let outcome {
                     continuation.resume(with: outcome)
+                }
+                for waiter in waiters {
+                    waiter.resume()
                 }
             }
         } onCancel: {

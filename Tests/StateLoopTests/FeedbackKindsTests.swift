@@ -160,9 +160,9 @@ struct ObservedStateTests {
         let system = System(initialState: Counter(), reduce: Counter.reduce)
         let model = system.observedState()
         let changes = Shared(0)
-        withObservationTracking { _ = model.state } onChange: { changes.update { $0 += 1 } }
+        withObservationTracking { _ = model.snapshot } onChange: { changes.update { $0 += 1 } }
         system.send(.failed("x"))
         #expect(changes.value == 1)
-        #expect(model.state.errors == ["x"])
+        #expect(model.snapshot.errors == ["x"])
     }
 }
