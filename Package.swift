@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "StateLoop", targets: ["StateLoop"]),
         .library(name: "StateLoopTesting", targets: ["StateLoopTesting"]),
         .library(name: "StateLoopViewModel", targets: ["StateLoopViewModel"]),
+        .library(name: "StateLoopSync", targets: ["StateLoopSync"]),
         .library(name: "StateLoopLogging", targets: ["StateLoopLogging"]),
     ],
     dependencies: [
@@ -32,6 +33,10 @@ let package = Package(
             dependencies: ["StateLoop"]
         ),
         .target(
+            name: "StateLoopSync",
+            dependencies: ["StateLoop"]
+        ),
+        .target(
             name: "StateLoopLogging",
             dependencies: ["StateLoop", .product(name: "Logging", package: "swift-log")]
         ),
@@ -42,6 +47,10 @@ let package = Package(
         .testTarget(
             name: "StateLoopViewModelTests",
             dependencies: ["StateLoopViewModel", "StateLoopTesting", "LoginFeature"]
+        ),
+        .testTarget(
+            name: "StateLoopSyncTests",
+            dependencies: ["StateLoopSync", "StateLoopTesting"]
         ),
         .target(
             name: "LoginFeature",

@@ -1,0 +1,101 @@
+import StateLoop
+
+/// Where a remote resource's data comes from. Transport-agnostic: closures and sequences.
+public struct ResourceSources<Value: Sendable>: Sendable {
+    /// Fetches the current value (cold: runs on demand).
+    public var pull: @Sendable () async throws -> Versioned<Value>
+    /// Runs until cancelled, handing each push message to `receive` (hot: messages arrive
+    /// whatever the client does).
+    public var push: @Sendable (_ receive: @Sendable (PushMessage<Value>) async -> Void) async -> Void
+    /// Runs until cancelled, reporting each change of connectivity.
+    public var connectivity: @Sendable (_ report: @Sendable (Bool) async -> Void) async -> Void
+
+    /// Sources from a pull and, optionally, sequences of push messages and connectivity.
+    public init<Push: AsyncSequence & Sendable, Connectivity: AsyncSequence & Sendable>(
+        pull: @escaping @Sendable () async throws -> Versioned<Value>,
+        push: Push,
+        connectivity: Connectivity
+    ) where Push.Element == PushMessage<Value>, Push.Failure == Never,
+        Connectivity.Element == Bool, Connectivity.Failure == Never {
+        self.pull = pull
+        self.push = { receive in for await message in push { await receive(message) } }
+        self.connectivity = { report in for await online in connectivity { await report(online) } }
+    }
+
+    /// Sources from a pull only: no push channel, always online.
+    public init(pull: @escaping @Sendable () async throws -> Versioned<Value>) {
+        self.pull = pull
+        self.push = { _ in }
+        self.connectivity = { _ in }
+    }
+
+    /// Sources from a pull and a sequence of push messages; always online.
+    public init<Push: AsyncSequence & Sendable>(
+        pull: @escaping @Sendable () async throws -> Versioned<Value>,
+        push: Push
+    ) where Push.Element == PushMessage<Value>, Push.Failure == Never {
+        self.init(pull: pull, push: push, connectivity: AsyncStream<Bool> { _ in })
+    }
+}
+
+extension ResourceMachine {
+    typealias Loop = Feedback<ResourceMachine, Event>
+
+    /// The resource's effects, each one a query on the state.
+    static func feedbacks(
+        sources: ResourceSources<Value>,
+        policy: ResourcePolicy,
+        clock: any Clock<Duration>
+    ) -> [Loop] {
+        var loops: [Loop] = [
+            // The request in flight.
+            .react(query: \.fetch) { fetch, send in
+                do {
+                    let value = try await sources.pull()
+                    await send(.fetched(id: fetch.id, value))
+                } catch {
+                    await send(.fetchFailed(id: fetch.id, ResourceFailure(error, kind: policy.classify(error))))
+                }
+            },
+            // "Taking longer than expected", for the request in flight.
+            .react(query: { $0.fetch?.id }) { id, send in
+                if (try? await clock.sleep(for: policy.slowThreshold)) != nil {
+                    await send(.slow(id: id))
+                }
+            },
+            // The retry backoff; paused while offline or unobserved.
+            .react(query: { $0.isOnline && $0.subscribers > 0 ? $0.retry : nil }) { retry, send in
+                if (try? await clock.sleep(for: retry.delay)) != nil {
+                    await send(.retryDue)
+                }
+            },
+            // The grace period of a request whose last subscriber left.
+            .react(query: { $0.subscribers == 0 && ($0.fetch != nil || $0.retry != nil) ? $0.lastFetchID : nil }) { _, send in
+                if (try? await clock.sleep(for: policy.gracePeriod)) != nil {
+                    await send(.graceExpired)
+                }
+            },
+            // Push and connectivity run for the resource's whole life.
+            .react(query: { _ in true }) { _, send in
+                await sources.push { message in await send(.pushed(message)) }
+            },
+            .react(query: { _ in true }) { _, send in
+                await sources.connectivity { online in await send(.connectivity(online: online)) }
+            },
+        ]
+        if let interval = policy.pollInterval {
+            // The next poll, restarted by every success; absent while anything else is going on.
+            loops.append(
+                .react(query: { state in
+                    state.subscribers > 0 && state.fetch == nil && state.retry == nil
+                        && state.failure == nil && state.isOnline ? state.successes : nil
+                }) { _, send in
+                    if (try? await clock.sleep(for: interval)) != nil {
+                        await send(.pollDue)
+                    }
+                }
+            )
+        }
+        return loops
+    }
+}

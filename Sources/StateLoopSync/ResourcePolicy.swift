@@ -1,0 +1,105 @@
+/// How a ``RemoteResource`` retries, polls and reports slowness.
+public struct ResourcePolicy: Sendable {
+    /// Retries after a transient failure before giving up (then no polling until a refresh).
+    public var maxRetries = 3
+    /// The wait before the first retry; each later retry waits twice as long.
+    public var initialBackoff: Duration = .seconds(1)
+    /// The longest wait between two retries.
+    public var maxBackoff: Duration = .seconds(30)
+    /// Spreads retries of many clients apart: maps the computed backoff to the wait used.
+    /// Defaults to "equal jitter", a wait between half and all of the backoff.
+    public var jitter: @Sendable (Duration) -> Duration = ResourcePolicy.equalJitter
+    /// Time between two refreshes, counted from the last successful one (a push counts);
+    /// `nil` turns polling off.
+    public var pollInterval: Duration? = .seconds(60)
+    /// How long a request may run before the resource reports itself slow.
+    public var slowThreshold: Duration = .seconds(3)
+    /// How long a request in flight survives its last subscriber leaving, so that a screen
+    /// replaced by another one that needs the same data does not pay for a second request.
+    public var gracePeriod: Duration = .seconds(2)
+    /// Tells transient failures (retried) from unrecoverable ones (reported, no polling).
+    public var classify: @Sendable (any Error) -> FailureKind = FailureKind.classify
+
+    /// The defaults: 3 retries from 1 s doubling up to 30 s with jitter, a poll a minute, slow
+    /// after 3 s, a 2 s grace period.
+    public init() {}
+
+    /// The backoff before retry number `retry` (1 for the first), before jitter.
+    public func backoff(beforeRetry retry: Int) -> Duration {
+        var delay = initialBackoff
+        for _ in 1..<max(retry, 1) {
+            delay *= 2
+            if delay >= maxBackoff { return maxBackoff }
+        }
+        return min(delay, maxBackoff)
+    }
+
+    /// A wait between half and all of `backoff`, at random.
+    public static let equalJitter: @Sendable (Duration) -> Duration = { backoff in
+        backoff / 2 + backoff / 2 * Double.random(in: 0...1)
+    }
+
+    /// The backoff as computed, for tests that need exact times.
+    public static let noJitter: @Sendable (Duration) -> Duration = { $0 }
+}
+
+/// How a failed request should be handled.
+public enum FailureKind: Sendable, Hashable {
+    /// Worth retrying; `retryAfter` is the server's own wait, when it gave one.
+    case transient(retryAfter: Duration?)
+    /// Not worth retrying: report it and stop polling until a manual refresh.
+    case unrecoverable
+
+    /// The default classification: HTTP 408, 429 and 5xx are transient (honouring
+    /// `Retry-After`), 401, 403, 404, 410 and any other 4xx are unrecoverable, and every other
+    /// error (transport errors, timeouts) is transient.
+    public static func classify(_ error: any Error) -> FailureKind {
+        guard let http = error as? HTTPStatusError else { return .transient(retryAfter: nil) }
+        switch http.status {
+        case 408, 429, 500...599: return .transient(retryAfter: http.retryAfter)
+        default: return .unrecoverable
+        }
+    }
+}
+
+/// An HTTP answer whose status is not a success, as thrown by pull sources.
+public struct HTTPStatusError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The status code.
+    public var status: Int
+    /// The wait the server asked for in `Retry-After`, if any.
+    public var retryAfter: Duration?
+
+    /// An error for `status`, with the server's `Retry-After` if it sent one.
+    public init(status: Int, retryAfter: Duration? = nil) {
+        self.status = status
+        self.retryAfter = retryAfter
+    }
+
+    public var description: String {
+        "HTTP \(status)" + (retryAfter.map { " (retry after \($0))" } ?? "")
+    }
+}
+
+/// A failure a resource reports: what went wrong, and whether it was given up on.
+public struct ResourceFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A description of the error, for the screen and the logs.
+    public let message: String
+    /// How the error was classified.
+    public let kind: FailureKind
+    /// The error itself.
+    public let underlying: any Error
+
+    init(_ error: any Error, kind: FailureKind) {
+        self.message = String(describing: error)
+        self.kind = kind
+        self.underlying = error
+    }
+
+    public static func == (lhs: ResourceFailure, rhs: ResourceFailure) -> Bool {
+        lhs.message == rhs.message && lhs.kind == rhs.kind
+    }
+
+    public var description: String {
+        message
+    }
+}
