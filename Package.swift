@@ -13,6 +13,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/pointfreeco/swift-custom-dump.git", from: "1.3.0"),
     ],
@@ -34,7 +35,7 @@ let package = Package(
         ),
         .target(
             name: "StateLoopSync",
-            dependencies: ["StateLoop"]
+            dependencies: ["StateLoop", .product(name: "AsyncAlgorithms", package: "swift-async-algorithms")]
         ),
         .target(
             name: "StateLoopLogging",

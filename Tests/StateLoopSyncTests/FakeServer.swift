@@ -77,3 +77,16 @@ final class FakeServer: Sendable {
 }
 
 struct TransportError: Error, Equatable {}
+
+/// Lets other tasks run until `condition` holds, bounded by a number of yields, not by time.
+func eventually(
+    _ maxYields: Int = 200_000,
+    isolation: isolated (any Actor)? = #isolation,
+    _ condition: () -> Bool
+) async -> Bool {
+    for _ in 0..<maxYields {
+        if condition() { return true }
+        await Task.yield()
+    }
+    return condition()
+}
