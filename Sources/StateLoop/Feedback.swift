@@ -11,10 +11,36 @@
 /// A `Feedback` value is only a description; each ``System`` it is given to builds its own
 /// running loop from it, so one description can serve many systems (and a test).
 public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
-    let makeLoop: @Sendable () -> any FeedbackLoop<State, Event>
+    /// Builds the running loop for one system and shows it the first state.
+    @usableFromInline
+    let start: @Sendable (State, any EffectHost<Event>) -> RunningLoop<State>
 
-    init(_ makeLoop: @escaping @Sendable () -> any FeedbackLoop<State, Event>) {
-        self.makeLoop = makeLoop
+    /// A feedback from a loop type. Inlinable so that a loop built in the app's module calls
+    /// its concrete, specialized `update` on every event, not a generic witness: that is most
+    /// of the cost of an idle loop.
+    @inlinable
+    init<Loop: FeedbackLoop>(_ makeLoop: @escaping @Sendable () -> Loop)
+    where Loop.State == State, Loop.Event == Event {
+        start = { state, host in
+            let loop = makeLoop()
+            loop.start(state, in: host)
+            return RunningLoop(update: { loop.update($0, in: host) }, stop: { loop.stop() })
+        }
+    }
+}
+
+/// A loop running inside one system, as the core calls it on every state.
+///
+/// Ownership: the closures hold the loop and its host until the system stops and drops them.
+@usableFromInline
+struct RunningLoop<State> {
+    @usableFromInline let update: (State) -> Void
+    @usableFromInline let stop: () -> Void
+
+    @inlinable
+    init(update: @escaping (State) -> Void, stop: @escaping () -> Void) {
+        self.update = update
+        self.stop = stop
     }
 }
 
@@ -23,7 +49,8 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
 /// Threading: every method is called on the system's actor, synchronously, while the system
 /// processes an event, so a loop keeps plain mutable state and needs no locks. A loop must not
 /// send events synchronously; it starts effects through its host, whose events come back later.
-protocol FeedbackLoop<State, Event>: AnyObject {
+@usableFromInline
+protocol FeedbackLoop<State, Event>: AnyObject, SendableMetatype {
     associatedtype State: Sendable
     associatedtype Event: Sendable
 
@@ -38,6 +65,7 @@ protocol FeedbackLoop<State, Event>: AnyObject {
 
 /// What a running feedback loop starts and cancels its effects through: the system's core, or
 /// a scope that embeds a child's loops in a parent system.
+@usableFromInline
 protocol EffectHost<Event>: AnyObject {
     associatedtype Event: Sendable
 

@@ -8,6 +8,7 @@ extension Feedback {
     ///
     /// This is the general form: the effect gets a ``Send`` and may send any number of events.
     /// Errors it throws are turned into an event by `catch`, never dropped.
+    @inlinable
     public static func react<Request: Equatable & Sendable>(
         query: @escaping @Sendable (State) -> Request?,
         effects: @escaping @Sendable (Request, Send<Event>) async throws -> Void,
@@ -26,6 +27,7 @@ extension Feedback {
 
     /// Runs one effect for the request that `query` finds in the state; the effect sends any
     /// number of events and cannot fail. See ``react(query:effects:catch:)-(_,(Request,Send<Event>)->Void,_)``.
+    @inlinable
     public static func react<Request: Equatable & Sendable>(
         query: @escaping @Sendable (State) -> Request?,
         effects: @escaping @Sendable (Request, Send<Event>) async -> Void
@@ -35,6 +37,7 @@ extension Feedback {
 
     /// Runs one effect for the request that `query` finds in the state; the effect returns the
     /// one event to send.
+    @inlinable
     public static func react<Request: Equatable & Sendable>(
         query: @escaping @Sendable (State) -> Request?,
         effects: @escaping @Sendable (Request) async -> Event
@@ -44,6 +47,7 @@ extension Feedback {
 
     /// Runs one effect for the request that `query` finds in the state; the effect returns the
     /// one event to send, or throws an error that `catch` turns into the event.
+    @inlinable
     public static func react<Request: Equatable & Sendable>(
         query: @escaping @Sendable (State) -> Request?,
         effects: @escaping @Sendable (Request) async throws -> Event,
@@ -54,6 +58,7 @@ extension Feedback {
 
     /// Runs one effect for the request that `query` finds in the state; the effect is a sequence
     /// of events, consumed until it ends or the request changes.
+    @inlinable
     public static func react<Request: Equatable & Sendable, Events: AsyncSequence & Sendable>(
         query: @escaping @Sendable (State) -> Request?,
         effects: @escaping @Sendable (Request) -> Events,
@@ -68,11 +73,13 @@ extension Feedback {
 }
 
 /// The running form of ``Feedback/react(query:effects:)-(_,(Request,Send<Event>)->Void)``.
+@usableFromInline
 final class ReactLoop<State: Sendable, Event: Sendable, Request: Equatable & Sendable>: FeedbackLoop {
-    private let query: @Sendable (State) -> Request?
-    private let effect: @Sendable (Request, Send<Event>) async -> Void
-    private var current: (request: Request, origin: OriginID)?
+    @usableFromInline let query: @Sendable (State) -> Request?
+    @usableFromInline let effect: @Sendable (Request, Send<Event>) async -> Void
+    @usableFromInline @exclusivity(unchecked) var current: (request: Request, origin: OriginID)?
 
+    @inlinable
     init(
         query: @escaping @Sendable (State) -> Request?,
         effect: @escaping @Sendable (Request, Send<Event>) async -> Void
@@ -81,10 +88,12 @@ final class ReactLoop<State: Sendable, Event: Sendable, Request: Equatable & Sen
         self.effect = effect
     }
 
+    @inlinable
     func start(_ state: State, in host: any EffectHost<Event>) {
         update(state, in: host)
     }
 
+    @inlinable
     func update(_ state: State, in host: any EffectHost<Event>) {
         let request = query(state)
         switch (current, request) {
@@ -104,6 +113,7 @@ final class ReactLoop<State: Sendable, Event: Sendable, Request: Equatable & Sen
         }
     }
 
+    @inlinable
     func stop() {
         current = nil
     }

@@ -34,7 +34,7 @@ extension Feedback {
 
 /// The loops of one embedded child, and the host that runs their effects.
 final class ChildLoops<ChildState: Sendable, ChildEvent: Sendable, ParentEvent: Sendable> {
-    private let loops: [any FeedbackLoop<ChildState, ChildEvent>]
+    private let loops: [RunningLoop<ChildState>]
     private let host: ScopedEffectHost<ChildEvent, ParentEvent>
 
     init(
@@ -42,16 +42,13 @@ final class ChildLoops<ChildState: Sendable, ChildEvent: Sendable, ParentEvent: 
         feedbacks: [Feedback<ChildState, ChildEvent>],
         host: ScopedEffectHost<ChildEvent, ParentEvent>
     ) {
-        self.loops = feedbacks.map { $0.makeLoop() }
+        self.loops = feedbacks.map { $0.start(state, host) }
         self.host = host
-        for loop in loops {
-            loop.start(state, in: host)
-        }
     }
 
     func update(_ state: ChildState) {
         for loop in loops {
-            loop.update(state, in: host)
+            loop.update(state)
         }
     }
 

@@ -8,9 +8,10 @@
 /// Calling it suspends until the system has reduced (or discarded) the event, so an effect that
 /// sends several events sees each one applied in order.
 public struct Send<Event: Sendable>: Sendable {
-    let receiver: any EventReceiver<Event>
-    let origin: OriginID
+    @usableFromInline let receiver: any EventReceiver<Event>
+    @usableFromInline let origin: OriginID
 
+    @inlinable
     init(receiver: any EventReceiver<Event>, origin: OriginID) {
         self.receiver = receiver
         self.origin = origin
@@ -24,11 +25,18 @@ public struct Send<Event: Sendable>: Sendable {
 
 /// Identifies the effect, command or feedback that sent an event, so that the system can tell
 /// whether it is still allowed to deliver events.
+@usableFromInline
 struct OriginID: Hashable, Sendable {
-    let rawValue: UInt64
+    @usableFromInline let rawValue: UInt64
+
+    @inlinable
+    init(rawValue: UInt64) {
+        self.rawValue = rawValue
+    }
 }
 
 /// What a ``Send`` delivers to: the system's core, erased to its event type.
+@usableFromInline
 protocol EventReceiver<Event>: Sendable {
     associatedtype Event: Sendable
     func receive(_ event: Event, from origin: OriginID, senderCancelled: Bool) async

@@ -30,7 +30,7 @@
 ///
 /// See `docs/Architecture.md` for the full guarantees table and the tests behind each row.
 public final class System<State: Sendable, Event: Sendable> {
-    let core: SystemCore<State, Event>
+    @usableFromInline let core: SystemCore<State, Event>
 
     /// Creates and starts a system.
     ///
@@ -96,6 +96,7 @@ public final class System<State: Sendable, Event: Sendable> {
     }
 
     /// The current state.
+    @inlinable
     public var state: State {
         core.state
     }
@@ -117,6 +118,7 @@ public final class System<State: Sendable, Event: Sendable> {
 
     /// Reduces `event` now, or right after the event being processed when called from an
     /// observer. Returns once the event and everything it queued have been reduced.
+    @inlinable
     public func send(_ event: Event) {
         core.enqueue(event, origin: nil)
     }

@@ -11,24 +11,28 @@ import DequeModule
 /// Lifetime: the owning ``System`` stops the core when it is released. Running effects hold the
 /// core strongly until they finish, and stopping cancels them, so a stopped core is freed as soon
 /// as its last effect has returned. Nothing the core owns points back at the ``System``.
+@usableFromInline
 final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
-    let isolation: any Actor
+    @usableFromInline let isolation: any Actor
     private let effectExecutor: (any TaskExecutor)?
-    private let reduce: (inout State, Event) -> Void
-    private(set) var state: State
-    private var loops: [any FeedbackLoop<State, Event>]
-    private var observers: [Observer] = []
-    private var pending = Deque<PendingEvent>()
-    private var isDraining = false
-    private(set) var isStopped = false
+    @usableFromInline let reduce: (inout State, Event) -> Void
+    // Unchecked exclusivity on the hot properties: all access is serial on the system's actor,
+    // and the dynamic checks cost more than the rest of an idle event's work.
+    @usableFromInline @exclusivity(unchecked) var state: State
+    @usableFromInline @exclusivity(unchecked) var loops: [RunningLoop<State>] = []
+    private let feedbacks: [Feedback<State, Event>]
+    @usableFromInline @exclusivity(unchecked) var observers: [Observer] = []
+    @usableFromInline @exclusivity(unchecked) var pending = Deque<PendingEvent>()
+    @usableFromInline @exclusivity(unchecked) var isDraining = false
+    @usableFromInline @exclusivity(unchecked) var isStopped = false
     /// Origins whose events are still accepted. An origin leaves this set when its effect is
     /// cancelled, and that is what makes its later events stale.
-    private var liveOrigins: Set<OriginID> = []
+    @usableFromInline @exclusivity(unchecked) var liveOrigins: Set<OriginID> = []
     /// Tasks that have not returned yet, cancelled or not.
     private var tasks: [OriginID: Task<Void, Never>] = [:]
     private var lastOrigin: UInt64 = 0
     private var lastObserver: UInt64 = 0
-    let monitor: (any SystemMonitor<State, Event>)?
+    @usableFromInline let monitor: (any SystemMonitor<State, Event>)?
 
     init(
         initialState: State,
@@ -40,7 +44,7 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
     ) {
         self.state = initialState
         self.reduce = reduce
-        self.loops = feedbacks.map { $0.makeLoop() }
+        self.feedbacks = feedbacks
         self.monitor = monitor
         self.effectExecutor = effectExecutor
         self.isolation = isolation
@@ -49,9 +53,7 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
     /// Shows the initial state to every feedback loop. Separate from `init` so that a loop that
     /// starts an effect at once sees a fully built core.
     func start() {
-        for loop in loops {
-            loop.start(state, in: self)
-        }
+        loops = feedbacks.map { $0.start(state, self) }
     }
 
     /// Number of effect tasks that have not returned yet, cancelled ones included.
@@ -62,6 +64,7 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
     /// Reduces `event` now, or queues it when the core is already reducing or notifying (an
     /// observer or a loop that sends). Draining is a loop, never recursion, so a chain of events
     /// that each cause the next runs in constant stack space.
+    @inlinable
     func enqueue(_ event: Event, origin: OriginID?) {
         if isStopped {
             monitor?.system(didDiscard: event, reason: .stopped)
@@ -77,13 +80,15 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
         isDraining = false
     }
 
-    private func drainPending() {
+    @inlinable
+    func drainPending() {
         while let next = pending.popFirst() {
             process(next.event, origin: next.origin)
         }
     }
 
-    private func process(_ event: Event, origin: OriginID?) {
+    @inlinable
+    func process(_ event: Event, origin: OriginID?) {
         // Checked here, not when the event was queued: the event ahead of this one may have
         // cancelled its effect.
         if let origin, !liveOrigins.contains(origin) {
@@ -92,15 +97,27 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
         }
         reduce(&state, event)
         monitor?.system(didReduce: event, source: origin == nil ? .sent : .effect, into: state)
-        for loop in loops {
-            loop.update(state, in: self)
+        // Local copies, so that a loop or observer that stops the system or cancels a
+        // subscription mutates the stored arrays, not the ones being walked; walked through
+        // buffers, because iterating by value would retain and release both closures of every
+        // loop and observer on every event.
+        let state = self.state
+        let loops = self.loops
+        let observers = self.observers
+        loops.withUnsafeBufferPointer { loops in
+            for index in loops.indices {
+                loops[index].update(state)
+            }
         }
-        for observer in observers {
-            observer.notify(state)
+        observers.withUnsafeBufferPointer { observers in
+            for index in observers.indices {
+                observers[index].notify(state)
+            }
         }
     }
 
     /// The entry point for events coming back from effects and commands, from any isolation.
+    @usableFromInline
     func receive(_ event: Event, from origin: OriginID, senderCancelled: Bool) async {
         await perform(on: isolation) {
             if senderCancelled {
@@ -114,6 +131,7 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
     // MARK: Effects
 
     @discardableResult
+    @usableFromInline
     func spawn(
         endsWhenFinished: Bool,
         _ operation: @escaping @Sendable (Send<Event>) async -> Void
@@ -137,6 +155,7 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
         tasks[origin] ?? Task {}
     }
 
+    @usableFromInline
     func cancel(_ origin: OriginID) {
         liveOrigins.remove(origin)
         tasks[origin]?.cancel()
@@ -204,14 +223,29 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
 extension SystemCore: EventReceiver, EffectHost {}
 
 extension SystemCore {
+    @usableFromInline
     struct PendingEvent {
-        let event: Event
-        let origin: OriginID?
+        @usableFromInline let event: Event
+        @usableFromInline let origin: OriginID?
+
+        @inlinable
+        init(event: Event, origin: OriginID?) {
+            self.event = event
+            self.origin = origin
+        }
     }
 
+    @usableFromInline
     struct Observer {
-        let id: UInt64
-        let notify: (State) -> Void
-        let onStop: (() -> Void)?
+        @usableFromInline let id: UInt64
+        @usableFromInline let notify: (State) -> Void
+        @usableFromInline let onStop: (() -> Void)?
+
+        @inlinable
+        init(id: UInt64, notify: @escaping (State) -> Void, onStop: (() -> Void)?) {
+            self.id = id
+            self.notify = notify
+            self.onStop = onStop
+        }
     }
 }

@@ -88,3 +88,32 @@ struct LifetimeTests {
         subscription?.cancel()
     }
 }
+
+@MainActor
+@Suite("G4 lifetime: stopping from inside")
+struct StopFromInsideTests {
+    @Test("an observer that stops the system or cancels subscriptions while notified is safe")
+    func stopWhileNotifying() {
+        let system = System(
+            initialState: Counter(),
+            reduce: Counter.reduce,
+            feedbacks: [.react(query: \.request) { _, _ in await waitForCancellation() }]
+        )
+        var later: [Int] = []
+        var second: StateSubscription?
+        let first = system.observe { state in
+            if state.count == 1 {
+                second?.cancel()
+                system.stop()
+            }
+        }
+        second = system.observe { later.append($0.count) }
+        system.send(.ask(1))
+        system.send(.increment)
+        system.send(.increment)
+        #expect(system.isStopped)
+        #expect(system.state.count == 1)
+        #expect(later == [0, 0, 1])
+        _ = first
+    }
+}
