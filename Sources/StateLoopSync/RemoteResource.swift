@@ -109,37 +109,34 @@ final class ResourceSubscribers<Value: Sendable>: Sendable {
     }
 
     func subscribeToStatus() -> AsyncStream<ResourceStatus<Value>> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: ResourceStatus<Value>.self,
-            bufferingPolicy: .bufferingNewest(1)
-        )
-        let id = registry.withLock { registry -> UInt64 in
-            registry.lastID += 1
+        subscribe(to: \.statusSubscribers, bufferingPolicy: .bufferingNewest(1)) { registry in
             var seed = registry.status
             if seed.value == nil && seed.failure == nil { seed.isLoading = true }
-            continuation.yield(seed)
-            registry.statusSubscribers[registry.lastID] = continuation
-            return registry.lastID
+            return seed
         }
-        commands.yield(.subscribed)
-        continuation.onTermination = { [self] _ in
-            registry.withLock { _ = $0.statusSubscribers.removeValue(forKey: id) }
-            commands.yield(.unsubscribed)
-        }
-        return stream
     }
 
     func subscribeToValues() -> AsyncStream<Versioned<Value>> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Versioned<Value>.self)
+        subscribe(to: \.valueSubscribers, bufferingPolicy: .unbounded) { $0.status.value }
+    }
+
+    /// Registers a new stream in `subscribers`, starting with `seed` when there is one, and
+    /// tells the machine of the arrival and, when the stream ends, of the departure.
+    private func subscribe<Element: Sendable>(
+        to subscribers: WritableKeyPath<Registry, [UInt64: AsyncStream<Element>.Continuation]> & Sendable,
+        bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
+        seed: (Registry) -> Element?
+    ) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
         let id = registry.withLock { registry -> UInt64 in
             registry.lastID += 1
-            if let value = registry.status.value { continuation.yield(value) }
-            registry.valueSubscribers[registry.lastID] = continuation
+            if let first = seed(registry) { continuation.yield(first) }
+            registry[keyPath: subscribers][registry.lastID] = continuation
             return registry.lastID
         }
         commands.yield(.subscribed)
         continuation.onTermination = { [self] _ in
-            registry.withLock { _ = $0.valueSubscribers.removeValue(forKey: id) }
+            registry.withLock { _ = $0[keyPath: subscribers].removeValue(forKey: id) }
             commands.yield(.unsubscribed)
         }
         return stream
