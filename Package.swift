@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "StateLoopTesting", targets: ["StateLoopTesting"]),
         .library(name: "StateLoopViewModel", targets: ["StateLoopViewModel"]),
         .library(name: "StateLoopSync", targets: ["StateLoopSync"]),
+        .library(name: "StateLoopSyncTransports", targets: ["StateLoopSyncTransports"]),
         .library(name: "StateLoopLogging", targets: ["StateLoopLogging"]),
     ],
     dependencies: [
@@ -16,6 +17,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/pointfreeco/swift-custom-dump.git", from: "1.3.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.0"),
     ],
     targets: [
         .target(
@@ -38,6 +43,15 @@ let package = Package(
             dependencies: ["StateLoop", .product(name: "AsyncAlgorithms", package: "swift-async-algorithms")]
         ),
         .target(
+            name: "StateLoopSyncTransports",
+            dependencies: [
+                "StateLoopSync",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "StateLoopLogging",
             dependencies: ["StateLoop", .product(name: "Logging", package: "swift-log")]
         ),
@@ -52,6 +66,14 @@ let package = Package(
         .testTarget(
             name: "StateLoopSyncTests",
             dependencies: ["StateLoopSync", "StateLoopTesting"]
+        ),
+        .testTarget(
+            name: "StateLoopSyncTransportTests",
+            dependencies: [
+                "StateLoopSyncTransports",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            ]
         ),
         .target(
             name: "LoginFeature",

@@ -6,9 +6,9 @@ public struct ResourceSources<Value: Sendable>: Sendable {
     public var pull: @Sendable () async throws -> Versioned<Value>
     /// Runs until cancelled, handing each push message to `receive` (hot: messages arrive
     /// whatever the client does).
-    public var push: @Sendable (_ receive: @Sendable (PushMessage<Value>) async -> Void) async -> Void
+    public var push: @Sendable (_ receive: @escaping @Sendable (PushMessage<Value>) async -> Void) async -> Void
     /// Runs until cancelled, reporting each change of connectivity.
-    public var connectivity: @Sendable (_ report: @Sendable (Bool) async -> Void) async -> Void
+    public var connectivity: @Sendable (_ report: @escaping @Sendable (Bool) async -> Void) async -> Void
 
     /// Sources from a pull and, optionally, sequences of push messages and connectivity.
     public init<Push: AsyncSequence & Sendable, Connectivity: AsyncSequence & Sendable>(

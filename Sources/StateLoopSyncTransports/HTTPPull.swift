@@ -1,0 +1,50 @@
+import Foundation
+import StateLoopSync
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A pull source over HTTP: `GET url`, decoding a `Versioned<Value>` from JSON
+/// (`{"version": {"epoch": 0, "counter": 8}, "value": …}`).
+///
+/// A status outside 200–299 throws ``HTTPStatusError`` with the server's `Retry-After` (in
+/// seconds), which ``FailureKind/classify(_:)`` turns into a retry or a stop; transport errors are
+/// thrown as URLSession reports them (transient). Works on Linux through FoundationNetworking.
+public struct HTTPPull<Value: Decodable & Sendable>: Sendable {
+    private let request: URLRequest
+    private let session: URLSession
+
+    /// A pull of `url`, with extra `headers` (an `Authorization` bearer token, say).
+    public init(url: URL, headers: [String: String] = [:], session: URLSession = .shared) {
+        var request = URLRequest(url: url)
+        request.httpMethod = "GET"
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        for (name, value) in headers {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        self.request = request
+        self.session = session
+    }
+
+    /// Fetches and decodes the current value.
+    public func callAsFunction() async throws -> Versioned<Value> {
+        let (data, response) = try await session.data(for: request)
+        if let http = response as? HTTPURLResponse, !(200...299).contains(http.statusCode) {
+            throw HTTPStatusError(
+                status: http.statusCode,
+                retryAfter: http.value(forHTTPHeaderField: "Retry-After").flatMap(Double.init).map { .seconds($0) }
+            )
+        }
+        return try JSONDecoder().decode(VersionedPayload<Value>.self, from: data).versioned
+    }
+}
+
+/// The JSON shape of a versioned value on the wire.
+struct VersionedPayload<Value: Decodable & Sendable>: Decodable {
+    let version: Version
+    let value: Value
+
+    var versioned: Versioned<Value> {
+        Versioned(value, version: version)
+    }
+}

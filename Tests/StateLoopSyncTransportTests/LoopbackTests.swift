@@ -1,0 +1,159 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import StateLoopSync
+import StateLoopSyncTransports
+import Synchronization
+import Testing
+
+/// A tiny versioned backend: one string value, served over HTTP and pushed over WebSocket.
+actor LoopbackBackend {
+    private(set) var version: UInt64 = 1
+    private(set) var value = "one"
+    private var sockets: [UUID: WebSocketOutboundWriter] = [:]
+    private var disconnects: [UUID: CheckedContinuation<Void, Never>] = [:]
+    var failNextPullWith: (status: HTTPResponse.Status, retryAfter: String?)?
+
+    var payload: String {
+        #"{"version":{"epoch":0,"counter":\#(version)},"value":"\#(value)"}"#
+    }
+
+    /// Changes the value; pushes it to every socket unless `push` is false.
+    func update(_ newValue: String, push: Bool = true) async {
+        version += 1
+        value = newValue
+        guard push else { return }
+        for socket in sockets.values {
+            try? await socket.write(.text(payload))
+        }
+    }
+
+    /// Closes every socket, as a network cut would.
+    func disconnectAll() {
+        for continuation in disconnects.values { continuation.resume() }
+        disconnects = [:]
+        sockets = [:]
+    }
+
+    var connectionCount: Int { sockets.count }
+
+    func serve(outbound: WebSocketOutboundWriter) async {
+        let id = UUID()
+        sockets[id] = outbound
+        await withCheckedContinuation { continuation in disconnects[id] = continuation }
+    }
+
+    func takeFailure() -> (status: HTTPResponse.Status, retryAfter: String?)? {
+        defer { failNextPullWith = nil }
+        return failNextPullWith
+    }
+
+    func failNextPull(status: HTTPResponse.Status, retryAfter: String?) {
+        failNextPullWith = (status, retryAfter)
+    }
+}
+
+/// Runs the backend on a free loopback port for the duration of `body`.
+func withLoopbackServer(_ body: (LoopbackBackend, Int) async throws -> Void) async throws {
+    let backend = LoopbackBackend()
+    let router = Router()
+    router.get("value") { _, _ -> Response in
+        if let failure = await backend.takeFailure() {
+            var headers = HTTPFields()
+            if let retryAfter = failure.retryAfter { headers[.retryAfter] = retryAfter }
+            return Response(status: failure.status, headers: headers)
+        }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(string: await backend.payload))
+        )
+    }
+    let sockets = Router(context: BasicWebSocketRequestContext.self)
+    sockets.ws("push") { _, _ in .upgrade() } onUpgrade: { _, outbound, _ in
+        await backend.serve(outbound: outbound)
+    }
+    let port = Mutex<Int?>(nil)
+    let (ready, readyContinuation) = AsyncStream.makeStream(of: Void.self)
+    var logger = Logger(label: "loopback")
+    logger.logLevel = .error
+    let app = Application(
+        router: router,
+        server: .http1WebSocketUpgrade(webSocketRouter: sockets),
+        configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        onServerRunning: { channel in
+            port.withLock { $0 = channel.localAddress?.port }
+            readyContinuation.yield()
+        },
+        logger: logger
+    )
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await app.run() }
+        for await _ in ready { break }
+        let bound = try #require(port.withLock { $0 })
+        try await body(backend, bound)
+        await backend.disconnectAll()
+        group.cancelAll()
+    }
+}
+
+/// Real sockets on loopback, so this suite waits on the real clock; every wait is bounded.
+@Suite("HTTP + WebSocket over loopback", .timeLimit(.minutes(1)))
+struct LoopbackTests {
+    func makeResource(port: Int) -> RemoteResource<String> {
+        var policy = ResourcePolicy()
+        policy.pollInterval = nil
+        policy.initialBackoff = .milliseconds(50)
+        policy.jitter = ResourcePolicy.noJitter
+        return RemoteResource(
+            sources: ResourceSources(
+                pull: HTTPPull<String>(url: URL(string: "http://127.0.0.1:\(port)/value")!),
+                push: WebSocketPush<String>(url: "ws://127.0.0.1:\(port)/push", initialBackoff: .milliseconds(50))
+            ),
+            policy: policy
+        )
+    }
+
+    @Test("pull over HTTP, pushes over WebSocket, and a reconnection catches up with a pull")
+    func pullPushReconnect() async throws {
+        try await withLoopbackServer { backend, port in
+            let resource = makeResource(port: port)
+            var values = resource.values().makeAsyncIterator()
+            #expect(await values.next()?.value == "one")
+
+            while await backend.connectionCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            await backend.update("two")
+            let pushed = await values.next()
+            #expect(pushed?.value == "two")
+            #expect(pushed?.version == Version(counter: 2))
+
+            // A network cut; the change made meanwhile is never pushed, and the reconnection's
+            // pull brings it.
+            await backend.disconnectAll()
+            await backend.update("three", push: false)
+            let caughtUp = await values.next()
+            #expect(caughtUp?.value == "three")
+            #expect(resource.requestsStarted == 2)
+        }
+    }
+
+    @Test("an HTTP 429 with Retry-After is retried after the server's wait; a 404 stops")
+    func statusCodes() async throws {
+        try await withLoopbackServer { backend, port in
+            await backend.failNextPull(status: .tooManyRequests, retryAfter: "0.2")
+            let resource = makeResource(port: port)
+            var updates = resource.updates().makeAsyncIterator()
+            var status = await updates.next()
+            while status?.value == nil { status = await updates.next() }
+            #expect(status?.value?.value == "one")
+            #expect(resource.requestsStarted == 2)
+
+            await backend.failNextPull(status: .notFound, retryAfter: nil)
+            resource.refresh()
+            while status?.failure == nil { status = await updates.next() }
+            #expect(status?.failure?.kind == .unrecoverable)
+            #expect(status?.failure?.message == "HTTP 404")
+        }
+    }
+}
