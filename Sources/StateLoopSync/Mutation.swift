@@ -1,0 +1,112 @@
+import Foundation
+
+/// A change the app makes to a backend-owned value: applied to the local view at once, sent to
+/// the server, and kept on top of the server's value until the server's value contains it.
+///
+/// A mutation is data (so the queue can be persisted and replayed after a relaunch): it says
+/// what changes locally in ``apply(to:)``; how it is sent is given once to the
+/// ``OptimisticResource``.
+///
+/// ```swift
+/// struct AddPlayer: Mutation {
+///     let player: Player
+///     func apply(to roster: inout [Player]) { roster.append(player) }
+/// }
+/// ```
+public protocol Mutation<Value>: Codable, Sendable {
+    /// The value the mutation changes.
+    associatedtype Value: Sendable
+
+    /// Changes `value` the way the server is expected to.
+    func apply(to value: inout Value)
+}
+
+/// The client's identifier of a mutation, sent with it so that a server that honours it applies
+/// a retried mutation only once.
+public struct MutationID: Hashable, Codable, Sendable, CustomStringConvertible {
+    /// The identifier as sent on the wire.
+    public let rawValue: String
+
+    /// A new, unique identifier.
+    public init() {
+        rawValue = UUID().uuidString.lowercased()
+    }
+
+    /// An identifier from its wire form.
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    public var description: String {
+        rawValue
+    }
+}
+
+/// Where a mutation is in its life.
+public enum MutationStatus: Hashable, Codable, Sendable {
+    /// Waiting for the mutations before it.
+    case pending
+    /// On its way to the server.
+    case sent
+    /// Accepted by the server at `version`; still shown on top until the confirmed value
+    /// reaches that version.
+    case confirmed(Version)
+}
+
+/// A mutation in the queue, with its identifier and status.
+public struct PendingMutation<M: Mutation>: Codable, Sendable, Identifiable {
+    /// The client mutation id.
+    public let id: MutationID
+    /// The change.
+    public let mutation: M
+    /// Where it is.
+    public internal(set) var status: MutationStatus
+
+    /// A mutation not sent yet.
+    public init(_ mutation: M, id: MutationID = MutationID()) {
+        self.id = id
+        self.mutation = mutation
+        self.status = .pending
+    }
+}
+
+extension PendingMutation: Equatable where M: Equatable {}
+
+/// A mutation the server rejected: removed from the view, reported once.
+public struct MutationFailure<M: Mutation>: Sendable {
+    /// The client mutation id.
+    public let id: MutationID
+    /// The rejected change.
+    public let mutation: M
+    /// What the server (or the network) said.
+    public let error: ResourceFailure
+}
+
+/// Keeps the queue of pending mutations across launches. ``InMemoryMutationStore`` keeps it for
+/// the process's life; StateLoopJournal stores it in SQLite.
+public protocol MutationStore<M>: Sendable {
+    associatedtype M: Mutation
+
+    /// The queue as last saved, oldest first.
+    func load() async throws -> [PendingMutation<M>]
+    /// Replaces the saved queue.
+    func save(_ queue: [PendingMutation<M>]) async throws
+}
+
+/// A ``MutationStore`` in memory.
+public actor InMemoryMutationStore<M: Mutation>: MutationStore {
+    private var queue: [PendingMutation<M>]
+
+    /// A store holding `queue`.
+    public init(_ queue: [PendingMutation<M>] = []) {
+        self.queue = queue
+    }
+
+    public func load() -> [PendingMutation<M>] {
+        queue
+    }
+
+    public func save(_ queue: [PendingMutation<M>]) {
+        self.queue = queue
+    }
+}
