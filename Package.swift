@@ -71,6 +71,7 @@ let package = Package(
             name: "StateLoopSyncTransportTests",
             dependencies: [
                 "StateLoopSyncTransports",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             ]
