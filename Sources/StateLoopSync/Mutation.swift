@@ -21,6 +21,18 @@ public protocol Mutation<Value>: Codable, Sendable {
     func apply(to value: inout Value)
 }
 
+extension Sequence {
+    /// `value` with every mutation of the sequence applied in order: what an optimistic
+    /// resource shows on top of the confirmed value.
+    public func replayed<M: Mutation>(on value: M.Value) -> M.Value where Element == PendingMutation<M> {
+        var result = value
+        for pending in self {
+            pending.mutation.apply(to: &result)
+        }
+        return result
+    }
+}
+
 /// The client's identifier of a mutation, sent with it so that a server that honours it applies
 /// a retried mutation only once.
 public struct MutationID: Hashable, Codable, Sendable, CustomStringConvertible {

@@ -16,11 +16,7 @@ struct OptimisticMachine<M: Mutation>: Sendable {
 
     /// The confirmed value with every queued mutation replayed on top, in order.
     var visible: M.Value? {
-        guard var value = confirmed?.value else { return nil }
-        for pending in queue {
-            pending.mutation.apply(to: &value)
-        }
-        return value
+        confirmed.map { queue.replayed(on: $0.value) }
     }
 
     /// The mutation to send now: the oldest one the server has not answered. One at a time, in
