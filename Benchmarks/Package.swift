@@ -17,6 +17,10 @@ let package = Package(
             from: "1.38.1",
             traits: ["MallocInterposer"]
         ),
+        // The loopback server of the WebSocket latency benchmark, as in the library's
+        // transport tests (the same minimum versions as the root package declares).
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.0"),
     ],
     targets: [
         .executableTarget(
@@ -24,6 +28,10 @@ let package = Package(
             dependencies: [
                 .product(name: "StateLoop", package: "StateLoop"),
                 .product(name: "StateLoopViewModel", package: "StateLoop"),
+                .product(name: "StateLoopSync", package: "StateLoop"),
+                .product(name: "StateLoopSyncTransports", package: "StateLoop"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/StateLoopBenchmarks",

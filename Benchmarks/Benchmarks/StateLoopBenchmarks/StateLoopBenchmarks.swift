@@ -21,4 +21,6 @@ let benchmarks: @Sendable () -> Void = {
     registerEffectBenchmarks()
     registerViewModelBenchmarks()
     registerBaselineBenchmarks()
+    registerSyncBenchmarks()
+    registerSyncLoopbackBenchmarks()
 }
