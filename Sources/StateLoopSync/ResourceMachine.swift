@@ -94,7 +94,9 @@ struct ResourceMachine<Value: Sendable>: Sendable {
             if fetch == nil && failure == nil && isOnline { startFetch(attempt: 0) }
         case .pushed(.value(let pushed)):
             isOnline = true
-            receive(pushed)
+            // Only a push that brings a newer value counts as a refresh: a repeated or older
+            // one neither restarts the poll timer nor makes a failing request moot.
+            if receive(pushed) { successes += 1 }
         case .pushed(.changed):
             if fetch == nil && isOnline { startFetch(attempt: 0) }
         case .fetched(let id, let fetched):
@@ -103,7 +105,9 @@ struct ResourceMachine<Value: Sendable>: Sendable {
             isSlow = false
             isOnline = true
             failure = nil
+            // A successful pull is a refresh even when its answer was already outdated.
             receive(fetched)
+            successes += 1
         case .fetchFailed(let id, let error):
             guard let failed = fetch, failed.id == id else { return }
             fetch = nil
@@ -154,13 +158,16 @@ struct ResourceMachine<Value: Sendable>: Sendable {
         fetch = Fetch(id: lastFetchID, attempt: attempt, successesAtStart: successes)
     }
 
-    private mutating func receive(_ incoming: Versioned<Value>) {
-        successes += 1
+    /// Keeps `incoming` if it is newer than the value held; returns whether it was.
+    @discardableResult
+    private mutating func receive(_ incoming: Versioned<Value>) -> Bool {
         switch Versioned<Value>.outcome(of: incoming.version, over: value?.version) {
         case .applied, .rebootstrapped:
             value = incoming
+            return true
         case .duplicate, .outdated:
             outdatedDropped += 1
+            return false
         }
     }
 }

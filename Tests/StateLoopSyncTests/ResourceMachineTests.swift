@@ -207,6 +207,27 @@ struct ResourceMachineTests {
         await store.finish()
     }
 
+    @Test("an older or repeated push neither makes a failing request moot nor restarts the poll timer")
+    func stalePushIsNotARefresh() async {
+        let store = await makeStore { $0.pollInterval = .seconds(10) }
+        await store.send(.subscribed)
+        server.answer("five", version: 5)
+        await store.settle()
+        await clock.advance(by: .seconds(6))
+        server.push("five again", version: 5)
+        server.push("four", version: 4)
+        await store.settle()
+        await clock.advance(by: .seconds(4))
+        #expect(server.pullCount == 2)
+        server.push("three", version: 3)
+        await store.settle()
+        server.fail(HTTPStatusError(status: 503))
+        await store.settle()
+        #expect(await store.state.retry?.attempt == 1)
+        await store.send(.unsubscribed)
+        await store.finish()
+    }
+
     @Test("a push hint pulls; an epoch change re-bootstraps the value")
     func hintAndEpoch() async {
         let store = await makeStore { $0.pollInterval = nil }
