@@ -23,4 +23,5 @@ let benchmarks: @Sendable () -> Void = {
     registerBaselineBenchmarks()
     registerSyncBenchmarks()
     registerSyncLoopbackBenchmarks()
+    registerOptimisticBenchmarks()
 }
