@@ -1,5 +1,4 @@
 import StateLoop
-import Synchronization
 
 /// A remote resource the app changes optimistically: each mutation shows at once, is sent to
 /// the server in order with its client mutation id, and stays on top of the server's value
@@ -18,8 +17,8 @@ import Synchronization
 /// removed alone: newer server data and the other pending mutations stay.
 public final class OptimisticResource<M: Mutation>: Sendable {
     private let commands: AsyncStream<OptimisticMachine<M>.Event>.Continuation
-    private let statuses = Subscribers<OptimisticStatus<M>>(keepsLatest: true)
-    private let failureSubscribers = Subscribers<MutationFailure<M>>(keepsLatest: false)
+    private let statuses = Subscribers<OptimisticStatus<M>>(replaysLatest: true, bufferingPolicy: .bufferingNewest(1))
+    private let failureSubscribers = Subscribers<MutationFailure<M>>(replaysLatest: false, bufferingPolicy: .unbounded)
 
     /// - Parameters:
     ///   - resource: Where the confirmed value comes from.
@@ -118,64 +117,5 @@ actor OptimisticHost<M: Mutation> {
         }
         subscription.cancel()
         system.stop()
-    }
-}
-
-/// Subscribers of a stream of values, registered from any isolation.
-final class Subscribers<Element: Sendable>: Sendable {
-    private struct Registry {
-        var latest: Element?
-        var continuations: [UInt64: AsyncStream<Element>.Continuation] = [:]
-        var lastID: UInt64 = 0
-        var isFinished = false
-    }
-
-    private let registry = Mutex(Registry())
-    private let keepsLatest: Bool
-
-    /// - Parameter keepsLatest: whether a new subscriber gets the latest element at once and a
-    ///   slow one skips to the latest (states), or every element is delivered once (events).
-    init(keepsLatest: Bool) {
-        self.keepsLatest = keepsLatest
-    }
-
-    func subscribe() -> AsyncStream<Element> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: Element.self,
-            bufferingPolicy: keepsLatest ? .bufferingNewest(1) : .unbounded
-        )
-        let id = registry.withLock { registry -> UInt64? in
-            if keepsLatest, let latest = registry.latest { continuation.yield(latest) }
-            guard !registry.isFinished else { return nil }
-            registry.lastID += 1
-            registry.continuations[registry.lastID] = continuation
-            return registry.lastID
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [self] _ in
-            registry.withLock { _ = $0.continuations.removeValue(forKey: id) }
-        }
-        return stream
-    }
-
-    func publish(_ element: Element) {
-        registry.withLock { registry in
-            if keepsLatest { registry.latest = element }
-            for continuation in registry.continuations.values {
-                continuation.yield(element)
-            }
-        }
-    }
-
-    func finishAll() {
-        let continuations = registry.withLock { registry in
-            registry.isFinished = true
-            defer { registry.continuations = [:] }
-            return Array(registry.continuations.values)
-        }
-        continuations.forEach { $0.finish() }
     }
 }

@@ -77,98 +77,64 @@ public final class RemoteResource<Value: Sendable>: Sendable {
     }
 }
 
-/// The subscribers of a resource and the last status they were given.
+/// The subscribers of a resource: to its status and to its values.
 ///
-/// Threading: guarded by a mutex, so subscribing works from any isolation and synchronously.
-/// Subscriptions and unsubscriptions reach the resource's logic through `commands`, one
-/// ordered stream, so a quick subscribe-then-leave is never seen in the wrong order.
+/// Arrivals and departures reach the resource's logic through `commands`, one ordered stream,
+/// so a quick subscribe-then-leave is never seen in the wrong order.
 final class ResourceSubscribers<Value: Sendable>: Sendable {
-    private struct Registry {
-        var status = ResourceStatus<Value>(
-            value: nil, isLoading: false, isSlow: false, isOffline: false, isRetrying: false, failure: nil
-        )
-        var statusSubscribers: [UInt64: AsyncStream<ResourceStatus<Value>>.Continuation] = [:]
-        var valueSubscribers: [UInt64: AsyncStream<Versioned<Value>>.Continuation] = [:]
-        var lastID: UInt64 = 0
-        var requestsStarted = 0
-    }
-
-    private let registry = Mutex(Registry())
-    private let commands: AsyncStream<ResourceMachine<Value>.Event>.Continuation
+    private let statuses: Subscribers<ResourceStatus<Value>>
+    private let values: Subscribers<Versioned<Value>>
+    private let requests = Mutex(0)
 
     init(commands: AsyncStream<ResourceMachine<Value>.Event>.Continuation) {
-        self.commands = commands
+        let arrive: @Sendable () -> Void = { commands.yield(.subscribed) }
+        let leave: @Sendable () -> Void = { commands.yield(.unsubscribed) }
+        statuses = Subscribers(replaysLatest: true, bufferingPolicy: .bufferingNewest(1), onArrival: arrive, onDeparture: leave)
+        values = Subscribers(replaysLatest: true, bufferingPolicy: .unbounded, onArrival: arrive, onDeparture: leave)
+    }
+
+    /// Before the machine's first status: nothing known, nothing running.
+    private static var initialStatus: ResourceStatus<Value> {
+        ResourceStatus(value: nil, isLoading: false, isSlow: false, isOffline: false, isRetrying: false, failure: nil)
     }
 
     var status: ResourceStatus<Value> {
-        registry.withLock { $0.status }
+        statuses.latest ?? Self.initialStatus
     }
 
     var requestsStarted: Int {
-        registry.withLock { $0.requestsStarted }
+        requests.withLock { $0 }
     }
 
+    /// Starts with the current status, loading when there is no value yet: subscribing starts
+    /// a request.
     func subscribeToStatus() -> AsyncStream<ResourceStatus<Value>> {
-        subscribe(to: \.statusSubscribers, bufferingPolicy: .bufferingNewest(1)) { registry in
-            var seed = registry.status
+        statuses.subscribe { latest in
+            var seed = latest ?? Self.initialStatus
             if seed.value == nil && seed.failure == nil { seed.isLoading = true }
             return seed
         }
     }
 
+    /// Starts with the held value, if any.
     func subscribeToValues() -> AsyncStream<Versioned<Value>> {
-        subscribe(to: \.valueSubscribers, bufferingPolicy: .unbounded) { $0.status.value }
-    }
-
-    /// Registers a new stream in `subscribers`, starting with `seed` when there is one, and
-    /// tells the machine of the arrival and, when the stream ends, of the departure.
-    private func subscribe<Element: Sendable>(
-        to subscribers: WritableKeyPath<Registry, [UInt64: AsyncStream<Element>.Continuation]> & Sendable,
-        bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
-        seed: (Registry) -> Element?
-    ) -> AsyncStream<Element> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
-        let id = registry.withLock { registry -> UInt64 in
-            registry.lastID += 1
-            if let first = seed(registry) { continuation.yield(first) }
-            registry[keyPath: subscribers][registry.lastID] = continuation
-            return registry.lastID
-        }
-        commands.yield(.subscribed)
-        continuation.onTermination = { [self] _ in
-            registry.withLock { _ = $0[keyPath: subscribers].removeValue(forKey: id) }
-            commands.yield(.unsubscribed)
-        }
-        return stream
+        values.subscribe()
     }
 
     /// Ends every subscription: the resource is gone.
     func finishAll() {
-        let (statuses, values) = registry.withLock { registry in
-            defer {
-                registry.statusSubscribers = [:]
-                registry.valueSubscribers = [:]
-            }
-            return (Array(registry.statusSubscribers.values), Array(registry.valueSubscribers.values))
-        }
-        statuses.forEach { $0.finish() }
-        values.forEach { $0.finish() }
+        statuses.finishAll()
+        values.finishAll()
     }
 
+    /// Publishes the machine's status, and its value when the version is new. Called on the
+    /// resource's actor only, so the version check and the publication cannot interleave.
     func publish(_ machine: ResourceMachine<Value>) {
         let status = machine.status
-        registry.withLock { registry in
-            let isNewVersion = status.value.map { $0.version != registry.status.value?.version } ?? false
-            registry.status = status
-            registry.requestsStarted = machine.requestsStarted
-            for continuation in registry.statusSubscribers.values {
-                continuation.yield(status)
-            }
-            if isNewVersion, let value = status.value {
-                for continuation in registry.valueSubscribers.values {
-                    continuation.yield(value)
-                }
-            }
+        requests.withLock { $0 = machine.requestsStarted }
+        statuses.publish(status)
+        if let value = status.value, value.version != values.latest?.version {
+            values.publish(value)
         }
     }
 }

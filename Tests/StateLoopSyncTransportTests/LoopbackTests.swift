@@ -13,6 +13,7 @@ actor LoopbackBackend {
     private(set) var value = "one"
     private var sockets: [UUID: WebSocketOutboundWriter] = [:]
     private var disconnects: [UUID: CheckedContinuation<Void, Never>] = [:]
+    private var connectionWaiters: [CheckedContinuation<Void, Never>] = []
     var failNextPullWith: (status: HTTPResponse.Status, retryAfter: String?)?
 
     var payload: String {
@@ -36,11 +37,17 @@ actor LoopbackBackend {
         sockets = [:]
     }
 
-    var connectionCount: Int { sockets.count }
+    /// Returns once a client's push socket is connected.
+    func waitForConnection() async {
+        if !sockets.isEmpty { return }
+        await withCheckedContinuation { connectionWaiters.append($0) }
+    }
 
     func serve(outbound: WebSocketOutboundWriter) async {
         let id = UUID()
         sockets[id] = outbound
+        for waiter in connectionWaiters { waiter.resume() }
+        connectionWaiters = []
         await withCheckedContinuation { continuation in disconnects[id] = continuation }
     }
 
@@ -122,7 +129,7 @@ struct LoopbackTests {
             var values = resource.values().makeAsyncIterator()
             #expect(await values.next()?.value == "one")
 
-            while await backend.connectionCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            await backend.waitForConnection()
             await backend.update("two")
             let pushed = await values.next()
             #expect(pushed?.value == "two")

@@ -1,0 +1,83 @@
+import Synchronization
+
+/// The subscribers of a stream of elements, registered synchronously from any isolation.
+///
+/// Threading: the registry is guarded by a mutex. Elements are yielded outside it, so a slow
+/// fan-out to many subscribers never blocks a subscription or a read of ``latest``.
+final class Subscribers<Element: Sendable>: Sendable {
+    private struct Registry {
+        var latest: Element?
+        var continuations: [UInt64: AsyncStream<Element>.Continuation] = [:]
+        var lastID: UInt64 = 0
+        var isFinished = false
+    }
+
+    private let registry = Mutex(Registry())
+    private let replaysLatest: Bool
+    private let bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy
+    private let onArrival: @Sendable () -> Void
+    private let onDeparture: @Sendable () -> Void
+
+    /// - Parameters:
+    ///   - replaysLatest: whether a new subscriber first gets the latest element (states), or
+    ///     only the elements published after it arrived (events).
+    ///   - onArrival, onDeparture: told of every subscriber that arrives and leaves, in order.
+    init(
+        replaysLatest: Bool,
+        bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
+        onArrival: @escaping @Sendable () -> Void = {},
+        onDeparture: @escaping @Sendable () -> Void = {}
+    ) {
+        self.replaysLatest = replaysLatest
+        self.bufferingPolicy = bufferingPolicy
+        self.onArrival = onArrival
+        self.onDeparture = onDeparture
+    }
+
+    /// The element published last.
+    var latest: Element? {
+        registry.withLock { $0.latest }
+    }
+
+    /// A new subscription; `seed` may adjust the replayed latest element.
+    func subscribe(seed: (Element?) -> Element? = { $0 }) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
+        let id = registry.withLock { registry -> UInt64? in
+            if replaysLatest, let first = seed(registry.latest) { continuation.yield(first) }
+            guard !registry.isFinished else { return nil }
+            registry.lastID += 1
+            registry.continuations[registry.lastID] = continuation
+            return registry.lastID
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        onArrival()
+        continuation.onTermination = { [self] _ in
+            registry.withLock { _ = $0.continuations.removeValue(forKey: id) }
+            onDeparture()
+        }
+        return stream
+    }
+
+    func publish(_ element: Element) {
+        let continuations = registry.withLock { registry in
+            registry.latest = element
+            return Array(registry.continuations.values)
+        }
+        for continuation in continuations {
+            continuation.yield(element)
+        }
+    }
+
+    /// Ends every subscription; later ones end at once.
+    func finishAll() {
+        let continuations = registry.withLock { registry in
+            registry.isFinished = true
+            defer { registry.continuations = [:] }
+            return Array(registry.continuations.values)
+        }
+        continuations.forEach { $0.finish() }
+    }
+}
