@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "StateLoopSync", targets: ["StateLoopSync"]),
         .library(name: "StateLoopSyncTransports", targets: ["StateLoopSyncTransports"]),
         .library(name: "StateLoopLogging", targets: ["StateLoopLogging"]),
+        .library(name: "StateLoopJournal", targets: ["StateLoopJournal"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
@@ -21,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         .target(
@@ -54,6 +56,19 @@ let package = Package(
         .target(
             name: "StateLoopLogging",
             dependencies: ["StateLoop", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "StateLoopJournal",
+            dependencies: ["StateLoop", "StateLoopSync", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(
+            name: "StateLoopJournalTests",
+            dependencies: ["StateLoopJournal", "StateLoopSync", "journal-crash-child"]
+        ),
+        .executableTarget(
+            name: "journal-crash-child",
+            dependencies: ["StateLoopJournal"],
+            path: "Tests/JournalCrashChild"
         ),
         .testTarget(
             name: "StateLoopTests",

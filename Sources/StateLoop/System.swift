@@ -56,18 +56,21 @@ public final class System<State: Sendable, Event: Sendable> {
             reduce: reduce,
             feedbacks: feedbacks,
             monitor: monitor,
+            recorder: nil,
             effectExecutor: nil,
             isolation: isolation
         )
     }
 
-    /// Creates a system whose effects run on `effectExecutor`; the test kit passes its own
-    /// executor so that it can tell when every effect is waiting.
+    /// Creates a system whose effects run on `effectExecutor` (the test kit passes its own
+    /// executor so that it can tell when every effect is waiting) and whose events go through
+    /// `recorder` before their states are shown (StateLoopJournal).
     package init(
         initialState: State,
         reduce: @escaping (inout State, Event) -> Void,
         feedbacks: [Feedback<State, Event>],
         monitor: (any SystemMonitor<State, Event>)?,
+        recorder: (any EventRecorder<State, Event>)? = nil,
         effectExecutor: (any TaskExecutor)?,
         isolation: isolated (any Actor)?
     ) {
@@ -85,6 +88,7 @@ public final class System<State: Sendable, Event: Sendable> {
             reduce: reduce,
             feedbacks: feedbacks,
             monitor: monitor,
+            recorder: recorder,
             effectExecutor: effectExecutor,
             isolation: isolation
         )
@@ -121,6 +125,13 @@ public final class System<State: Sendable, Event: Sendable> {
     @inlinable
     public func send(_ event: Event) {
         core.enqueue(event, origin: nil)
+    }
+
+    /// Reduces every event of `events` in order, before any event they cause; returns once they
+    /// and everything they queued have been reduced. A journaled system commits them in one
+    /// transaction, which is how to journal a burst of events quickly.
+    public func send(contentsOf events: some Sequence<Event>) {
+        core.enqueue(contentsOf: events)
     }
 
     /// Calls `observer` with the current state now and with every new state after, until the

@@ -33,12 +33,15 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
     private var lastOrigin: UInt64 = 0
     private var lastObserver: UInt64 = 0
     @usableFromInline let monitor: (any SystemMonitor<State, Event>)?
+    /// Set for a journaled system: events are then committed before their states are shown.
+    @usableFromInline let recorder: (any EventRecorder<State, Event>)?
 
     init(
         initialState: State,
         reduce: @escaping (inout State, Event) -> Void,
         feedbacks: [Feedback<State, Event>],
         monitor: (any SystemMonitor<State, Event>)?,
+        recorder: (any EventRecorder<State, Event>)?,
         effectExecutor: (any TaskExecutor)?,
         isolation: any Actor
     ) {
@@ -46,6 +49,7 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
         self.reduce = reduce
         self.feedbacks = feedbacks
         self.monitor = monitor
+        self.recorder = recorder
         self.effectExecutor = effectExecutor
         self.isolation = isolation
     }
@@ -75,8 +79,34 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
             return
         }
         isDraining = true
-        process(event, origin: origin)
-        drainPending()
+        if recorder == nil {
+            process(event, origin: origin)
+            drainPending()
+        } else {
+            pending.append(PendingEvent(event: event, origin: origin))
+            drainRecorded()
+        }
+        isDraining = false
+    }
+
+    /// Queues every event of `events`, then reduces them in order, before any event they cause.
+    func enqueue(contentsOf events: some Sequence<Event>) {
+        if isStopped {
+            for event in events {
+                monitor?.system(didDiscard: event, reason: .stopped)
+            }
+            return
+        }
+        for event in events {
+            pending.append(PendingEvent(event: event, origin: nil))
+        }
+        guard !isDraining else { return }
+        isDraining = true
+        if recorder == nil {
+            drainPending()
+        } else {
+            drainRecorded()
+        }
         isDraining = false
     }
 
@@ -97,6 +127,12 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
         }
         reduce(&state, event)
         monitor?.system(didReduce: event, source: origin == nil ? .sent : .effect, into: state)
+        publish()
+    }
+
+    /// Shows `state` to every loop, then to every observer.
+    @inlinable
+    func publish() {
         // Local copies, so that a loop or observer that stops the system or cancels a
         // subscription mutates the stored arrays, not the ones being walked; walked through
         // buffers, because iterating by value would retain and release both closures of every
@@ -113,6 +149,50 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
             for index in observers.indices {
                 observers[index].notify(state)
             }
+        }
+    }
+
+    /// Drains the queue of a journaled system. A run of sent events is reduced and recorded
+    /// event by event, committed once, then shown state by state; reducing the whole run first
+    /// changes nothing anyone can see, because a sent event is never stale and the events that
+    /// showing a state causes are queued behind the run either way. An event from an effect is
+    /// committed and shown on its own, since whether it is stale depends on every state before
+    /// it having been shown.
+    @usableFromInline
+    func drainRecorded() {
+        guard let recorder else { return }
+        var states: [State] = []
+        while let next = pending.first, !isStopped {
+            if let origin = next.origin {
+                pending.removeFirst()
+                guard liveOrigins.contains(origin) else {
+                    monitor?.system(didDiscard: next.event, reason: .stale)
+                    continue
+                }
+                reduce(&state, next.event)
+                monitor?.system(didReduce: next.event, source: .effect, into: state)
+                recorder.record(next.event, producing: state)
+                recorder.commit()
+                publish()
+                continue
+            }
+            while let sent = pending.first, sent.origin == nil {
+                pending.removeFirst()
+                reduce(&state, sent.event)
+                monitor?.system(didReduce: sent.event, source: .sent, into: state)
+                recorder.record(sent.event, producing: state)
+                states.append(state)
+            }
+            recorder.commit()
+            let latest = state
+            for shown in states where !isStopped {
+                // `state` follows what is being shown, so that an observer attached meanwhile
+                // starts from the state its next notification follows.
+                state = shown
+                publish()
+            }
+            state = latest
+            states.removeAll(keepingCapacity: true)
         }
     }
 
@@ -187,7 +267,11 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
         }
         isDraining = true
         notify(state)
-        drainPending()
+        if recorder == nil {
+            drainPending()
+        } else {
+            drainRecorded()
+        }
         isDraining = false
         return id
     }

@@ -103,11 +103,24 @@ public protocol MutationStore<M>: Sendable {
     func load() async throws -> [PendingMutation<M>]
     /// Replaces the saved queue.
     func save(_ queue: [PendingMutation<M>]) async throws
+    /// The confirmed value as last saved, so that the optimistic value can be shown after a
+    /// relaunch before the server answers (offline, say). `nil` by default.
+    func loadConfirmed() async throws -> Versioned<M.Value>?
+    /// Replaces the saved confirmed value. Does nothing by default.
+    func saveConfirmed(_ value: Versioned<M.Value>) async throws
+}
+
+extension MutationStore {
+    /// Keeps no confirmed value.
+    public func loadConfirmed() async throws -> Versioned<M.Value>? { nil }
+    /// Keeps no confirmed value.
+    public func saveConfirmed(_ value: Versioned<M.Value>) async throws {}
 }
 
 /// A ``MutationStore`` in memory.
 public actor InMemoryMutationStore<M: Mutation>: MutationStore {
     private var queue: [PendingMutation<M>]
+    private var confirmed: Versioned<M.Value>?
 
     /// A store holding `queue`.
     public init(_ queue: [PendingMutation<M>] = []) {
@@ -120,5 +133,13 @@ public actor InMemoryMutationStore<M: Mutation>: MutationStore {
 
     public func save(_ queue: [PendingMutation<M>]) {
         self.queue = queue
+    }
+
+    public func loadConfirmed() -> Versioned<M.Value>? {
+        confirmed
+    }
+
+    public func saveConfirmed(_ value: Versioned<M.Value>) {
+        confirmed = value
     }
 }

@@ -37,7 +37,8 @@ struct OptimisticMachine<M: Mutation>: Sendable {
     }
 
     enum Event: Sendable {
-        case restored([PendingMutation<M>])
+        /// The stored queue, and the stored confirmed value if the store keeps one.
+        case restored([PendingMutation<M>], confirmed: Versioned<M.Value>?)
         case confirmedValue(Versioned<M.Value>)
         case mutate(PendingMutation<M>)
         case sending(MutationID)
@@ -48,7 +49,11 @@ struct OptimisticMachine<M: Mutation>: Sendable {
 
     mutating func apply(_ event: Event) {
         switch event {
-        case .restored(let stored):
+        case .restored(let stored, let storedConfirmed):
+            // A stored value is one more confirmed value: kept only if nothing newer came.
+            if let storedConfirmed {
+                apply(.confirmedValue(storedConfirmed))
+            }
             // Mutations made before the restore finished stay after the stored ones.
             queue = stored.map { pending in
                 var pending = pending
@@ -111,7 +116,8 @@ struct OptimisticMachine<M: Mutation>: Sendable {
         [
             .react(query: { _ in true }) { _, send in
                 let stored = (try? await store?.load()) ?? []
-                await send(.restored(stored))
+                let confirmed = try? await store?.loadConfirmed()
+                await send(.restored(stored, confirmed: confirmed ?? nil))
             },
             .react(query: \.outgoing) { outgoing, events in
                 await events(.sending(outgoing.id))
@@ -141,15 +147,27 @@ struct OptimisticMachine<M: Mutation>: Sendable {
         ] + persistence(store)
     }
 
-    /// Saves the queue each time it changes, once the stored one was loaded. A newer queue
-    /// cancels a save in progress and saves itself.
+    /// Saves the queue and the confirmed value each time they change, once the stored ones were
+    /// loaded. A newer one cancels a save in progress and saves itself.
     private static func persistence(_ store: (any MutationStore<M>)?) -> [Feedback<OptimisticMachine, Event>] {
         guard let store else { return [] }
         return [
             .react(query: { $0.isRestored ? SavedQueue(queue: $0.queue) : nil }) { saved, _ in
                 try? await store.save(saved.queue)
-            }
+            },
+            .react(query: { state in state.isRestored ? state.confirmed.map(SavedConfirmed.init) : nil }) { saved, _ in
+                try? await store.saveConfirmed(saved.value)
+            },
         ]
+    }
+}
+
+/// A confirmed value to save, compared by version only.
+struct SavedConfirmed<Value: Sendable>: Equatable, Sendable {
+    let value: Versioned<Value>
+
+    static func == (lhs: SavedConfirmed, rhs: SavedConfirmed) -> Bool {
+        lhs.value.version == rhs.value.version
     }
 }
 

@@ -1,0 +1,301 @@
+import Foundation
+import StateLoop
+import Synchronization
+
+/// A durable record of one system's events, in a SQLite file: every event is committed before
+/// any feedback loop or observer sees the state it produced, and on the next launch the system
+/// starts from the state those events lead to, so the effects that state calls for start again.
+///
+/// ```swift
+/// let journal = try Journal<Upload, UploadEvent>(at: documents + "/upload.journal")
+/// let uploads = System(
+///     journal: journal,
+///     initialState: Upload(),
+///     reduce: Upload.reduce,
+///     feedbacks: [.react(query: \.nextChunk) { chunk in .sent(try await api.send(chunk)) }]
+/// )
+/// ```
+///
+/// Opening reads the latest saved state and the events after it; ``recovery`` tells what it
+/// found. A file that cannot be read is set aside and replaced by a new one (or, with
+/// ``UnreadableJournalPolicy/fail``, reported by a thrown ``JournalError``). While running, a
+/// write that fails (a full disk) keeps the events in memory, retries them with the next commit,
+/// and reports the error through ``health`` and ``errors()``.
+///
+/// A journal serves one system, and a file one journal at a time: open it once per launch.
+///
+/// Threading: `Sendable`. The system calls it synchronously on its actor; ``health`` and the
+/// mutation stores may be used from anywhere.
+public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>: Sendable {
+    /// The journal file.
+    public let path: String
+    /// The settings it was opened with.
+    public let configuration: JournalConfiguration
+    /// What opening found.
+    public let recovery: JournalRecovery
+
+    let database: JournalDatabase
+    private let ledger: Mutex<Writer>
+    private let restored: Mutex<Restored?>
+    private let subscribers = Mutex(ErrorSubscribers())
+
+    /// Opens the journal at `path`, creating it if needed, and reads what it holds.
+    ///
+    /// - Throws: ``JournalError`` when the file cannot be opened at all (its folder is missing
+    ///   or read-only, the disk is full, another process has it), or when it cannot be read and
+    ///   `configuration.unreadable` is ``UnreadableJournalPolicy/fail``.
+    public init(at path: String, configuration: JournalConfiguration = JournalConfiguration()) throws(JournalError) {
+        let opened = try Self.open(path: path, configuration: configuration)
+        self.path = path
+        self.configuration = configuration
+        self.recovery = opened.recovery
+        self.database = opened.database
+        self.restored = Mutex(opened.restored)
+        self.ledger = Mutex(
+            Writer(
+                ledger: JournalLedger(
+                    lastSequence: opened.lastSequence,
+                    snapshotSequence: opened.restored.snapshotSequence,
+                    eventsSinceSnapshot: opened.restored.events.count,
+                    snapshotInterval: configuration.snapshotInterval
+                )
+            )
+        )
+    }
+
+    deinit {
+        database.close()
+    }
+
+    /// How the journal is doing: what is committed, what is waiting, the last write error.
+    public var health: JournalHealth {
+        ledger.withLock { $0.ledger.health }
+    }
+
+    /// The write errors from now on, for a status line. Each call returns a new stream.
+    public func errors() -> AsyncStream<JournalError> {
+        let (stream, continuation) = AsyncStream.makeStream(of: JournalError.self)
+        let id = subscribers.withLock { $0.add(continuation) }
+        continuation.onTermination = { [weak self] _ in
+            self?.subscribers.withLock { $0.remove(id) }
+        }
+        return stream
+    }
+
+    /// Commits what is waiting and closes the file. Events recorded after are lost; normally
+    /// the journal is closed when released, after its system.
+    public func close() {
+        commit()
+        database.close()
+    }
+
+    // MARK: Restore
+
+    /// Hands the restored state to the system being created: the saved state (or
+    /// `initialState`) with every later event reduced into it.
+    func attach(initialState: State, reduce: (inout State, Event) -> Void) -> State {
+        guard let restored = restored.withLock({ $0.take() }) else {
+            preconditionFailure(
+                """
+                This Journal (\(path)) already serves a System. Open one journal per system and \
+                create the system once; to start over, release both and open the journal again.
+                """
+            )
+        }
+        var state = restored.snapshot ?? initialState
+        for event in restored.events {
+            reduce(&state, event)
+        }
+        // A long tail is saved away now, so that the next launch does not replay it again.
+        let snapshotNow = ledger.withLock { writer in
+            writer.ledger.restored(state)
+            return writer.ledger.isSnapshotDue
+        }
+        if snapshotNow {
+            write(force: true)
+        }
+        return state
+    }
+
+    // MARK: Writing
+
+    /// Encodes `event` for the next commit.
+    @usableFromInline
+    package func record(_ event: Event, producing state: State) {
+        let failure = ledger.withLock { writer -> JournalError? in
+            let sequence = writer.ledger.nextSequence
+            do {
+                let payload = try writer.encoder.encode(event)
+                writer.ledger.recorded(
+                    EncodedEvent(sequence: sequence, payload: payload),
+                    producing: state
+                )
+                return nil
+            } catch {
+                let failure = JournalError.unencodableEvent(path: path, sequence: sequence, detail: "\(error)")
+                writer.ledger.reported(failure)
+                return failure
+            }
+        }
+        if let failure {
+            report(failure)
+        }
+    }
+
+    /// Writes every recorded event, and the state when one is due, in one transaction.
+    @usableFromInline
+    package func commit() {
+        write(force: false)
+    }
+
+    /// Writes as ``commit()`` does; `force` writes a due snapshot even with no new event.
+    private func write(force: Bool) {
+        let failure = ledger.withLock { writer -> JournalError? in
+            guard force || !writer.ledger.unwritten.isEmpty else { return nil }
+            var snapshot: JournalDatabase.Snapshot?
+            if writer.ledger.isSnapshotDue, let state = writer.ledger.stateToSave {
+                do {
+                    snapshot = JournalDatabase.Snapshot(
+                        sequence: writer.ledger.lastSequence,
+                        version: configuration.version,
+                        payload: try writer.encoder.encode(state)
+                    )
+                } catch {
+                    let failure = JournalError.unencodableState(path: path, detail: "\(error)")
+                    writer.ledger.snapshotSkipped(failure)
+                    return failure
+                }
+            }
+            do {
+                try database.append(writer.ledger.unwritten, snapshot: snapshot)
+                writer.ledger.committed(savedSnapshot: snapshot != nil)
+                return nil
+            } catch {
+                let failure = JournalDatabase.journalError(error, path: path)
+                writer.ledger.failed(failure)
+                return failure
+            }
+        }
+        if let failure {
+            report(failure)
+        }
+    }
+
+    private func report(_ error: JournalError) {
+        for continuation in subscribers.withLock({ Array($0.continuations.values) }) {
+            continuation.yield(error)
+        }
+    }
+}
+
+extension Journal: EventRecorder {}
+
+// MARK: - Opening
+
+extension Journal {
+    /// What was read from the file, held until the system takes it.
+    struct Restored: Sendable {
+        var snapshot: State?
+        var snapshotSequence: Int64?
+        var events: [Event]
+    }
+
+    /// The ledger with the encoder it writes with, under one lock.
+    struct Writer: @unchecked Sendable {
+        // @unchecked: JSONEncoder is a class; it is only used under the journal's lock.
+        var ledger: JournalLedger<State>
+        let encoder = JSONEncoder()
+    }
+
+    private struct Opened {
+        let database: JournalDatabase
+        let restored: Restored
+        let lastSequence: Int64
+        var recovery: JournalRecovery
+    }
+
+    private static func open(path: String, configuration: JournalConfiguration) throws(JournalError) -> Opened {
+        let existed = FileManager.default.fileExists(atPath: path)
+        do {
+            return try read(path: path, configuration: configuration, existed: existed)
+        } catch where error.isUnreadableData && configuration.unreadable == .setAsideAndStartFresh {
+            let setAside = try JournalFiles.setAside(path)
+            var fresh = try read(path: path, configuration: configuration, existed: false)
+            fresh.recovery = .startedFresh(after: error, setAsideAt: setAside)
+            return fresh
+        }
+    }
+
+    private static func read(path: String, configuration: JournalConfiguration, existed: Bool) throws(JournalError) -> Opened {
+        let database = try JournalDatabase(path: path, durability: configuration.durability)
+        do {
+            try database.prepare()
+            let storedVersion = try database.storedVersion()
+            if let storedVersion, storedVersion > configuration.version {
+                throw JournalError.writtenByNewerVersion(
+                    path: path, found: storedVersion, current: configuration.version, format: false
+                )
+            }
+            let writtenBy = storedVersion ?? configuration.version
+            let decoder = JSONDecoder()
+            var restored = Restored(snapshot: nil, snapshotSequence: nil, events: [])
+            if let snapshot = try database.snapshot() {
+                do {
+                    restored.snapshot = try decoder.decode(State.self, from: snapshot.payload)
+                    restored.snapshotSequence = snapshot.sequence
+                } catch {
+                    throw JournalError.undecodableSnapshot(
+                        path: path, sequence: snapshot.sequence, writtenByVersion: snapshot.version,
+                        detail: "\(error)"
+                    )
+                }
+            }
+            var lastSequence = restored.snapshotSequence ?? 0
+            try database.forEachEvent(after: lastSequence) { sequence, payload throws(JournalError) in
+                do {
+                    restored.events.append(try decoder.decode(Event.self, from: payload))
+                    lastSequence = sequence
+                } catch {
+                    throw JournalError.undecodableEvent(
+                        path: path, sequence: sequence, writtenByVersion: writtenBy, detail: "\(error)"
+                    )
+                }
+            }
+            if storedVersion != configuration.version {
+                try database.setVersion(configuration.version)
+            }
+            let recovery: JournalRecovery =
+                existed && storedVersion != nil
+                ? .restored(snapshotSequence: restored.snapshotSequence, replayedEvents: restored.events.count)
+                : .created
+            return Opened(database: database, restored: restored, lastSequence: lastSequence, recovery: recovery)
+        } catch {
+            database.close()
+            throw JournalDatabase.journalError(error, path: path)
+        }
+    }
+}
+
+extension Optional {
+    /// Returns the value and leaves `nil`.
+    fileprivate mutating func take() -> Wrapped? {
+        defer { self = nil }
+        return self
+    }
+}
+
+/// The continuations of ``Journal/errors()``.
+struct ErrorSubscribers: Sendable {
+    private(set) var continuations: [UInt64: AsyncStream<JournalError>.Continuation] = [:]
+    private var lastID: UInt64 = 0
+
+    mutating func add(_ continuation: AsyncStream<JournalError>.Continuation) -> UInt64 {
+        lastID += 1
+        continuations[lastID] = continuation
+        return lastID
+    }
+
+    mutating func remove(_ id: UInt64) {
+        continuations[id] = nil
+    }
+}

@@ -1,0 +1,59 @@
+/// How a ``Journal`` writes and what it does with a file it cannot read.
+public struct JournalConfiguration: Sendable {
+    /// The app's version of the `State` and `Event` types. Raise it when their shape changes:
+    /// it is saved with the data, named in decoding errors, and a journal written by a higher
+    /// version is treated as unreadable rather than misread.
+    public var version: Int
+    /// Save the state every this many events, and drop the events before it, so that a restore
+    /// reads one state and a short tail. `nil` keeps every event and never saves the state.
+    public var snapshotInterval: Int?
+    /// What a commit survives.
+    public var durability: JournalDurability
+    /// What opening does with a file it cannot read.
+    public var unreadable: UnreadableJournalPolicy
+
+    /// - Parameters:
+    ///   - version: The app's version of the `State` and `Event` types.
+    ///   - snapshotInterval: Events between saved states; `nil` for never.
+    ///   - durability: What a commit survives.
+    ///   - unreadable: What opening does with a file it cannot read.
+    public init(
+        version: Int = 1,
+        snapshotInterval: Int? = 1_000,
+        durability: JournalDurability = .processCrash,
+        unreadable: UnreadableJournalPolicy = .setAsideAndStartFresh
+    ) {
+        precondition(
+            snapshotInterval.map { $0 > 0 } ?? true,
+            "JournalConfiguration.snapshotInterval must be positive, or nil to never snapshot."
+        )
+        self.version = version
+        self.snapshotInterval = snapshotInterval
+        self.durability = durability
+        self.unreadable = unreadable
+    }
+}
+
+/// What a committed event survives. The journal is a SQLite database in WAL mode either way, so
+/// no setting can leave a half-written transaction or a damaged file after a crash.
+public enum JournalDurability: Sendable {
+    /// A commit reaches the operating system before `send` returns (no `fsync`): a crash or
+    /// kill of the app loses nothing that was sent; a power loss or a crash of the operating
+    /// system may lose the last commits (never the file). Fast: the default.
+    case processCrash
+    /// Every commit is flushed to the disk (`fsync`) before `send` returns, so it survives a
+    /// power loss too. A commit then costs a disk flush, typically 0.1 to 10 ms.
+    case powerLoss
+}
+
+/// What ``Journal/open(at:configuration:)`` does when the file exists but cannot be read: it is
+/// damaged, written by a newer version, or its state or an event no longer decodes.
+public enum UnreadableJournalPolicy: Sendable {
+    /// Move the file aside (renamed `<name>.unreadable-<date>`, kept for inspection), start a new
+    /// journal, and report what happened in ``Journal/recovery``. The app starts from its initial
+    /// state; nothing is deleted.
+    case setAsideAndStartFresh
+    /// Throw the ``JournalError`` and leave the file as it is, for an app that migrates or asks
+    /// the user.
+    case fail
+}

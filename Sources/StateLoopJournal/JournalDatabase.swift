@@ -1,0 +1,272 @@
+import Foundation
+import GRDB
+
+/// The SQLite file behind a journal: its schema, its reads and writes, and the translation of
+/// SQLite's errors into ``JournalError``. Knows nothing of `State` and `Event`: it stores
+/// encoded rows.
+///
+/// Threading: `DatabaseQueue` serializes every access on its own queue, so the journal's writes
+/// and its mutation stores' reads and writes may come from any thread.
+final class JournalDatabase: Sendable {
+    /// The on-disk layout this code writes, in SQLite's `user_version`.
+    static let format = 1
+
+    let path: String
+    private let queue: DatabaseQueue
+
+    /// Opens or creates the file. In exclusive locking mode: a journal has one writer, the lock
+    /// tells a second opener at once, and WAL then needs no shared-memory file.
+    init(path: String, durability: JournalDurability) throws(JournalError) {
+        self.path = path
+        var configuration = Configuration()
+        // WAL is set here rather than with GRDB's `journalMode`, which writes to the file on
+        // every open: a file found unreadable must be set aside exactly as it was.
+        configuration.busyMode = .immediateError
+        configuration.label = "StateLoopJournal"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
+            _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            switch durability {
+            case .processCrash: try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            case .powerLoss: try db.execute(sql: "PRAGMA synchronous = FULL")
+            }
+        }
+        do {
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+        } catch {
+            throw Self.journalError(error, path: path)
+        }
+    }
+
+    /// Checks the format of an existing file and the integrity of its pages, and creates the
+    /// tables of a new one. Reads only, unless the file is new, so that a file found unreadable
+    /// is set aside exactly as it was.
+    func prepare() throws(JournalError) {
+        let found = try read { db in
+            let found = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+            if found > Self.format {
+                throw JournalError.writtenByNewerVersion(
+                    path: path, found: found, current: Self.format, format: true
+                )
+            }
+            let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
+            if check != ["ok"] {
+                throw JournalError.corrupt(path: path, detail: check.prefix(3).joined(separator: "; "))
+            }
+            return found
+        }
+        guard found < Self.format else { return }
+        try write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS journal_meta (
+                        key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
+                    CREATE TABLE IF NOT EXISTS journal_events (
+                        sequence INTEGER PRIMARY KEY NOT NULL, payload BLOB NOT NULL);
+                    CREATE TABLE IF NOT EXISTS journal_snapshot (
+                        id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+                        sequence INTEGER NOT NULL, version INTEGER NOT NULL, payload BLOB NOT NULL);
+                    CREATE TABLE IF NOT EXISTS journal_mutations (
+                        store TEXT NOT NULL, position INTEGER NOT NULL, payload BLOB NOT NULL,
+                        PRIMARY KEY (store, position));
+                    CREATE TABLE IF NOT EXISTS journal_confirmed (
+                        store TEXT PRIMARY KEY NOT NULL, payload BLOB NOT NULL);
+                    PRAGMA user_version = \(Self.format);
+                    """
+            )
+        }
+    }
+
+    // MARK: Meta
+
+    /// The app version that last wrote the file, or `nil` for a new file.
+    func storedVersion() throws(JournalError) -> Int? {
+        try read { db in
+            try Int.fetchOne(db, sql: "SELECT value FROM journal_meta WHERE key = 'version'")
+        }
+    }
+
+    func setVersion(_ version: Int) throws(JournalError) {
+        try write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO journal_meta (key, value) VALUES ('version', ?)",
+                arguments: [version]
+            )
+        }
+    }
+
+    // MARK: Events and snapshot
+
+    struct Snapshot {
+        let sequence: Int64
+        let version: Int
+        let payload: Data
+    }
+
+    func snapshot() throws(JournalError) -> Snapshot? {
+        try read { db in
+            try Row.fetchOne(db, sql: "SELECT sequence, version, payload FROM journal_snapshot").map {
+                Snapshot(sequence: $0[0], version: $0[1], payload: $0[2])
+            }
+        }
+    }
+
+    /// Calls `body` with every event after `sequence`, in order. The bytes are only valid
+    /// during the call.
+    func forEachEvent(
+        after sequence: Int64,
+        _ body: (Int64, Data) throws(JournalError) -> Void
+    ) throws(JournalError) {
+        try read { db in
+            let rows = try Row.fetchCursor(
+                db,
+                sql: "SELECT sequence, payload FROM journal_events WHERE sequence > ? ORDER BY sequence",
+                arguments: [sequence]
+            )
+            while let row = try rows.next() {
+                try body(row[0], row.dataNoCopy(atIndex: 1) ?? Data())
+            }
+        }
+    }
+
+    func lastEventSequence() throws(JournalError) -> Int64? {
+        try read { db in
+            try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM journal_events")
+        }
+    }
+
+    /// Appends `events` and, when given, replaces the saved state and drops the events it
+    /// covers; all in one transaction, so a crash keeps either all of it or none.
+    func append(_ events: [EncodedEvent], snapshot: Snapshot?) throws(JournalError) {
+        try write { db in
+            let insert = try db.cachedStatement(
+                sql: "INSERT INTO journal_events (sequence, payload) VALUES (?, ?)"
+            )
+            for event in events {
+                try insert.execute(arguments: [event.sequence, event.payload])
+            }
+            if let snapshot {
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO journal_snapshot (id, sequence, version, payload) VALUES (1, ?, ?, ?)",
+                    arguments: [snapshot.sequence, snapshot.version, snapshot.payload]
+                )
+                try db.execute(
+                    sql: "DELETE FROM journal_events WHERE sequence <= ?",
+                    arguments: [snapshot.sequence]
+                )
+            }
+        }
+    }
+
+    // MARK: Mutations
+
+    func mutations(in store: String) throws(JournalError) -> [Data] {
+        try read { db in
+            try Data.fetchAll(
+                db,
+                sql: "SELECT payload FROM journal_mutations WHERE store = ? ORDER BY position",
+                arguments: [store]
+            )
+        }
+    }
+
+    func replaceMutations(in store: String, with payloads: [Data]) throws(JournalError) {
+        try write { db in
+            try db.execute(sql: "DELETE FROM journal_mutations WHERE store = ?", arguments: [store])
+            let insert = try db.cachedStatement(
+                sql: "INSERT INTO journal_mutations (store, position, payload) VALUES (?, ?, ?)"
+            )
+            for (position, payload) in payloads.enumerated() {
+                try insert.execute(arguments: [store, position, payload])
+            }
+        }
+    }
+
+    func confirmedValue(of store: String) throws(JournalError) -> Data? {
+        try read { db in
+            try Data.fetchOne(db, sql: "SELECT payload FROM journal_confirmed WHERE store = ?", arguments: [store])
+        }
+    }
+
+    func setConfirmedValue(_ payload: Data, of store: String) throws(JournalError) {
+        try write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO journal_confirmed (store, payload) VALUES (?, ?)",
+                arguments: [store, payload]
+            )
+        }
+    }
+
+    // MARK: Limits, for tests
+
+    /// Caps the file at `pages` pages, so that a test can fill the "disk".
+    func limitSize(toPages pages: Int) throws(JournalError) {
+        try write { db in
+            _ = try Int.fetchOne(db, sql: "PRAGMA max_page_count = \(pages)")
+        }
+    }
+
+    func pageCount() throws(JournalError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0 }
+    }
+
+    // MARK: Lifetime
+
+    func close() {
+        try? queue.close()
+    }
+
+    // MARK: Access
+
+    /// One transaction.
+    private func write<T>(_ body: (Database) throws -> T) throws(JournalError) -> T {
+        do {
+            return try queue.inDatabase { db in
+                var result: T?
+                try db.inTransaction {
+                    result = try body(db)
+                    return .commit
+                }
+                return result!
+            }
+        } catch {
+            throw Self.journalError(error, path: path)
+        }
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws(JournalError) -> T {
+        do {
+            return try queue.inDatabase(body)
+        } catch {
+            throw Self.journalError(error, path: path)
+        }
+    }
+
+    static func journalError(_ error: any Error, path: String) -> JournalError {
+        if let error = error as? JournalError {
+            return error
+        }
+        guard let error = error as? DatabaseError else {
+            return .storage(path: path, code: -1, detail: "\(error)")
+        }
+        let detail = error.message ?? "\(error)"
+        switch error.resultCode {
+        case .SQLITE_FULL:
+            return .diskFull(path: path)
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+            return .corrupt(path: path, detail: detail)
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return .inUse(path: path)
+        case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY:
+            return .cannotOpen(path: path, detail: detail)
+        default:
+            return .storage(path: path, code: error.resultCode.rawValue, detail: detail)
+        }
+    }
+}
+
+/// An event as stored: its sequence number and its encoded bytes.
+struct EncodedEvent: Sendable {
+    let sequence: Int64
+    let payload: Data
+}

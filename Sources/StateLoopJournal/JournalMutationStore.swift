@@ -1,0 +1,59 @@
+import Foundation
+import StateLoopSync
+
+/// The pending optimistic mutations of one resource and its last confirmed value, kept in a
+/// journal's file: after a relaunch, ``OptimisticResource`` loads them and shows the optimistic
+/// value at once, offline too, then sends the mutations in order with their original ids, so a
+/// server that honours the id applies each once.
+///
+/// ```swift
+/// let rides = OptimisticResource(
+///     resource: ride,
+///     store: journal.mutationStore(named: "ride", for: RideMutation.self),
+///     send: sender.callAsFunction
+/// )
+/// ```
+public struct JournalMutationStore<M: Mutation>: MutationStore where M.Value: Codable {
+    /// The name the queue is kept under; one per resource.
+    public let name: String
+    let database: JournalDatabase
+
+    public func load() async throws -> [PendingMutation<M>] {
+        let decoder = JSONDecoder()
+        return try database.mutations(in: name).map { payload throws(JournalError) in
+            do {
+                return try decoder.decode(PendingMutation<M>.self, from: payload)
+            } catch {
+                throw JournalError.undecodableMutation(path: database.path, store: name, detail: "\(error)")
+            }
+        }
+    }
+
+    public func save(_ queue: [PendingMutation<M>]) async throws {
+        let encoder = JSONEncoder()
+        try database.replaceMutations(in: name, with: queue.map { try encoder.encode($0) })
+    }
+
+    public func loadConfirmed() async throws -> Versioned<M.Value>? {
+        guard let payload = try database.confirmedValue(of: name) else { return nil }
+        do {
+            return try JSONDecoder().decode(Versioned<M.Value>.self, from: payload)
+        } catch {
+            throw JournalError.undecodableMutation(path: database.path, store: name, detail: "confirmed value: \(error)")
+        }
+    }
+
+    public func saveConfirmed(_ value: Versioned<M.Value>) async throws {
+        try database.setConfirmedValue(JSONEncoder().encode(value), of: name)
+    }
+}
+
+extension Journal {
+    /// A store for the pending mutations of one resource, in this journal's file.
+    ///
+    /// - Parameter name: Identifies the queue; use one name per resource.
+    public func mutationStore<M: Mutation>(named name: String, for type: M.Type = M.self) -> JournalMutationStore<M>
+    where M.Value: Codable {
+        JournalMutationStore(name: name, database: database)
+    }
+}

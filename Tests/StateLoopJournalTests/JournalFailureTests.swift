@@ -1,0 +1,167 @@
+import Foundation
+import StateLoop
+@testable import StateLoopJournal
+import Testing
+
+@MainActor
+@Suite("Journal: unreadable files, upgrades, full disk", .timeLimit(.minutes(1)))
+struct JournalFailureTests {
+    @Test("an event that no longer decodes: the file is set aside, a new journal starts, the error says why")
+    func undecodableEventSetAside() throws {
+        let folder = TemporaryFolder()
+        try write([.add(1), .add(2)], to: folder.journal)
+        let original = try Data(contentsOf: URL(fileURLWithPath: folder.journal))
+
+        let journal = try Journal<Tally, RenamedTallyEvent>(at: folder.journal)
+        guard case .startedFresh(let error, let setAside) = journal.recovery,
+            case .undecodableEvent(let path, 1, 1, _) = error
+        else {
+            Issue.record("expected a fresh start after an undecodable event, got \(journal.recovery)")
+            return
+        }
+        #expect(path == folder.journal)
+        #expect(setAside.hasPrefix(folder.journal + ".unreadable-"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: setAside)) == original)
+        #expect(journal.health.lastSequence == 0)
+        #expect(error.description.contains("Event 1"))
+    }
+
+    @Test("with the fail policy the error is thrown and the file is left as it was")
+    func undecodableEventFailPolicy() throws {
+        let folder = TemporaryFolder()
+        try write([.add(1)], to: folder.journal)
+        let before = folder.files()
+        let original = try Data(contentsOf: URL(fileURLWithPath: folder.journal))
+        #expect(throws: JournalError.self) {
+            _ = try Journal<Tally, RenamedTallyEvent>(
+                at: folder.journal,
+                configuration: JournalConfiguration(unreadable: .fail)
+            )
+        }
+        #expect(folder.files() == before)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder.journal)) == original)
+        let (state, _) = try restore(folder.journal)
+        #expect(state == Tally.folding([1]))
+    }
+
+    @Test("a saved state that no longer decodes names its version and the fix")
+    func undecodableSnapshot() throws {
+        let folder = TemporaryFolder()
+        try write((1...5).map(TallyEvent.add), to: folder.journal, configuration: JournalConfiguration(version: 3, snapshotInterval: 2))
+        let journal = try Journal<GrownTally, TallyEvent>(
+            at: folder.journal,
+            configuration: JournalConfiguration(version: 4, unreadable: .setAsideAndStartFresh)
+        )
+        guard case .startedFresh(.undecodableSnapshot(_, 4, 3, _), _) = journal.recovery else {
+            Issue.record("expected an undecodable snapshot, got \(journal.recovery)")
+            return
+        }
+        guard case .startedFresh(let error, _) = journal.recovery else { return }
+        #expect(error.description.contains("JournalConfiguration.version"))
+    }
+
+    @Test("a journal written by a newer app version is not misread by an older one")
+    func newerVersion() throws {
+        let folder = TemporaryFolder()
+        try write([.add(1)], to: folder.journal, configuration: JournalConfiguration(version: 5))
+        #expect(throws: JournalError.writtenByNewerVersion(path: folder.journal, found: 5, current: 4, format: false)) {
+            _ = try Journal<Tally, TallyEvent>(at: folder.journal, configuration: JournalConfiguration(version: 4, unreadable: .fail))
+        }
+        // The same app version still reads it.
+        let (state, _) = try restore(folder.journal, configuration: JournalConfiguration(version: 5))
+        #expect(state == Tally.folding([1]))
+    }
+
+    @Test("a file that is not a database is set aside; the app starts")
+    func notADatabase() throws {
+        let folder = TemporaryFolder()
+        let garbage = Data("this is not a journal, just some bytes".utf8) + Data(repeating: 7, count: 5_000)
+        try garbage.write(to: URL(fileURLWithPath: folder.journal))
+        let (state, recovery) = try restore(folder.journal)
+        #expect(state == Tally())
+        guard case .startedFresh(.corrupt, let setAside) = recovery else {
+            Issue.record("expected a corrupt file, got \(recovery)")
+            return
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: setAside)) == garbage)
+    }
+
+    @Test("a truncated file is reported as damaged and kept for inspection")
+    func truncatedFile() throws {
+        let folder = TemporaryFolder()
+        try write((1...3_000).map { TallyEvent.note(String(repeating: "x", count: 100 + $0 % 50)) }, to: folder.journal)
+        let url = URL(fileURLWithPath: folder.journal)
+        let full = try Data(contentsOf: url)
+        #expect(full.count > 100_000)
+        let truncated = full.prefix(full.count / 2)
+        try truncated.write(to: url)
+
+        #expect {
+            _ = try Journal<Tally, TallyEvent>(at: folder.journal, configuration: JournalConfiguration(unreadable: .fail))
+        } throws: { error in
+            guard case .corrupt = error as? JournalError else { return false }
+            return true
+        }
+        #expect(try Data(contentsOf: url) == truncated)
+        let (state, recovery) = try restore(folder.journal)
+        #expect(state == Tally())
+        guard case .startedFresh(.corrupt, _) = recovery else {
+            Issue.record("expected a corrupt file, got \(recovery)")
+            return
+        }
+    }
+
+    @Test("a second journal on a file in use is refused, and nothing is set aside")
+    func inUse() throws {
+        let folder = TemporaryFolder()
+        let first = try Journal<Tally, TallyEvent>(at: folder.journal)
+        #expect(throws: JournalError.inUse(path: folder.journal)) {
+            _ = try Journal<Tally, TallyEvent>(at: folder.journal)
+        }
+        #expect(folder.files().allSatisfy { !$0.contains("unreadable") })
+        first.close()
+        #expect(throws: Never.self) { _ = try Journal<Tally, TallyEvent>(at: folder.journal) }
+    }
+
+    @Test("a folder that cannot hold the file is a clear error")
+    func missingFolder() {
+        let path = "/nonexistent-\(UUID().uuidString)/tally.journal"
+        #expect {
+            _ = try Journal<Tally, TallyEvent>(at: path)
+        } throws: { error in
+            guard case .cannotOpen(path, _) = error as? JournalError else { return false }
+            return (error as? JournalError)?.description.contains("writable") == true
+        }
+    }
+
+    @Test("a full disk: the app goes on, the error is reported, nothing is lost once there is room")
+    func diskFull() async throws {
+        let folder = TemporaryFolder()
+        let journal = try Journal<Tally, TallyEvent>(at: folder.journal, configuration: JournalConfiguration(snapshotInterval: nil))
+        var errors = journal.errors().makeAsyncIterator()
+        let system = System(journal: journal, initialState: Tally(), reduce: Tally.reduce)
+        try journal.database.limitSize(toPages: journal.database.pageCount() + 2)
+        let note = String(repeating: "n", count: 2_000)
+        var sent = 0
+        while journal.health.lastError == nil, sent < 1_000 {
+            sent += 1
+            system.send(.note(note + "\(sent)"))
+            system.send(.add(sent))
+        }
+        #expect(journal.health.lastError == .diskFull(path: folder.journal))
+        #expect(await errors.next() == .diskFull(path: folder.journal))
+        #expect(journal.health.unwrittenEvents > 0)
+        #expect(system.state.count == sent)
+
+        try journal.database.limitSize(toPages: 1_000_000)
+        system.send(.add(sent + 1))
+        #expect(journal.health.lastError == nil)
+        #expect(journal.health.unwrittenEvents == 0)
+        system.stop()
+        journal.close()
+
+        let (state, _) = try restore(folder.journal)
+        #expect(state.count == sent + 1)
+        #expect(state.sum == (1...(sent + 1)).reduce(0, +))
+    }
+}

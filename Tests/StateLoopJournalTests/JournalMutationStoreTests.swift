@@ -1,0 +1,174 @@
+import Foundation
+import StateLoop
+import StateLoopJournal
+import StateLoopSync
+import Synchronization
+import Testing
+
+/// Adds a name to a list.
+struct AddName: Mutation, Equatable {
+    let name: String
+
+    func apply(to names: inout [String]) {
+        names.append(name)
+    }
+}
+
+/// A server that applies each mutation id once, and can be offline.
+final class NamesServer: Sendable {
+    private struct State {
+        var names: [String] = ["ann"]
+        var counter: UInt64 = 1
+        var applied: [MutationID: UInt64] = [:]
+        var received: [MutationID] = []
+        var online = false
+    }
+
+    private let state = Mutex(State())
+
+    var received: [MutationID] { state.withLock { $0.received } }
+    var names: [String] { state.withLock { $0.names } }
+
+    func setOnline(_ online: Bool) {
+        state.withLock { $0.online = online }
+    }
+
+    func pull() throws -> Versioned<[String]> {
+        try state.withLock { state in
+            guard state.online else { throw HTTPStatusError(status: 503) }
+            return Versioned(state.names, version: Version(counter: state.counter))
+        }
+    }
+
+    func send(_ mutation: AddName, _ id: MutationID, evenOffline: Bool = false) throws -> Version {
+        try state.withLock { state in
+            guard state.online || evenOffline else { throw HTTPStatusError(status: 503) }
+            state.received.append(id)
+            if let counter = state.applied[id] { return Version(counter: counter) }
+            state.names.append(mutation.name)
+            state.counter += 1
+            state.applied[id] = state.counter
+            return Version(counter: state.counter)
+        }
+    }
+}
+
+@Suite("JournalMutationStore", .timeLimit(.minutes(1)))
+struct JournalMutationStoreTests {
+    @Test("the queue and the confirmed value survive a relaunch, in order")
+    func roundTrip() async throws {
+        let folder = TemporaryFolder()
+        let queue = [PendingMutation(AddName(name: "bob")), PendingMutation(AddName(name: "cid"))]
+        do {
+            let journal = try Journal<Tally, TallyEvent>(at: folder.journal)
+            let store = journal.mutationStore(named: "names", for: AddName.self)
+            try await store.save(queue)
+            try await store.saveConfirmed(Versioned(["ann"], version: Version(counter: 1)))
+            try await journal.mutationStore(named: "other", for: AddName.self).save([])
+            journal.close()
+        }
+        let journal = try Journal<Tally, TallyEvent>(at: folder.journal)
+        let store = journal.mutationStore(named: "names", for: AddName.self)
+        #expect(try await store.load().map(\.id) == queue.map(\.id))
+        #expect(try await store.load().map(\.mutation) == queue.map(\.mutation))
+        #expect(try await store.loadConfirmed() == Versioned(["ann"], version: Version(counter: 1)))
+    }
+
+    @Test("offline relaunch shows the optimistic value; online, each mutation is sent in order and applied once")
+    func offlineRelaunch() async throws {
+        let folder = TemporaryFolder()
+        let server = NamesServer()
+        server.setOnline(true)
+        var policy = ResourcePolicy()
+        policy.pollInterval = nil
+        policy.maxRetries = 0
+
+        // First launch: the list loads; two names are added. The server applies the first,
+        // but its answer never comes back (the network goes), and the app is killed.
+        var ids: [MutationID] = []
+        let lostAnswers = Gate()
+        do {
+            let journal = try Journal<Tally, TallyEvent>(at: folder.journal)
+            let names = RemoteResource(sources: ResourceSources(pull: { try server.pull() }), policy: policy)
+            let resource = OptimisticResource(
+                resource: names,
+                store: journal.mutationStore(named: "names", for: AddName.self),
+                policy: policy
+            ) { mutation, id in
+                let version = try server.send(mutation, id, evenOffline: true)
+                await lostAnswers.wait()
+                return version
+            }
+            var updates = resource.updates().makeAsyncIterator()
+            while await updates.next()?.value != ["ann"] {}
+            server.setOnline(false)
+            ids.append(resource.mutate(AddName(name: "bob")))
+            ids.append(resource.mutate(AddName(name: "cid")))
+            while await updates.next()?.value != ["ann", "bob", "cid"] {}
+            // Saved, the first one as sent, before the app is killed.
+            let store = journal.mutationStore(named: "names", for: AddName.self)
+            #expect(
+                await eventually {
+                    (try? await store.load().map { "\($0.id) \($0.status)" }) == ["\(ids[0]) sent", "\(ids[1]) pending"]
+                }
+            )
+            #expect(server.received == [ids[0]])
+            journal.close()
+        }
+
+        // Relaunch, still offline: the optimistic list is back without the server.
+        let journal = try Journal<Tally, TallyEvent>(at: folder.journal)
+        let names = RemoteResource(sources: ResourceSources(pull: { try server.pull() }), policy: policy)
+        let gate = Gate()
+        let resource = OptimisticResource(
+            resource: names,
+            store: journal.mutationStore(named: "names", for: AddName.self),
+            policy: policy
+        ) { mutation, id in
+            await gate.wait()
+            return try server.send(mutation, id)
+        }
+        var updates = resource.updates().makeAsyncIterator()
+        while await updates.next()?.value != ["ann", "bob", "cid"] {}
+        #expect(server.received == [ids[0]])
+
+        // Online: sent again in order with the same ids; the server applies each once.
+        server.setOnline(true)
+        await gate.open()
+        while let status = await updates.next() {
+            if status.mutations.map(\.status) == [.confirmed(Version(counter: 2)), .confirmed(Version(counter: 3))] { break }
+        }
+        // No push in this test: a pull brings the server's list, which contains both.
+        names.refresh()
+        while let status = await updates.next() {
+            if status.value == ["ann", "bob", "cid"] && status.mutations.isEmpty { break }
+        }
+        #expect(server.received == [ids[0], ids[0], ids[1]])
+        #expect(server.names == ["ann", "bob", "cid"])
+    }
+}
+
+/// Holds sends until opened: the relaunched app is offline until the test says otherwise.
+actor Gate {
+    private var isOpen = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func wait() async {
+        guard !isOpen else { return }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func open() {
+        isOpen = true
+        for waiter in waiters { waiter.resume() }
+        waiters = []
+    }
+}
+
+func eventually(_ maxYields: Int = 100_000, _ condition: () async -> Bool) async -> Bool {
+    for _ in 0..<maxYields {
+        if await condition() { return true }
+        await Task.yield()
+    }
+    return await condition()
+}
