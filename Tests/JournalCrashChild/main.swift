@@ -1,1 +1,165 @@
-print("todo")
+// The process that the journal's crash tests kill. It reports on stdout, one line per fact,
+// written straight to the file descriptor so that a line is out before the next step runs:
+//
+//   journal-crash-child tally <path> <seed>
+//     restored <count> <sum> <checksum>   then, forever:
+//     sending <first> <last>              before a send of the values first...last
+//     sent <last>                         once that send has returned
+//
+//   journal-crash-child job <path> [start]
+//     restored <done>, then done <n> after each committed step, then finished.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import StateLoop
+import StateLoopJournal
+
+func report(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes[offset...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        guard written > 0 else { exit(3) }
+        offset += written
+    }
+}
+
+func fail(_ message: String) -> Never {
+    report("error \(message)")
+    exit(2)
+}
+
+// MARK: Tally: events fed as fast as possible
+
+struct Tally: Codable, Sendable {
+    var count = 0
+    var sum = 0
+    var checksum: UInt64 = 14_695_981_039_346_656_037
+
+    static func reduce(_ state: inout Tally, _ value: Int) {
+        state.count += 1
+        state.sum += value
+        state.checksum = (state.checksum ^ UInt64(truncatingIfNeeded: value)) &* 1_099_511_628_211
+    }
+}
+
+/// SplitMix64: the child's choices of batch sizes follow its seed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@MainActor
+func runTally(path: String, seed: UInt64) -> Never {
+    let journal: Journal<Tally, Int>
+    do {
+        journal = try Journal(at: path, configuration: JournalConfiguration(snapshotInterval: 25, unreadable: .fail))
+    } catch {
+        fail("\(error)")
+    }
+    let system = System(journal: journal, initialState: Tally(), reduce: Tally.reduce)
+    let restored = system.state
+    report("restored \(restored.count) \(restored.sum) \(restored.checksum)")
+    var random = SeededGenerator(state: seed)
+    var next = restored.count + 1
+    while true {
+        // Mostly single sends, sometimes a burst committed as one transaction.
+        let size = Int.random(in: 0..<4, using: &random) == 0 ? Int.random(in: 2...40, using: &random) : 1
+        let values = next..<(next + size)
+        report("sending \(values.lowerBound) \(values.upperBound - 1)")
+        if size == 1 {
+            system.send(next)
+        } else {
+            system.send(contentsOf: values)
+        }
+        report("sent \(values.upperBound - 1)")
+        if let error = journal.health.lastError {
+            fail("\(error)")
+        }
+        next = values.upperBound
+    }
+}
+
+// MARK: Job: a multi-step effect
+
+struct Job: Codable, Sendable {
+    var steps = 0
+    var done = 0
+
+    var nextStep: Int? { done < steps ? done + 1 : nil }
+
+    static func reduce(_ state: inout Job, _ event: JobEvent) {
+        switch event {
+        case .start(let steps): state.steps = steps
+        case .finished(let step): state.done = max(state.done, step)
+        }
+    }
+}
+
+enum JobEvent: Codable, Sendable {
+    case start(steps: Int)
+    case finished(step: Int)
+}
+
+@MainActor
+func runJob(path: String, start: Bool) async -> Never {
+    let journal: Journal<Job, JobEvent>
+    do {
+        journal = try Journal(at: path, configuration: JournalConfiguration(unreadable: .fail))
+    } catch {
+        fail("\(error)")
+    }
+    let system = System(
+        journal: journal,
+        initialState: Job(),
+        reduce: Job.reduce,
+        feedbacks: [
+            // The job's work: each step takes a while, and the next starts from the state.
+            .react(query: \.nextStep) { step in
+                report("working \(step)")
+                try? await Task.sleep(for: .milliseconds(150))
+                return .finished(step: step)
+            }
+        ]
+    )
+    report("restored \(system.state.done)")
+    var lastDone = system.state.done
+    // Observers run after the commit: a "done" line is a step the journal already holds.
+    let subscription = system.observe { state in
+        if state.done != lastDone {
+            lastDone = state.done
+            report("done \(state.done)")
+        }
+    }
+    if start && system.state.steps == 0 {
+        system.send(.start(steps: 5))
+    }
+    for await state in system.states where state.steps > 0 && state.done == state.steps {
+        break
+    }
+    subscription.cancel()
+    report("finished")
+    exit(0)
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3 else {
+    fail("usage: journal-crash-child tally <path> <seed> | job <path> [start]")
+}
+switch arguments[1] {
+case "tally":
+    runTally(path: arguments[2], seed: UInt64(arguments.count > 3 ? arguments[3] : "0") ?? 0)
+case "job":
+    await runJob(path: arguments[2], start: arguments.count > 3 && arguments[3] == "start")
+default:
+    fail("unknown mode \(arguments[1])")
+}

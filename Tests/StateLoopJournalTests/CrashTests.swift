@@ -1,0 +1,206 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Real processes killed with SIGKILL: the journal's promise is about what survives a crash,
+/// and only a crash shows it.
+@Suite("Journal: crashes of a real process", .serialized, .timeLimit(.minutes(5)))
+struct CrashTests {
+    @Test("100 kills at seeded random points: each restart restores every event whose send returned, none twice")
+    func killedAtRandomPoints() async throws {
+        let folder = TemporaryFolder()
+        var random = SeededRandom(seed: 20_261_122)
+        // What the previous runs established: every value up to `returned` had its send return;
+        // values up to `attempted` had a send started.
+        var returned = 0
+        var attempted = 0
+        var restoredCounts: [Int] = []
+        for run in 0..<100 {
+            let child = try ChildProcess(["tally", folder.journal, "\(random.next())"])
+            guard let first = child.readLine(), first.hasPrefix("restored ") else {
+                Issue.record("run \(run): no restore line; stderr: \(child.kill().stderr)")
+                return
+            }
+            let restored = first.split(separator: " ").dropFirst().map(String.init)
+            let count = Int(restored[0]) ?? -1
+            // A send in progress at the kill is committed entirely or not at all.
+            #expect(count == returned || (count > returned && count <= attempted), "run \(run): restored \(count), returned \(returned), attempted \(attempted)")
+            let expected = Tally.folding(1...max(count, 1)).prefixed(count)
+            #expect(restored == ["\(expected.count)", "\(expected.sum)", "\(expected.checksum)"], "run \(run)")
+            restoredCounts.append(count)
+            returned = count
+            attempted = count
+
+            // Kill after a random number of reported lines: the child runs on meanwhile, so the
+            // kill lands anywhere in a send, a commit or a snapshot.
+            let linesBeforeKill = Int(random.next() % 400)
+            for _ in 0..<linesBeforeKill {
+                guard let line = child.readLine() else { break }
+                let parts = line.split(separator: " ")
+                switch parts.first {
+                case "sending": attempted = Int(parts[2]) ?? attempted
+                case "sent": returned = Int(parts[1]) ?? returned
+                default: Issue.record("run \(run): unexpected line \(line)")
+                }
+            }
+            // Lines already in the pipe were written after their sends returned.
+            let rest = child.kill()
+            for line in rest.stdout.split(separator: "\n") {
+                let parts = line.split(separator: " ")
+                switch parts.first {
+                case "sending": attempted = Int(parts[2]) ?? attempted
+                case "sent": returned = Int(parts[1]) ?? returned
+                default: break
+                }
+            }
+            #expect(rest.signal == SIGKILL, "run \(run): \(rest.stderr)")
+        }
+        #expect(restoredCounts.count == 100)
+        #expect(returned > 100)
+    }
+
+    @Test("a multi-step job killed halfway is finished by the next launch, without being told")
+    func jobResumesAfterKill() async throws {
+        let folder = TemporaryFolder()
+        let first = try ChildProcess(["job", folder.journal, "start"])
+        #expect(first.readLine() == "restored 0")
+        var line = first.readLine()
+        while let current = line, current != "done 2" {
+            line = first.readLine()
+        }
+        #expect(line == "done 2")
+        _ = first.kill()
+
+        // Started again with no command: the restored state calls for the next step.
+        let second = try ChildProcess(["job", folder.journal])
+        let restored = second.readLine()
+        #expect(restored == "restored 2" || restored == "restored 3")
+        var lines: [String] = []
+        while let line = second.readLine() {
+            lines.append(line)
+        }
+        let ended = second.wait()
+        #expect(ended.status == 0, "\(ended.stderr)")
+        #expect(lines.last == "finished")
+        #expect(lines.contains("done 5"))
+        #expect(lines.contains("working 5"))
+        #expect(!lines.contains("working 1") && !lines.contains("working 2"))
+    }
+}
+
+extension Tally {
+    /// The tally of 1...count, or an empty one for 0.
+    func prefixed(_ count: Int) -> Tally {
+        count == 0 ? Tally() : Tally.folding(1...count)
+    }
+}
+
+/// SplitMix64, for seeded choices in tests.
+struct SeededRandom {
+    var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// The crash child, started with pipes; read line by line, killed, reaped.
+final class ChildProcess {
+    private let process = Process()
+    private let stdout = Pipe()
+    private let stderr = Pipe()
+    private var buffer: [UInt8] = []
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = try Self.childExecutable()
+        process.arguments = arguments
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+    }
+
+    /// The next line, blocking until it is written; `nil` at the end of the output.
+    func readLine() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 4_096)
+            let count = chunk.withUnsafeMutableBytes {
+                read(stdout.fileHandleForReading.fileDescriptor, $0.baseAddress, $0.count)
+            }
+            guard count > 0 else { return nil }
+            buffer.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    struct Ended {
+        var status: Int32
+        var signal: Int32?
+        var stdout: String
+        var stderr: String
+    }
+
+    /// SIGKILL, then what was left in the pipes.
+    func kill() -> Ended {
+        #if canImport(Glibc)
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        #else
+        Darwin.kill(process.processIdentifier, SIGKILL)
+        #endif
+        return wait()
+    }
+
+    func wait() -> Ended {
+        let rest = stdout.fileHandleForReading.readDataToEndOfFile()
+        let errors = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let killed = process.terminationReason == .uncaughtSignal
+        return Ended(
+            status: process.terminationStatus,
+            signal: killed ? process.terminationStatus : nil,
+            stdout: String(decoding: buffer, as: UTF8.self) + String(decoding: rest, as: UTF8.self),
+            stderr: String(decoding: errors, as: UTF8.self)
+        )
+    }
+
+    /// Built beside the test bundle, because the test target depends on it.
+    static func childExecutable() throws -> URL {
+        let candidates = [
+            Bundle.main.executableURL?.deletingLastPathComponent(),
+            Bundle.main.bundleURL.deletingLastPathComponent(),
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+        ].compactMap { $0 }
+        for folder in candidates {
+            for parent in [folder, folder.deletingLastPathComponent(), folder.deletingLastPathComponent().deletingLastPathComponent()] {
+                let url = parent.appendingPathComponent("journal-crash-child")
+                if FileManager.default.isExecutableFile(atPath: url.path) {
+                    return url
+                }
+            }
+        }
+        throw ChildNotFound(searched: candidates.map(\.path))
+    }
+
+    struct ChildNotFound: Error, CustomStringConvertible {
+        let searched: [String]
+        var description: String {
+            "journal-crash-child was not found beside the tests (searched \(searched)); build it with `swift build --build-tests`."
+        }
+    }
+}
