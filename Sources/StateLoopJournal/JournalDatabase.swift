@@ -124,7 +124,10 @@ final class JournalDatabase: Sendable {
                 arguments: [sequence]
             )
             while let row = try rows.next() {
-                try body(row[0], row.dataNoCopy(atIndex: 1) ?? Data())
+                let sequence: Int64 = row[0]
+                try row.withUnsafeData(atIndex: 1) { payload in
+                    try body(sequence, payload ?? Data())
+                }
             }
         }
     }
