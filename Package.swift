@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
     ],
     targets: [
         .target(
@@ -85,6 +86,35 @@ let package = Package(
             name: "login-demo",
             dependencies: ["LoginFeature", "StateLoopViewModel"],
             path: "Examples/LoginDemo"
+        ),
+        .target(
+            name: "NightrideModel",
+            dependencies: ["StateLoopSync"],
+            path: "Nightride/Model"
+        ),
+        .target(
+            name: "NightrideServer",
+            dependencies: [
+                "NightrideModel",
+                "StateLoopSync",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Nightride/Server"
+        ),
+        .testTarget(
+            name: "NightrideServerTests",
+            dependencies: [
+                "NightrideServer",
+                "NightrideModel",
+                "StateLoopSync",
+                "StateLoopSyncTransports",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
