@@ -122,6 +122,7 @@ let package = Package(
                 "NightrideModel",
                 "StateLoopSync",
                 "StateLoopSyncTransports",
+                "StateLoopTesting",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]

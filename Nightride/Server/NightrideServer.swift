@@ -30,7 +30,9 @@ public final class NightrideServer: Sendable {
     private let readClock: @Sendable () -> Duration
     let sleep: @Sendable (Duration) async throws -> Void
 
-    /// A server whose time and timers run on `clock` (a test clock, say).
+    /// A server whose time and timers run on `clock` (a test clock, say): change-log times, the
+    /// inactivity timer, fault-plan latencies and socket cuts all follow it, so with a manual
+    /// clock and faults on, held-back responses wait for the test to advance it.
     public init<C: Clock>(
         configuration: Configuration = Configuration(),
         clock: C,

@@ -4,6 +4,7 @@ import NightrideModel
 import NightrideServer
 import StateLoopSync
 import StateLoopSyncTransports
+import StateLoopTesting
 import Testing
 import WSClient
 
@@ -239,6 +240,8 @@ struct ServerLoopbackTests {
         #expect(server.port == port)
         #expect(server.baseURL?.absoluteString == "http://127.0.0.1:\(port)")
         await #expect(throws: (any Error).self) { try await server.start() }
+        let rival = NightrideServer(configuration: .init(port: port), logger: logger)
+        await #expect(throws: (any Error).self) { try await rival.start() }  // the port is taken
         let client = LoopbackClient(port: port)
         let token = try await client.login("ann")
         let inbox = client.pushes("/me/ride/push", token: token, as: RideStatus.self)
@@ -249,5 +252,56 @@ struct ServerLoopbackTests {
         #expect(server.stats.openSockets == 0)
         #expect(server.port == nil)
         await #expect(throws: (any Error).self) { try await client.send("GET", "/me/ride", token: token) }
+    }
+}
+
+/// The running server's timers on an injected clock, and the socket cuts of the fault plan.
+@Suite("Nightride server timers and cuts", .timeLimit(.minutes(1)))
+struct ServerTimerTests {
+    @Test("on a test clock, the inactivity switch-off happens when the clock says, not the wall")
+    func injectedClock() async throws {
+        let clock = TestClock()
+        var logger = Logger(label: "nightride.test")
+        logger.logLevel = .error
+        let server = NightrideServer(configuration: .init(inactivityTimeout: .seconds(60), epoch: 1), clock: clock, logger: logger)
+        let port = try await server.start()
+        defer { Task { await server.stop() } }
+        let client = LoopbackClient(port: port)
+        let bob = try await client.login("bob")
+        let mode = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
+        defer { mode.close() }
+        #expect(await mode.next().value == false)
+        _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), MutationID())
+        #expect(await mode.next().value == true)
+
+        await clock.advance(by: .seconds(59))
+        #expect(server.core.driverMode(of: "bob")?.value == true)
+        await clock.advance(by: .seconds(1))
+        let off = await mode.next()
+        #expect(off == Versioned(false, version: Version(epoch: 1, counter: 3)))
+        #expect(server.changeLog.records(of: "bob").last?.time == .seconds(60))
+        #expect(server.now == .seconds(60))
+        await server.stop()
+    }
+
+    @Test("the fault plan cuts push sockets; the client reconnects and gets the current value again")
+    func forcedDisconnects() async throws {
+        let cutting = FaultPlan(seed: 5, latency: .zero...(.zero), pushDropProbability: 0, disconnectAfter: .milliseconds(100)...(.milliseconds(150)))
+        try await withNightride(.init(faults: cutting, epoch: 1)) { server, client in
+            let ann = try await client.login("ann")
+            let ride = client.pushes("/me/ride/push", token: ann, as: RideStatus.self)
+            defer { ride.close() }
+            let first = await ride.next()
+            let afterReconnection = await ride.next()
+            #expect(first == afterReconnection)
+            #expect(server.stats.forcedDisconnects >= 1)
+            #expect(server.stats.requests["GET /me/ride/push"].map { $0 >= 2 } == true)
+
+            server.faultsEnabled = false
+            let cuts = server.stats.forcedDisconnects
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(server.stats.forcedDisconnects <= cuts + 1)  // one lease may have been running out
+            #expect(server.stats.openSockets == 1)
+        }
     }
 }
