@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
     ],
     targets: [
         .target(
@@ -100,6 +102,45 @@ let package = Package(
             name: "login-demo",
             dependencies: ["LoginFeature", "StateLoopViewModel"],
             path: "Examples/LoginDemo"
+        ),
+        .target(
+            name: "NightrideModel",
+            dependencies: ["StateLoopSync"],
+            path: "Nightride/Model"
+        ),
+        .target(
+            name: "NightrideServer",
+            dependencies: [
+                "NightrideModel",
+                "StateLoopSync",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Nightride/Server"
+        ),
+        .executableTarget(
+            name: "nightride",
+            dependencies: [
+                "NightrideServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Nightride/App"
+        ),
+        .testTarget(
+            name: "NightrideServerTests",
+            dependencies: [
+                "NightrideServer",
+                "NightrideModel",
+                "StateLoopSync",
+                "StateLoopSyncTransports",
+                "StateLoopTesting",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,73 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NightrideServer
+
+/// `nightride server`: runs the backend until interrupted.
+struct ServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "server",
+        abstract: "Run the Nightride server until Ctrl-C."
+    )
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on; 0 picks a free one.")
+    var port = 8080
+
+    @Option(name: .customLong("faults"), help: "Inject seeded network faults (latency, lost pushes, cut sockets) with this seed.")
+    var faultSeed: UInt64?
+
+    @Option(help: "Seconds without a driver action before driver mode switches itself off.")
+    var inactivity: Double = 300
+
+    @Flag(help: "Log every request and push decision.")
+    var verbose = false
+
+    func validate() throws {
+        guard inactivity > 0 else { throw ValidationError("--inactivity must be positive") }
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
+    }
+
+    func run() async throws {
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        var logger = Logger(label: "nightride.server")
+        logger.logLevel = verbose ? .debug : .notice
+        let server = NightrideServer(
+            configuration: .init(
+                host: host,
+                port: port,
+                inactivityTimeout: .milliseconds(Int64(inactivity * 1_000)),
+                faults: faultSeed.map { FaultPlan(seed: $0) }
+            ),
+            logger: logger
+        )
+        let bound = try await server.start()
+        say("Nightride listening on http://\(host):\(bound)\(faultSeed.map { " (faults, seed \($0))" } ?? "")")
+        await Self.interrupted()
+        say("Stopping…")
+        await server.stop()
+    }
+
+    /// Writes a line to standard output unbuffered, so a script waiting for the "listening" line
+    /// gets it at once even through a pipe.
+    private func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    /// Returns on SIGINT or SIGTERM.
+    private static func interrupted() async {
+        let (signals, continuation) = AsyncStream.makeStream(of: Void.self)
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number)
+            source.setEventHandler { continuation.yield() }
+            source.resume()
+            sources.append(source)
+        }
+        for await _ in signals { break }
+        sources.forEach { $0.cancel() }
+    }
+}

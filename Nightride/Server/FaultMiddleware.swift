@@ -1,0 +1,21 @@
+import Hummingbird
+
+/// Counts every request by route and applies the fault plan to HTTP answers: a 503 instead of
+/// handling, or a delay after handling. The delay comes after the handler on purpose: the
+/// answer reflects the state when the request arrived, and a push sent meanwhile overtakes it.
+struct FaultMiddleware<Context: RequestContext>: RouterMiddleware {
+    let server: NightrideServer
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let route = "\(request.method) \(context.endpointPath ?? request.uri.path)"
+        let (number, faults) = server.state.withLock { ($0.countRequest(route), $0.activeFaults) }
+        guard let faults else { return try await next(request, context) }
+        if faults.fails(request: number, on: route) {
+            server.state.withLock { $0.stats.injectedFailures += 1 }
+            return Response(status: .serviceUnavailable, headers: [.retryAfter: "1"])
+        }
+        let response = try await next(request, context)
+        try await server.sleep(faults.latency(ofRequest: number, on: route))
+        return response
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import Hummingbird
+import NightrideModel
+
+/// JSON in and out of the routes, with sorted keys so that answers are byte-for-byte repeatable.
+enum JSON {
+    static func data(_ value: some Encodable) -> Data? {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try? encoder.encode(value)
+    }
+
+    static func string(_ value: some Encodable) -> String? {
+        data(value).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// A JSON response of `value`.
+    static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+        guard let data = data(value) else { return Response(status: .internalServerError) }
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+
+    /// An error response with an ``APIError`` body.
+    static func error(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Response {
+        response(APIError(error: code, message: message), status: status)
+    }
+
+    /// The request body decoded as `T`, or `nil` when it is missing, too big or malformed.
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request) async -> T? {
+        var request = request
+        guard let buffer = try? await request.collectBody(upTo: 64 * 1024) else { return nil }
+        return try? JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import NightrideModel
+import StateLoopSync
+
+/// The Nightride domain: users, their versioned driver mode and ride status, the rides between
+/// them, and the log of every change.
+///
+/// The core is a value with no I/O and no clock: every operation that can change something takes
+/// `now`, the time since the server started, so tests drive it with explicit times. Each change of
+/// a user's resource increments that resource's counter (starting at 1 when the user is created);
+/// the epoch is fixed for the core's life.
+///
+/// Driver mode switches itself off once a driver has gone `inactivityTimeout` without a driver
+/// action (switching driver mode on, accepting, arriving, finishing) while waiting for or being
+/// offered a ride. Every operation taking `now` first applies the switch-offs due by then, so the
+/// state never depends on how often a timer calls ``expireInactiveDrivers(at:)``.
+public struct NightrideCore: Sendable {
+    /// The epoch of every version this core hands out.
+    public let epoch: UInt64
+    /// How long a waiting driver may go without a driver action before driver mode switches off;
+    /// `nil` never switches it off.
+    public var inactivityTimeout: Duration?
+    /// The destinations a ride can be requested to, and that fake histories use.
+    public let catalog: PlaceCatalog
+    /// Every change so far.
+    public private(set) var changeLog = ChangeLog()
+
+    var users: [String: UserRecord] = [:]
+    private var tokens: [String: String] = [:]
+    var rides: [String: ActiveRide] = [:]
+    /// Rides waiting for a driver, oldest request first.
+    var waiting: [String] = []
+    private var nextRideNumber = 1
+    /// The latest time seen, so that a caller's slightly earlier `now` can't make the log go back.
+    private var clock: Duration = .zero
+
+    /// How many mutation answers are remembered per user for idempotence.
+    static let rememberedMutations = 1_000
+
+    /// An empty world.
+    public init(epoch: UInt64 = 1, inactivityTimeout: Duration? = .seconds(300), catalog: PlaceCatalog = PlaceCatalog()) {
+        self.epoch = epoch
+        self.inactivityTimeout = inactivityTimeout
+        self.catalog = catalog
+    }
+
+    // MARK: Users
+
+    /// Logs `name` in with `token`, creating the user (driver mode off, no ride, a fake history)
+    /// on first sight. A user may hold several tokens, one per login.
+    public mutating func login(name: String, token: String, at now: Duration) throws(Rejection) -> LoginResponse {
+        let now = advance(to: now)
+        let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty, name.count <= 40 else {
+            throw Rejection(.invalidName, "a name has 1 to 40 characters")
+        }
+        if users[name] == nil {
+            let first = Version(epoch: epoch, counter: 1)
+            users[name] = UserRecord(
+                driverMode: Versioned(false, version: first),
+                ride: Versioned(.none, version: first),
+                lastDriverActivity: now,
+                history: FakeHistory.rides(for: name, places: catalog.places)
+            )
+            changeLog.append(ChangeRecord(time: now, user: name, version: first, value: .driverMode(false)))
+            changeLog.append(ChangeRecord(time: now, user: name, version: first, value: .ride(.none)))
+        }
+        tokens[token] = name
+        return LoginResponse(token: token, user: name)
+    }
+
+    /// The user a token was issued to.
+    public func user(forToken token: String) -> String? {
+        tokens[token]
+    }
+
+    /// Every user's name, sorted.
+    public var userNames: [String] {
+        users.keys.sorted()
+    }
+
+    /// The user's driver mode now.
+    public func driverMode(of user: String) -> Versioned<Bool>? {
+        users[user]?.driverMode
+    }
+
+    /// The user's ride status now.
+    public func rideStatus(of user: String) -> Versioned<RideStatus>? {
+        users[user]?.ride
+    }
+
+    /// Both of the user's resources now.
+    public func snapshot(of user: String) -> UserSnapshot? {
+        users[user].map { UserSnapshot(driverMode: $0.driverMode, ride: $0.ride) }
+    }
+
+    /// One page of the user's past rides, newest first.
+    ///
+    /// The cursor counts rides from the oldest, so pages stay put when a newly finished ride is
+    /// added on top; `next` is the path of the following page, `nil` on the last one.
+    public func history(of user: String, cursor: String? = nil, pageSize: Int = 10) throws(Rejection) -> HistoryPage {
+        guard let record = users[user] else { throw Rejection(.unknownUser, "no user \(user)") }
+        let history = record.history
+        var end = history.count
+        if let cursor {
+            guard let position = Int(cursor), (0...history.count).contains(position) else {
+                throw Rejection(.invalidCursor, "unknown history cursor \(cursor)")
+            }
+            end = position
+        }
+        let start = max(0, end - max(1, pageSize))
+        return HistoryPage(
+            items: history[start..<end].reversed(),
+            next: start > 0 ? "/me/history?cursor=\(start)" : nil
+        )
+    }
+
+    // MARK: Mutations
+
+    /// Switches the user's driver mode; returns its version afterwards.
+    ///
+    /// Switching on counts as driver activity even when already on (it keeps the mode alive) and
+    /// may bring an offer. Switching off withdraws an offer being made; it is refused while the
+    /// user is driving someone. A repeated `mutationID` gets the first answer without applying
+    /// again.
+    public mutating func setDriverMode(
+        _ on: Bool, for user: String, mutationID: String? = nil, at now: Duration
+    ) throws(Rejection) -> Version {
+        let now = advance(to: now)
+        return try remembering(mutationID, for: user) { core throws(Rejection) in
+            try core.applyDriverMode(on, for: user, at: now)
+        }.get()
+    }
+
+    /// Applies a ride action for the user; returns the version of the user's ride status
+    /// afterwards. A repeated `mutationID` gets the first answer without applying again.
+    public mutating func perform(
+        _ action: RideAction, for user: String, mutationID: String? = nil, at now: Duration
+    ) throws(Rejection) -> Version {
+        let now = advance(to: now)
+        return try remembering(mutationID, for: user) { core throws(Rejection) in
+            try core.apply(action, for: user, at: now)
+        }.get()
+    }
+
+    /// Switches off the driver mode of every driver inactive for `inactivityTimeout` by `now`,
+    /// withdrawing the offers they were ignoring. The server's timer calls this; every other
+    /// operation does it first too.
+    public mutating func expireInactiveDrivers(at now: Duration) {
+        _ = advance(to: now)
+    }
+
+    /// When the next inactivity switch-off is due, if any driver is waiting.
+    public var nextInactivityDeadline: Duration? {
+        guard let inactivityTimeout else { return nil }
+        return users.values.filter(\.isIdleDriver).map { $0.lastDriverActivity + inactivityTimeout }.min()
+    }
+
+    // MARK: Internals
+
+    /// Moves the core's time forward to `now` (never back) and applies the switch-offs due.
+    private mutating func advance(to now: Duration) -> Duration {
+        clock = max(clock, now)
+        guard let inactivityTimeout else { return clock }
+        let due = users.filter { $0.value.isIdleDriver && clock - $0.value.lastDriverActivity >= inactivityTimeout }
+        guard !due.isEmpty else { return clock }
+        for name in due.keys.sorted() {
+            switchDriverModeOff(for: name, at: clock)
+        }
+        dispatch(at: clock)
+        return clock
+    }
+
+    /// Runs `body` unless `mutationID` was seen for `user`, in which case the first answer is
+    /// returned; rejections are remembered too, so a retry can't turn a refusal into a change.
+    private mutating func remembering(
+        _ mutationID: String?, for user: String,
+        _ body: (inout NightrideCore) throws(Rejection) -> Version
+    ) -> Result<Version, Rejection> {
+        guard users[user] != nil else { return .failure(Rejection(.unknownUser, "no user \(user)")) }
+        if let mutationID, let answer = users[user]?.answers[mutationID] {
+            return answer
+        }
+        let answer: Result<Version, Rejection>
+        do throws(Rejection) {
+            answer = .success(try body(&self))
+        } catch {
+            answer = .failure(error)
+        }
+        if let mutationID {
+            users[user]?.remember(answer, for: mutationID, limit: Self.rememberedMutations)
+        }
+        return answer
+    }
+
+    private mutating func applyDriverMode(_ on: Bool, for user: String, at now: Duration) throws(Rejection) -> Version {
+        guard let record = users[user] else { throw Rejection(.unknownUser, "no user \(user)") }
+        if on {
+            users[user]?.lastDriverActivity = now
+            setDriverModeValue(true, for: user, at: now)
+            dispatch(at: now)
+        } else if record.driverMode.value {
+            switch record.ride.value {
+            case .approaching(let ride) where ride.driver == user, .riding(let ride) where ride.driver == user:
+                throw Rejection(.driverBusy, "driver mode can't be switched off during a ride you drive")
+            default:
+                switchDriverModeOff(for: user, at: now)
+                dispatch(at: now)
+            }
+        }
+        return users[user]!.driverMode.version
+    }
+
+    /// Turns driver mode off, giving back a ride being offered to the user.
+    private mutating func switchDriverModeOff(for user: String, at now: Duration) {
+        if case .incoming(let ride) = users[user]?.ride.value {
+            withdrawOffer(ride.id, at: now)
+        }
+        setDriverModeValue(false, for: user, at: now)
+    }
+
+    mutating func setDriverModeValue(_ on: Bool, for user: String, at now: Duration) {
+        guard let record = users[user], record.driverMode.value != on else { return }
+        let version = Version(epoch: epoch, counter: record.driverMode.version.counter + 1)
+        users[user]?.driverMode = Versioned(on, version: version)
+        changeLog.append(ChangeRecord(time: now, user: user, version: version, value: .driverMode(on)))
+    }
+
+    mutating func setRideStatus(_ status: RideStatus, for user: String, at now: Duration) {
+        guard let record = users[user], record.ride.value != status else { return }
+        let version = Version(epoch: epoch, counter: record.ride.version.counter + 1)
+        users[user]?.ride = Versioned(status, version: version)
+        changeLog.append(ChangeRecord(time: now, user: user, version: version, value: .ride(status)))
+    }
+
+    mutating func makeRideID() -> (id: String, number: Int) {
+        defer { nextRideNumber += 1 }
+        return ("r\(nextRideNumber)", nextRideNumber)
+    }
+}

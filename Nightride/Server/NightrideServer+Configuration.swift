@@ -1,0 +1,44 @@
+extension NightrideServer {
+    /// How a server listens and behaves.
+    public struct Configuration: Sendable {
+        /// The address to bind; loopback by default.
+        public var host: String
+        /// The port to bind; 0 picks a free one (read it back from ``NightrideServer/start()``).
+        public var port: Int
+        /// Idle time after which a waiting driver's driver mode switches off; `nil` never.
+        public var inactivityTimeout: Duration?
+        /// Faults to inject; `nil` for a well-behaved network.
+        public var faults: FaultPlan?
+        /// Whether the faults apply from the start (they can be switched at runtime).
+        public var faultsEnabled: Bool
+        /// Extra time `GET /places` takes, so that a search-as-you-type client sees its older
+        /// queries still running when newer ones start.
+        public var placesLatency: Duration
+        /// Rides per history page.
+        public var historyPageSize: Int
+        /// The epoch of every version; `nil` takes the wall-clock second at start-up, so that a
+        /// restarted server's versions order after the previous one's.
+        public var epoch: UInt64?
+
+        /// A configuration; the defaults listen on a free loopback port without faults.
+        public init(
+            host: String = "127.0.0.1",
+            port: Int = 0,
+            inactivityTimeout: Duration? = .seconds(300),
+            faults: FaultPlan? = nil,
+            faultsEnabled: Bool = true,
+            placesLatency: Duration = .zero,
+            historyPageSize: Int = 10,
+            epoch: UInt64? = nil
+        ) {
+            self.host = host
+            self.port = port
+            self.inactivityTimeout = inactivityTimeout
+            self.faults = faults
+            self.faultsEnabled = faultsEnabled
+            self.placesLatency = placesLatency
+            self.historyPageSize = historyPageSize
+            self.epoch = epoch
+        }
+    }
+}

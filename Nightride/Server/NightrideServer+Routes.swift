@@ -1,0 +1,164 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import NightrideModel
+import StateLoopSync
+
+/// The HTTP and WebSocket routes. Each handler reads or changes the core under the server's
+/// lock and answers from what it saw there; the fault middleware may then hold the answer back.
+extension NightrideServer {
+    func makeApplication(onRunning: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
+        let router = Router()
+        router.add(middleware: FaultMiddleware(server: self))
+        router.post("login") { request, _ in await self.login(request) }
+        router.get("me/driver-mode") { request, _ in self.read(.driverMode, request) }
+        router.get("me/ride") { request, _ in self.read(.ride, request) }
+        router.post("me/driver-mode") { request, _ in await self.changeDriverMode(request) }
+        router.post("me/ride") { request, _ in await self.changeRide(request) }
+        router.get("places") { request, _ in try await self.places(request) }
+        router.get("me/history") { request, _ in self.history(request) }
+
+        let sockets = Router(context: BasicWebSocketRequestContext.self)
+        for resource in Resource.allCases {
+            let path = "me/\(resource.rawValue)/push"
+            sockets.ws(RouterPath(path)) { request, _ in
+                self.state.withLock { _ = $0.countRequest("GET /\(path)") }
+                guard self.authenticate(request, allowQueryToken: true) != nil else {
+                    throw HTTPError(.unauthorized)
+                }
+                return .upgrade([:])
+            } onUpgrade: { inbound, outbound, context in
+                guard let user = self.authenticate(context.request, allowQueryToken: true) else { return }
+                await self.servePushes(of: resource, to: user, inbound: inbound, outbound: outbound)
+            }
+        }
+
+        return Application(
+            router: router,
+            server: .http1WebSocketUpgrade(webSocketRouter: sockets),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
+            onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) },
+            logger: logger
+        )
+    }
+
+    // MARK: Handlers
+
+    private func login(_ request: Request) async -> Response {
+        guard let body = await JSON.decode(LoginRequest.self, from: request) else {
+            return JSON.error(.badRequest, "badRequest", #"expected {"name": "…"}"#)
+        }
+        let token = UUID().uuidString.lowercased()
+        do {
+            let answer = try update { (core, now) throws(Rejection) in try core.login(name: body.name, token: token, at: now) }
+            logger.debug("login", metadata: ["user": "\(answer.user)"])
+            return JSON.response(answer)
+        } catch {
+            return Self.response(for: error)
+        }
+    }
+
+    private func read(_ resource: Resource, _ request: Request) -> Response {
+        guard let user = authenticate(request) else { return Self.unauthorized }
+        // Reading applies the switch-offs already due, so a GET never reports a driver mode
+        // the timer is about to take back at an earlier time.
+        let snapshot = update { core, now in
+            core.expireInactiveDrivers(at: now)
+            return core.snapshot(of: user)
+        }
+        guard let snapshot else { return Self.unauthorized }
+        switch resource {
+        case .driverMode: return JSON.response(snapshot.driverMode)
+        case .ride: return JSON.response(snapshot.ride)
+        }
+    }
+
+    private func changeDriverMode(_ request: Request) async -> Response {
+        guard let user = authenticate(request) else { return Self.unauthorized }
+        guard let change = await JSON.decode(DriverModeChange.self, from: request) else {
+            return JSON.error(.badRequest, "badRequest", #"expected {"on": true|false}"#)
+        }
+        let mutationID = Self.mutationID(of: request)
+        return acknowledge { () throws(Rejection) in
+            try update { (core, now) throws(Rejection) in
+                try core.setDriverMode(change.on, for: user, mutationID: mutationID, at: now)
+            }
+        }
+    }
+
+    private func changeRide(_ request: Request) async -> Response {
+        guard let user = authenticate(request) else { return Self.unauthorized }
+        guard let action = await JSON.decode(RideAction.self, from: request) else {
+            return JSON.error(.badRequest, "badRequest", #"expected {"action": "request"|"cancel"|"accept"|"arrive"|"finish"|"finishSurvey"}"#)
+        }
+        let mutationID = Self.mutationID(of: request)
+        return acknowledge { () throws(Rejection) in
+            try update { (core, now) throws(Rejection) in
+                try core.perform(action, for: user, mutationID: mutationID, at: now)
+            }
+        }
+    }
+
+    private func places(_ request: Request) async throws -> Response {
+        guard authenticate(request) != nil else { return Self.unauthorized }
+        if configuration.placesLatency > .zero {
+            try await sleep(configuration.placesLatency)
+        }
+        let query = request.uri.queryParameters.get("q") ?? ""
+        return JSON.response(state.withLock { $0.core.catalog.search(query) })
+    }
+
+    private func history(_ request: Request) -> Response {
+        guard let user = authenticate(request) else { return Self.unauthorized }
+        let cursor = request.uri.queryParameters.get("cursor")
+        do {
+            let page = try state.withLock { (state) throws(Rejection) in
+                try state.core.history(of: user, cursor: cursor, pageSize: configuration.historyPageSize)
+            }
+            return JSON.response(page)
+        } catch {
+            return Self.response(for: error)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The user of the request's bearer token (or `?token=`, where allowed).
+    func authenticate(_ request: Request, allowQueryToken: Bool = false) -> String? {
+        var token: String?
+        if let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") {
+            token = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
+        } else if allowQueryToken {
+            token = request.uri.queryParameters.get("token")
+        }
+        guard let token else { return nil }
+        return state.withLock { $0.core.user(forToken: token) }
+    }
+
+    private func acknowledge(_ body: () throws(Rejection) -> Version) -> Response {
+        do {
+            return JSON.response(MutationReceipt(version: try body()))
+        } catch {
+            logger.debug("rejected", metadata: ["reason": "\(error)"])
+            return Self.response(for: error)
+        }
+    }
+
+    private static func mutationID(of request: Request) -> String? {
+        HTTPField.Name("Mutation-ID").flatMap { request.headers[$0] }
+    }
+
+    private static var unauthorized: Response {
+        JSON.error(.unauthorized, "unauthorized", "missing or unknown bearer token")
+    }
+
+    static func response(for rejection: Rejection) -> Response {
+        let status: HTTPResponse.Status = switch rejection.code {
+        case .invalidTransition, .driverBusy: .conflict
+        case .unknownUser: .notFound
+        case .invalidName, .invalidCursor: .badRequest
+        }
+        return JSON.response(rejection.body, status: status)
+    }
+}

@@ -1,0 +1,39 @@
+import NightrideModel
+
+/// Why the core refused a request. Served as an ``APIError`` body; see ``code`` for the status.
+public struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kinds of refusal.
+    public enum Code: String, Sendable, Hashable {
+        /// The action does not fit the user's ride status (HTTP 409).
+        case invalidTransition
+        /// Driver mode cannot be switched off while driving someone (HTTP 409).
+        case driverBusy
+        /// No such user (HTTP 404; over HTTP a bad token is a 401 before this).
+        case unknownUser
+        /// The login name is empty or too long (HTTP 400).
+        case invalidName
+        /// The history cursor is not one the server handed out (HTTP 400).
+        case invalidCursor
+    }
+
+    /// The kind of refusal.
+    public var code: Code
+    /// A human-readable explanation.
+    public var message: String
+
+    /// A refusal from its parts.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The JSON body sent to the client.
+    public var body: APIError {
+        APIError(error: code.rawValue, message: message)
+    }
+
+    /// `code: message`.
+    public var description: String {
+        "\(code.rawValue): \(message)"
+    }
+}

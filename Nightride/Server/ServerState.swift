@@ -1,0 +1,108 @@
+import Foundation
+import Logging
+import NightrideModel
+import StateLoopSync
+
+/// Everything the server guards with its one lock: the core, the push sockets and the counters.
+/// Pushes are queued while the lock is held, so each socket gets a user's changes in version
+/// order whatever the interleaving of requests.
+struct ServerState: Sendable {
+    var core: NightrideCore
+    var faultPlan: FaultPlan?
+    var faultsEnabled: Bool
+    var stats = ServerStats()
+    private var sockets: [SocketKey: [Int: Socket]] = [:]
+    private var connections: [SocketKey: Int] = [:]
+    private var nextSocketID = 0
+
+    init(core: NightrideCore, faultPlan: FaultPlan?, faultsEnabled: Bool) {
+        self.core = core
+        self.faultPlan = faultPlan
+        self.faultsEnabled = faultsEnabled
+    }
+
+    /// Whose resource a socket follows.
+    struct SocketKey: Hashable, Sendable {
+        var user: String
+        var resource: Resource
+    }
+
+    /// One connected socket: its outgoing queue and its ordinal among the connections of the
+    /// same user and resource (which fault decisions are keyed on).
+    struct Socket: Sendable {
+        var connection: Int
+        var outbox: AsyncStream<String>.Continuation
+    }
+
+    var activeFaults: FaultPlan? {
+        faultsEnabled ? faultPlan : nil
+    }
+
+    /// Counts a request of `route`; returns its number (from 1), which fault decisions use.
+    mutating func countRequest(_ route: String) -> Int {
+        stats.requests[route, default: 0] += 1
+        return stats.requests[route]!
+    }
+
+    /// Registers a socket and queues the resource's current value on it first, so a client that
+    /// connects late still starts from the truth. Returns the socket's id and connection ordinal.
+    mutating func connect(_ key: SocketKey, outbox: AsyncStream<String>.Continuation) -> (id: Int, connection: Int) {
+        nextSocketID += 1
+        connections[key, default: 0] += 1
+        let connection = connections[key]!
+        sockets[key, default: [:]][nextSocketID] = Socket(connection: connection, outbox: outbox)
+        stats.openSockets += 1
+        if let message = currentMessage(for: key) {
+            outbox.yield(message)
+            stats.pushesSent += 1
+        }
+        return (nextSocketID, connection)
+    }
+
+    mutating func disconnect(_ key: SocketKey, id: Int) {
+        guard let socket = sockets[key]?.removeValue(forKey: id) else { return }
+        socket.outbox.finish()
+        stats.openSockets -= 1
+    }
+
+    /// Ends every socket's queue, which makes its handler return and close the connection.
+    mutating func disconnectAll() {
+        for (key, group) in sockets {
+            for id in group.keys { disconnect(key, id: id) }
+        }
+    }
+
+    /// Pushes the change-log records from `start` on to the sockets of their user and resource.
+    mutating func publish(from start: Int, logger: Logger) {
+        let records = core.changeLog.records
+        guard start < records.count else { return }
+        let faults = activeFaults
+        for record in records[start...] {
+            let key = SocketKey(user: record.user, resource: record.resource)
+            guard let group = sockets[key], let message = Self.message(for: record) else { continue }
+            for socket in group.values.sorted(by: { $0.connection < $1.connection }) {
+                if let faults, faults.dropsPush(of: record.version, resource: record.resource, user: record.user, connection: socket.connection) {
+                    stats.pushesDropped += 1
+                    logger.debug("push dropped", metadata: ["user": "\(record.user)", "resource": "\(record.resource)", "version": "\(record.version)"])
+                    continue
+                }
+                socket.outbox.yield(message)
+                stats.pushesSent += 1
+            }
+        }
+    }
+
+    private func currentMessage(for key: SocketKey) -> String? {
+        switch key.resource {
+        case .driverMode: core.driverMode(of: key.user).flatMap(JSON.string)
+        case .ride: core.rideStatus(of: key.user).flatMap(JSON.string)
+        }
+    }
+
+    private static func message(for record: ChangeRecord) -> String? {
+        switch record.value {
+        case .driverMode(let on): JSON.string(Versioned(on, version: record.version))
+        case .ride(let status): JSON.string(Versioned(status, version: record.version))
+        }
+    }
+}

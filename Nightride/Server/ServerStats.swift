@@ -1,0 +1,16 @@
+/// Counters of a running server, for demos and tests to watch the traffic.
+public struct ServerStats: Sendable, Hashable {
+    /// Requests received per route, as `"GET /me/ride"`; WebSocket upgrades count under their
+    /// path, unmatched paths under `"GET NotFound"` and the like.
+    public var requests: [String: Int] = [:]
+    /// Push sockets connected now.
+    public var openSockets = 0
+    /// Push messages handed to sockets.
+    public var pushesSent = 0
+    /// Push messages dropped by the fault plan.
+    public var pushesDropped = 0
+    /// Push sockets cut by the fault plan.
+    public var forcedDisconnects = 0
+    /// Requests answered 503 by the fault plan.
+    public var injectedFailures = 0
+}

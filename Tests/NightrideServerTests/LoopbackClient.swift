@@ -1,0 +1,162 @@
+import Foundation
+import Logging
+import NightrideModel
+import NightrideServer
+import StateLoopSync
+import StateLoopSyncTransports
+import Synchronization
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Runs a Nightride server on a free loopback port for the duration of `body`.
+func withNightride(
+    _ configuration: NightrideServer.Configuration = .init(epoch: 1),
+    _ body: (NightrideServer, LoopbackClient) async throws -> Void
+) async throws {
+    var logger = Logger(label: "nightride.test")
+    logger.logLevel = .error
+    let server = NightrideServer(configuration: configuration, logger: logger)
+    let port = try await server.start()
+    do {
+        try await body(server, LoopbackClient(port: port))
+    } catch {
+        await server.stop()
+        throw error
+    }
+    await server.stop()
+}
+
+/// The client side of the loopback tests: StateLoop's transports where they fit, plain
+/// URLSession for the rest.
+struct LoopbackClient: Sendable {
+    let port: Int
+
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    func url(_ path: String) -> URL {
+        URL(string: base + path)!
+    }
+
+    func auth(_ token: String) -> [String: String] {
+        ["Authorization": "Bearer \(token)"]
+    }
+
+    /// Logs in as `name`; returns the token.
+    func login(_ name: String) async throws -> String {
+        let (status, data) = try await send("POST", "/login", body: LoginRequest(name: name))
+        #expect(status == 200)
+        return try JSONDecoder().decode(LoginResponse.self, from: data).token
+    }
+
+    func pull<Value: Decodable & Sendable>(_ path: String, token: String, as: Value.Type = Value.self) -> HTTPPull<Value> {
+        HTTPPull(url: url(path), headers: auth(token))
+    }
+
+    func sender<M: Mutation>(_ path: String, token: String, as: M.Type = M.self) -> HTTPMutationSender<M> {
+        HTTPMutationSender(url: url(path), headers: auth(token))
+    }
+
+    /// Connects a push socket of `path`; its messages arrive on the returned inbox.
+    func pushes<Value: Decodable & Sendable>(_ path: String, token: String?, query: String = "", as: Value.Type = Value.self) -> PushInbox<Value> {
+        PushInbox(WebSocketPush<Value>(
+            url: "ws://127.0.0.1:\(port)\(path)\(query)",
+            headers: token.map(auth) ?? [:],
+            initialBackoff: .milliseconds(50)
+        ))
+    }
+
+    /// A request with an optional token, JSON body and mutation id; returns status and body.
+    func send(
+        _ method: String, _ path: String, token: String? = nil, body: (some Encodable)? = Optional<String>.none, mutationID: String? = nil
+    ) async throws -> (Int, Data) {
+        var request = URLRequest(url: url(path))
+        request.httpMethod = method
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let mutationID { request.setValue(mutationID, forHTTPHeaderField: "Mutation-ID") }
+        if let body {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try JSONEncoder().encode(body)
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+    }
+
+    func get<Value: Decodable>(_ path: String, token: String, as: Value.Type = Value.self) async throws -> Value {
+        let (status, data) = try await send("GET", path, token: token)
+        #expect(status == 200, "GET \(path): \(String(decoding: data, as: UTF8.self))")
+        return try JSONDecoder().decode(Value.self, from: data)
+    }
+}
+
+/// The values pushed on one socket, kept running until `close()`.
+final class PushInbox<Value: Decodable & Sendable>: Sendable {
+    private let task: Task<Void, Never>
+    private let mailbox = Mailbox<Versioned<Value>>()
+
+    init(_ push: WebSocketPush<Value>) {
+        task = Task { [mailbox] in
+            await push.run { message in
+                if case .value(let value) = message { mailbox.put(value) }
+            }
+        }
+    }
+
+    /// The next pushed value (reconnection hints are skipped).
+    func next() async -> Versioned<Value> {
+        await mailbox.take()
+    }
+
+    /// Values pushed but not taken yet.
+    var pending: [Versioned<Value>] {
+        mailbox.pending
+    }
+
+    func close() {
+        task.cancel()
+    }
+
+    deinit {
+        task.cancel()
+    }
+}
+
+/// A queue whose `take` waits for a value.
+final class Mailbox<Element: Sendable>: Sendable {
+    private struct State {
+        var items: [Element] = []
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    func put(_ item: Element) {
+        let waiters = state.withLock { state in
+            state.items.append(item)
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    func take() async -> Element {
+        while true {
+            if let item = state.withLock({ $0.items.isEmpty ? nil : $0.items.removeFirst() }) {
+                return item
+            }
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state in
+                    if state.items.isEmpty { state.waiters.append(continuation) }
+                    return !state.items.isEmpty
+                }
+                if ready { continuation.resume() }
+            }
+        }
+    }
+
+    var pending: [Element] {
+        state.withLock { $0.items }
+    }
+}

@@ -1,0 +1,295 @@
+import NightrideModel
+@testable import NightrideServer
+import StateLoopSync
+import Testing
+
+/// The pure core with explicit times: no clock, no sockets.
+@Suite("Nightride core")
+struct NightrideCoreTests {
+    @Test("login creates a user at version 1 once; later logins keep the state and add a token")
+    func login() throws {
+        var core = NightrideCore(epoch: 7)
+        let first = try core.login(name: "  ann ", token: "a", at: .seconds(1))
+        #expect(first == LoginResponse(token: "a", user: "ann"))
+        #expect(core.driverMode(of: "ann") == Versioned(false, version: Fixture.version(1)))
+        #expect(core.rideStatus(of: "ann") == Versioned(.none, version: Fixture.version(1)))
+        _ = try core.setDriverMode(true, for: "ann", at: .seconds(2))
+        _ = try core.login(name: "ann", token: "b", at: .seconds(3))
+        #expect(core.user(forToken: "a") == "ann")
+        #expect(core.user(forToken: "b") == "ann")
+        #expect(core.user(forToken: "c") == nil)
+        #expect(core.driverMode(of: "ann")?.version == Fixture.version(2))
+        #expect(core.userNames == ["ann"])
+        #expect(throws: Rejection(.invalidName, "a name has 1 to 40 characters")) {
+            try core.login(name: "   ", token: "x", at: .seconds(4))
+        }
+    }
+
+    @Test("the whole ride: request, offer, accept, arrive, finish, survey; every change one version up")
+    func rideFlow() throws {
+        var core = try Fixture.world()
+        let pendingVersion = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(1))
+        let asked = Ride(id: "r1", passenger: "ann", destination: Fixture.bastille)
+        var offered = asked
+        offered.driver = "bob"
+        #expect(pendingVersion == Fixture.version(2))
+        #expect(core.ride("ann") == .pending(asked))
+        #expect(core.ride("bob") == .incoming(offered))
+        #expect(core.rideStatus(of: "bob")?.version == Fixture.version(2))
+
+        #expect(try core.perform(.accept, for: "bob", at: .seconds(2)) == Fixture.version(3))
+        #expect(core.ride("ann") == .approaching(offered))
+        #expect(core.ride("bob") == .approaching(offered))
+        #expect(core.rideStatus(of: "ann")?.version == Fixture.version(3))
+
+        #expect(try core.perform(.arrive, for: "bob", at: .seconds(3)) == Fixture.version(4))
+        #expect(core.ride("ann") == .riding(offered))
+        #expect(core.ride("bob") == .riding(offered))
+
+        #expect(try core.perform(.finish, for: "bob", at: .seconds(4)) == Fixture.version(5))
+        #expect(core.ride("ann") == .survey(offered))
+        #expect(core.ride("bob") == RideStatus.none)
+        #expect(core.rideStatus(of: "ann")?.version == Fixture.version(5))
+
+        #expect(try core.perform(.finishSurvey, for: "ann", at: .seconds(5)) == Fixture.version(6))
+        #expect(core.ride("ann") == RideStatus.none)
+        #expect(core.mode("bob") == true)
+        #expect(try core.history(of: "ann").items.first == offered)
+        #expect(try core.history(of: "bob").items.first == offered)
+    }
+
+    @Test("a ride requested with no driver waits, and is offered when a driver switches on")
+    func waitsForDriver() throws {
+        var core = try Fixture.world(drivers: [])
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(1))
+        #expect(core.ride("ann")?.phase == .pending)
+        _ = try core.login(name: "bob", token: "t-bob", at: .seconds(2))
+        #expect(core.ride("bob") == RideStatus.none)
+        _ = try core.setDriverMode(true, for: "bob", at: .seconds(3))
+        #expect(core.ride("bob")?.phase == .incoming)
+        #expect(core.ride("bob")?.ride?.driver == "bob")
+        #expect(core.ride("ann")?.ride?.driver == nil)
+    }
+
+    @Test("rides are offered oldest first, to the driver idle the longest")
+    func dispatchOrder() throws {
+        var core = try Fixture.world(drivers: ["zoe", "bob"])
+        _ = try core.setDriverMode(true, for: "zoe", at: .seconds(5))  // zoe acted later: bob waited longer
+        _ = try core.login(name: "cat", token: "t-cat", at: .seconds(6))
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(7))
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "cat", at: .seconds(8))
+        #expect(core.ride("bob")?.ride?.passenger == "ann")
+        #expect(core.ride("zoe")?.ride?.passenger == "cat")
+    }
+
+    @Test("actions that don't fit the status are rejected and change nothing")
+    func rejections() throws {
+        var core = try Fixture.world()
+        let before = core.changeLog.records.count
+        func expectInvalid(_ action: RideAction, _ user: String, sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(throws: Rejection.self, sourceLocation: sourceLocation) {
+                try core.perform(action, for: user, at: .seconds(1))
+            }
+        }
+        for action in [RideAction.cancel, .accept, .arrive, .finish, .finishSurvey] {
+            expectInvalid(action, "ann")
+        }
+        #expect(core.changeLog.records.count == before)
+
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(2))
+        expectInvalid(.request(destination: Fixture.bastille), "ann")
+        expectInvalid(.accept, "ann")   // the passenger can't take their own ride
+        expectInvalid(.cancel, "bob")   // only the passenger cancels
+        expectInvalid(.arrive, "bob")   // not accepted yet
+        _ = try core.perform(.accept, for: "bob", at: .seconds(3))
+        expectInvalid(.arrive, "ann")
+        expectInvalid(.finish, "bob")
+        #expect(throws: Rejection(.driverBusy, "driver mode can't be switched off during a ride you drive")) {
+            try core.setDriverMode(false, for: "bob", at: .seconds(4))
+        }
+        _ = try core.perform(.arrive, for: "bob", at: .seconds(5))
+        expectInvalid(.cancel, "ann")   // too late once riding
+        expectInvalid(.finishSurvey, "ann")
+        #expect(throws: Rejection(.unknownUser, "no user nobody")) {
+            try core.perform(.cancel, for: "nobody", at: .seconds(6))
+        }
+        let rejection = Rejection(.invalidTransition, "cancel is not possible while riding")
+        #expect(rejection.body == APIError(error: "invalidTransition", message: "cancel is not possible while riding"))
+    }
+
+    @Test("a passenger cancelling while offered or approaching changes the driver's state too")
+    func cancelFreesDriver() throws {
+        var core = try Fixture.world()
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(1))
+        let bobBefore = try #require(core.rideStatus(of: "bob")?.version)
+        _ = try core.perform(.cancel, for: "ann", at: .seconds(2))
+        #expect(core.ride("ann") == RideStatus.none)
+        #expect(core.ride("bob") == RideStatus.none)
+        #expect(core.rideStatus(of: "bob")?.version == Version(epoch: bobBefore.epoch, counter: bobBefore.counter + 1))
+        #expect(core.changeLog.records.last?.time == .seconds(2))
+
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(3))
+        _ = try core.perform(.accept, for: "bob", at: .seconds(4))
+        _ = try core.perform(.cancel, for: "ann", at: .seconds(5))
+        #expect(core.ride("ann") == RideStatus.none)
+        #expect(core.ride("bob") == RideStatus.none)
+        #expect(core.mode("bob") == true)
+    }
+
+    @Test("a freed driver is offered the next waiting ride at once")
+    func cancelRedispatches() throws {
+        var core = try Fixture.world()
+        _ = try core.login(name: "cat", token: "t-cat", at: .zero)
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(1))
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "cat", at: .seconds(2))
+        #expect(core.ride("cat")?.phase == .pending)
+        _ = try core.perform(.cancel, for: "ann", at: .seconds(3))
+        #expect(core.ride("bob")?.ride?.passenger == "cat")
+    }
+
+    @Test("switching driver mode off withdraws an offer, which goes to the next driver")
+    func switchOffWithdrawsOffer() throws {
+        var core = try Fixture.world(drivers: ["bob", "zoe"])
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(1))
+        #expect(core.ride("bob")?.phase == .incoming)
+        _ = try core.setDriverMode(false, for: "bob", at: .seconds(2))
+        #expect(core.ride("bob") == RideStatus.none)
+        #expect(core.mode("bob") == false)
+        #expect(core.ride("zoe")?.ride?.passenger == "ann")
+        #expect(core.ride("ann")?.phase == .pending)
+    }
+
+    @Test("the same mutation id is applied once and answered alike, rejections included")
+    func idempotence() throws {
+        var core = try Fixture.world()
+        let first = try core.setDriverMode(false, for: "bob", mutationID: "m1", at: .seconds(1))
+        _ = try core.setDriverMode(true, for: "bob", mutationID: "m2", at: .seconds(2))
+        let replay = try core.setDriverMode(false, for: "bob", mutationID: "m1", at: .seconds(3))
+        #expect(first == replay)
+        #expect(core.mode("bob") == true)  // m1 was not applied again
+
+        let request = try core.perform(.request(destination: Fixture.bastille), for: "ann", mutationID: "r", at: .seconds(4))
+        let count = core.changeLog.records.count
+        #expect(try core.perform(.request(destination: Fixture.bastille), for: "ann", mutationID: "r", at: .seconds(5)) == request)
+        #expect(core.changeLog.records.count == count)
+
+        #expect(throws: Rejection.self) { try core.perform(.finish, for: "ann", mutationID: "bad", at: .seconds(6)) }
+        _ = try core.perform(.cancel, for: "ann", at: .seconds(7))
+        // Still the first answer, though finishing would now be as invalid for another reason.
+        #expect(throws: Rejection(.invalidTransition, "finish is not possible while pending")) {
+            try core.perform(.finish, for: "ann", mutationID: "bad", at: .seconds(8))
+        }
+        // Ids are per user: bob's "r" is a new mutation.
+        #expect(throws: Rejection.self) { try core.perform(.cancel, for: "bob", mutationID: "r", at: .seconds(9)) }
+    }
+
+    @Test("driver mode switches itself off after the timeout without a driver action, and only then")
+    func inactivity() throws {
+        var core = try Fixture.world(timeout: .seconds(60))
+        #expect(core.nextInactivityDeadline == .seconds(60))
+        core.expireInactiveDrivers(at: .seconds(29))
+        #expect(core.mode("bob") == true)
+        _ = try core.setDriverMode(true, for: "bob", at: .seconds(30))  // a keep-alive, no new version
+        #expect(core.driverMode(of: "bob")?.version == Fixture.version(2))
+        #expect(core.nextInactivityDeadline == .seconds(90))
+        core.expireInactiveDrivers(at: .seconds(89))
+        #expect(core.mode("bob") == true)
+        core.expireInactiveDrivers(at: .seconds(90))
+        #expect(core.driverMode(of: "bob") == Versioned(false, version: Fixture.version(3)))
+        #expect(core.changeLog.records.last == ChangeRecord(time: .seconds(90), user: "bob", version: Fixture.version(3), value: .driverMode(false)))
+        #expect(core.nextInactivityDeadline == nil)
+    }
+
+    @Test("any operation applies the switch-offs already due, whoever calls it")
+    func inactivityBeforeOperations() throws {
+        var core = try Fixture.world(drivers: ["bob", "zoe"], timeout: .seconds(60))
+        _ = try core.setDriverMode(true, for: "zoe", at: .seconds(50))
+        // bob is overdue at 70; the request must not be offered to him.
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(70))
+        #expect(core.mode("bob") == false)
+        #expect(core.ride("zoe")?.phase == .incoming)
+    }
+
+    @Test("an ignored offer ends with driver mode off and the ride back in the queue; driving keeps it on")
+    func inactivityWithdrawsOffer() throws {
+        var core = try Fixture.world(timeout: .seconds(60))
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(10))
+        core.expireInactiveDrivers(at: .seconds(60))
+        #expect(core.mode("bob") == false)
+        #expect(core.ride("bob") == RideStatus.none)
+        #expect(core.ride("ann")?.phase == .pending)
+
+        _ = try core.setDriverMode(true, for: "bob", at: .seconds(61))
+        _ = try core.perform(.accept, for: "bob", at: .seconds(62))
+        core.expireInactiveDrivers(at: .seconds(1_000))
+        #expect(core.mode("bob") == true)  // approaching is not idle
+        #expect(core.nextInactivityDeadline == nil)
+        _ = try core.perform(.arrive, for: "bob", at: .seconds(1_001))
+        _ = try core.perform(.finish, for: "bob", at: .seconds(1_002))
+        #expect(core.nextInactivityDeadline == .seconds(1_062))
+    }
+
+    @Test("the change log answers what a user's state was at any time")
+    func changeLogLookups() throws {
+        var core = try Fixture.world(timeout: .seconds(60))
+        _ = try core.login(name: "cat", token: "t-cat", at: .seconds(5))
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(10))
+        _ = try core.perform(.accept, for: "bob", at: .seconds(20))
+        let log = core.changeLog
+
+        #expect(log.snapshot(of: "cat", at: .seconds(4)) == nil)
+        #expect(log.snapshot(of: "cat", at: .seconds(5))?.driverMode.value == false)
+        #expect(log.rideStatus(of: "ann", at: .seconds(9)) == Versioned(.none, version: Fixture.version(1)))
+        #expect(log.rideStatus(of: "ann", at: .seconds(10))?.value.phase == .pending)
+        #expect(log.rideStatus(of: "ann", at: .seconds(19))?.value.phase == .pending)
+        #expect(log.rideStatus(of: "ann", at: .seconds(20))?.value.phase == .approaching)
+        #expect(log.driverMode(of: "bob", at: .seconds(15)) == Versioned(true, version: Fixture.version(2)))
+        #expect(log.rideStatus(of: "bob", at: .seconds(15))?.value.phase == .incoming)
+        #expect(log.rideStatus(of: "bob", at: .seconds(15))?.version == Fixture.version(2))
+        #expect(log.snapshot(of: "bob", at: .seconds(100)) == core.snapshot(of: "bob"))
+        #expect(log.records(of: "ann").map(\.time) == [.zero, .zero, .seconds(10), .seconds(20)])
+        #expect(log.records.map(\.time) == log.records.map(\.time).sorted())
+    }
+
+    @Test("history pages go newest first, ten at a time, with a path to the next page")
+    func history() throws {
+        var core = try Fixture.world()
+        let total = try #require(core.users["ann"]?.history.count)
+        #expect((15...30).contains(total))
+        var pages: [HistoryPage] = [try core.history(of: "ann")]
+        while let next = pages.last?.next {
+            let cursor = try #require(next.split(separator: "=").last.map(String.init))
+            #expect(next == "/me/history?cursor=\(cursor)")
+            pages.append(try core.history(of: "ann", cursor: cursor))
+        }
+        #expect(pages.dropLast().allSatisfy { $0.items.count == 10 })
+        let items = pages.flatMap(\.items)
+        #expect(items.count == total)
+        #expect(Set(items.map(\.id)).count == total)
+        #expect(items.first?.id == "h\(total)-ann")
+        #expect(items.last?.id == "h1-ann")
+        #expect(items.allSatisfy { $0.passenger == "ann" || $0.driver == "ann" })
+        #expect(throws: Rejection.self) { try core.history(of: "ann", cursor: "abc") }
+        #expect(throws: Rejection.self) { try core.history(of: "ann", cursor: "\(total + 1)") }
+
+        // A new ride goes on top; a cursor handed out before still gives the same page.
+        let second = try #require(pages.first?.next?.split(separator: "=").last.map(String.init))
+        let before = try core.history(of: "ann", cursor: second)
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(1))
+        _ = try core.perform(.accept, for: "bob", at: .seconds(2))
+        _ = try core.perform(.arrive, for: "bob", at: .seconds(3))
+        _ = try core.perform(.finish, for: "bob", at: .seconds(4))
+        #expect(try core.history(of: "ann").items.first?.id == "r1")
+        #expect(try core.history(of: "ann", cursor: second) == before)
+        // The same user gets the same invented past in another world.
+        #expect(try Fixture.world().history(of: "ann") == pages.first)
+    }
+
+    @Test("a time earlier than one already seen doesn't make the log go back")
+    func monotonicTime() throws {
+        var core = try Fixture.world()
+        core.expireInactiveDrivers(at: .seconds(10))
+        _ = try core.setDriverMode(false, for: "bob", at: .seconds(5))
+        #expect(core.changeLog.records.last?.time == .seconds(10))
+    }
+}

@@ -1,0 +1,307 @@
+import Foundation
+import Logging
+import NightrideModel
+import NightrideServer
+import StateLoopSync
+import StateLoopSyncTransports
+import StateLoopTesting
+import Testing
+import WSClient
+
+/// The server over real HTTP and WebSocket on loopback, with StateLoop's transports as the
+/// client. Real sockets mean the real clock, so every wait here is short and bounded.
+@Suite("Nightride server over loopback", .timeLimit(.minutes(1)))
+struct ServerLoopbackTests {
+    let bastille = Place(id: "bastille", name: "Bastille", area: "Paris 11e")
+
+    @Test("login, then each resource as a versioned value over HTTPPull")
+    func loginAndPull() async throws {
+        try await withNightride { server, client in
+            let token = try await client.login("ann")
+            let mode = try await client.pull("/me/driver-mode", token: token, as: Bool.self)()
+            let ride = try await client.pull("/me/ride", token: token, as: RideStatus.self)()
+            #expect(mode == Versioned(false, version: Version(epoch: 1, counter: 1)))
+            #expect(ride == Versioned(.none, version: Version(epoch: 1, counter: 1)))
+            #expect(server.core.userNames == ["ann"])
+            #expect(server.stats.requests["GET /me/ride"] == 1)
+            #expect(server.stats.requests["POST /login"] == 1)
+        }
+    }
+
+    @Test("a mutation sent twice with one Mutation-ID is applied once and answered alike")
+    func idempotentMutation() async throws {
+        try await withNightride { server, client in
+            let token = try await client.login("bob")
+            let send = client.sender("/me/driver-mode", token: token, as: DriverModeChange.self)
+            let switchOn = MutationID()
+            let first = try await send(DriverModeChange(on: true), switchOn)
+            _ = try await send(DriverModeChange(on: false), MutationID())
+            let retried = try await send(DriverModeChange(on: true), switchOn)
+            #expect(first == Version(epoch: 1, counter: 2))
+            #expect(retried == first)
+            #expect(server.core.driverMode(of: "bob") == Versioned(false, version: Version(epoch: 1, counter: 3)))
+            #expect(server.changeLog.records(of: "bob").filter { $0.resource == .driverMode }.count == 3)
+
+            // A ride action that doesn't fit: 409 with a JSON reason, through the sender too.
+            let (status, body) = try await client.send("POST", "/me/ride", token: token, body: RideAction.accept, mutationID: "m")
+            #expect(status == 409)
+            #expect(try JSONDecoder().decode(APIError.self, from: body).error == "invalidTransition")
+            let (badStatus, _) = try await client.send("POST", "/me/driver-mode", token: token, body: ["on": "yes"])
+            #expect(badStatus == 400)
+        }
+    }
+
+    @Test("a change is pushed to every socket of its user, and only theirs")
+    func pushes() async throws {
+        try await withNightride { server, client in
+            let ann = try await client.login("ann")
+            let bob = try await client.login("bob")
+            let annPhone = client.pushes("/me/driver-mode/push", token: ann, as: Bool.self)
+            let annLaptop = client.pushes("/me/driver-mode/push", token: nil, query: "?token=\(ann)", as: Bool.self)
+            let bobPhone = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
+            defer { [annPhone, annLaptop, bobPhone].forEach { $0.close() } }
+            // Each socket starts with the current value.
+            #expect(await annPhone.next().version.counter == 1)
+            #expect(await annLaptop.next().version.counter == 1)
+            #expect(await bobPhone.next().version.counter == 1)
+            #expect(server.stats.openSockets == 3)
+
+            _ = try await client.sender("/me/driver-mode", token: ann, as: DriverModeChange.self)(DriverModeChange(on: true), MutationID())
+            #expect(await annPhone.next() == Versioned(true, version: Version(epoch: 1, counter: 2)))
+            #expect(await annLaptop.next() == Versioned(true, version: Version(epoch: 1, counter: 2)))
+            _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), MutationID())
+            #expect(await bobPhone.next() == Versioned(true, version: Version(epoch: 1, counter: 2)))
+            #expect(bobPhone.pending.isEmpty)
+        }
+    }
+
+    @Test("a passenger's request and cancel reach the driver as pushes: a server-side change")
+    func cancelReachesDriver() async throws {
+        try await withNightride { server, client in
+            let ann = try await client.login("ann")
+            let bob = try await client.login("bob")
+            let bobRide = client.pushes("/me/ride/push", token: bob, as: RideStatus.self)
+            defer { bobRide.close() }
+            #expect(await bobRide.next().value == RideStatus.none)
+            _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), MutationID())
+
+            let (requested, _) = try await client.send("POST", "/me/ride", token: ann, body: RideAction.request(destination: bastille))
+            #expect(requested == 200)
+            let offer = await bobRide.next()
+            #expect(offer.value.phase == .incoming)
+            #expect(offer.value.ride?.passenger == "ann")
+
+            let (cancelled, data) = try await client.send("POST", "/me/ride", token: ann, body: RideAction.cancel, mutationID: "c1")
+            #expect(cancelled == 200)
+            #expect(try JSONDecoder().decode(MutationReceipt.self, from: data).version == Version(epoch: 1, counter: 3))
+            let withdrawn = await bobRide.next()
+            #expect(withdrawn.value == RideStatus.none)
+            #expect(withdrawn.version.counter == offer.version.counter + 1)
+            #expect(server.core.rideStatus(of: "bob") == withdrawn)
+        }
+    }
+
+    @Test("the inactivity timer switches driver mode off and pushes it")
+    func inactivityPushed() async throws {
+        try await withNightride(.init(inactivityTimeout: .milliseconds(200), epoch: 1)) { server, client in
+            let bob = try await client.login("bob")
+            let mode = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
+            defer { mode.close() }
+            #expect(await mode.next().value == false)
+            let started = ContinuousClock.now
+            _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), MutationID())
+            #expect(await mode.next().value == true)
+            let off = await mode.next()
+            #expect(off == Versioned(false, version: Version(epoch: 1, counter: 3)))
+            #expect(ContinuousClock.now - started >= .milliseconds(200))
+            let record = try #require(server.changeLog.records(of: "bob").last)
+            #expect(record.value == .driverMode(false))
+        }
+    }
+
+    @Test("the seed's race: driver mode switches off while a slow GET is in flight; the push overtakes it, and versions tell")
+    func seedRace() async throws {
+        let slow = FaultPlan(seed: 1, latency: .milliseconds(600)...(.milliseconds(600)), pushDropProbability: 0, disconnectAfter: nil)
+        try await withNightride(.init(inactivityTimeout: .milliseconds(150), faults: slow, faultsEnabled: false, epoch: 1)) { server, client in
+            let bob = try await client.login("bob")
+            let mode = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
+            defer { mode.close() }
+            #expect(await mode.next().version.counter == 1)
+            _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), MutationID())
+            #expect(await mode.next().value == true)
+
+            server.faultsEnabled = true
+            let arrivals = Mailbox<String>()
+            async let pulled = client.pull("/me/driver-mode", token: bob, as: Bool.self)()
+            let pushed = await mode.next()
+            arrivals.put("push")
+            let response = try await pulled
+            arrivals.put("response")
+
+            #expect(pushed == Versioned(false, version: Version(epoch: 1, counter: 3)))
+            #expect(response == Versioned(true, version: Version(epoch: 1, counter: 2)))
+            #expect(arrivals.pending == ["push", "response"])
+            #expect(Versioned<Bool>.outcome(of: response.version, over: pushed.version) == .outdated)
+            #expect(server.changeLog.driverMode(of: "bob", at: server.now) == pushed)
+        }
+    }
+
+    @Test("a bad or missing token is a 401 on HTTP routes and on push upgrades")
+    func unauthorized() async throws {
+        try await withNightride { _, client in
+            _ = try await client.login("ann")
+            await #expect(throws: HTTPStatusError(status: 401)) {
+                try await client.pull("/me/ride", token: "nope", as: RideStatus.self)()
+            }
+            for path in ["/me/driver-mode", "/me/ride", "/me/history", "/places?q=gare"] {
+                let (status, body) = try await client.send("GET", path)
+                #expect(status == 401, "\(path)")
+                #expect(try JSONDecoder().decode(APIError.self, from: body).error == "unauthorized")
+            }
+            let (posted, _) = try await client.send("POST", "/me/driver-mode", token: "nope", body: DriverModeChange(on: true))
+            #expect(posted == 401)
+            var logger = Logger(label: "test")
+            logger.logLevel = .critical
+            var configuration = WebSocketClientConfiguration()
+            configuration.additionalHeaders[.authorization] = "Bearer nope"
+            await #expect(throws: (any Error).self) {
+                try await WebSocketClient.connect(url: "ws://127.0.0.1:\(client.port)/me/ride/push", configuration: configuration, logger: logger) { _, _, _ in }
+            }
+            let (badLogin, _) = try await client.send("POST", "/login", body: LoginRequest(name: ""))
+            #expect(badLogin == 400)
+        }
+    }
+
+    @Test("history pages chain through next until null; places are searched")
+    func historyAndPlaces() async throws {
+        try await withNightride { server, client in
+            let token = try await client.login("ann")
+            var pages = [try await client.get("/me/history", token: token, as: HistoryPage.self)]
+            while let next = pages.last?.next {
+                pages.append(try await client.get(next, token: token, as: HistoryPage.self))
+            }
+            let all = try server.core.history(of: "ann", pageSize: 1_000).items
+            #expect(pages.flatMap(\.items) == all)
+            #expect(pages.count == (all.count + 9) / 10)
+            let (badCursor, _) = try await client.send("GET", "/me/history?cursor=x", token: token)
+            #expect(badCursor == 400)
+
+            let places = try await client.get("/places?q=gare%20de", token: token, as: [Place].self)
+            #expect(places.map(\.name) == ["Gare de l'Est", "Gare de Lyon"])
+        }
+    }
+
+    @Test("faults with a fixed seed are repeatable: the same 503s, the same lost pushes")
+    func repeatableFaults() async throws {
+        func scenario() async throws -> (statuses: [Int], received: [UInt64], dropped: Int) {
+            var observed: (statuses: [Int], received: [UInt64], dropped: Int) = ([], [], 0)
+            let failing = FaultPlan(seed: 2024, latency: .zero...(.milliseconds(2)), pushDropProbability: 0, disconnectAfter: nil, failureProbability: 0.3)
+            try await withNightride(.init(faults: failing, faultsEnabled: false)) { server, client in
+                let bob = try await client.login("bob")
+                let mode = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
+                defer { mode.close() }
+                _ = await mode.next()
+                server.faultsEnabled = true
+                for _ in 0..<20 {
+                    observed.statuses.append(try await client.send("GET", "/me/ride", token: bob).0)
+                }
+                server.faultPlan = FaultPlan(seed: 2024, latency: .zero...(.zero), pushDropProbability: 0.5, disconnectAfter: nil)
+                let send = client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)
+                for index in 0..<12 {
+                    _ = try await send(DriverModeChange(on: index % 2 == 0), MutationID())
+                }
+                server.faultsEnabled = false
+                let last = try await send(DriverModeChange(on: true), MutationID())
+                while true {
+                    let value = await mode.next()
+                    observed.received.append(value.version.counter)
+                    if value.version == last { break }
+                }
+                observed.dropped = server.stats.pushesDropped
+            }
+            return observed
+        }
+        let first = try await scenario()
+        let second = try await scenario()
+        #expect(first.statuses == second.statuses)
+        #expect(first.received == second.received)
+        #expect(first.statuses.contains(503) && first.statuses.contains(200))
+        #expect(first.dropped > 0 && first.dropped < 12)
+        #expect(first.received.count == 13 - first.dropped)
+    }
+
+    @Test("stop closes push sockets and frees the port; start reports a bound port")
+    func startStop() async throws {
+        var logger = Logger(label: "nightride.test")
+        logger.logLevel = .error
+        let server = NightrideServer(configuration: .init(epoch: 1), logger: logger)
+        let port = try await server.start()
+        #expect(port > 0)
+        #expect(server.port == port)
+        #expect(server.baseURL?.absoluteString == "http://127.0.0.1:\(port)")
+        await #expect(throws: (any Error).self) { try await server.start() }
+        let rival = NightrideServer(configuration: .init(port: port), logger: logger)
+        await #expect(throws: (any Error).self) { try await rival.start() }  // the port is taken
+        let client = LoopbackClient(port: port)
+        let token = try await client.login("ann")
+        let inbox = client.pushes("/me/ride/push", token: token, as: RideStatus.self)
+        defer { inbox.close() }
+        _ = await inbox.next()
+        #expect(server.stats.openSockets == 1)
+        await server.stop()
+        #expect(server.stats.openSockets == 0)
+        #expect(server.port == nil)
+        await #expect(throws: (any Error).self) { try await client.send("GET", "/me/ride", token: token) }
+    }
+}
+
+/// The running server's timers on an injected clock, and the socket cuts of the fault plan.
+@Suite("Nightride server timers and cuts", .timeLimit(.minutes(1)))
+struct ServerTimerTests {
+    @Test("on a test clock, the inactivity switch-off happens when the clock says, not the wall")
+    func injectedClock() async throws {
+        let clock = TestClock()
+        var logger = Logger(label: "nightride.test")
+        logger.logLevel = .error
+        let server = NightrideServer(configuration: .init(inactivityTimeout: .seconds(60), epoch: 1), clock: clock, logger: logger)
+        let port = try await server.start()
+        defer { Task { await server.stop() } }
+        let client = LoopbackClient(port: port)
+        let bob = try await client.login("bob")
+        let mode = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
+        defer { mode.close() }
+        #expect(await mode.next().value == false)
+        _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), MutationID())
+        #expect(await mode.next().value == true)
+
+        await clock.advance(by: .seconds(59))
+        #expect(server.core.driverMode(of: "bob")?.value == true)
+        await clock.advance(by: .seconds(1))
+        let off = await mode.next()
+        #expect(off == Versioned(false, version: Version(epoch: 1, counter: 3)))
+        #expect(server.changeLog.records(of: "bob").last?.time == .seconds(60))
+        #expect(server.now == .seconds(60))
+        await server.stop()
+    }
+
+    @Test("the fault plan cuts push sockets; the client reconnects and gets the current value again")
+    func forcedDisconnects() async throws {
+        let cutting = FaultPlan(seed: 5, latency: .zero...(.zero), pushDropProbability: 0, disconnectAfter: .milliseconds(100)...(.milliseconds(150)))
+        try await withNightride(.init(faults: cutting, epoch: 1)) { server, client in
+            let ann = try await client.login("ann")
+            let ride = client.pushes("/me/ride/push", token: ann, as: RideStatus.self)
+            defer { ride.close() }
+            let first = await ride.next()
+            let afterReconnection = await ride.next()
+            #expect(first == afterReconnection)
+            #expect(server.stats.forcedDisconnects >= 1)
+            #expect(server.stats.requests["GET /me/ride/push"].map { $0 >= 2 } == true)
+
+            server.faultsEnabled = false
+            let cuts = server.stats.forcedDisconnects
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(server.stats.forcedDisconnects <= cuts + 1)  // one lease may have been running out
+            #expect(server.stats.openSockets == 1)
+        }
+    }
+}
