@@ -121,10 +121,23 @@ let package = Package(
             ],
             path: "Nightride/Server"
         ),
+        .target(
+            name: "NightrideClient",
+            dependencies: [
+                "NightrideModel",
+                "StateLoop",
+                "StateLoopSync",
+                "StateLoopSyncTransports",
+                "StateLoopJournal",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Nightride/Client"
+        ),
         .executableTarget(
             name: "nightride",
             dependencies: [
                 "NightrideServer",
+                "NightrideClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,0 +1,110 @@
+import NightrideModel
+import StateLoopSync
+
+/// Everything a Nightride client shows. The screen is derived from the two backend-owned
+/// values; the rest is the client's own (search box, history list, last error). Journaled, so a
+/// relaunched client shows its last screen at once.
+public struct ClientState: Codable, Sendable, Equatable {
+    /// Who is logged in.
+    public var user: String
+    /// The user's driver mode as shown.
+    public var driverMode = ResourceView<Bool>()
+    /// The user's ride status as shown.
+    public var ride = ResourceView<RideStatus>()
+    /// The ride history, page by page.
+    public var history = HistoryState()
+    /// The destination search box. Not journaled: a relaunch starts with an empty box.
+    public var search = SearchState<[Place]>(minimumLength: 2)
+    /// The last refused action, until dismissed or replaced.
+    public var lastError: String?
+
+    /// A client of `user` that knows nothing yet.
+    public init(user: String) {
+        self.user = user
+    }
+
+    /// The screen, derived from the driver mode and the ride status.
+    public var screen: Screen {
+        Screen(driverMode: driverMode.value, ride: ride.value, user: user)
+    }
+
+    /// Whether an optimistic change is shown that the server has not confirmed yet.
+    public var isOptimistic: Bool {
+        driverMode.pendingMutations > 0 || ride.pendingMutations > 0
+    }
+
+    /// The status line: loading, slow, offline, errors; empty when all is well.
+    public var statusLine: String {
+        let healths = [driverMode.health, ride.health]
+        if healths.contains(where: \.isOffline) { return "Offline: showing the last known state" }
+        if healths.contains(where: \.isSlow) { return "Taking longer than expected…" }
+        if let failure = healths.compactMap(\.failure).first { return "Error: \(failure) (r to retry)" }
+        if let lastError { return "Refused: \(lastError)" }
+        if healths.contains(where: \.isLoading) { return "Loading…" }
+        if isOptimistic { return "Sending…" }
+        return ""
+    }
+
+    /// Applies one event.
+    public static func reduce(_ state: inout ClientState, _ event: ClientEvent) {
+        switch event {
+        case .driverMode(let value, let version, let pending):
+            state.driverMode.apply(value: value, confirmedVersion: version, pendingMutations: pending)
+        case .driverModeHealth(let health):
+            state.driverMode.health = health
+        case .ride(let value, let version, let pending):
+            state.ride.apply(value: value, confirmedVersion: version, pendingMutations: pending)
+        case .rideHealth(let health):
+            state.ride.health = health
+        case .searchTyped(let text):
+            state.search.apply(.typed(text))
+        case .searchLoaded(let query, let places):
+            state.search.apply(.loaded(query: query, places))
+        case .searchFailed(let query, let message):
+            state.search.apply(.failed(query: query, message))
+        case .historyScrolledToEnd:
+            state.history.scrolledToEnd()
+        case .historyLoaded(let page, let address):
+            state.history.loaded(page, from: address)
+        case .historyFailed(let message, let address):
+            state.history.failed(message, from: address)
+        case .actionRefused(let message):
+            state.lastError = message
+        case .errorDismissed:
+            state.lastError = nil
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case user, driverMode, ride, history, lastError
+    }
+}
+
+/// What happens to a client: news from the server and the user's own doing.
+public enum ClientEvent: Codable, Sendable, Equatable {
+    /// The driver mode as shown (`nil` when not known yet), its confirmed version and how many
+    /// changes are pending.
+    case driverMode(Bool?, version: Version?, pending: Int)
+    /// The driver mode resource's health.
+    case driverModeHealth(ResourceHealth)
+    /// The ride status as shown, as for the driver mode.
+    case ride(RideStatus?, version: Version?, pending: Int)
+    /// The ride status resource's health.
+    case rideHealth(ResourceHealth)
+    /// The user typed in the destination box.
+    case searchTyped(String)
+    /// The places for `query` arrived.
+    case searchLoaded(query: String, [Place])
+    /// The search for `query` failed.
+    case searchFailed(query: String, String)
+    /// The user scrolled to the end of the history.
+    case historyScrolledToEnd
+    /// A history page arrived from `from`.
+    case historyLoaded(HistoryPage, from: String)
+    /// A history page request failed.
+    case historyFailed(String, from: String)
+    /// The server refused an action; the optimistic change was rolled back.
+    case actionRefused(String)
+    /// The user dismissed the error.
+    case errorDismissed
+}

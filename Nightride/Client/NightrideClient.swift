@@ -1,0 +1,269 @@
+import Foundation
+import Logging
+import NightrideModel
+import StateLoop
+import StateLoopJournal
+import StateLoopSync
+import StateLoopSyncTransports
+
+/// A stateless Nightride client: the screen comes from the user's driver mode and ride status,
+/// each a remote resource (pull over HTTP, push over WebSocket, versioned), changed through
+/// optimistic mutations; its own state (search box, history) lives in a journaled system.
+///
+/// ```swift
+/// let api = try await NightrideAPI.login(server: url, name: "ann")
+/// let client = try NightrideClient(api: api, options: ClientOptions(journalPath: "ann.journal"))
+/// let shown = client.system.observe { state in render(state.screen) }
+/// client.perform(.requestRide(to: gareDuNord))
+/// ```
+///
+/// Threading: the client and its system belong to the main actor.
+@MainActor
+public final class NightrideClient {
+    /// The API it talks to.
+    public let api: NightrideAPI
+    /// The client's state.
+    public let system: System<ClientState, ClientEvent>
+    /// The journal behind `system`, when the options name a file.
+    public let journal: Journal<ClientState, ClientEvent>?
+
+    let driverMode: RemoteResource<Bool>
+    let ride: RemoteResource<RideStatus>
+    let driverModeChanges: OptimisticResource<DriverModeChange>
+    let rideActions: OptimisticResource<RideMutation>
+
+    /// Connects the resources and starts the system (restored from the journal if any).
+    ///
+    /// - Throws: ``JournalError`` when the journal cannot be opened at all.
+    public init(api: NightrideAPI, options: ClientOptions = ClientOptions()) throws(JournalError) {
+        self.api = api
+        let clock = options.clock
+        driverMode = RemoteResource(
+            sources: Self.sources(Bool.self, path: "/me/driver-mode", api: api, options: options),
+            policy: options.policy,
+            clock: clock
+        )
+        ride = RemoteResource(
+            sources: Self.sources(RideStatus.self, path: "/me/ride", api: api, options: options),
+            policy: options.policy,
+            clock: clock
+        )
+        let journal = try options.journalPath.map { path throws(JournalError) in
+            try Journal<ClientState, ClientEvent>(at: path, configuration: JournalConfiguration(snapshotInterval: 200))
+        }
+        self.journal = journal
+        driverModeChanges = OptimisticResource(
+            resource: driverMode,
+            store: journal?.mutationStore(named: "driver-mode", for: DriverModeChange.self),
+            policy: options.policy,
+            clock: clock,
+            send: HTTPMutationSender<DriverModeChange>(url: api.url("/me/driver-mode"), headers: api.headers).callAsFunction
+        )
+        rideActions = OptimisticResource(
+            resource: ride,
+            store: journal?.mutationStore(named: "ride", for: RideMutation.self),
+            policy: options.policy,
+            clock: clock,
+            send: HTTPMutationSender<RideMutation>(url: api.url("/me/ride"), headers: api.headers).callAsFunction
+        )
+        let feedbacks = Self.feedbacks(
+            api: api,
+            driverMode: driverMode,
+            ride: ride,
+            driverModeChanges: driverModeChanges,
+            rideActions: rideActions,
+            options: options
+        )
+        if let journal {
+            system = System(journal: journal, initialState: ClientState(user: api.user), reduce: ClientState.reduce, feedbacks: feedbacks)
+        } else {
+            system = System(initialState: ClientState(user: api.user), reduce: ClientState.reduce, feedbacks: feedbacks)
+        }
+    }
+
+    /// The current state.
+    public var state: ClientState {
+        system.state
+    }
+
+    /// Does what the user asked.
+    public func perform(_ action: UserAction) {
+        switch action {
+        case .toggleDriverMode:
+            driverModeChanges.mutate(DriverModeChange(on: !(state.driverMode.value ?? false)))
+        case .requestRide(let destination):
+            rideActions.mutate(RideMutation(.request(destination: destination)))
+        case .cancelRide:
+            rideActions.mutate(RideMutation(.cancel))
+        case .acceptRide:
+            rideActions.mutate(RideMutation(.accept))
+        case .arrive:
+            rideActions.mutate(RideMutation(.arrive))
+        case .finishRide:
+            rideActions.mutate(RideMutation(.finish))
+        case .finishSurvey:
+            rideActions.mutate(RideMutation(.finishSurvey))
+        case .typeDestination(let text):
+            system.send(.searchTyped(text))
+        case .scrollHistory:
+            system.send(.historyScrolledToEnd)
+        case .dismissError:
+            system.send(.errorDismissed)
+        case .refresh:
+            refresh()
+        }
+    }
+
+    /// Pulls both resources now.
+    public func refresh() {
+        driverMode.refresh()
+        ride.refresh()
+    }
+
+    /// HTTP requests the two resources started, however many subscribers share them.
+    public var requestsStarted: Int {
+        driverMode.requestsStarted + ride.requestsStarted
+    }
+
+    /// Subscribers per resource that share each request (the status feed, the optimistic
+    /// value), for the demo's count of requests saved.
+    public static let subscribersPerResource = 2
+
+    /// Stops the system and commits the journal.
+    public func stop() {
+        system.stop()
+        journal?.close()
+    }
+
+    // MARK: Wiring
+
+    private static func sources<Value: Codable & Sendable>(
+        _ type: Value.Type,
+        path: String,
+        api: NightrideAPI,
+        options: ClientOptions
+    ) -> ResourceSources<Value> {
+        let (online, report) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(1))
+        var sources = ResourceSources(
+            pull: HTTPPull<Value>(url: api.url(path), headers: api.headers),
+            push: WebSocketPush<Value>(
+                url: api.pushURL(path + "/push"),
+                headers: api.headers,
+                initialBackoff: options.reconnectBackoff,
+                maxBackoff: options.reconnectBackoff * 4,
+                logger: Logger(label: "nightride.push", factory: { _ in SwiftLogNoOpLogHandler() }),
+                onConnectionChange: { report.yield($0) }
+            )
+        )
+        sources.connectivity = { send in
+            for await isOnline in online {
+                await send(isOnline)
+            }
+        }
+        return sources
+    }
+
+    private static func feedbacks(
+        api: NightrideAPI,
+        driverMode: RemoteResource<Bool>,
+        ride: RemoteResource<RideStatus>,
+        driverModeChanges: OptimisticResource<DriverModeChange>,
+        rideActions: OptimisticResource<RideMutation>,
+        options: ClientOptions
+    ) -> [Feedback<ClientState, ClientEvent>] {
+        [
+            .react(query: { _ in true }) { _, send in
+                for await status in driverModeChanges.updates() {
+                    await send(.driverMode(status.value, version: status.confirmed?.version, pending: status.mutations.count))
+                }
+            },
+            .react(query: { _ in true }) { _, send in
+                for await status in rideActions.updates() {
+                    await send(.ride(status.value, version: status.confirmed?.version, pending: status.mutations.count))
+                }
+            },
+            .react(query: { _ in true }) { _, send in
+                for await status in driverMode.updates() {
+                    await send(.driverModeHealth(ResourceHealth(status)))
+                }
+            },
+            .react(query: { _ in true }) { _, send in
+                for await status in ride.updates() {
+                    await send(.rideHealth(ResourceHealth(status)))
+                }
+            },
+            .react(query: { _ in true }) { _, send in
+                for await failure in driverModeChanges.failures() {
+                    await send(.actionRefused("driver mode: \(failure.error.message)"))
+                }
+            },
+            .react(query: { _ in true }) { _, send in
+                for await failure in rideActions.failures() {
+                    await send(.actionRefused("\(failure.mutation.action.name.rawValue): \(failure.error.message)"))
+                }
+            },
+            .liveSearch(
+                \.search,
+                event: { event in
+                    switch event {
+                    case .typed(let text): .searchTyped(text)
+                    case .loaded(let query, let places): .searchLoaded(query: query, places)
+                    case .failed(let query, let message): .searchFailed(query: query, message)
+                    }
+                },
+                debounce: options.searchDebounce,
+                clock: options.clock,
+                search: { query in try await api.places(matching: query) }
+            ),
+            // The cyclic dependency: the next page's address comes from the previous page.
+            .react(query: \.history.pageToLoad) { address in
+                do {
+                    return .historyLoaded(try await api.history(at: address), from: address)
+                } catch {
+                    return .historyFailed("\(error)", from: address)
+                }
+            },
+        ]
+    }
+}
+
+/// How a client connects: its journal, its resources' policy, its clock.
+public struct ClientOptions: Sendable {
+    /// The journal file; `nil` keeps the state in memory only.
+    public var journalPath: String?
+    /// Retries, polling, the slow signal.
+    public var policy: ResourcePolicy
+    /// The first wait before reconnecting a push channel.
+    public var reconnectBackoff: Duration
+    /// The pause after the last keystroke before a search.
+    public var searchDebounce: Duration
+    /// The clock of every timer.
+    public var clock: any Clock<Duration>
+
+    /// Defaults fit for a demo on loopback: polls every 5 s, slow after 1 s, reconnects fast.
+    public init(
+        journalPath: String? = nil,
+        policy: ResourcePolicy? = nil,
+        reconnectBackoff: Duration = .milliseconds(100),
+        searchDebounce: Duration = .milliseconds(250),
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
+        self.journalPath = journalPath
+        self.policy = policy ?? Self.demoPolicy
+        self.reconnectBackoff = reconnectBackoff
+        self.searchDebounce = searchDebounce
+        self.clock = clock
+    }
+
+    /// The policy of the defaults.
+    public static var demoPolicy: ResourcePolicy {
+        var policy = ResourcePolicy()
+        policy.pollInterval = .seconds(5)
+        policy.slowThreshold = .seconds(1)
+        policy.initialBackoff = .milliseconds(100)
+        policy.maxBackoff = .seconds(1)
+        policy.maxRetries = 10
+        policy.gracePeriod = .seconds(1)
+        return policy
+    }
+}

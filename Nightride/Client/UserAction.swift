@@ -1,0 +1,27 @@
+import NightrideModel
+
+/// What the user can do, whatever the front end (terminal keys, a script, a test).
+public enum UserAction: Sendable, Equatable {
+    /// Switch driver mode on or off (optimistic).
+    case toggleDriverMode
+    /// Ask for a ride to `destination` (optimistic).
+    case requestRide(to: Place)
+    /// Cancel the ride asked for or approaching (optimistic).
+    case cancelRide
+    /// Accept the ride offered (driver).
+    case acceptRide
+    /// Reached the passenger (driver).
+    case arrive
+    /// Dropped the passenger (driver).
+    case finishRide
+    /// Done with the survey (passenger).
+    case finishSurvey
+    /// Typed in the destination box.
+    case typeDestination(String)
+    /// Scrolled to the end of the history.
+    case scrollHistory
+    /// Dismissed the error on the status line.
+    case dismissError
+    /// Asked for fresh data now (the manual refresh key).
+    case refresh
+}
