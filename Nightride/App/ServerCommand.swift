@@ -16,13 +16,16 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(help: "The port to listen on; 0 picks a free one.")
     var port = 8080
 
-    @Option(name: .customLong("faults"), help: "Inject seeded network faults (latency, lost pushes, cut sockets) with this seed.")
+    @Option(
+        name: .customLong("faults"),
+        help: ArgumentHelp("Inject network faults (latency, lost pushes, cut sockets) drawn from this seed.", valueName: "seed")
+    )
     var faultSeed: UInt64?
 
-    @Option(help: "Seconds without a driver action before driver mode switches itself off.")
+    @Option(help: ArgumentHelp("Seconds without a driver action before driver mode switches itself off.", valueName: "seconds"))
     var inactivity: Double = 300
 
-    @Flag(help: "Log every request and push decision.")
+    @Flag(help: "Log at debug level: logins, rejections, dropped pushes, push sockets.")
     var verbose = false
 
     func validate() throws {
