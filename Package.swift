@@ -133,15 +133,28 @@ let package = Package(
             ],
             path: "Nightride/Client"
         ),
+        .target(
+            name: "NightrideDemo",
+            dependencies: [
+                "NightrideClient", "NightrideServer", "NightrideModel", "StateLoop", "StateLoopSync",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Nightride/Demo"
+        ),
         .executableTarget(
             name: "nightride",
             dependencies: [
                 "NightrideServer",
                 "NightrideClient",
+                "NightrideDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Nightride/App"
+        ),
+        .testTarget(
+            name: "NightrideDemoTests",
+            dependencies: ["NightrideDemo", "NightrideClient", "NightrideServer", "NightrideModel", "StateLoopSync"]
         ),
         .testTarget(
             name: "NightrideServerTests",

@@ -8,7 +8,10 @@ struct FaultMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let route = "\(request.method) \(context.endpointPath ?? request.uri.path)"
-        let (number, faults) = server.state.withLock { ($0.countRequest(route), $0.activeFaults) }
+        let (number, faults, isCut) = server.state.withLock { ($0.countRequest(route), $0.activeFaults, $0.isNetworkCut) }
+        if isCut {
+            return Response(status: .serviceUnavailable)
+        }
         guard let faults else { return try await next(request, context) }
         if faults.fails(request: number, on: route) {
             server.state.withLock { $0.stats.injectedFailures += 1 }

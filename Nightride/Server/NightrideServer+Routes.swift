@@ -23,7 +23,13 @@ extension NightrideServer {
         for resource in Resource.allCases {
             let path = "me/\(resource.rawValue)/push"
             sockets.ws(RouterPath(path)) { request, _ in
-                self.state.withLock { _ = $0.countRequest("GET /\(path)") }
+                let isCut = self.state.withLock { state in
+                    _ = state.countRequest("GET /\(path)")
+                    return state.isNetworkCut
+                }
+                if isCut {
+                    throw HTTPError(.serviceUnavailable)
+                }
                 guard self.authenticate(request, allowQueryToken: true) != nil else {
                     throw HTTPError(.unauthorized)
                 }

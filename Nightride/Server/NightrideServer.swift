@@ -153,6 +153,19 @@ public final class NightrideServer: Sendable {
         set { state.withLock { $0.faultsEnabled = newValue } }
     }
 
+    /// Whether the network is cut: while set, every HTTP request and push upgrade is answered
+    /// 503 and no socket stays open, as if the clients had lost their connection. Setting it
+    /// closes every push socket at once.
+    public var isNetworkCut: Bool {
+        get { state.withLock { $0.isNetworkCut } }
+        set {
+            state.withLock { $0.isNetworkCut = newValue }
+            if newValue {
+                closeAllSockets()
+            }
+        }
+    }
+
     /// The fault plan (applied while ``faultsEnabled``); replaceable at runtime.
     public var faultPlan: FaultPlan? {
         get { state.withLock { $0.faultPlan } }

@@ -10,6 +10,8 @@ struct ServerState: Sendable {
     var core: NightrideCore
     var faultPlan: FaultPlan?
     var faultsEnabled: Bool
+    /// While set, the network is "cut": every request is refused and every socket closed.
+    var isNetworkCut = false
     var stats = ServerStats()
     private var sockets: [SocketKey: [Int: Socket]] = [:]
     private var connections: [SocketKey: Int] = [:]

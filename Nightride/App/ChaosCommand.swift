@@ -1,0 +1,33 @@
+import ArgumentParser
+import Foundation
+import NightrideDemo
+
+/// `nightride chaos`: seeded random scenarios against a faulty server, with the invariant checked.
+struct ChaosCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chaos",
+        abstract: "Run seeded random scenarios against a server with faults; check that no client shows an invalid or older screen and that all converge within 2 s after faults stop."
+    )
+
+    @Option(help: ArgumentHelp("How many seeds to run.", valueName: "n"))
+    var seeds = 200
+
+    @Option(help: ArgumentHelp("The first seed.", valueName: "n"))
+    var first: UInt64 = 1
+
+    @MainActor
+    func run() async throws {
+        let run = ChaosRun(seeds: Array(first..<(first + UInt64(seeds)))) { line in
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
+        let outcomes = try await run.run()
+        let failed = outcomes.filter { !$0.violations.isEmpty || ($0.convergence ?? .seconds(99)) > .seconds(2) }
+        for outcome in failed {
+            print("seed \(outcome.seed): \(outcome.violations.map(\.description)) convergence \(outcome.convergence.map(String.init(describing:)) ?? "never")")
+        }
+        print("\(outcomes.count) scenarios, \(outcomes.map(\.screensShown).reduce(0, +)) screens, \(failed.count) failed")
+        if !failed.isEmpty {
+            throw ExitCode.failure
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import ArgumentParser
+import Foundation
+import NightrideDemo
+
+/// `nightride demo`: the scripted scenario with faults, its transcript and its verdict.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run a server with seeded faults and two clients through a scripted ride; print every screen and a verdict.",
+        discussion: "Exits 0 when no client showed a screen invalid for the server's state and every client converged within 2 s after each fault."
+    )
+
+    @Option(name: .customLong("seed"), help: ArgumentHelp("The seed of the injected faults.", valueName: "n"))
+    var seed: UInt64 = 7
+
+    @MainActor
+    func run() async throws {
+        let scenario = DemoScenario(options: DemoScenario.Options(seed: seed)) { line in
+            // Straight to the descriptor, so each line shows as it happens even through a pipe.
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
+        let report = try await scenario.run()
+        print(report.table)
+        if !report.passed {
+            throw ExitCode.failure
+        }
+    }
+}

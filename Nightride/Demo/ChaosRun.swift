@@ -1,0 +1,210 @@
+import Foundation
+import Logging
+import NightrideClient
+import NightrideModel
+import NightrideServer
+import StateLoop
+import StateLoopSync
+
+/// Seeded random scenarios against one faulty server: each seed is a passenger and a driver who
+/// do random things (valid or not) while the server injects faults; then faults stop and every
+/// client must converge. Scenarios run in batches that share the server, so hundreds fit in a
+/// CI run.
+///
+/// The invariant, per client: no screen invalid for the server's state (``ScreenAudit``: never
+/// older data than shown before, never a pair of values the server did not hold together), and
+/// the server's state shown within 2 s after faults stop.
+@MainActor
+public final class ChaosRun {
+    /// One seed's outcome.
+    public struct Outcome: Sendable {
+        /// The scenario's seed.
+        public var seed: UInt64
+        /// Invalid screens, per client.
+        public var violations: [ScreenAudit.Violation]
+        /// The slowest client's time to converge after faults stopped; `nil` if it never did
+        /// within the timeout.
+        public var convergence: Duration?
+        /// Screens shown by both clients.
+        public var screensShown: Int
+    }
+
+    private let seeds: [UInt64]
+    private let batchSize: Int
+    private let stepsPerScenario: Int
+    private let log: (String) -> Void
+
+    /// Scenarios for `seeds`, `batchSize` at a time.
+    public init(seeds: [UInt64], batchSize: Int = 40, stepsPerScenario: Int = 10, log: @escaping (String) -> Void = { _ in }) {
+        self.seeds = seeds
+        self.batchSize = batchSize
+        self.stepsPerScenario = stepsPerScenario
+        self.log = log
+    }
+
+    /// Runs every scenario and returns one outcome per seed.
+    public func run() async throws -> [Outcome] {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-chaos-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var logger = Logger(label: "nightride.chaos")
+        logger.logLevel = .critical
+        let server = NightrideServer(
+            configuration: .init(
+                port: 0,
+                inactivityTimeout: .seconds(3),
+                faults: FaultPlan(
+                    seed: seeds.first ?? 0,
+                    latency: .milliseconds(1)...(.milliseconds(200)),
+                    pushDropProbability: 0.25,
+                    disconnectAfter: .milliseconds(500)...(.seconds(3)),
+                    failureProbability: 0.05
+                ),
+                faultsEnabled: true
+            ),
+            logger: logger
+        )
+        let port = try await server.start()
+        let url = URL(string: "http://127.0.0.1:\(port)")!
+        var outcomes: [Outcome] = []
+        for batch in stride(from: 0, to: seeds.count, by: batchSize).map({ Array(seeds[$0..<min($0 + batchSize, seeds.count)]) }) {
+            server.faultsEnabled = true
+            var scenarios: [Scenario] = []
+            for seed in batch {
+                scenarios.append(try await Scenario(seed: seed, server: server, url: url, folder: folder))
+            }
+            // The scenarios of a batch play at once, interleaved on the main actor.
+            let steps = stepsPerScenario
+            let playing = scenarios.map { scenario in Task { await scenario.play(steps: steps) } }
+            for task in playing {
+                await task.value
+            }
+            server.faultsEnabled = false
+            let stopped = ContinuousClock.now
+            var converged: [UInt64: Duration] = [:]
+            let deadline = stopped + .seconds(5)
+            while converged.count < scenarios.count && ContinuousClock.now < deadline {
+                for scenario in scenarios where converged[scenario.seed] == nil && scenario.matches(server) {
+                    converged[scenario.seed] = ContinuousClock.now - stopped
+                }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let changeLog = server.changeLog
+            for scenario in scenarios.sorted(by: { $0.seed < $1.seed }) {
+                let outcome = Outcome(
+                    seed: scenario.seed,
+                    violations: scenario.clients.flatMap { ScreenAudit.violations(in: scenario.screens[$0.api.user] ?? [], log: changeLog) },
+                    convergence: converged[scenario.seed],
+                    screensShown: scenario.screens.values.map(\.count).reduce(0, +)
+                )
+                outcomes.append(outcome)
+                scenario.stop()
+            }
+            log("batch of \(batch.count) seeds from \(batch.first ?? 0): slowest convergence \(converged.values.max().map { String(format: "%.0f ms", $0.seconds * 1_000) } ?? "none")")
+        }
+        await server.stop()
+        return outcomes
+    }
+}
+
+/// One seed's two clients and their recorded screens.
+@MainActor
+final class Scenario {
+    let seed: UInt64
+    let server: NightrideServer
+    let clients: [NightrideClient]
+    private(set) var screens: [String: [ScreenShown]] = [:]
+    private var subscriptions: [StateSubscription] = []
+    private var random: SplitMix
+
+    init(seed: UInt64, server: NightrideServer, url: URL, folder: String) async throws {
+        self.seed = seed
+        self.server = server
+        random = SplitMix(seed: seed)
+        var clients: [NightrideClient] = []
+        for role in ["p", "d"] {
+            let api = try await Self.login(server: url, name: "\(role)\(seed)")
+            clients.append(
+                try NightrideClient(api: api, options: ClientOptions(journalPath: "\(folder)/\(role)\(seed).journal", policy: DemoScenario.policy))
+            )
+        }
+        self.clients = clients
+        for client in clients {
+            subscriptions.append(client.system.observe { [unowned self] state in self.record(state) })
+        }
+    }
+
+    /// Logs in, retrying the 503s the fault plan injects.
+    private static func login(server: URL, name: String) async throws -> NightrideAPI {
+        var attempt = 0
+        while true {
+            do {
+                return try await NightrideAPI.login(server: server, name: name)
+            } catch let error as HTTPStatusError where error.status == 503 && attempt < 20 {
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    private func record(_ state: ClientState) {
+        let shown = ScreenShown(time: server.now, state: state)
+        if let last = screens[state.user]?.last, last.showsSameAs(shown) { return }
+        screens[state.user, default: []].append(shown)
+    }
+
+    /// Random actions, valid or not, at random intervals.
+    func play(steps: Int) async {
+        let passenger = clients[0]
+        let driver = clients[1]
+        let place = server.core.catalog.search("a", limit: 5)
+        for _ in 0..<steps {
+            switch random.next() % 9 {
+            case 0, 1: driver.perform(.toggleDriverMode)
+            case 2: passenger.perform(.requestRide(to: place[Int(random.next() % UInt64(place.count))]))
+            case 3: passenger.perform(.cancelRide)
+            case 4: driver.perform(.acceptRide)
+            case 5: driver.perform(.arrive)
+            case 6: driver.perform(.finishRide)
+            case 7: passenger.perform(.finishSurvey)
+            default: clients[Int(random.next() % 2)].refresh()
+            }
+            try? await Task.sleep(for: .milliseconds(Int(random.next() % 120)))
+        }
+    }
+
+    /// Whether both clients show the server's newest versions with nothing pending.
+    func matches(_ server: NightrideServer) -> Bool {
+        let core = server.core
+        return clients.allSatisfy { client in
+            let truth = core.snapshot(of: client.api.user)
+            return truth?.driverMode.version == client.state.driverMode.confirmedVersion
+                && truth?.ride.version == client.state.ride.confirmedVersion
+                && !client.state.isOptimistic
+        }
+    }
+
+    func stop() {
+        subscriptions.removeAll()
+        for client in clients {
+            client.stop()
+        }
+    }
+}
+
+/// SplitMix64: a scenario's choices follow its seed.
+struct SplitMix {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,286 @@
+import Foundation
+import Logging
+import NightrideClient
+import NightrideModel
+import NightrideServer
+import StateLoop
+import StateLoopSync
+
+/// The scripted Nightride scenario: a server with seeded faults, a passenger and a driver, a
+/// ride requested, accepted, cancelled, the inactivity switch-off racing HTTP answers, a network
+/// cut, then faults off; every screen either client shows is recorded and audited.
+@MainActor
+public final class DemoScenario {
+    /// Settings of one run.
+    public struct Options: Sendable {
+        /// The seed of the server's faults.
+        public var seed: UInt64
+        /// Where the clients' journals go; a new folder by default.
+        public var journalFolder: String
+        /// Seconds a driver may idle before driver mode switches itself off.
+        public var inactivity: Duration
+        /// The longest any step may take before the run fails.
+        public var stepTimeout: Duration
+
+        /// A run with `seed`.
+        public init(seed: UInt64 = 7, journalFolder: String? = nil, inactivity: Duration = .seconds(3), stepTimeout: Duration = .seconds(10)) {
+            self.seed = seed
+            self.journalFolder = journalFolder
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent("nightride-demo-\(UUID().uuidString)").path
+            self.inactivity = inactivity
+            self.stepTimeout = stepTimeout
+        }
+    }
+
+    private let options: Options
+    private let log: (String) -> Void
+    private var server: NightrideServer!
+    private var clients: [NightrideClient] = []
+    private var screens: [String: [ScreenShown]] = [:]
+    private var subscriptions: [StateSubscription] = []
+    private var convergence: [(fault: String, time: Duration)] = []
+    private var failures: [String] = []
+
+    /// A scenario that reports each line of its transcript to `log`.
+    public init(options: Options, log: @escaping (String) -> Void) {
+        self.options = options
+        self.log = log
+    }
+
+    /// Runs the scenario; the report says whether the verdict holds.
+    public func run() async throws -> DemoReport {
+        try FileManager.default.createDirectory(atPath: options.journalFolder, withIntermediateDirectories: true)
+        server = NightrideServer(
+            configuration: .init(
+                port: 0,
+                inactivityTimeout: options.inactivity,
+                faults: FaultPlan(
+                    seed: options.seed,
+                    latency: .milliseconds(5)...(.milliseconds(250)),
+                    pushDropProbability: 0.2,
+                    disconnectAfter: .seconds(2)...(.seconds(6))
+                ),
+                faultsEnabled: true
+            ),
+            logger: {
+                var logger = Logger(label: "nightride.server")
+                logger.logLevel = .warning
+                return logger
+            }()
+        )
+        let port = try await server.start()
+        log("Nightride server on http://127.0.0.1:\(port), faults on (seed \(options.seed)): latency 5–250 ms, 20 % of pushes lost, sockets cut every 2–6 s")
+        defer { subscriptions.removeAll() }
+        let started = ContinuousClock.now
+        do {
+            try await play(port: port)
+        } catch {
+            failures.append("\(error)")
+        }
+        let report = makeReport(duration: ContinuousClock.now - started)
+        for client in clients {
+            client.stop()
+        }
+        await server.stop()
+        return report
+    }
+
+    // MARK: The script
+
+    private func play(port: Int) async throws {
+        let url = URL(string: "http://127.0.0.1:\(port)")!
+        let ann = try await connect("ann", to: url)
+        let bob = try await connect("bob", to: url)
+        let place = server.core.catalog.search("gare", limit: 1).first!
+
+        try await step("bob switches driver mode on") {
+            bob.perform(.toggleDriverMode)
+        } until: {
+            bob.state.screen == .driverWaiting && !bob.state.isOptimistic && ann.state.screen == .passengerRequesting
+        }
+        try await step("ann asks for a ride to \(place.name)") {
+            ann.perform(.requestRide(to: place))
+        } until: {
+            ann.state.screen == .passengerWaiting && !ann.state.isOptimistic && bob.state.screen == .driverAccepting
+        }
+        try await step("bob accepts") {
+            bob.perform(.acceptRide)
+        } until: {
+            ann.state.screen == .passengerDriverComing && bob.state.screen == .driverGoingToPassenger && !bob.state.isOptimistic
+        }
+        try await step("ann cancels; the server frees bob, who learns it by push only") {
+            ann.perform(.cancelRide)
+        } until: {
+            ann.state.screen == .passengerRequesting && !ann.state.isOptimistic && bob.state.screen == .driverWaiting
+        }
+        try await step("bob idles: driver mode switches itself off while his refreshes are in flight") {
+            // Pulls keep leaving while the server's timer fires, so slow answers carrying the
+            // old driver mode arrive after the push that switched it off.
+            for _ in 0..<12 {
+                bob.refresh()
+                try await Task.sleep(for: .milliseconds(150))
+            }
+        } until: {
+            bob.state.screen == .passengerRequesting && !bob.state.isOptimistic
+        }
+        try await step("bob back on, a second ride, driven to the end") {
+            bob.perform(.toggleDriverMode)
+        } until: {
+            bob.state.screen == .driverWaiting && !bob.state.isOptimistic
+        }
+        try await step("ann asks again") {
+            ann.perform(.requestRide(to: place))
+        } until: {
+            bob.state.screen == .driverAccepting && ann.state.screen == .passengerWaiting && !ann.state.isOptimistic
+        }
+        try await step("bob accepts and arrives") {
+            bob.perform(.acceptRide)
+            bob.perform(.arrive)
+        } until: {
+            ann.state.screen == .riding && bob.state.screen == .riding && !bob.state.isOptimistic
+        }
+        try await step("bob finishes the ride") {
+            bob.perform(.finishRide)
+        } until: {
+            ann.state.screen == .survey && !bob.state.isOptimistic
+        }
+        try await step("network cut: sockets closed, requests refused, and the server changes meanwhile") {
+            server.isNetworkCut = true
+            try await Task.sleep(for: .milliseconds(400))
+            // The survey is skipped server-side while ann cannot hear it.
+            try server.update { core, now in
+                _ = try core.perform(.finishSurvey, for: "ann", mutationID: "demo-survey", at: now)
+            }
+            try await Task.sleep(for: .milliseconds(400))
+            server.isNetworkCut = false
+        } until: { true }
+        try await converge(after: "network cut")
+
+        log("— faults off —")
+        server.faultsEnabled = false
+        try await converge(after: "faults off")
+        try await step("a last round trip on a quiet network") {
+            ann.perform(.requestRide(to: place))
+        } until: {
+            ann.state.screen == .passengerWaiting && !ann.state.isOptimistic && bob.state.screen == .driverAccepting
+        }
+        try await step("ann cancels") {
+            ann.perform(.cancelRide)
+        } until: {
+            ann.state.screen == .passengerRequesting && bob.state.screen == .driverWaiting && !ann.state.isOptimistic
+        }
+    }
+
+    /// The demo's policy: a poll every second heals a lost push fast.
+    static var policy: ResourcePolicy {
+        var policy = ClientOptions.demoPolicy
+        policy.pollInterval = .seconds(1)
+        return policy
+    }
+
+    // MARK: Steps
+
+    struct StepTimedOut: Error, CustomStringConvertible {
+        let step: String
+        let states: String
+        var description: String { "step \"\(step)\" did not complete in time; \(states)" }
+    }
+
+    private func connect(_ name: String, to url: URL) async throws -> NightrideClient {
+        let api = try await NightrideAPI.login(server: url, name: name)
+        let client = try NightrideClient(
+            api: api,
+            options: ClientOptions(journalPath: options.journalFolder + "/\(name).journal", policy: Self.policy)
+        )
+        clients.append(client)
+        screens[name] = []
+        subscriptions.append(
+            client.system.observe { [unowned self] state in self.record(state) }
+        )
+        return client
+    }
+
+    private func record(_ state: ClientState) {
+        let shown = ScreenShown(time: server.now, state: state)
+        if let last = screens[state.user]?.last, last.showsSameAs(shown) { return }
+        let previous = screens[state.user]?.last?.screen
+        screens[state.user, default: []].append(shown)
+        if previous != shown.screen {
+            let from = previous.map { "\($0.title) → " } ?? ""
+            log(String(format: "%7.3fs  %@  %@%@%@", shown.time.seconds, state.user.padding(toLength: 4, withPad: " ", startingAt: 0), from, shown.screen.title, shown.isOptimistic ? "  (optimistic)" : ""))
+        }
+    }
+
+    private func step(
+        _ title: String,
+        _ action: () async throws -> Void,
+        until condition: () -> Bool
+    ) async throws {
+        log("▶ \(title)")
+        try await action()
+        try await waitUntil(title, condition)
+    }
+
+    private func waitUntil(_ title: String, _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + options.stepTimeout
+        while !condition() {
+            guard ContinuousClock.now < deadline else {
+                throw StepTimedOut(step: title, states: clients.map { "\($0.state.user): \($0.state.screen) \($0.state.statusLine)" }.joined(separator: ", "))
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Waits until every client shows exactly the server's newest versions, with nothing
+    /// pending, and records how long that took.
+    private func converge(after fault: String) async throws {
+        let start = ContinuousClock.now
+        try await waitUntil("converge after \(fault)") {
+            clients.allSatisfy { client in
+                let truth = server.core.snapshot(of: client.api.user)
+                return truth?.driverMode.version == client.state.driverMode.confirmedVersion
+                    && truth?.ride.version == client.state.ride.confirmedVersion
+                    && !client.state.isOptimistic
+            }
+        }
+        let time = ContinuousClock.now - start
+        convergence.append((fault, time))
+        log(String(format: "  converged %.0f ms after %@", time.seconds * 1_000, fault))
+    }
+
+    // MARK: Verdict
+
+    private func makeReport(duration: Duration) -> DemoReport {
+        let log = server.changeLog
+        var rows: [DemoReport.ClientRow] = []
+        for client in clients {
+            let shown = screens[client.api.user] ?? []
+            rows.append(
+                DemoReport.ClientRow(
+                    user: client.api.user,
+                    screensShown: shown.count,
+                    optimisticScreens: shown.filter(\.isOptimistic).count,
+                    violations: ScreenAudit.violations(in: shown, log: log, staleAfter: DemoReport.convergenceBound),
+                    requests: client.requestsStarted,
+                    eventsJournaled: client.journal?.health.lastSequence ?? 0
+                )
+            )
+        }
+        return DemoReport(
+            seed: options.seed,
+            clients: rows,
+            convergence: convergence.map { DemoReport.Convergence(fault: $0.fault, time: $0.time) },
+            subscribersPerResource: NightrideClient.subscribersPerResource,
+            serverStats: server.stats,
+            failures: failures,
+            duration: duration
+        )
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+import NightrideDemo
+import Testing
+
+/// The demo and the chaos run over real sockets on loopback. Real time: these run the whole
+/// product, server and clients, as a user would.
+@MainActor
+@Suite("Nightride end to end", .serialized, .timeLimit(.minutes(10)))
+struct EndToEndTests {
+    @Test("the demo's scenario holds its verdict under several fault seeds", arguments: [7 as UInt64, 11, 23])
+    func demoScenario(seed: UInt64) async throws {
+        var transcript: [String] = []
+        let report = try await DemoScenario(options: DemoScenario.Options(seed: seed)) { transcript.append($0) }.run()
+        #expect(report.passed, "\(report.table)\n\(transcript.joined(separator: "\n"))")
+        #expect(report.clients.map(\.user) == ["ann", "bob"])
+        #expect(report.clients.allSatisfy { $0.eventsJournaled > 0 })
+        #expect(report.convergence.map(\.fault) == ["network cut", "faults off"])
+        #expect(report.serverStats.pushesSent > 0)
+    }
+
+    /// 20 seeds by default; `.ci/run` sets `NIGHTRIDE_CHAOS_SEEDS=200`.
+    @Test("seeded random scenarios: never an older screen, always converged within 2 s after faults stop")
+    func chaos() async throws {
+        let count = ProcessInfo.processInfo.environment["NIGHTRIDE_CHAOS_SEEDS"].flatMap(UInt64.init) ?? 20
+        let outcomes = try await ChaosRun(seeds: Array(1...count)).run()
+        #expect(outcomes.count == Int(count))
+        for outcome in outcomes {
+            #expect(outcome.violations.isEmpty, "seed \(outcome.seed): \(outcome.violations)")
+            #expect(outcome.convergence.map { $0 <= .seconds(2) } == true, "seed \(outcome.seed) converged in \(String(describing: outcome.convergence))")
+        }
+        #expect(outcomes.map(\.screensShown).reduce(0, +) > outcomes.count * 4)
+    }
+}
