@@ -1,0 +1,76 @@
+import Foundation
+import Logging
+import NightrideClient
+import NightrideModel
+import NightrideServer
+import StateLoopJournal
+import Testing
+
+/// A client stopped while its ride request cannot reach the server, then started again on the
+/// same journal: the screen is back at once, and the request is sent once the network is back.
+@MainActor
+@Suite("Nightride client relaunch", .serialized, .timeLimit(.minutes(1)))
+struct ClientRelaunchTests {
+    @Test("killed mid-request, a relaunched client shows the right screen and finishes the request, once")
+    func relaunchFinishesPendingRequest() async throws {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let server = NightrideServer(configuration: .init(port: 0, inactivityTimeout: nil), logger: logger)
+        let port = try await server.start()
+        let url = URL(string: "http://127.0.0.1:\(port)")!
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-relaunch-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let journalPath = folder + "/ann.journal"
+        let place = server.core.catalog.search("gare", limit: 1)[0]
+
+        // First launch: the screen loads, the network goes, ann asks for a ride.
+        let api = try await NightrideAPI.login(server: url, name: "ann")
+        do {
+            let client = try NightrideClient(api: api, options: ClientOptions(journalPath: journalPath))
+            try await until { client.state.screen == .passengerRequesting && !client.state.isOptimistic }
+            server.isNetworkCut = true
+            client.perform(.requestRide(to: place))
+            try await until { client.state.screen == .passengerWaiting && client.state.isOptimistic }
+            // Give the queue time to reach the journal, as it would before a kill in real life.
+            let store = client.journal!.mutationStore(named: "ride", for: RideMutation.self)
+            try await until { ((try? await store.load()) ?? []).count == 1 }
+            client.stop()
+        }
+        #expect(server.core.rideStatus(of: "ann")?.value == RideStatus.none)
+
+        // Relaunch, still cut off: the journal restores the screen before any answer.
+        let relaunched = try NightrideClient(api: api, options: ClientOptions(journalPath: journalPath))
+        #expect(relaunched.state.screen == .passengerWaiting)
+        if case .restored = relaunched.journal?.recovery {} else {
+            Issue.record("expected a restored journal, got \(String(describing: relaunched.journal?.recovery))")
+        }
+
+        // The network is back: the pending request goes out and the server confirms it.
+        server.isNetworkCut = false
+        try await until {
+            relaunched.state.screen == .passengerWaiting && !relaunched.state.isOptimistic
+        }
+        guard case .pending(let ride)? = server.core.rideStatus(of: "ann")?.value else {
+            Issue.record("the server has no pending ride for ann")
+            return
+        }
+        #expect(ride.destination == place)
+        #expect(server.changeLog.records(of: "ann").filter { record in
+            if case .ride(.pending) = record.value { true } else { false }
+        }.count == 1)
+        relaunched.stop()
+        await server.stop()
+    }
+
+    private func until(_ condition: () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(15)
+        while !(await condition()) {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("condition not met in time")
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
