@@ -156,9 +156,19 @@ public final class DemoScenario {
         } until: { true }
         try await converge(after: "network cut")
 
-        log("— faults off —")
-        server.faultsEnabled = false
+        try await step("the server switches bob's driver mode off while pushes are still being lost") {
+            try server.update { core, now in
+                _ = try core.setDriverMode(false, for: "bob", mutationID: "demo-off", at: now)
+            }
+            log("— faults off —")
+            server.faultsEnabled = false
+        } until: { true }
         try await converge(after: "faults off")
+        try await step("bob back on") {
+            bob.perform(.toggleDriverMode)
+        } until: {
+            bob.state.screen == .driverWaiting && !bob.state.isOptimistic
+        }
         try await step("a last round trip on a quiet network") {
             ann.perform(.requestRide(to: place))
         } until: {
