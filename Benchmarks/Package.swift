@@ -37,6 +37,18 @@ let package = Package(
             path: "Benchmarks/StateLoopBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // StateLoopJournal: appends and restores on real SQLite files. A target of its own, so
+        // that it runs alone with `swift package benchmark --target JournalBenchmarks`.
+        .executableTarget(
+            name: "JournalBenchmarks",
+            dependencies: [
+                .product(name: "StateLoop", package: "StateLoop"),
+                .product(name: "StateLoopJournal", package: "StateLoop"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/JournalBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

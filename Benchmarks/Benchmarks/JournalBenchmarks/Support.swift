@@ -20,7 +20,8 @@ struct Tally: Codable, Equatable, Sendable {
         case .add(let value):
             state.count += 1
             state.sum += value
-            state.checksum = (state.checksum ^ UInt64(truncatingIfNeeded: value)) &* 1_099_511_628_211
+            state.checksum =
+                (state.checksum ^ UInt64(truncatingIfNeeded: value)) &* 1_099_511_628_211
         case .reset:
             state = Tally()
         }

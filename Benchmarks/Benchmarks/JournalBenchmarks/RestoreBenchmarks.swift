@@ -1,0 +1,125 @@
+import Benchmark
+import StateLoop
+import StateLoopJournal
+
+/// The time from opening a journal to a running system with the restored state: `Journal.init`
+/// (open the file, check it, read the saved state and decode the events after it) and
+/// `System(journal:)` (replay those events through the reducer). What an app pays at launch.
+///
+/// Each benchmark writes its journal file once, in `setup`, and every iteration opens it, times
+/// the restore, then checks the state and closes the journal and the system (outside the
+/// measurement) so that the next iteration can take the file's exclusive lock. Opening changes
+/// nothing in these files, so every iteration restores the same thing. The file is in the
+/// operating system's page cache (it was just written): the numbers leave out reading a cold
+/// file from the disk.
+func registerRestoreBenchmarks() {
+    for events in [(count: 100_000, name: "100,000"), (count: 1_000_000, name: "1,000,000")] {
+        // Snapshots every 1,000: written at that interval, so the file holds the state after
+        // event `count - 999` and the 999 events after it, the longest tail such a journal
+        // has. The restore reads one state and replays 999 events.
+        // Snapshots off: written and read with `snapshotInterval: nil`, so every restore
+        // replays every event (opened with an interval, the journal would save a snapshot at
+        // once and the next restore would be short).
+        let settings: [(name: String, interval: Int?)] = [
+            ("snapshots every 1,000", 1_000),
+            ("snapshots off", nil),
+        ]
+        for setting in settings {
+            let box = FixtureBox<JournalFile>()
+            Benchmark(
+                "Journal: restore \(events.name) events, \(setting.name)",
+                configuration: .init(
+                    metrics: setting.interval == nil
+                        ? withCPUTime(Benchmark.defaultConfiguration.metrics)
+                        : Benchmark.defaultConfiguration.metrics,
+                    scalingFactor: .one,
+                    maxDuration: .seconds(setting.interval == nil ? 30 : 10),
+                    maxIterations: 1_000
+                ),
+                closure: { benchmark, file in
+                    benchmark.startMeasurement()
+                    let restored = try await RestoredSystem(file)
+                    benchmark.stopMeasurement()
+                    await restored.checkAndClose(against: file)
+                },
+                setup: {
+                    try await box.set(
+                        JournalFile.write(events: events.count, snapshotInterval: setting.interval)
+                    )
+                },
+                teardown: { box.take()?.folder.remove() }
+            )
+        }
+    }
+}
+
+/// A journal file written for the restore benchmarks, and what restoring it must give.
+struct JournalFile: Sendable {
+    let folder: TemporaryFolder
+    let configuration: JournalConfiguration
+    let state: Tally
+    let recovery: JournalRecovery
+
+    /// Writes `events` events in bursts of up to 10,000 (one transaction each), leaving
+    /// `snapshotInterval - 1` events after the last snapshot when snapshots are on.
+    @JournalActor
+    static func write(events: Int, snapshotInterval: Int?) throws -> JournalFile {
+        let folder = try TemporaryFolder()
+        let configuration = JournalConfiguration(snapshotInterval: snapshotInterval)
+        let journal = try Journal<Tally, TallyEvent>(
+            at: folder.journal,
+            configuration: configuration
+        )
+        let system = System(journal: journal, initialState: Tally(), reduce: Tally.reduce)
+        // Every burst of at least `snapshotInterval` events ends with a snapshot; the short
+        // last burst does not.
+        let tail = snapshotInterval.map { $0 - 1 } ?? 0
+        var start = 0
+        while start < events {
+            let end = start < events - tail ? min(start + 10_000, events - tail) : events
+            system.send(contentsOf: (start..<end).map(TallyEvent.numbered))
+            start = end
+        }
+        let state = system.state
+        let health = journal.health
+        system.stop()
+        journal.close()
+        precondition(state.count == events, "an event was not reduced")
+        precondition(health.lastError == nil, "a write failed")
+        precondition(health.durableSequence == Int64(events), "an event was not committed")
+        let snapshotSequence = snapshotInterval.map { _ in Int64(events - tail) }
+        precondition(health.snapshotSequence == snapshotSequence, "the snapshot is misplaced")
+        return JournalFile(
+            folder: folder,
+            configuration: configuration,
+            state: state,
+            recovery: .restored(
+                snapshotSequence: snapshotSequence,
+                replayedEvents: snapshotInterval == nil ? events : tail
+            )
+        )
+    }
+}
+
+/// A journal opened and a system created on it: the restore being measured.
+@JournalActor
+final class RestoredSystem {
+    private let journal: Journal<Tally, TallyEvent>
+    private let system: System<Tally, TallyEvent>
+
+    init(_ file: JournalFile) throws {
+        journal = try Journal(at: file.folder.journal, configuration: file.configuration)
+        system = System(journal: journal, initialState: Tally(), reduce: Tally.reduce)
+    }
+
+    /// Checks that the restore gave the state that was written, then releases the file.
+    func checkAndClose(against file: JournalFile) {
+        precondition(
+            journal.recovery == file.recovery,
+            "the restore found \(journal.recovery), expected \(file.recovery)"
+        )
+        precondition(system.state == file.state, "the restored state differs from the written one")
+        system.stop()
+        journal.close()
+    }
+}
