@@ -12,6 +12,11 @@ let package = Package(
         .library(name: "StateLoopSyncTransports", targets: ["StateLoopSyncTransports"]),
         .library(name: "StateLoopLogging", targets: ["StateLoopLogging"]),
         .library(name: "StateLoopJournal", targets: ["StateLoopJournal"]),
+        // The demo app's parts, as products so that the benchmarks package can load the server
+        // with simulated clients.
+        .library(name: "NightrideModel", targets: ["NightrideModel"]),
+        .library(name: "NightrideServer", targets: ["NightrideServer"]),
+        .library(name: "NightrideClient", targets: ["NightrideClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
