@@ -7,7 +7,8 @@
 //     sent <last>                         once that send has returned
 //
 //   journal-crash-child job <path> [start]
-//     restored <done>, then done <n> after each committed step, then finished.
+//     restored <done>, then done <n> after each committed step, then finished. With `start`,
+//     step 3 never ends, so a kill after "done 2" always lands in the middle of the job.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -126,7 +127,11 @@ func runJob(path: String, start: Bool) async -> Never {
             // The job's work: each step takes a while, and the next starts from the state.
             .react(query: \.nextStep) { step in
                 report("working \(step)")
-                try? await Task.sleep(for: .milliseconds(150))
+                try? await Task.sleep(for: .milliseconds(50))
+                if start && step == 3 {
+                    // The first launch stalls here until it is killed.
+                    try? await Task.sleep(for: .seconds(3_600))
+                }
                 return .finished(step: step)
             }
         ]
