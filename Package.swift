@@ -133,11 +133,17 @@ let package = Package(
             ],
             path: "Nightride/Client"
         ),
+        .target(
+            name: "NightrideTUI",
+            dependencies: ["NightrideClient", "NightrideModel", "StateLoop", "StateLoopSync"],
+            path: "Nightride/TUI"
+        ),
         .executableTarget(
             name: "nightride",
             dependencies: [
                 "NightrideServer",
                 "NightrideClient",
+                "NightrideTUI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -153,6 +159,18 @@ let package = Package(
                 "StateLoopTesting",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .testTarget(
+            name: "NightrideTUITests",
+            dependencies: [
+                "NightrideTUI",
+                "NightrideClient",
+                "NightrideModel",
+                "NightrideServer",
+                "StateLoopSync",
+                // Built beside the tests, which drive it in tmux.
+                "nightride",
             ]
         ),
     ],

@@ -6,6 +6,6 @@ struct NightrideCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nightride",
         abstract: "Nightride, a ride-sharing backend for the StateLoop sync demos.",
-        subcommands: [ServerCommand.self]
+        subcommands: [ServerCommand.self, ClientCommand.self]
     )
 }
