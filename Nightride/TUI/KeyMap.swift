@@ -45,7 +45,7 @@ public enum KeyMap {
 
     private static func searchKey(_ key: Key, state: ClientState, view: inout ViewState) -> [UICommand] {
         let text = state.search.text
-        let results = state.search.results ?? []
+        let results = state.search.shownPlaces
         switch key {
         case .character(let character):
             view.resultSelection = 0
@@ -66,7 +66,9 @@ public enum KeyMap {
         case .enter:
             guard !results.isEmpty else { return [] }
             let place = results[min(max(0, view.resultSelection), results.count - 1)]
-            return [.perform(.requestRide(to: place))]
+            // The search is over: the next "Where to?" (after a cancel or a ride) starts empty.
+            view.resultSelection = 0
+            return [.perform(.requestRide(to: place)), .perform(.typeDestination(""))]
         case .tab, .backTab, .escape:
             view.searchFocused = false
             return []

@@ -105,11 +105,11 @@ private func searchScreen(_ search: SearchState<[Place]>, view: ViewState, focus
         "  │ " + pad(shown, to: inner) + " │",
         "  └" + String(repeating: "─", count: boxWidth - 2) + "┘",
     ]
-    let results = search.results ?? []
+    let results = search.shownPlaces
     let room = max(1, height - lines.count - 1)
     if let failure = search.failure {
         lines.append("  Search failed: \(failure) (type to retry)")
-    } else if search.text.count < search.minimumLength && results.isEmpty {
+    } else if search.text.count < search.minimumLength {
         lines.append(search.text.isEmpty ? "  Type a place or a district." : "  Type at least \(search.minimumLength) letters.")
     } else if results.isEmpty {
         lines.append(search.isSearching ? "  Searching…" : "  No place matches “\(search.text)”.")
@@ -125,6 +125,15 @@ private func searchScreen(_ search: SearchState<[Place]>, view: ViewState, focus
         lines.append(focused ? (search.isSearching ? "  Searching…" : "  ↑↓ choose · Enter request a ride") : "")
     }
     return lines
+}
+
+extension SearchState<[Place]> {
+    /// The places offered for the text in the box. Text too short to be searched offers none:
+    /// the results kept from an earlier query would never be replaced, and Enter must not pick
+    /// a place the box no longer shows.
+    var shownPlaces: [Place] {
+        text.count < minimumLength ? [] : results ?? []
+    }
 }
 
 // MARK: History

@@ -32,7 +32,7 @@ struct KeyTests {
         #expect(KeyMap.handle(.backspace, state: Fixture.searching(""), view: ViewState()).commands == [])
     }
 
-    @Test("arrows move the selection within the results; Enter requests the selected place")
+    @Test("arrows move the selection within the results; Enter requests the selected place and empties the box")
     func picking() {
         let state = Fixture.searching("gare", loaded: [Fixture.gareDuNord, Fixture.gareDeLEst])
         var view = ViewState()
@@ -40,7 +40,7 @@ struct KeyTests {
         #expect(view.resultSelection == 1)
         view = KeyMap.handle(.down, state: state, view: view).view
         #expect(view.resultSelection == 1, "stops on the last result")
-        #expect(KeyMap.handle(.enter, state: state, view: view).commands == [.perform(.requestRide(to: Fixture.gareDeLEst))])
+        #expect(KeyMap.handle(.enter, state: state, view: view).commands == [.perform(.requestRide(to: Fixture.gareDeLEst)), .perform(.typeDestination(""))])
         view = KeyMap.handle(.up, state: state, view: view).view
         view = KeyMap.handle(.up, state: state, view: view).view
         #expect(view.resultSelection == 0)

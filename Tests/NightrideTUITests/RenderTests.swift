@@ -90,6 +90,16 @@ struct RenderTests {
         #expect(text.contains("Searching…"))
     }
 
+    @Test("where to: results are not offered once the text is too short to be searched")
+    func staleResultsHidden() {
+        var state = Fixture.searching("gare", loaded: [Fixture.gareDuNord])
+        ClientState.reduce(&state, .searchTyped(""))
+        let text = frame(state).text
+        #expect(text.contains("Type a place or a district."))
+        #expect(!text.contains("Gare du Nord"))
+        #expect(KeyMap.handle(.enter, state: state, view: ViewState()).commands == [])
+    }
+
     @Test("where to, box left with Tab: the command keys at the bottom")
     func searchUnfocused() {
         let state = Fixture.searching("gare", loaded: [Fixture.gareDuNord])

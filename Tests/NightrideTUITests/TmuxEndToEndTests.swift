@@ -73,9 +73,10 @@ struct TmuxEndToEndTests {
         #expect(pending.destination.id == "gare-de-l-est")
         #expect(server.changeLog.records(of: "ann").contains { $0.value == .ride(.pending(pending)) })
 
-        // Cancelled: back to an empty "Where to?" (the box is not journaled, the search is over).
+        // Cancelled: back to "Where to?", the box focused and emptied by the request.
         try tmux.run(["send-keys", "-t", "nightride", "c"])
-        try await tmux.waitFor("Where to?  (typing; Tab for commands)")
+        screen = try await tmux.waitFor("Where to?  (typing; Tab for commands)")
+        #expect(screen.contains("Type a place or a district."))
         try await Self.eventually("ann's ride cancelled on the server") {
             server.core.rideStatus(of: "ann")?.value == RideStatus.none ? true : nil
         }
