@@ -14,13 +14,13 @@ final class KeyReader: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    /// A reader of `input` that calls `onKeys` for each batch read, and `onEnd` once when the
-    /// input closes or fails.
+    /// A reader of `input`, idle until ``start(onKeys:onEnd:)``.
     init(input: Int32) {
         self.input = input
     }
 
-    /// Starts the thread.
+    /// Starts the thread, which calls `onKeys` for each batch read, and `onEnd` once when the
+    /// input closes or fails.
     func start(onKeys: @escaping @Sendable ([Key]) -> Void, onEnd: @escaping @Sendable () -> Void) {
         let thread = Thread { [self] in
             defer { finished.signal() }

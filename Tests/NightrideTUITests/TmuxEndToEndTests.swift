@@ -112,7 +112,7 @@ struct TmuxEndToEndTests {
 
     /// Polls `check` until it gives a value.
     @discardableResult
-    private static func eventually<T>(_ what: String, timeout: Duration = .seconds(5), _ check: () -> T?) async throws -> T {
+    private static func eventually<T>(_ what: String, timeout: Duration = .seconds(10), _ check: () -> T?) async throws -> T {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let value = check() { return value }
@@ -219,7 +219,7 @@ struct Tmux {
 
     /// The visible pane, polled until it contains `text`; fails with the last screen seen.
     @discardableResult
-    func waitFor(_ text: String, timeout: Duration = .seconds(8)) async throws -> String {
+    func waitFor(_ text: String, timeout: Duration = .seconds(15)) async throws -> String {
         let deadline = ContinuousClock.now + timeout
         var screen = ""
         while true {
