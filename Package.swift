@@ -146,12 +146,18 @@ let package = Package(
             ],
             path: "Nightride/Demo"
         ),
+        .target(
+            name: "NightrideTUI",
+            dependencies: ["NightrideClient", "NightrideModel", "StateLoop", "StateLoopSync"],
+            path: "Nightride/TUI"
+        ),
         .executableTarget(
             name: "nightride",
             dependencies: [
                 "NightrideServer",
                 "NightrideClient",
                 "NightrideDemo",
+                "NightrideTUI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -171,6 +177,18 @@ let package = Package(
                 "StateLoopTesting",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .testTarget(
+            name: "NightrideTUITests",
+            dependencies: [
+                "NightrideTUI",
+                "NightrideClient",
+                "NightrideModel",
+                "NightrideServer",
+                "StateLoopSync",
+                // Built beside the tests, which drive it in tmux.
+                "nightride",
             ]
         ),
     ],

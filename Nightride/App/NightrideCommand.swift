@@ -6,6 +6,6 @@ struct NightrideCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nightride",
         abstract: "Nightride, a ride-sharing backend for the StateLoop sync demos.",
-        subcommands: [DemoCommand.self, ChaosCommand.self, ServerCommand.self]
+        subcommands: [DemoCommand.self, ServerCommand.self, ClientCommand.self, ChaosCommand.self]
     )
 }

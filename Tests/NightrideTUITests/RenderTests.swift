@@ -1,0 +1,223 @@
+import NightrideClient
+import NightrideModel
+import NightrideTUI
+import Testing
+
+/// `render` is a pure function of the state, so every screen is checked as text.
+@Suite("Terminal UI: render")
+struct RenderTests {
+    /// The frame as one string, after checking its shape: `height` lines of `width` columns.
+    private func frame(_ state: ClientState, _ view: ViewState = ViewState(), width: Int = 100, height: Int = 30) -> (text: String, lines: [String]) {
+        let lines = render(state, view, width: width, height: height)
+        #expect(lines.count == height)
+        #expect(lines.allSatisfy { $0.count == width }, "every line is exactly \(width) columns")
+        return (lines.joined(separator: "\n"), lines)
+    }
+
+    @Test("every screen fills the terminal exactly, at any size")
+    func shape() {
+        let states = [
+            Fixture.state(driverMode: nil, ride: nil),
+            Fixture.searching("gare", loaded: [Fixture.gareDuNord, Fixture.gareDeLEst]),
+            Fixture.state(ride: .pending(Fixture.ride(driver: nil))),
+            Fixture.state(ride: .approaching(Fixture.ride())),
+            Fixture.state(driverMode: true, ride: RideStatus.none),
+            Fixture.state(user: "bob", driverMode: true, ride: .incoming(Fixture.ride())),
+            Fixture.state(user: "bob", driverMode: true, ride: .approaching(Fixture.ride())),
+            Fixture.state(ride: .riding(Fixture.ride())),
+            Fixture.state(ride: .survey(Fixture.ride())),
+        ]
+        for state in states {
+            for (width, height) in [(100, 30), (40, 10), (20, 4), (5, 2), (1, 1)] {
+                _ = frame(state, ViewState(historyOpen: true), width: width, height: height)
+                _ = frame(state, width: width, height: height)
+            }
+        }
+    }
+
+    @Test("the title bar names the user, the driver mode and the screen")
+    func titleBar() {
+        let lines = frame(Fixture.state(user: "bob", driverMode: true, ride: RideStatus.none)).lines
+        #expect(lines[0].contains("bob"))
+        #expect(lines[0].contains("driver mode on"))
+        #expect(lines[0].hasSuffix("Waiting for a ride "))
+        #expect(frame(Fixture.state(ride: RideStatus.none)).lines[0].contains("driver mode off"))
+    }
+
+    @Test("connecting: nothing known yet")
+    func connecting() {
+        let text = frame(Fixture.state(driverMode: nil, ride: nil)).text
+        #expect(text.contains("Connecting…"))
+        #expect(text.contains("Connecting to the server…"))
+    }
+
+    @Test("where to: an empty box, focused, with the typing keys at the bottom")
+    func emptySearch() {
+        let (text, lines) = frame(Fixture.state(ride: RideStatus.none))
+        #expect(text.contains("Where to?  (typing; Tab for commands)"))
+        #expect(text.contains("│ _ "))
+        #expect(text.contains("Type a place or a district."))
+        #expect(lines[29].contains("type a destination · ↑↓ choose · Enter request · Tab commands · Ctrl-C quit"))
+    }
+
+    @Test("where to: the results listed under the box, the selection marked")
+    func searchResults() {
+        let state = Fixture.searching("gare", loaded: [Fixture.gareDuNord, Fixture.gareDeLEst, Fixture.gareDeLyon])
+        let text = frame(state, ViewState(resultSelection: 1)).text
+        #expect(text.contains("│ gare_ "))
+        #expect(text.contains("    Gare du Nord   Paris 10e"))
+        #expect(text.contains("  > Gare de l'Est  Paris 10e"))
+        #expect(text.contains("    Gare de Lyon   Paris 12e"))
+        #expect(text.contains("↑↓ choose · Enter request a ride"))
+    }
+
+    @Test("where to: a selection past the results stays on the last one")
+    func selectionClamped() {
+        let state = Fixture.searching("gare", loaded: [Fixture.gareDuNord, Fixture.gareDeLEst])
+        #expect(frame(state, ViewState(resultSelection: 9)).text.contains("> Gare de l'Est"))
+    }
+
+    @Test("where to: short text, searching, nothing found")
+    func searchStates() {
+        #expect(frame(Fixture.searching("g")).text.contains("Type at least 2 letters."))
+        #expect(frame(Fixture.searching("gar")).text.contains("Searching…"))
+        #expect(frame(Fixture.searching("zzz", loaded: [])).text.contains("No place matches “zzz”."))
+        // The previous results stay shown while the next query loads.
+        var state = Fixture.searching("gare", loaded: [Fixture.gareDuNord])
+        ClientState.reduce(&state, .searchTyped("gare d"))
+        let text = frame(state).text
+        #expect(text.contains("> Gare du Nord"))
+        #expect(text.contains("Searching…"))
+    }
+
+    @Test("where to: results are not offered once the text is too short to be searched")
+    func staleResultsHidden() {
+        var state = Fixture.searching("gare", loaded: [Fixture.gareDuNord])
+        ClientState.reduce(&state, .searchTyped(""))
+        let text = frame(state).text
+        #expect(text.contains("Type a place or a district."))
+        #expect(!text.contains("Gare du Nord"))
+        #expect(KeyMap.handle(.enter, state: state, view: ViewState()).commands == [])
+    }
+
+    @Test("where to, box left with Tab: the command keys at the bottom")
+    func searchUnfocused() {
+        let state = Fixture.searching("gare", loaded: [Fixture.gareDuNord])
+        let (text, lines) = frame(state, ViewState(searchFocused: false))
+        #expect(text.contains("Where to?  (Tab to type a destination)"))
+        #expect(text.contains("│ gare "))
+        #expect(!text.contains("gare_"))
+        #expect(text.contains("* Gare du Nord"))
+        #expect(lines[29].contains("r refresh · d driver mode · h history · q quit · Tab search box"))
+    }
+
+    @Test("passenger waiting: the destination and c to cancel")
+    func passengerWaiting() {
+        let (text, lines) = frame(Fixture.state(ride: .pending(Fixture.ride(driver: nil))))
+        #expect(lines[0].contains("Looking for a driver"))
+        #expect(text.contains("To: Gare du Nord, Paris 10e"))
+        #expect(text.contains("c  cancel the request"))
+        #expect(lines[29].contains("r refresh · d driver mode · h history · q quit"))
+        #expect(!lines[29].contains("Tab"))
+    }
+
+    @Test("passenger, driver coming: who and c to cancel")
+    func passengerDriverComing() {
+        let text = frame(Fixture.state(ride: .approaching(Fixture.ride()))).text
+        #expect(text.contains("Your driver is on the way"))
+        #expect(text.contains("Your driver bob is on the way."))
+        #expect(text.contains("c  cancel the ride"))
+    }
+
+    @Test("driver waiting: d to switch off")
+    func driverWaiting() {
+        let text = frame(Fixture.state(driverMode: true, ride: RideStatus.none)).text
+        #expect(text.contains("Driver mode is on: waiting for a ride request…"))
+        #expect(text.contains("d  switch driver mode off"))
+    }
+
+    @Test("driver accepting: the passenger, the destination and a to accept")
+    func driverAccepting() {
+        let text = frame(Fixture.state(user: "bob", driverMode: true, ride: .incoming(Fixture.ride()))).text
+        #expect(text.contains("New ride request"))
+        #expect(text.contains("ann asks for a ride."))
+        #expect(text.contains("To: Gare du Nord, Paris 10e"))
+        #expect(text.contains("a  accept the ride"))
+    }
+
+    @Test("driver approaching: v when arrived")
+    func driverGoingToPassenger() {
+        let text = frame(Fixture.state(user: "bob", driverMode: true, ride: .approaching(Fixture.ride()))).text
+        #expect(text.contains("Pick up your passenger"))
+        #expect(text.contains("Pick up ann."))
+        #expect(text.contains("v  arrived"))
+    }
+
+    @Test("riding: the driver gets f to finish, the passenger no key")
+    func riding() {
+        let driver = frame(Fixture.state(user: "bob", driverMode: true, ride: .riding(Fixture.ride()))).text
+        #expect(driver.contains("Driving ann."))
+        #expect(driver.contains("f  finish the ride"))
+        let passenger = frame(Fixture.state(ride: .riding(Fixture.ride()))).text
+        #expect(passenger.contains("On the way with bob."))
+        #expect(!passenger.contains("f  finish"))
+    }
+
+    @Test("survey: s when done")
+    func survey() {
+        let text = frame(Fixture.state(ride: .survey(Fixture.ride()))).text
+        #expect(text.contains("How was your ride?"))
+        #expect(text.contains("How was your ride with bob?"))
+        #expect(text.contains("s  done with the survey"))
+    }
+
+    @Test("status line: the client's own, and how to dismiss a refusal")
+    func statusLine() {
+        var state = Fixture.state(ride: .pending(Fixture.ride()))
+        ClientState.reduce(&state, .actionRefused("cancel: too late"))
+        let lines = frame(state).lines
+        #expect(lines[28].contains("Refused: cancel: too late (x to dismiss)"))
+        state.ride.health.isOffline = true
+        #expect(frame(state).lines[28].contains("Offline: showing the last known state"))
+    }
+
+    @Test("history: a pane under the screen, rows from the user's side, the selection marked")
+    func history() {
+        var state = Fixture.state(ride: .pending(Fixture.ride()))
+        ClientState.reduce(&state, .historyScrolledToEnd)
+        ClientState.reduce(&state, .historyLoaded(Fixture.history(4, next: "/me/history?cursor=4"), from: "/me/history"))
+        let (text, lines) = frame(state, ViewState(historyOpen: true, historySelection: 1))
+        #expect(text.contains("Looking for a driver…"), "the screen stays above the pane")
+        #expect(text.contains("── History · 4 rides loaded, more below ─"))
+        #expect(text.contains("  rode to Bastille, Paris 11e with Léa"))
+        #expect(text.contains("> drove Hugo to Gare de Lyon, Paris 12e"))
+        #expect(lines[29].contains("↑↓ scroll · h close history"))
+
+        ClientState.reduce(&state, .historyScrolledToEnd)
+        #expect(frame(state, ViewState(historyOpen: true, historySelection: 3)).text.contains("Loading…"))
+        ClientState.reduce(&state, .historyLoaded(Fixture.history(2, next: nil), from: "/me/history?cursor=4"))
+        let last = frame(state, ViewState(historyOpen: true, historySelection: 5)).text
+        #expect(last.contains("History · 6 rides "))
+        #expect(last.contains("End of the history."))
+    }
+
+    @Test("history: the selection stays in view when it goes past the pane")
+    func historyScrolls() {
+        var state = Fixture.state(ride: RideStatus.none)
+        ClientState.reduce(&state, .historyScrolledToEnd)
+        ClientState.reduce(&state, .historyLoaded(Fixture.history(20, next: nil), from: "/me/history"))
+        // 12 rows: title, 5 lines of screen, a pane of 4 (its title and 3 rows), status, keys.
+        let lines = render(state, ViewState(searchFocused: false, historyOpen: true, historySelection: 12), width: 60, height: 12)
+        let marked = lines.filter { $0.hasPrefix("> ") }
+        #expect(marked.count == 1)
+        #expect(marked.first?.contains("rode to Bastille") == true, "row 12 is a ride as passenger")
+        #expect(lines.contains { $0.hasPrefix("  drove Hugo") }, "the row after it shows too")
+    }
+
+    @Test("a narrow terminal cuts lines with an ellipsis")
+    func narrow() {
+        let lines = render(Fixture.state(ride: .pending(Fixture.ride())), width: 24, height: 10)
+        #expect(lines[9].hasSuffix("…"))
+        #expect(lines.allSatisfy { $0.count == 24 })
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import NightrideModel
+import NightrideServer
+import StateLoopSync
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The built `nightride client` in a real terminal (a detached tmux session) against a real
+/// server over loopback: what a user sees, the keys they press, and the terminal given back.
+@Suite("Terminal UI: end to end in tmux", .serialized)
+struct TmuxEndToEndTests {
+    @Test(
+        "login, search, request, cancel, history, quit",
+        .enabled(if: Tmux.isInstalled, "tmux is not installed (.ci/run installs it)"),
+        .timeLimit(.minutes(1))
+    )
+    func passengerFlow() async throws {
+        let server = NightrideServer(configuration: .init(port: 0))
+        let port = try await server.start()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-tui-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let tmux = Tmux(socket: "nightride-test-\(getpid())")
+        defer {
+            tmux.killServer()
+            try? FileManager.default.removeItem(at: folder)
+        }
+        do {
+            try await scenario(server: server, port: port, folder: folder, tmux: tmux)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    private func scenario(server: NightrideServer, port: Int, folder: URL, tmux: Tmux) async throws {
+        // A wrapper script reports, once the client is gone, whether the terminal settings are
+        // the ones found at the start; the pane then stays open for the last capture.
+        let script = folder.appendingPathComponent("run.sh")
+        try """
+        before=$(stty -g)
+        '\(try Self.nightrideExecutable().path)' client --server http://127.0.0.1:\(port) --user ann --journal '\(folder.path)/ann.journal' 2>'\(folder.path)/stderr.txt'
+        status=$?
+        if [ "$(stty -g)" = "$before" ]; then echo "terminal restored, exit $status"; else echo "terminal NOT restored, exit $status"; fi
+        sleep 60
+        """.write(to: script, atomically: true, encoding: .utf8)
+        try tmux.run(["new-session", "-d", "-x", "100", "-y", "30", "-s", "nightride", "sh '\(script.path)'"])
+
+        // Logged in, both resources loaded: the passenger's empty box.
+        var screen = try await tmux.waitFor("Type a place or a district.")
+        #expect(screen.contains("Nightride · ann · driver mode off"))
+        #expect(screen.contains("Where to?"))
+
+        // Typing searches as you type; the second result is picked and requested.
+        try tmux.run(["send-keys", "-t", "nightride", "-l", "gare"])
+        screen = try await tmux.waitFor("Gare de l'Est")
+        #expect(screen.contains("> Gare du Nord"))
+        try tmux.run(["send-keys", "-t", "nightride", "Down"])
+        try await tmux.waitFor("> Gare de l'Est")
+        try tmux.run(["send-keys", "-t", "nightride", "Enter"])
+        screen = try await tmux.waitFor("Looking for a driver…")
+        #expect(screen.contains("To: Gare de l'Est, Paris 10e"))
+        #expect(screen.contains("c  cancel the request"))
+        // The screen is optimistic: wait for the server to have it too.
+        let pending = try await Self.eventually("ann's ride pending on the server") {
+            if case .pending(let ride) = server.core.rideStatus(of: "ann")?.value { return ride } else { return nil }
+        }
+        #expect(pending.destination.id == "gare-de-l-est")
+        #expect(server.changeLog.records(of: "ann").contains { $0.value == .ride(.pending(pending)) })
+
+        // Cancelled: back to "Where to?", the box focused and emptied by the request.
+        try tmux.run(["send-keys", "-t", "nightride", "c"])
+        screen = try await tmux.waitFor("Where to?  (typing; Tab for commands)")
+        #expect(screen.contains("Type a place or a district."))
+        try await Self.eventually("ann's ride cancelled on the server") {
+            server.core.rideStatus(of: "ann")?.value == RideStatus.none ? true : nil
+        }
+
+        // Tab leaves the box; h opens the history and loads its first page.
+        let firstPage = try server.core.history(of: "ann", pageSize: server.configuration.historyPageSize)
+        try tmux.run(["send-keys", "-t", "nightride", "Tab"])
+        try await tmux.waitFor("r refresh · d driver mode · h history · q quit · Tab search box")
+        try tmux.run(["send-keys", "-t", "nightride", "h"])
+        screen = try await tmux.waitFor("History · \(firstPage.items.count) rides")
+        let newest = try #require(firstPage.items.first)
+        #expect(screen.contains("> ") && screen.contains(newest.destination.name))
+        // Down to the last row loaded: the next page comes in.
+        for _ in 1..<firstPage.items.count {
+            try tmux.run(["send-keys", "-t", "nightride", "Down"])
+        }
+        let secondPage = try server.core.history(of: "ann", cursor: "\(Self.cursor(of: firstPage))", pageSize: server.configuration.historyPageSize)
+        try await tmux.waitFor("History · \(firstPage.items.count + secondPage.items.count) rides")
+
+        // q quits: the normal screen is back, with the terminal settings found.
+        try tmux.run(["send-keys", "-t", "nightride", "q"])
+        screen = try await tmux.waitFor("terminal ")
+        #expect(screen.contains("terminal restored, exit 0"), "\(screen)\nstderr: \((try? String(contentsOf: folder.appendingPathComponent("stderr.txt"), encoding: .utf8)) ?? "")")
+        #expect(!screen.contains("Nightride · ann"), "the alternate screen is gone")
+        #expect(try tmux.run(["display-message", "-p", "-t", "nightride", "#{alternate_on}"]).trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+    }
+
+    /// The cursor in a page's `next` address.
+    private static func cursor(of page: HistoryPage) throws -> String {
+        let next = try #require(page.next)
+        return try #require(URLComponents(string: next)?.queryItems?.first { $0.name == "cursor" }?.value)
+    }
+
+    /// Polls `check` until it gives a value.
+    @discardableResult
+    private static func eventually<T>(_ what: String, timeout: Duration = .seconds(10), _ check: () -> T?) async throws -> T {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let value = check() { return value }
+            guard ContinuousClock.now < deadline else { throw Timeout(description: "timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// Built beside the test bundle, because the test target depends on it.
+    static func nightrideExecutable() throws -> URL {
+        let candidates = [
+            Bundle.main.executableURL?.deletingLastPathComponent(),
+            Bundle.main.bundleURL.deletingLastPathComponent(),
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+        ].compactMap { $0 }
+        for folder in candidates {
+            for parent in [folder, folder.deletingLastPathComponent(), folder.deletingLastPathComponent().deletingLastPathComponent()] {
+                let url = parent.appendingPathComponent("nightride")
+                var isFolder: ObjCBool = false
+                if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), !isFolder.boolValue,
+                   FileManager.default.isExecutableFile(atPath: url.path) {
+                    return url
+                }
+            }
+        }
+        throw Timeout(description: "nightride was not found beside the tests (searched \(candidates.map(\.path))); build it with `swift build --build-tests`")
+    }
+}
+
+/// A waiting or a lookup that did not succeed.
+struct Timeout: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// A tmux server of the test's own (its own socket, no configuration file), so that neither the
+/// user's tmux nor another test run is touched.
+struct Tmux {
+    let socket: String
+
+    /// Whether a `tmux` is on the PATH.
+    static var isInstalled: Bool {
+        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return paths.contains { FileManager.default.isExecutableFile(atPath: "\($0)/tmux") }
+    }
+
+    /// Runs a tmux command; its standard output.
+    ///
+    /// Spawned by hand rather than with `Process`: the first command forks the tmux server,
+    /// which must not inherit the signal mask of the test's thread (libdispatch workers block
+    /// most signals, and a server that never sees SIGCHLD never notices its panes end), and the
+    /// command is reaped with `waitpid` as soon as it exits.
+    @discardableResult
+    func run(_ arguments: [String]) throws -> String {
+        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("tmux-\(socket)-\(UUID().uuidString).out").path
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        // -u: the pane speaks UTF-8 whatever the locale of the test run.
+        let status = try Self.spawnAndWait(["tmux", "-u", "-f", "/dev/null", "-L", socket] + arguments, output: outputPath)
+        guard status == 0 else {
+            throw Timeout(description: "tmux \(arguments.joined(separator: " ")) failed with status \(status)")
+        }
+        return (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    }
+
+    /// Runs `arguments` (found on the PATH) with no signal blocked or ignored, standard output to
+    /// the file at `output`; its exit status.
+    private static func spawnAndWait(_ arguments: [String], output: String) throws -> Int32 {
+        #if canImport(Darwin)
+        var attributes: posix_spawnattr_t?
+        var actions: posix_spawn_file_actions_t?
+        #else
+        var attributes = posix_spawnattr_t()
+        var actions = posix_spawn_file_actions_t()
+        #endif
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+        guard spawned == 0 else {
+            throw Timeout(description: "cannot start \(arguments[0]): error \(spawned)")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw Timeout(description: "waitpid failed: error \(errno)") }
+        }
+        // Exited normally: the exit code; killed: 128 plus the signal, as a shell reports it.
+        return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    }
+
+    /// The visible pane, polled until it contains `text`; fails with the last screen seen.
+    @discardableResult
+    func waitFor(_ text: String, timeout: Duration = .seconds(15)) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        var screen = ""
+        while true {
+            screen = (try? run(["capture-pane", "-p", "-t", "nightride"])) ?? screen
+            if screen.contains(text) { return screen }
+            guard ContinuousClock.now < deadline else {
+                throw Timeout(description: "timed out waiting for “\(text)”; the screen was:\n\(screen)")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// Stops the test's tmux server and everything in it.
+    func killServer() {
+        _ = try? run(["kill-server"])
+    }
+}
