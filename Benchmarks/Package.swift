@@ -21,6 +21,9 @@ let package = Package(
         // transport tests (the same minimum versions as the root package declares).
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.0"),
+        // The Nightride benchmarks silence the server's and the clients' logs (the root package's
+        // minimum version).
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
     ],
     targets: [
         .executableTarget(
@@ -47,6 +50,23 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/JournalBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // Nightride: 1,000 simulated clients on one in-process server over loopback (push fan-out
+        // latency, server memory per connected client). Runs alone with
+        // `swift package benchmark --target NightrideBenchmarks`.
+        .executableTarget(
+            name: "NightrideBenchmarks",
+            dependencies: [
+                .product(name: "NightrideServer", package: "StateLoop"),
+                .product(name: "NightrideClient", package: "StateLoop"),
+                .product(name: "NightrideModel", package: "StateLoop"),
+                .product(name: "StateLoopSync", package: "StateLoop"),
+                .product(name: "StateLoopSyncTransports", package: "StateLoop"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/NightrideBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ],
