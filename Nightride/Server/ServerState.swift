@@ -79,13 +79,19 @@ struct ServerState: Sendable {
         let records = core.changeLog.records
         guard start < records.count else { return }
         let faults = activeFaults
-        for record in records[start...] {
-            let key = SocketKey(user: record.user, resource: record.resource)
-            guard let group = sockets[key], let message = Self.message(for: record) else { continue }
-            for socket in group.values.sorted(by: { $0.connection < $1.connection }) {
-                if let faults, faults.dropsPush(of: record.version, resource: record.resource, user: record.user, connection: socket.connection) {
+        // Indices and locals rather than a loop over a slice of records: Swift 6.3.1's
+        // optimizer crashes (copy propagation) on the slice form of this loop in release builds.
+        for index in start..<records.count {
+            let user = records[index].user
+            let resource = records[index].resource
+            let version = records[index].version
+            let key = SocketKey(user: user, resource: resource)
+            guard let group = sockets[key], let message = Self.message(for: records[index].value, version: version) else { continue }
+            let targets = group.values.sorted { $0.connection < $1.connection }
+            for socket in targets {
+                if let faults, faults.dropsPush(of: version, resource: resource, user: user, connection: socket.connection) {
                     stats.pushesDropped += 1
-                    logger.debug("push dropped", metadata: ["user": "\(record.user)", "resource": "\(record.resource)", "version": "\(record.version)"])
+                    logger.debug("push dropped", metadata: ["user": "\(user)", "resource": "\(resource)", "version": "\(version)"])
                     continue
                 }
                 socket.outbox.yield(message)
@@ -101,10 +107,10 @@ struct ServerState: Sendable {
         }
     }
 
-    private static func message(for record: ChangeRecord) -> String? {
-        switch record.value {
-        case .driverMode(let on): JSON.string(Versioned(on, version: record.version))
-        case .ride(let status): JSON.string(Versioned(status, version: record.version))
+    private static func message(for value: ResourceValue, version: Version) -> String? {
+        switch value {
+        case .driverMode(let on): JSON.string(Versioned(on, version: version))
+        case .ride(let status): JSON.string(Versioned(status, version: version))
         }
     }
 }
