@@ -70,16 +70,21 @@ let package = Package(
         ),
         .testTarget(
             name: "StateLoopJournalTests",
-            dependencies: ["StateLoopJournal", "StateLoopSync", "journal-crash-child"]
+            dependencies: ["StateLoopJournal", "StateLoopSync", "TestSupport", "journal-crash-child"]
         ),
         .executableTarget(
             name: "journal-crash-child",
-            dependencies: ["StateLoopJournal"],
+            dependencies: ["StateLoopJournal", "TestSupport"],
             path: "Tests/JournalCrashChild"
+        ),
+        // Helpers shared by the test targets and the crash child: not a product.
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport"
         ),
         .testTarget(
             name: "StateLoopTests",
-            dependencies: ["StateLoop", "StateLoopTesting", "StateLoopLogging"]
+            dependencies: ["StateLoop", "StateLoopTesting", "StateLoopLogging", "TestSupport"]
         ),
         .testTarget(
             name: "StateLoopViewModelTests",
@@ -187,6 +192,7 @@ let package = Package(
                 "NightrideModel",
                 "NightrideServer",
                 "StateLoopSync",
+                "TestSupport",
                 // Built beside the tests, which drive it in tmux.
                 "nightride",
             ]

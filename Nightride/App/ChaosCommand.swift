@@ -17,11 +17,9 @@ struct ChaosCommand: AsyncParsableCommand {
 
     @MainActor
     func run() async throws {
-        let run = ChaosRun(seeds: Array(first..<(first + UInt64(seeds)))) { line in
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
-        }
+        let run = ChaosRun(seeds: Array(first..<(first + UInt64(seeds))), log: say)
         let outcomes = try await run.run()
-        let failed = outcomes.filter { !$0.violations.isEmpty || ($0.convergence ?? .seconds(99)) > .seconds(2) }
+        let failed = outcomes.filter { !$0.violations.isEmpty || ($0.convergence.map { $0 > DemoReport.convergenceBound } ?? true) }
         for outcome in failed {
             print("seed \(outcome.seed): \(outcome.violations.map(\.description)) convergence \(outcome.convergence.map(String.init(describing:)) ?? "never")")
         }

@@ -15,10 +15,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     @MainActor
     func run() async throws {
-        let scenario = DemoScenario(options: DemoScenario.Options(seed: seed)) { line in
-            // Straight to the descriptor, so each line shows as it happens even through a pipe.
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
-        }
+        let scenario = DemoScenario(options: DemoScenario.Options(seed: seed), log: say)
         let report = try await scenario.run()
         print(report.table)
         if !report.passed {

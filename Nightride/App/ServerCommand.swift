@@ -53,12 +53,6 @@ struct ServerCommand: AsyncParsableCommand {
         await server.stop()
     }
 
-    /// Writes a line to standard output unbuffered, so a script waiting for the "listening" line
-    /// gets it at once even through a pipe.
-    private func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
-    }
-
     /// Returns on SIGINT or SIGTERM.
     private static func interrupted() async {
         let (signals, continuation) = AsyncStream.makeStream(of: Void.self)

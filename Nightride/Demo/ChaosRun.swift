@@ -93,9 +93,9 @@ public final class ChaosRun {
             for scenario in scenarios.sorted(by: { $0.seed < $1.seed }) {
                 let outcome = Outcome(
                     seed: scenario.seed,
-                    violations: scenario.clients.flatMap { ScreenAudit.violations(in: scenario.screens[$0.api.user] ?? [], log: changeLog) },
+                    violations: scenario.clients.flatMap { ScreenAudit.violations(in: scenario.screenLog.screens(of: $0.api.user), log: changeLog) },
                     convergence: converged[scenario.seed],
-                    screensShown: scenario.screens.values.map(\.count).reduce(0, +)
+                    screensShown: scenario.screenLog.screens.values.map(\.count).reduce(0, +)
                 )
                 outcomes.append(outcome)
                 scenario.stop()
@@ -113,14 +113,16 @@ final class Scenario {
     let seed: UInt64
     let server: NightrideServer
     let clients: [NightrideClient]
-    private(set) var screens: [String: [ScreenShown]] = [:]
-    private var subscriptions: [StateSubscription] = []
-    private var random: SplitMix
+    let screenLog: ScreenLog
+    /// The scenario's choices follow its seed: the n-th draw is keyed by n.
+    private let random: SeededRandom
+    private var draws: UInt64 = 0
 
     init(seed: UInt64, server: NightrideServer, url: URL, folder: String) async throws {
         self.seed = seed
         self.server = server
-        random = SplitMix(seed: seed)
+        random = SeededRandom(seed: seed)
+        screenLog = ScreenLog(server: server)
         var clients: [NightrideClient] = []
         for role in ["p", "d"] {
             let api = try await Self.login(server: url, name: "\(role)\(seed)")
@@ -130,7 +132,7 @@ final class Scenario {
         }
         self.clients = clients
         for client in clients {
-            subscriptions.append(client.system.observe { [unowned self] state in self.record(state) })
+            screenLog.watch(client)
         }
     }
 
@@ -147,64 +149,41 @@ final class Scenario {
         }
     }
 
-    private func record(_ state: ClientState) {
-        let shown = ScreenShown(time: server.now, state: state)
-        if let last = screens[state.user]?.last, last.showsSameAs(shown) { return }
-        screens[state.user, default: []].append(shown)
-    }
-
     /// Random actions, valid or not, at random intervals.
     func play(steps: Int) async {
         let passenger = clients[0]
         let driver = clients[1]
         let place = server.core.catalog.search("a", limit: 5)
         for _ in 0..<steps {
-            switch random.next() % 9 {
+            switch draw() % 9 {
             case 0, 1: driver.perform(.toggleDriverMode)
-            case 2: passenger.perform(.requestRide(to: place[Int(random.next() % UInt64(place.count))]))
+            case 2: passenger.perform(.requestRide(to: place[Int(draw() % UInt64(place.count))]))
             case 3: passenger.perform(.cancelRide)
             case 4: driver.perform(.acceptRide)
             case 5: driver.perform(.arrive)
             case 6: driver.perform(.finishRide)
             case 7: passenger.perform(.finishSurvey)
-            default: clients[Int(random.next() % 2)].refresh()
+            default: clients[Int(draw() % 2)].refresh()
             }
-            try? await Task.sleep(for: .milliseconds(Int(random.next() % 120)))
+            try? await Task.sleep(for: .milliseconds(Int(draw() % 120)))
         }
+    }
+
+    private func draw() -> UInt64 {
+        draws += 1
+        return random.bits("draw \(draws)")
     }
 
     /// Whether both clients show the server's newest versions with nothing pending.
     func matches(_ server: NightrideServer) -> Bool {
         let core = server.core
-        return clients.allSatisfy { client in
-            let truth = core.snapshot(of: client.api.user)
-            return truth?.driverMode.version == client.state.driverMode.confirmedVersion
-                && truth?.ride.version == client.state.ride.confirmedVersion
-                && !client.state.isOptimistic
-        }
+        return clients.allSatisfy { $0.showsNewest(of: core) }
     }
 
     func stop() {
-        subscriptions.removeAll()
+        screenLog.stop()
         for client in clients {
             client.stop()
         }
-    }
-}
-
-/// SplitMix64: a scenario's choices follow its seed.
-struct SplitMix {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

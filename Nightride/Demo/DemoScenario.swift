@@ -36,8 +36,7 @@ public final class DemoScenario {
     private let log: (String) -> Void
     private var server: NightrideServer!
     private var clients: [NightrideClient] = []
-    private var screens: [String: [ScreenShown]] = [:]
-    private var subscriptions: [StateSubscription] = []
+    private var screenLog: ScreenLog!
     private var convergence: [(fault: String, time: Duration)] = []
     private var failures: [String] = []
 
@@ -70,7 +69,11 @@ public final class DemoScenario {
         )
         let port = try await server.start()
         log("Nightride server on http://127.0.0.1:\(port), faults on (seed \(options.seed)): latency 5–250 ms, 20 % of pushes lost, sockets cut every 2–6 s")
-        defer { subscriptions.removeAll() }
+        screenLog = ScreenLog(server: server) { [log] shown, previous in
+            let from = previous.map { "\($0.title) → " } ?? ""
+            log(String(format: "%7.3fs  %@  %@%@%@", shown.time.seconds, shown.user.padding(toLength: 4, withPad: " ", startingAt: 0), from, shown.screen.title, shown.isOptimistic ? "  (optimistic)" : ""))
+        }
+        defer { screenLog.stop() }
         let started = ContinuousClock.now
         do {
             try await play(port: port)
@@ -203,22 +206,8 @@ public final class DemoScenario {
             options: ClientOptions(journalPath: options.journalFolder + "/\(name).journal", policy: Self.policy)
         )
         clients.append(client)
-        screens[name] = []
-        subscriptions.append(
-            client.system.observe { [unowned self] state in self.record(state) }
-        )
+        screenLog.watch(client)
         return client
-    }
-
-    private func record(_ state: ClientState) {
-        let shown = ScreenShown(time: server.now, state: state)
-        if let last = screens[state.user]?.last, last.showsSameAs(shown) { return }
-        let previous = screens[state.user]?.last?.screen
-        screens[state.user, default: []].append(shown)
-        if previous != shown.screen {
-            let from = previous.map { "\($0.title) → " } ?? ""
-            log(String(format: "%7.3fs  %@  %@%@%@", shown.time.seconds, state.user.padding(toLength: 4, withPad: " ", startingAt: 0), from, shown.screen.title, shown.isOptimistic ? "  (optimistic)" : ""))
-        }
     }
 
     private func step(
@@ -246,12 +235,8 @@ public final class DemoScenario {
     private func converge(after fault: String) async throws {
         let start = ContinuousClock.now
         try await waitUntil("converge after \(fault)") {
-            clients.allSatisfy { client in
-                let truth = server.core.snapshot(of: client.api.user)
-                return truth?.driverMode.version == client.state.driverMode.confirmedVersion
-                    && truth?.ride.version == client.state.ride.confirmedVersion
-                    && !client.state.isOptimistic
-            }
+            let core = server.core
+            return clients.allSatisfy { $0.showsNewest(of: core) }
         }
         let time = ContinuousClock.now - start
         convergence.append((fault, time))
@@ -264,7 +249,7 @@ public final class DemoScenario {
         let log = server.changeLog
         var rows: [DemoReport.ClientRow] = []
         for client in clients {
-            let shown = screens[client.api.user] ?? []
+            let shown = screenLog.screens(of: client.api.user)
             rows.append(
                 DemoReport.ClientRow(
                     user: client.api.user,

@@ -4,10 +4,15 @@ import NightrideModel
 
 /// JSON in and out of the routes, with sorted keys so that answers are byte-for-byte repeatable.
 enum JSON {
-    static func data(_ value: some Encodable) -> Data? {
+    /// One encoder for every message, rather than one per push built under the server's lock.
+    private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try? encoder.encode(value)
+        return encoder
+    }()
+
+    static func data(_ value: some Encodable) -> Data? {
+        try? encoder.encode(value)
     }
 
     static func string(_ value: some Encodable) -> String? {

@@ -60,7 +60,7 @@ extension NightrideCore {
     /// by name, so the choice is repeatable).
     mutating func dispatch(at now: Duration) {
         while let rideID = waiting.first {
-            let candidates = users.filter { $0.value.isAvailableDriver }
+            let candidates = users.lazy.filter { $0.value.isAvailableDriver }
             guard let driver = candidates.min(by: { ($0.value.lastDriverActivity, $0.key) < ($1.value.lastDriverActivity, $1.key) })?.key,
                   var active = rides[rideID] else { return }
             waiting.removeFirst()

@@ -162,9 +162,12 @@ public struct NightrideCore: Sendable {
     private mutating func advance(to now: Duration) -> Duration {
         clock = max(clock, now)
         guard let inactivityTimeout else { return clock }
-        let due = users.filter { $0.value.isIdleDriver && clock - $0.value.lastDriverActivity >= inactivityTimeout }
+        // Names only: this runs on every request, and is almost always empty.
+        let due = users.compactMap { name, record in
+            record.isIdleDriver && clock - record.lastDriverActivity >= inactivityTimeout ? name : nil
+        }
         guard !due.isEmpty else { return clock }
-        for name in due.keys.sorted() {
+        for name in due.sorted() {
             switchDriverModeOff(for: name, at: clock)
         }
         dispatch(at: clock)

@@ -112,7 +112,9 @@ extension NightrideServer {
             try await sleep(configuration.placesLatency)
         }
         let query = request.uri.queryParameters.get("q") ?? ""
-        return JSON.response(state.withLock { $0.core.catalog.search(query) })
+        // The catalog never changes: searched outside the lock that pushes and mutations share.
+        let catalog = state.withLock { $0.core.catalog }
+        return JSON.response(catalog.search(query))
     }
 
     private func history(_ request: Request) -> Response {

@@ -8,17 +8,25 @@ import NightrideModel
 public struct PlaceCatalog: Sendable {
     /// Every place, in the order results are returned.
     public let places: [Place]
+    /// Each place's name and area folded once, in the order of `places`.
+    private let folded: [(name: String, area: String)]
 
     /// A catalog of `places`; the default is a set of Paris destinations.
     public init(places: [Place] = PlaceCatalog.paris) {
         self.places = places
+        folded = places.map { (Self.fold($0.name), Self.fold($0.area)) }
     }
 
     /// Up to `limit` places whose name or area contains `query`; none for a blank query.
     public func search(_ query: String, limit: Int = 10) -> [Place] {
         let needle = Self.fold(query.trimmingCharacters(in: .whitespacesAndNewlines))
         guard !needle.isEmpty else { return [] }
-        return Array(places.lazy.filter { Self.fold($0.name).contains(needle) || Self.fold($0.area).contains(needle) }.prefix(limit))
+        return Array(
+            zip(places, folded).lazy
+                .filter { $1.name.contains(needle) || $1.area.contains(needle) }
+                .map(\.0)
+                .prefix(limit)
+        )
     }
 
     /// The place with `id`, if any.
@@ -45,7 +53,6 @@ public struct PlaceCatalog: Sendable {
     ].map { Place(id: slug($0.0), name: $0.0, area: $0.1) }
 
     private static func slug(_ name: String) -> String {
-        let folded = name.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
-        return folded.split { !$0.isLetter && !$0.isNumber }.joined(separator: "-")
+        fold(name).split { !$0.isLetter && !$0.isNumber }.joined(separator: "-")
     }
 }

@@ -1,15 +1,19 @@
 /// Deterministic randomness from a seed and a key, so that a decision depends on what it is
 /// about (which request, which push) rather than on the order decisions happen to be asked in.
-struct SeededRandom: Sendable {
-    let seed: UInt64
+package struct SeededRandom: Sendable {
+    package let seed: UInt64
+
+    package init(seed: UInt64) {
+        self.seed = seed
+    }
 
     /// A number in `0..<1` for `key`, the same for the same seed and key in every run.
-    func unit(_ key: String) -> Double {
+    package func unit(_ key: String) -> Double {
         Double(bits(key) >> 11) / Double(UInt64(1) << 53)
     }
 
     /// 64 random bits for `key`.
-    func bits(_ key: String) -> UInt64 {
+    package func bits(_ key: String) -> UInt64 {
         Self.mix(seed ^ Self.fnv1a(key))
     }
 

@@ -87,8 +87,9 @@ struct ServerState: Sendable {
             let version = records[index].version
             let key = SocketKey(user: user, resource: resource)
             guard let group = sockets[key], let message = Self.message(for: records[index].value, version: version) else { continue }
-            let targets = group.values.sorted { $0.connection < $1.connection }
-            for socket in targets {
+            // Each socket drains its own queue and the drop decision is keyed by connection, so
+            // the order sockets are visited in does not matter.
+            for socket in group.values {
                 if let faults, faults.dropsPush(of: version, resource: resource, user: user, connection: socket.connection) {
                     stats.pushesDropped += 1
                     logger.debug("push dropped", metadata: ["user": "\(user)", "resource": "\(resource)", "version": "\(version)"])

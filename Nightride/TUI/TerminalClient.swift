@@ -69,6 +69,9 @@ public final class TerminalClient {
                 for key in keys {
                     if handle(key) == .quit { break loop }
                 }
+                // Once per batch of keys (a paste is one batch): the view may have changed
+                // without the state changing.
+                draw()
             case .resize:
                 draw()
             case .interrupted, .inputClosed:
@@ -93,7 +96,6 @@ public final class TerminalClient {
                 terminal.write("\u{1B}[2J")
             }
         }
-        draw()
         return .goOn
     }
 
@@ -104,7 +106,7 @@ public final class TerminalClient {
     }
 
     /// Draws the frame for the current state and size, unless it is the one on screen already
-    /// (a key and the state change it causes both ask for a frame).
+    /// (a batch of keys and the state changes it causes both ask for a frame).
     private func draw() {
         let (width, height) = terminal.size
         let lines = render(client.state, view, width: width, height: height)

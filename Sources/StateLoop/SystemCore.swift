@@ -102,12 +102,18 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
         }
         guard !isDraining else { return }
         isDraining = true
+        drain()
+        isDraining = false
+    }
+
+    /// Drains the queue the way this system needs: journaled systems commit before showing.
+    @inlinable
+    func drain() {
         if recorder == nil {
             drainPending()
         } else {
             drainRecorded()
         }
-        isDraining = false
     }
 
     @inlinable
@@ -267,11 +273,7 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
         }
         isDraining = true
         notify(state)
-        if recorder == nil {
-            drainPending()
-        } else {
-            drainRecorded()
-        }
+        drain()
         isDraining = false
         return id
     }

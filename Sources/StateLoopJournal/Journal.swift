@@ -1,5 +1,6 @@
 import Foundation
 import StateLoop
+import StateLoopSync
 import Synchronization
 
 /// A durable record of one system's events, in a SQLite file: every event is committed before
@@ -37,7 +38,7 @@ public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>
     let database: JournalDatabase
     private let ledger: Mutex<Writer>
     private let restored: Mutex<Restored?>
-    private let subscribers = Mutex(ErrorSubscribers())
+    private let errorSubscribers = Subscribers<JournalError>(replaysLatest: false, bufferingPolicy: .unbounded)
 
     /// Opens the journal at `path`, creating it if needed, and reads what it holds.
     ///
@@ -74,12 +75,7 @@ public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>
 
     /// The write errors from now on, for a status line. Each call returns a new stream.
     public func errors() -> AsyncStream<JournalError> {
-        let (stream, continuation) = AsyncStream.makeStream(of: JournalError.self)
-        let id = subscribers.withLock { $0.add(continuation) }
-        continuation.onTermination = { [weak self] _ in
-            self?.subscribers.withLock { $0.remove(id) }
-        }
-        return stream
+        errorSubscribers.subscribe()
     }
 
     /// Commits what is waiting and closes the file. Events recorded after are lost; normally
@@ -138,7 +134,7 @@ public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>
             }
         }
         if let failure {
-            report(failure)
+            errorSubscribers.publish(failure)
         }
     }
 
@@ -177,13 +173,7 @@ public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>
             }
         }
         if let failure {
-            report(failure)
-        }
-    }
-
-    private func report(_ error: JournalError) {
-        for continuation in subscribers.withLock({ Array($0.continuations.values) }) {
-            continuation.yield(error)
+            errorSubscribers.publish(failure)
         }
     }
 }
@@ -281,21 +271,5 @@ extension Optional {
     fileprivate mutating func take() -> Wrapped? {
         defer { self = nil }
         return self
-    }
-}
-
-/// The continuations of ``Journal/errors()``.
-struct ErrorSubscribers: Sendable {
-    private(set) var continuations: [UInt64: AsyncStream<JournalError>.Continuation] = [:]
-    private var lastID: UInt64 = 0
-
-    mutating func add(_ continuation: AsyncStream<JournalError>.Continuation) -> UInt64 {
-        lastID += 1
-        continuations[lastID] = continuation
-        return lastID
-    }
-
-    mutating func remove(_ id: UInt64) {
-        continuations[id] = nil
     }
 }

@@ -4,7 +4,7 @@ import Synchronization
 ///
 /// Threading: the registry is guarded by a mutex. Elements are yielded outside it, so a slow
 /// fan-out to many subscribers never blocks a subscription or a read of ``latest``.
-final class Subscribers<Element: Sendable>: Sendable {
+package final class Subscribers<Element: Sendable>: Sendable {
     private struct Registry {
         var latest: Element?
         var continuations: [UInt64: AsyncStream<Element>.Continuation] = [:]
@@ -22,7 +22,7 @@ final class Subscribers<Element: Sendable>: Sendable {
     ///   - replaysLatest: whether a new subscriber first gets the latest element (states), or
     ///     only the elements published after it arrived (events).
     ///   - onArrival, onDeparture: told of every subscriber that arrives and leaves, in order.
-    init(
+    package init(
         replaysLatest: Bool,
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
         onArrival: @escaping @Sendable () -> Void = {},
@@ -35,12 +35,12 @@ final class Subscribers<Element: Sendable>: Sendable {
     }
 
     /// The element published last.
-    var latest: Element? {
+    package var latest: Element? {
         registry.withLock { $0.latest }
     }
 
     /// A new subscription; `seed` may adjust the replayed latest element.
-    func subscribe(seed: (Element?) -> Element? = { $0 }) -> AsyncStream<Element> {
+    package func subscribe(seed: (Element?) -> Element? = { $0 }) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
         let id = registry.withLock { registry -> UInt64? in
             if replaysLatest, let first = seed(registry.latest) { continuation.yield(first) }
@@ -61,7 +61,7 @@ final class Subscribers<Element: Sendable>: Sendable {
         return stream
     }
 
-    func publish(_ element: Element) {
+    package func publish(_ element: Element) {
         let continuations = registry.withLock { registry in
             registry.latest = element
             return Array(registry.continuations.values)
@@ -72,7 +72,7 @@ final class Subscribers<Element: Sendable>: Sendable {
     }
 
     /// Ends every subscription; later ones end at once.
-    func finishAll() {
+    package func finishAll() {
         let continuations = registry.withLock { registry in
             registry.isFinished = true
             defer { registry.continuations = [:] }

@@ -16,6 +16,7 @@ import Darwin
 #endif
 import StateLoop
 import StateLoopJournal
+import TestSupport
 
 func report(_ line: String) {
     let bytes = Array((line + "\n").utf8)
@@ -46,19 +47,6 @@ struct Tally: Codable, Sendable {
     }
 }
 
-/// SplitMix64: the child's choices of batch sizes follow its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @MainActor
 func runTally(path: String, seed: UInt64) -> Never {
     let journal: Journal<Tally, Int>
@@ -70,7 +58,7 @@ func runTally(path: String, seed: UInt64) -> Never {
     let system = System(journal: journal, initialState: Tally(), reduce: Tally.reduce)
     let restored = system.state
     report("restored \(restored.count) \(restored.sum) \(restored.checksum)")
-    var random = SeededGenerator(state: seed)
+    var random = SplitMix64(seed: seed)
     var next = restored.count + 1
     while true {
         // Mostly single sends, sometimes a burst committed as one transaction.

@@ -2,6 +2,7 @@ import Foundation
 import NightrideModel
 import NightrideServer
 import StateLoopSync
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -44,7 +45,7 @@ struct TmuxEndToEndTests {
         let script = folder.appendingPathComponent("run.sh")
         try """
         before=$(stty -g)
-        '\(try Self.nightrideExecutable().path)' client --server http://127.0.0.1:\(port) --user ann --journal '\(folder.path)/ann.journal' 2>'\(folder.path)/stderr.txt'
+        '\(try builtProduct(named: "nightride").path)' client --server http://127.0.0.1:\(port) --user ann --journal '\(folder.path)/ann.journal' 2>'\(folder.path)/stderr.txt'
         status=$?
         if [ "$(stty -g)" = "$before" ]; then echo "terminal restored, exit $status"; else echo "terminal NOT restored, exit $status"; fi
         sleep 60
@@ -119,26 +120,6 @@ struct TmuxEndToEndTests {
             guard ContinuousClock.now < deadline else { throw Timeout(description: "timed out waiting for \(what)") }
             try await Task.sleep(for: .milliseconds(50))
         }
-    }
-
-    /// Built beside the test bundle, because the test target depends on it.
-    static func nightrideExecutable() throws -> URL {
-        let candidates = [
-            Bundle.main.executableURL?.deletingLastPathComponent(),
-            Bundle.main.bundleURL.deletingLastPathComponent(),
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-        ].compactMap { $0 }
-        for folder in candidates {
-            for parent in [folder, folder.deletingLastPathComponent(), folder.deletingLastPathComponent().deletingLastPathComponent()] {
-                let url = parent.appendingPathComponent("nightride")
-                var isFolder: ObjCBool = false
-                if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), !isFolder.boolValue,
-                   FileManager.default.isExecutableFile(atPath: url.path) {
-                    return url
-                }
-            }
-        }
-        throw Timeout(description: "nightride was not found beside the tests (searched \(candidates.map(\.path))); build it with `swift build --build-tests`")
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ struct CrashTests {
     @Test("100 kills at seeded random points: each restart restores every event whose send returned, none twice")
     func killedAtRandomPoints() async throws {
         let folder = TemporaryFolder()
-        var random = SeededRandom(seed: 20_261_122)
+        var random = SplitMix64(seed: 20_261_122)
         // What the previous runs established: every value up to `returned` had its send return;
         // values up to `attempted` had a send started.
         var returned = 0
@@ -101,23 +102,6 @@ extension Tally {
     }
 }
 
-/// SplitMix64, for seeded choices in tests.
-struct SeededRandom {
-    var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The crash child, started with pipes; read line by line, killed, reaped.
 final class ChildProcess {
     private let process = Process()
@@ -126,7 +110,7 @@ final class ChildProcess {
     private var buffer: [UInt8] = []
 
     init(_ arguments: [String]) throws {
-        process.executableURL = try Self.childExecutable()
+        process.executableURL = try builtProduct(named: "journal-crash-child")
         process.arguments = arguments
         process.standardOutput = stdout
         process.standardError = stderr
@@ -178,30 +162,5 @@ final class ChildProcess {
             stdout: String(decoding: buffer, as: UTF8.self) + String(decoding: rest, as: UTF8.self),
             stderr: String(decoding: errors, as: UTF8.self)
         )
-    }
-
-    /// Built beside the test bundle, because the test target depends on it.
-    static func childExecutable() throws -> URL {
-        let candidates = [
-            Bundle.main.executableURL?.deletingLastPathComponent(),
-            Bundle.main.bundleURL.deletingLastPathComponent(),
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-        ].compactMap { $0 }
-        for folder in candidates {
-            for parent in [folder, folder.deletingLastPathComponent(), folder.deletingLastPathComponent().deletingLastPathComponent()] {
-                let url = parent.appendingPathComponent("journal-crash-child")
-                if FileManager.default.isExecutableFile(atPath: url.path) {
-                    return url
-                }
-            }
-        }
-        throw ChildNotFound(searched: candidates.map(\.path))
-    }
-
-    struct ChildNotFound: Error, CustomStringConvertible {
-        let searched: [String]
-        var description: String {
-            "journal-crash-child was not found beside the tests (searched \(searched)); build it with `swift build --build-tests`."
-        }
     }
 }

@@ -1,24 +1,13 @@
 import StateLoop
+import TestSupport
 import Testing
 
 /// G5: the same events in the same order give the same states.
 @MainActor
 @Suite("G5 determinism")
 struct DeterminismTests {
-    /// A small seeded generator (SplitMix64) so that every run replays the same events.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func randomEvents(seed: UInt64, count: Int) -> [Counter.Event] {
-        var generator = SeededGenerator(state: seed)
+        var generator = SplitMix64(seed: seed)
         return (0..<count).map { _ in
             switch Int.random(in: 0..<5, using: &generator) {
             case 0: .increment

@@ -1,0 +1,56 @@
+import NightrideClient
+import NightrideServer
+import StateLoop
+
+/// The screens each watched client showed, on the server's clock, one entry per change of what
+/// is shown (screen, versions behind it, optimism).
+@MainActor
+final class ScreenLog {
+    private let server: NightrideServer
+    private let onScreenChange: (ScreenShown, _ previous: Screen?) -> Void
+    private(set) var screens: [String: [ScreenShown]] = [:]
+    private var subscriptions: [StateSubscription] = []
+
+    /// A log timed by `server`; `onScreenChange` hears of each new screen (not of a new version
+    /// behind the same screen).
+    init(server: NightrideServer, onScreenChange: @escaping (ScreenShown, _ previous: Screen?) -> Void = { _, _ in }) {
+        self.server = server
+        self.onScreenChange = onScreenChange
+    }
+
+    /// Records what `client` shows, from now until ``stop()``.
+    func watch(_ client: NightrideClient) {
+        screens[client.api.user, default: []] = []
+        subscriptions.append(client.system.observe { [unowned self] state in self.record(state) })
+    }
+
+    /// What `user`'s client showed, in order.
+    func screens(of user: String) -> [ScreenShown] {
+        screens[user] ?? []
+    }
+
+    func stop() {
+        subscriptions.removeAll()
+    }
+
+    private func record(_ state: ClientState) {
+        let shown = ScreenShown(time: server.now, state: state)
+        let previous = screens[state.user]?.last
+        if let previous, previous.showsSameAs(shown) { return }
+        screens[state.user, default: []].append(shown)
+        if previous?.screen != shown.screen {
+            onScreenChange(shown, previous?.screen)
+        }
+    }
+}
+
+extension NightrideClient {
+    /// Whether the client shows the server's newest versions of both values, with nothing
+    /// pending: converged.
+    func showsNewest(of core: NightrideCore) -> Bool {
+        let truth = core.snapshot(of: api.user)
+        return truth?.driverMode.version == state.driverMode.confirmedVersion
+            && truth?.ride.version == state.ride.confirmedVersion
+            && !state.isOptimistic
+    }
+}
