@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
@@ -125,6 +126,7 @@ let package = Package(
                 "StateLoopSync",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -153,7 +155,7 @@ let package = Package(
         ),
         .target(
             name: "NightrideTUI",
-            dependencies: ["NightrideClient", "NightrideModel", "StateLoop", "StateLoopSync"],
+            dependencies: ["NightrideClient", "NightrideModel", "StateLoop", "StateLoopSync", "StateLoopViewModel", "LoginFeature"],
             path: "Nightride/TUI"
         ),
         .executableTarget(
@@ -163,6 +165,7 @@ let package = Package(
                 "NightrideClient",
                 "NightrideDemo",
                 "NightrideTUI",
+                "StateLoopSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -192,6 +195,8 @@ let package = Package(
                 "NightrideModel",
                 "NightrideServer",
                 "StateLoopSync",
+                "StateLoopViewModel",
+                "LoginFeature",
                 "TestSupport",
                 // Built beside the tests, which drive it in tmux.
                 "nightride",

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NightrideClient
 import NightrideTUI
+import StateLoopSync
 
 /// `nightride client`: the full-screen terminal client of one user.
 struct ClientCommand: AsyncParsableCommand {
@@ -9,6 +10,8 @@ struct ClientCommand: AsyncParsableCommand {
         commandName: "client",
         abstract: "Run the keyboard-driven terminal client as one user.",
         discussion: """
+        Without --user, a login screen asks for a name and a password (Tab between the fields, \
+        Enter to sign in, Esc to leave); a new name creates an account with that password. \
         Keys: type a destination in the "Where to?" box, ↑↓ to choose, Enter to request; Tab \
         leaves the box for the command keys: d driver mode, r refresh, c cancel, a accept, \
         v arrived, f finish the ride, s finish the survey, h history, q quit. Ctrl-C quits from anywhere.
@@ -18,8 +21,11 @@ struct ClientCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The server's address.", valueName: "url"))
     var server: String
 
-    @Option(help: ArgumentHelp("The user to log in as (created on first login).", valueName: "name"))
-    var user: String
+    @Option(help: ArgumentHelp("The user to log in as, skipping the login screen (created on first login).", valueName: "name"))
+    var user: String?
+
+    @Option(help: ArgumentHelp("The password of --user, if it has one (the first login that gives one sets it).", valueName: "password"))
+    var password: String?
 
     @Option(help: ArgumentHelp("The client's journal, so that a relaunch shows the last screen at once (default: ./nightride-<user>.journal).", valueName: "path"))
     var journal: String?
@@ -28,32 +34,51 @@ struct ClientCommand: AsyncParsableCommand {
         guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", url.host != nil else {
             throw ValidationError("--server must be an http(s) address, such as http://127.0.0.1:8080")
         }
-        guard !user.trimmingCharacters(in: .whitespaces).isEmpty else {
-            throw ValidationError("--user must not be empty")
+        if let user, user.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ValidationError("--user must not be empty; leave it out to get the login screen")
+        }
+        if password != nil && user == nil {
+            throw ValidationError("--password goes with --user; without --user the login screen asks for both")
         }
     }
 
     func run() async throws {
         // Validated above.
         let url = URL(string: server)!
-        let api: NightrideAPI
-        do {
-            // Logged in before the terminal is taken over, so that a failure prints as usual.
-            api = try await NightrideAPI.login(server: url, name: user)
-        } catch {
-            // A transport error's description is a dump of its user info; its message is enough.
-            let reason = (error as NSError).domain == NSURLErrorDomain ? error.localizedDescription : "\(error)"
-            throw LoginFailure(description: "cannot log in to \(server) as \(user): \(reason)")
+        if let user {
+            let api: NightrideAPI
+            do {
+                // Logged in before the terminal is taken over, so that a failure prints as usual.
+                api = try await NightrideAPI.login(server: url, name: user, password: password)
+            } catch let error as HTTPStatusError where error.status == 401 {
+                throw LoginFailure(description: "cannot log in to \(server) as \(user): wrong or missing --password")
+            } catch {
+                throw LoginFailure(description: "cannot log in to \(server) as \(user): \(NightrideAPI.message(for: error))")
+            }
+            try await Self.runUI(api: api, journalPath: journal)
+        } else {
+            try await Self.runUI(server: url, journalPath: journal)
         }
-        try await Self.runUI(api: api, journalPath: journal ?? "./nightride-\(user).journal")
+    }
+
+    /// The login screen, then the client, in one full-screen session (no flash of the shell in
+    /// between). Leaving the login screen ends the command quietly.
+    @MainActor
+    private static func runUI(server: URL, journalPath: String?) async throws {
+        let terminal = Terminal()
+        try terminal.enterFullScreen()
+        defer { terminal.restore() }
+        guard let api = try await LoginScreen(server: server, terminal: terminal).run() else { return }
+        try await runUI(api: api, journalPath: journalPath, terminal: terminal)
     }
 
     /// The client and its UI live on the main actor, as `NightrideClient` requires.
     @MainActor
-    private static func runUI(api: NightrideAPI, journalPath: String) async throws {
-        let client = try NightrideClient(api: api, options: ClientOptions(journalPath: journalPath))
+    private static func runUI(api: NightrideAPI, journalPath: String?, terminal: Terminal = Terminal()) async throws {
+        let path = journalPath ?? "./nightride-\(api.user).journal"
+        let client = try NightrideClient(api: api, options: ClientOptions(journalPath: path))
         defer { client.stop() }
-        try await TerminalClient(client: client).run()
+        try await TerminalClient(client: client, terminal: terminal).run()
     }
 }
 

@@ -15,16 +15,31 @@ public struct NightrideAPI: Sendable {
     /// The bearer token from the login.
     public let token: String
 
-    /// Logs `name` in (creating the user on first login).
+    /// The API as `user`, with a `token` from an earlier login.
+    public init(server: URL, user: String, token: String) {
+        self.server = server
+        self.user = user
+        self.token = token
+    }
+
+    /// Logs `name` in (creating the user on first login), with `password` if given: the first
+    /// login that gives a password sets it, and every later login of that name needs it.
     ///
-    /// - Throws: `HTTPStatusError` for a refused name, or the transport's error.
-    public static func login(server: URL, name: String) async throws -> NightrideAPI {
+    /// - Throws: `HTTPStatusError` 401 for a wrong or missing password, 400 for a refused name
+    ///   or password; the transport's error when the server cannot be reached.
+    public static func login(server: URL, name: String, password: String? = nil) async throws -> NightrideAPI {
         var request = URLRequest(url: server.appendingPathComponent("login"))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONEncoder().encode(LoginRequest(name: name))
+        request.httpBody = try JSONEncoder().encode(LoginRequest(name: name, password: password))
         let answer = try await fetch(LoginResponse.self, request)
         return NightrideAPI(server: server, user: answer.user, token: answer.token)
+    }
+
+    /// A short message for an error of this API, for a user: a transport error's own message
+    /// rather than the dump of its user info that its description is.
+    public static func message(for error: any Error) -> String {
+        (error as NSError).domain == NSURLErrorDomain ? error.localizedDescription : "\(error)"
     }
 
     /// The `Authorization` header of every request.

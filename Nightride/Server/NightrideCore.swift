@@ -48,11 +48,30 @@ public struct NightrideCore: Sendable {
 
     /// Logs `name` in with `token`, creating the user (driver mode off, no ride, a fake history)
     /// on first sight. A user may hold several tokens, one per login.
-    public mutating func login(name: String, token: String, at now: Duration) throws(Rejection) -> LoginResponse {
+    ///
+    /// `proof` says what the server established about the password (see ``PasswordProof``): a
+    /// user with a password needs `.matches` of that very hash; a user without one takes `.none`,
+    /// or `.sets` to keep the new hash.
+    ///
+    /// - Throws: `invalidName` for an empty or overlong name; `wrongPassword` when the proof does
+    ///   not fit the stored password (missing, wrong, or set by a concurrent login meanwhile).
+    public mutating func login(name: String, token: String, proof: PasswordProof = .none, at now: Duration) throws(Rejection) -> LoginResponse {
         let now = advance(to: now)
-        let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        let name = Self.normalized(name)
         guard !name.isEmpty, name.count <= 40 else {
             throw Rejection(.invalidName, "a name has 1 to 40 characters")
+        }
+        let stored = users[name]?.passwordHash
+        let newHash: String?
+        switch (stored, proof) {
+        case (nil, .none):
+            newHash = nil
+        case (nil, .sets(let hash)):
+            newHash = hash
+        case (let stored?, .matches(let hash)) where stored == hash:
+            newHash = stored
+        default:
+            throw Rejection(.wrongPassword, "wrong name or password")
         }
         if users[name] == nil {
             let first = Version(epoch: epoch, counter: 1)
@@ -60,13 +79,27 @@ public struct NightrideCore: Sendable {
                 driverMode: Versioned(false, version: first),
                 ride: Versioned(.none, version: first),
                 lastDriverActivity: now,
-                history: FakeHistory.rides(for: name, places: catalog.places)
+                history: FakeHistory.rides(for: name, places: catalog.places),
+                passwordHash: newHash
             )
             changeLog.append(ChangeRecord(time: now, user: name, version: first, value: .driverMode(false)))
             changeLog.append(ChangeRecord(time: now, user: name, version: first, value: .ride(.none)))
+        } else {
+            users[name]?.passwordHash = newHash
         }
         tokens[token] = name
         return LoginResponse(token: token, user: name)
+    }
+
+    /// The stored password hash of `name` (as a login would spell it), `nil` for a user without
+    /// a password or no such user.
+    public func passwordHash(of name: String) -> String? {
+        users[Self.normalized(name)]?.passwordHash
+    }
+
+    /// A login name as stored: without surrounding spaces.
+    private static func normalized(_ name: String) -> String {
+        name.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The user a token was issued to.

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdBcrypt
 import HummingbirdWebSocket
 import NightrideModel
 import StateLoopSync
@@ -53,17 +54,45 @@ extension NightrideServer {
 
     private func login(_ request: Request) async -> Response {
         guard let body = await JSON.decode(LoginRequest.self, from: request) else {
-            return JSON.error(.badRequest, "badRequest", #"expected {"name": "…"}"#)
+            return JSON.error(.badRequest, "badRequest", #"expected {"name": "…"} or {"name": "…", "password": "…"}"#)
+        }
+        if let password = body.password, password.isEmpty || password.utf8.count > LoginRequest.maximumPasswordBytes {
+            return Self.response(for: Rejection(.invalidPassword, "a password has 1 to \(LoginRequest.maximumPasswordBytes) bytes"))
         }
         let token = UUID().uuidString.lowercased()
         do {
-            let answer = try update { (core, now) throws(Rejection) in try core.login(name: body.name, token: token, at: now) }
+            let stored = state.withLock { $0.core.passwordHash(of: body.name) }
+            let proof = try Self.proof(of: body.password, against: stored)
+            let answer = try update { (core, now) throws(Rejection) in
+                try core.login(name: body.name, token: token, proof: proof, at: now)
+            }
             logger.debug("login", metadata: ["user": "\(answer.user)"])
             return JSON.response(answer)
         } catch {
+            logger.debug("login refused", metadata: ["name": "\(body.name)", "reason": "\(error)"])
             return Self.response(for: error)
         }
     }
+
+    /// The slow half of a login, run outside the lock: checks `password` against the `stored`
+    /// hash, or hashes a first password.
+    private static func proof(of password: String?, against stored: String?) throws(Rejection) -> PasswordProof {
+        switch (password, stored) {
+        case (nil, _):
+            return .none
+        case (let password?, nil):
+            return .sets(hash: Bcrypt.hash(password, cost: passwordCost))
+        case (let password?, let stored?):
+            guard Bcrypt.verify(password, hash: stored) else {
+                throw Rejection(.wrongPassword, "wrong name or password")
+            }
+            return .matches(hash: stored)
+        }
+    }
+
+    /// bcrypt's work factor: about 15 ms a hash here, slow enough to make guessing costly and
+    /// fast enough not to hold a worker thread long (hashing runs on the request's task).
+    static let passwordCost: UInt8 = 8
 
     private func read(_ resource: Resource, _ request: Request) -> Response {
         guard let user = authenticate(request) else { return Self.unauthorized }
@@ -165,7 +194,8 @@ extension NightrideServer {
         let status: HTTPResponse.Status = switch rejection.code {
         case .invalidTransition, .driverBusy: .conflict
         case .unknownUser: .notFound
-        case .invalidName, .invalidCursor: .badRequest
+        case .invalidName, .invalidPassword, .invalidCursor: .badRequest
+        case .wrongPassword: .unauthorized
         }
         return JSON.response(rejection.body, status: status)
     }

@@ -12,6 +12,10 @@ public struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
         case unknownUser
         /// The login name is empty or too long (HTTP 400).
         case invalidName
+        /// The login password is empty or too long (HTTP 400).
+        case invalidPassword
+        /// The login's password is wrong or missing for a user who has one (HTTP 401).
+        case wrongPassword
         /// The history cursor is not one the server handed out (HTTP 400).
         case invalidCursor
     }

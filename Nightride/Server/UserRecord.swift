@@ -10,16 +10,19 @@ struct UserRecord: Sendable {
     var lastDriverActivity: Duration
     /// Past rides, oldest first.
     var history: [Ride]
+    /// The bcrypt hash of the user's password; `nil` until a login gives one.
+    var passwordHash: String?
     /// Answers to mutations by client mutation id, and the ids in the order they came, to forget
     /// the oldest first.
     var answers: [String: Result<Version, Rejection>] = [:]
     private var answerOrder: [String] = []
 
-    init(driverMode: Versioned<Bool>, ride: Versioned<RideStatus>, lastDriverActivity: Duration, history: [Ride]) {
+    init(driverMode: Versioned<Bool>, ride: Versioned<RideStatus>, lastDriverActivity: Duration, history: [Ride], passwordHash: String?) {
         self.driverMode = driverMode
         self.ride = ride
         self.lastDriverActivity = lastDriverActivity
         self.history = history
+        self.passwordHash = passwordHash
     }
 
     /// In driver mode with no ride, or being offered one: the states inactivity can end.

@@ -178,7 +178,7 @@ private func scrollOffset(selection: Int, count: Int, rows: Int) -> Int {
 }
 
 /// `lines` cut or padded to `height` lines of `width` columns.
-private func fitted(_ lines: [String], width: Int, height: Int) -> [String] {
+func fitted(_ lines: [String], width: Int, height: Int) -> [String] {
     let kept = lines.prefix(height).map { fit($0, width: width) }
     return kept + Array(repeating: String(repeating: " ", count: width), count: height - kept.count)
 }
@@ -190,6 +190,6 @@ func fit(_ line: String, width: Int) -> String {
     return String(line.prefix(max(0, width - 1))) + "…"
 }
 
-private func pad(_ text: String, to width: Int) -> String {
+func pad(_ text: String, to width: Int) -> String {
     text.count >= width ? String(text.prefix(width)) : text + String(repeating: " ", count: width - text.count)
 }

@@ -23,11 +23,13 @@ public final class Terminal {
         self.output = output
     }
 
-    /// Switches to raw mode and the alternate screen.
+    /// Switches to raw mode and the alternate screen; returns whether this call did it (`false`
+    /// when in full-screen mode already), so that only the caller who entered restores.
     ///
     /// - Throws: ``TerminalError`` when `input` is not a terminal.
-    public func enterFullScreen() throws(TerminalError) {
-        guard original == nil else { return }
+    @discardableResult
+    public func enterFullScreen() throws(TerminalError) -> Bool {
+        guard original == nil else { return false }
         var settings = termios()
         guard isatty(input) == 1, tcgetattr(input, &settings) == 0 else {
             throw TerminalError(description: "standard input is not a terminal; run the client in a terminal")
@@ -50,6 +52,7 @@ public final class Terminal {
         // Alternate screen, cursor hidden, no autowrap (so the last column of the last row never
         // scrolls the screen), then clear.
         write("\u{1B}[?1049h\u{1B}[?25l\u{1B}[?7l\u{1B}[2J")
+        return true
     }
 
     /// Leaves the alternate screen and restores the settings found. Does nothing when not in

@@ -1,4 +1,3 @@
-import Dispatch
 import NightrideClient
 import StateLoop
 
@@ -32,38 +31,25 @@ public final class TerminalClient {
         shownScreen = client.state.screen
     }
 
-    /// What wakes the UI up besides a state change.
-    private enum Input: Sendable {
-        case keys([Key])
-        case resize
-        case interrupted
-        case inputClosed
-    }
-
     /// Takes over the terminal until the user quits (q, Ctrl-C), the process is asked to stop
-    /// (SIGINT, SIGTERM, SIGHUP) or the input closes; the terminal is restored in every case.
+    /// (SIGINT, SIGTERM, SIGHUP) or the input closes; the terminal is restored in every case
+    /// (unless it was in full screen already, as after the login screen: then its owner
+    /// restores it).
     ///
     /// - Throws: ``TerminalError`` when there is no terminal to take over.
     public func run() async throws(TerminalError) {
-        try terminal.enterFullScreen()
-        defer { terminal.restore() }
+        let entered = try terminal.enterFullScreen()
+        defer { if entered { terminal.restore() } }
 
-        let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
-        let reader = KeyReader(input: terminal.input)
-        reader.start(onKeys: { continuation.yield(.keys($0)) }, onEnd: { continuation.yield(.inputClosed) })
-        defer { reader.stop() }
-        let signals = Self.watchSignals { continuation.yield($0) }
-        defer {
-            signals.forEach { $0.cancel() }
-            for number in [SIGINT, SIGTERM, SIGHUP] { signal(number, SIG_DFL) }
-        }
+        let inputs = TerminalInputs(terminal: terminal)
+        defer { inputs.stop() }
 
         let subscription = client.system.observe { [weak self] state in
             self?.stateChanged(state)
         }
         defer { subscription.cancel() }
 
-        loop: for await input in inputs {
+        loop: for await input in inputs.stream {
             switch input {
             case .keys(let keys):
                 for key in keys {
@@ -72,7 +58,7 @@ public final class TerminalClient {
                 // Once per batch of keys (a paste is one batch): the view may have changed
                 // without the state changing.
                 draw()
-            case .resize:
+            case .resize, .changed:
                 draw()
             case .interrupted, .inputClosed:
                 break loop
@@ -125,20 +111,5 @@ public final class TerminalClient {
             output += highlighted ? "\u{1B}[7m" + line + "\u{1B}[0m" : line
         }
         return output
-    }
-
-    /// Turns SIGWINCH into a redraw and the stop signals into a clean quit. The stop signals are
-    /// ignored by the process meanwhile, so that their default action (dying with the terminal
-    /// still raw) never runs. Nonisolated, so that the handlers (which run on a global queue) do
-    /// not inherit the main actor's isolation.
-    private nonisolated static func watchSignals(_ send: @escaping @Sendable (Input) -> Void) -> [any DispatchSourceSignal] {
-        let watched: [(Int32, Input)] = [(SIGWINCH, .resize), (SIGINT, .interrupted), (SIGTERM, .interrupted), (SIGHUP, .interrupted)]
-        return watched.map { number, input in
-            if number != SIGWINCH { signal(number, SIG_IGN) }
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { send(input) }
-            source.resume()
-            return source
-        }
     }
 }

@@ -25,6 +25,36 @@ struct NightrideCoreTests {
         }
     }
 
+    @Test("a password is set by the first login that gives one, then needed; a racing claim loses")
+    func passwords() throws {
+        var core = NightrideCore(epoch: 7)
+        let wrong = Rejection(.wrongPassword, "wrong name or password")
+        // A new user with a password: created with it.
+        _ = try core.login(name: "alice", token: "a1", proof: .sets(hash: "H1"), at: .seconds(1))
+        #expect(core.passwordHash(of: " alice ") == "H1")
+        _ = try core.login(name: "alice", token: "a2", proof: .matches(hash: "H1"), at: .seconds(2))
+        #expect(core.user(forToken: "a2") == "alice")
+        // Without the password, against another hash, or claiming it again: refused, no token.
+        #expect(throws: wrong) { try core.login(name: "alice", token: "x1", at: .seconds(3)) }
+        #expect(throws: wrong) { try core.login(name: "alice", token: "x2", proof: .matches(hash: "H2"), at: .seconds(3)) }
+        #expect(throws: wrong) { try core.login(name: "alice", token: "x3", proof: .sets(hash: "H3"), at: .seconds(3)) }
+        #expect(core.user(forToken: "x1") == nil && core.user(forToken: "x2") == nil && core.user(forToken: "x3") == nil)
+        #expect(core.passwordHash(of: "alice") == "H1")
+
+        // A user created by name alone logs in by name until a login sets a password.
+        _ = try core.login(name: "bruno", token: "b1", at: .seconds(4))
+        #expect(core.passwordHash(of: "bruno") == nil)
+        _ = try core.login(name: "bruno", token: "b2", at: .seconds(5))
+        _ = try core.login(name: "bruno", token: "b3", proof: .sets(hash: "HB"), at: .seconds(6))
+        #expect(core.passwordHash(of: "bruno") == "HB")
+        #expect(throws: wrong) { try core.login(name: "bruno", token: "b4", at: .seconds(7)) }
+        // The user's state survived all of it: still version 1.
+        #expect(core.rideStatus(of: "bruno")?.version == Versioned(RideStatus.none, version: Version(epoch: 7, counter: 1)).version)
+        // A proof that a password matches, for a user who has none, is not accepted either.
+        _ = try core.login(name: "chloe", token: "c1", at: .seconds(8))
+        #expect(throws: wrong) { try core.login(name: "chloe", token: "c2", proof: .matches(hash: "HC"), at: .seconds(9)) }
+    }
+
     @Test("the whole ride: request, offer, accept, arrive, finish, survey; every change one version up")
     func rideFlow() throws {
         var core = try Fixture.world()

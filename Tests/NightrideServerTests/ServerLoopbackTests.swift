@@ -28,6 +28,31 @@ struct ServerLoopbackTests {
         }
     }
 
+    @Test("passwords over HTTP: the first one given sticks, a wrong or missing one is a 401 with a reason")
+    func passwords() async throws {
+        try await withNightride { server, client in
+            let first = try await client.send("POST", "/login", body: LoginRequest(name: "alice", password: "s3cret"))
+            #expect(first.0 == 200)
+            let again = try await client.send("POST", "/login", body: LoginRequest(name: " alice", password: "s3cret"))
+            #expect(again.0 == 200)
+            // Stored hashed, never as given.
+            let stored = try #require(server.core.passwordHash(of: "alice"))
+            #expect(stored.hasPrefix("$2b$") && !stored.contains("s3cret"))
+
+            for wrong in [LoginRequest(name: "alice", password: "guess"), LoginRequest(name: "alice")] {
+                let (status, body) = try await client.send("POST", "/login", body: wrong)
+                #expect(status == 401)
+                #expect(try JSONDecoder().decode(APIError.self, from: body).error == "wrongPassword")
+            }
+            for invalid in ["", String(repeating: "é", count: 37)] {
+                let (status, body) = try await client.send("POST", "/login", body: LoginRequest(name: "alice", password: invalid))
+                #expect(status == 400)
+                #expect(try JSONDecoder().decode(APIError.self, from: body).error == "invalidPassword")
+            }
+            #expect(server.core.passwordHash(of: "alice") == stored)
+        }
+    }
+
     @Test("a mutation sent twice with one Mutation-ID is applied once and answered alike")
     func idempotentMutation() async throws {
         try await withNightride { server, client in
