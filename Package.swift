@@ -198,6 +198,7 @@ let package = Package(
                 "StateLoopViewModel",
                 "LoginFeature",
                 "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 // Built beside the tests, which drive it in tmux.
                 "nightride",
             ]

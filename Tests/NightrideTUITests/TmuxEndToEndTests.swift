@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NightrideModel
 import NightrideServer
 import StateLoopSync
@@ -16,93 +17,195 @@ import Darwin
 @Suite("Terminal UI: end to end in tmux", .serialized)
 struct TmuxEndToEndTests {
     @Test(
-        "login, search, request, cancel, history, quit",
+        "log in with --user, search, request, cancel, history, quit",
         .enabled(if: Tmux.isInstalled, "tmux is not installed (.ci/run installs it)"),
         .timeLimit(.minutes(1))
     )
     func passengerFlow() async throws {
-        let server = NightrideServer(configuration: .init(port: 0))
+        try await withHarness { harness in
+            let (server, tmux, folder) = (harness.server, harness.tmux, harness.folder)
+            try harness.start(try harness.wrapped("client --server \(harness.url) --user ann --journal '\(folder.path)/ann.journal'"))
+
+            // Logged in, both resources loaded: the passenger's empty box.
+            var screen = try await tmux.waitFor("Type a place or a district.")
+            #expect(screen.contains("Nightride · ann · driver mode off"))
+            #expect(screen.contains("Where to?"))
+
+            // Typing searches as you type; the second result is picked and requested.
+            try tmux.run(["send-keys", "-t", "nightride", "-l", "gare"])
+            screen = try await tmux.waitFor("Gare de l'Est")
+            #expect(screen.contains("> Gare du Nord"))
+            try tmux.run(["send-keys", "-t", "nightride", "Down"])
+            try await tmux.waitFor("> Gare de l'Est")
+            try tmux.run(["send-keys", "-t", "nightride", "Enter"])
+            screen = try await tmux.waitFor("Looking for a driver…")
+            #expect(screen.contains("To: Gare de l'Est, Paris 10e"))
+            #expect(screen.contains("c  cancel the request"))
+            // The screen is optimistic: wait for the server to have it too.
+            let pending = try await Self.eventually("ann's ride pending on the server") {
+                if case .pending(let ride) = server.core.rideStatus(of: "ann")?.value { return ride } else { return nil }
+            }
+            #expect(pending.destination.id == "gare-de-l-est")
+            #expect(server.changeLog.records(of: "ann").contains { $0.value == .ride(.pending(pending)) })
+
+            // Cancelled: back to "Where to?", the box focused and emptied by the request.
+            try tmux.run(["send-keys", "-t", "nightride", "c"])
+            screen = try await tmux.waitFor("Where to?  (typing; Tab for commands)")
+            #expect(screen.contains("Type a place or a district."))
+            try await Self.eventually("ann's ride cancelled on the server") {
+                server.core.rideStatus(of: "ann")?.value == RideStatus.none ? true : nil
+            }
+
+            // Tab leaves the box; h opens the history and loads its first page.
+            let firstPage = try server.core.history(of: "ann", pageSize: server.configuration.historyPageSize)
+            try tmux.run(["send-keys", "-t", "nightride", "Tab"])
+            try await tmux.waitFor("r refresh · d driver mode · h history · q quit · Tab search box")
+            try tmux.run(["send-keys", "-t", "nightride", "h"])
+            screen = try await tmux.waitFor("History · \(firstPage.items.count) rides")
+            let newest = try #require(firstPage.items.first)
+            #expect(screen.contains("> ") && screen.contains(newest.destination.name))
+            // Down to the last row loaded: the next page comes in.
+            for _ in 1..<firstPage.items.count {
+                try tmux.run(["send-keys", "-t", "nightride", "Down"])
+            }
+            let secondPage = try server.core.history(of: "ann", cursor: "\(Self.cursor(of: firstPage))", pageSize: server.configuration.historyPageSize)
+            try await tmux.waitFor("History · \(firstPage.items.count + secondPage.items.count) rides")
+
+            // q quits: the normal screen is back, with the terminal settings found.
+            try tmux.run(["send-keys", "-t", "nightride", "q"])
+            screen = try await tmux.waitFor("terminal ")
+            #expect(screen.contains("terminal restored, exit 0"), "\(screen)\nstderr: \(harness.stderr)")
+            #expect(!screen.contains("Nightride · ann"), "the alternate screen is gone")
+            #expect(try tmux.run(["display-message", "-p", "-t", "nightride", "#{alternate_on}"]).trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        }
+    }
+
+    @Test(
+        "the login screen: the seed's rule, a new account, a wrong password, then the client",
+        .enabled(if: Tmux.isInstalled, "tmux is not installed (.ci/run installs it)"),
+        .timeLimit(.minutes(1))
+    )
+    func loginScreen() async throws {
+        try await withHarness { harness in
+            let (server, tmux) = (harness.server, harness.tmux)
+            let client = try harness.wrapped("client --server \(harness.url) --journal '\(harness.folder.path)/annette.journal'")
+            try harness.start(client)
+
+            // Too short a name: the rule shows and Enter only moves to the password.
+            try await tmux.waitFor("Nightride · sign in")
+            try tmux.run(["send-keys", "-t", "nightride", "-l", "ann"])
+            try await tmux.waitFor("> Username  [ann_")
+            try tmux.run(["send-keys", "-t", "nightride", "Enter"])
+            try tmux.run(["send-keys", "-t", "nightride", "-l", "pw1"])
+            var screen = try await tmux.waitFor("> Password  [***_")
+            #expect(screen.contains("A username has 5 characters or more"))
+            try tmux.run(["send-keys", "-t", "nightride", "Enter"])
+            // Back to the name: long enough now, and Enter signs in (a new name: an account).
+            try tmux.run(["send-keys", "-t", "nightride", "Tab"])
+            try tmux.run(["send-keys", "-t", "nightride", "-l", "ette"])
+            try await tmux.waitFor("Enter to sign in")
+            #expect(server.core.userNames.isEmpty, "nothing was sent while the form was invalid")
+            try tmux.run(["send-keys", "-t", "nightride", "Enter"])
+            screen = try await tmux.waitFor("Type a place or a district.")
+            #expect(screen.contains("Nightride · annette · driver mode off"))
+            #expect(server.core.passwordHash(of: "annette") != nil)
+            try tmux.run(["send-keys", "-t", "nightride", "Tab"])
+            try tmux.run(["send-keys", "-t", "nightride", "q"])
+            screen = try await tmux.waitFor("terminal ")
+            #expect(screen.contains("terminal restored, exit 0"), "\(screen)\nstderr: \(harness.stderr)")
+
+            // Again, with a wrong password first: rejected, the form kept; then the right one.
+            try harness.restart(client)
+            try await tmux.waitFor("Nightride · sign in")
+            try tmux.run(["send-keys", "-t", "nightride", "-l", "annette"])
+            try tmux.run(["send-keys", "-t", "nightride", "Tab"])
+            try tmux.run(["send-keys", "-t", "nightride", "-l", "nope"])
+            try tmux.run(["send-keys", "-t", "nightride", "Enter"])
+            screen = try await tmux.waitFor("Wrong username or password")
+            #expect(screen.contains("Username  [annette "))
+            try tmux.run(["send-keys", "-t", "nightride", "C-u"])
+            try tmux.run(["send-keys", "-t", "nightride", "-l", "pw1"])
+            try tmux.run(["send-keys", "-t", "nightride", "Enter"])
+            try await tmux.waitFor("Nightride · annette · driver mode off")
+            // Esc leaves the login screen, Ctrl-C the client: both give the terminal back.
+            try tmux.run(["send-keys", "-t", "nightride", "C-c"])
+            screen = try await tmux.waitFor("terminal ")
+            #expect(screen.contains("terminal restored, exit 0"), "\(screen)\nstderr: \(harness.stderr)")
+
+            // --user without the password it now has: refused before the terminal is taken.
+            try harness.restart(try harness.wrapped("client --server \(harness.url) --user annette"))
+            screen = try await tmux.waitFor("terminal ")
+            #expect(screen.contains("terminal restored, exit 1"), "\(screen)")
+            #expect(harness.stderr.contains("cannot log in to \(harness.url) as annette: wrong or missing --password"), "stderr: \(harness.stderr)")
+        }
+    }
+
+    @Test(
+        "killed with SIGKILL mid-request, the relaunched client shows the request and sends it, once",
+        .enabled(if: Tmux.isInstalled, "tmux is not installed (.ci/run installs it)"),
+        .timeLimit(.minutes(1))
+    )
+    func killAndRelaunch() async throws {
+        try await withHarness { harness in
+            let (server, tmux) = (harness.server, harness.tmux)
+            let client = "client --server \(harness.url) --user kim --journal '\(harness.folder.path)/kim.journal'"
+            // `exec`: the pane's process is the client itself, so that the kill reaches it alone.
+            try harness.start("exec " + (try harness.command(client)))
+            try await tmux.waitFor("Type a place or a district.")
+            try tmux.run(["send-keys", "-t", "nightride", "-l", "gare"])
+            try await tmux.waitFor("Gare de l'Est")
+
+            // The network goes; the request is shown at once (optimistic) but cannot leave.
+            server.isNetworkCut = true
+            try tmux.run(["send-keys", "-t", "nightride", "Enter"])
+            try await tmux.waitFor("Looking for a driver…")
+            try await Self.eventually("the request tried and refused") {
+                (server.stats.requests["POST /me/ride"] ?? 0) >= 1 ? true : nil
+            }
+            // The queue is journaled within milliseconds of the key; leave it that long.
+            try await Task.sleep(for: .milliseconds(300))
+            let pid = try #require(pid_t(tmux.run(["display-message", "-p", "-t", "nightride", "#{pane_pid}"]).trimmingCharacters(in: .whitespacesAndNewlines)))
+            #expect(kill(pid, SIGKILL) == 0)
+            #expect(server.core.rideStatus(of: "kim")?.value == RideStatus.none, "the server never got it")
+
+            // Started again with the network back: the journal shows the request, which then goes out.
+            server.isNetworkCut = false
+            try harness.restart(try harness.wrapped(client))
+            var screen = try await tmux.waitFor("Looking for a driver…")
+            #expect(screen.contains("To: Gare du Nord"))
+            let ride = try await Self.eventually("kim's ride pending on the server") {
+                if case .pending(let ride) = server.core.rideStatus(of: "kim")?.value { return ride } else { return nil }
+            }
+            #expect(ride.destination.name == "Gare du Nord")
+            #expect(server.changeLog.records(of: "kim").filter { record in
+                if case .ride(.pending) = record.value { true } else { false }
+            }.count == 1, "applied once")
+            try tmux.run(["send-keys", "-t", "nightride", "q"])
+            screen = try await tmux.waitFor("terminal ")
+            #expect(screen.contains("terminal restored, exit 0"), "\(screen)\nstderr: \(harness.stderr)")
+        }
+    }
+
+    /// Runs `body` with a fresh server, tmux server and folder, all gone afterwards.
+    private func withHarness(_ body: (Harness) async throws -> Void) async throws {
+        var logger = Logger(label: "tmux-test")
+        logger.logLevel = .critical
+        let server = NightrideServer(configuration: .init(port: 0, inactivityTimeout: nil), logger: logger)
         let port = try await server.start()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-tui-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let tmux = Tmux(socket: "nightride-test-\(getpid())")
+        let harness = Harness(server: server, url: "http://127.0.0.1:\(port)", folder: folder, tmux: Tmux(socket: "nightride-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"))
         defer {
-            tmux.killServer()
+            harness.tmux.killServer()
             try? FileManager.default.removeItem(at: folder)
         }
         do {
-            try await scenario(server: server, port: port, folder: folder, tmux: tmux)
+            try await body(harness)
         } catch {
             await server.stop()
             throw error
         }
         await server.stop()
-    }
-
-    private func scenario(server: NightrideServer, port: Int, folder: URL, tmux: Tmux) async throws {
-        // A wrapper script reports, once the client is gone, whether the terminal settings are
-        // the ones found at the start; the pane then stays open for the last capture.
-        let script = folder.appendingPathComponent("run.sh")
-        try """
-        before=$(stty -g)
-        '\(try builtProduct(named: "nightride").path)' client --server http://127.0.0.1:\(port) --user ann --journal '\(folder.path)/ann.journal' 2>'\(folder.path)/stderr.txt'
-        status=$?
-        if [ "$(stty -g)" = "$before" ]; then echo "terminal restored, exit $status"; else echo "terminal NOT restored, exit $status"; fi
-        sleep 60
-        """.write(to: script, atomically: true, encoding: .utf8)
-        try tmux.run(["new-session", "-d", "-x", "100", "-y", "30", "-s", "nightride", "sh '\(script.path)'"])
-
-        // Logged in, both resources loaded: the passenger's empty box.
-        var screen = try await tmux.waitFor("Type a place or a district.")
-        #expect(screen.contains("Nightride · ann · driver mode off"))
-        #expect(screen.contains("Where to?"))
-
-        // Typing searches as you type; the second result is picked and requested.
-        try tmux.run(["send-keys", "-t", "nightride", "-l", "gare"])
-        screen = try await tmux.waitFor("Gare de l'Est")
-        #expect(screen.contains("> Gare du Nord"))
-        try tmux.run(["send-keys", "-t", "nightride", "Down"])
-        try await tmux.waitFor("> Gare de l'Est")
-        try tmux.run(["send-keys", "-t", "nightride", "Enter"])
-        screen = try await tmux.waitFor("Looking for a driver…")
-        #expect(screen.contains("To: Gare de l'Est, Paris 10e"))
-        #expect(screen.contains("c  cancel the request"))
-        // The screen is optimistic: wait for the server to have it too.
-        let pending = try await Self.eventually("ann's ride pending on the server") {
-            if case .pending(let ride) = server.core.rideStatus(of: "ann")?.value { return ride } else { return nil }
-        }
-        #expect(pending.destination.id == "gare-de-l-est")
-        #expect(server.changeLog.records(of: "ann").contains { $0.value == .ride(.pending(pending)) })
-
-        // Cancelled: back to "Where to?", the box focused and emptied by the request.
-        try tmux.run(["send-keys", "-t", "nightride", "c"])
-        screen = try await tmux.waitFor("Where to?  (typing; Tab for commands)")
-        #expect(screen.contains("Type a place or a district."))
-        try await Self.eventually("ann's ride cancelled on the server") {
-            server.core.rideStatus(of: "ann")?.value == RideStatus.none ? true : nil
-        }
-
-        // Tab leaves the box; h opens the history and loads its first page.
-        let firstPage = try server.core.history(of: "ann", pageSize: server.configuration.historyPageSize)
-        try tmux.run(["send-keys", "-t", "nightride", "Tab"])
-        try await tmux.waitFor("r refresh · d driver mode · h history · q quit · Tab search box")
-        try tmux.run(["send-keys", "-t", "nightride", "h"])
-        screen = try await tmux.waitFor("History · \(firstPage.items.count) rides")
-        let newest = try #require(firstPage.items.first)
-        #expect(screen.contains("> ") && screen.contains(newest.destination.name))
-        // Down to the last row loaded: the next page comes in.
-        for _ in 1..<firstPage.items.count {
-            try tmux.run(["send-keys", "-t", "nightride", "Down"])
-        }
-        let secondPage = try server.core.history(of: "ann", cursor: "\(Self.cursor(of: firstPage))", pageSize: server.configuration.historyPageSize)
-        try await tmux.waitFor("History · \(firstPage.items.count + secondPage.items.count) rides")
-
-        // q quits: the normal screen is back, with the terminal settings found.
-        try tmux.run(["send-keys", "-t", "nightride", "q"])
-        screen = try await tmux.waitFor("terminal ")
-        #expect(screen.contains("terminal restored, exit 0"), "\(screen)\nstderr: \((try? String(contentsOf: folder.appendingPathComponent("stderr.txt"), encoding: .utf8)) ?? "")")
-        #expect(!screen.contains("Nightride · ann"), "the alternate screen is gone")
-        #expect(try tmux.run(["display-message", "-p", "-t", "nightride", "#{alternate_on}"]).trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
 
     /// The cursor in a page's `next` address.
@@ -120,6 +223,52 @@ struct TmuxEndToEndTests {
             guard ContinuousClock.now < deadline else { throw Timeout(description: "timed out waiting for \(what)") }
             try await Task.sleep(for: .milliseconds(50))
         }
+    }
+}
+
+/// One test's world: a server on loopback, a folder for journals and scripts, and a tmux server
+/// whose single session "nightride" runs the client.
+struct Harness {
+    let server: NightrideServer
+    let url: String
+    let folder: URL
+    let tmux: Tmux
+
+    /// The shell command of `nightride` with `arguments`, its standard error to a file.
+    func command(_ arguments: String) throws -> String {
+        "'\(try builtProduct(named: "nightride").path)' \(arguments) 2>>'\(folder.path)/stderr.txt'"
+    }
+
+    /// `command(arguments)` inside a wrapper that reports, once the client is gone, whether the
+    /// terminal settings are the ones found at the start and the exit status; the pane then
+    /// stays open for the last capture.
+    func wrapped(_ arguments: String) throws -> String {
+        """
+        before=$(stty -g)
+        \(try command(arguments))
+        status=$?
+        if [ "$(stty -g)" = "$before" ]; then echo "terminal restored, exit $status"; else echo "terminal NOT restored, exit $status"; fi
+        sleep 60
+        """
+    }
+
+    /// Starts the session, 100×30, running `script`.
+    func start(_ script: String) throws {
+        let file = folder.appendingPathComponent("run-\(UUID().uuidString).sh")
+        try script.write(to: file, atomically: true, encoding: .utf8)
+        try tmux.run(["new-session", "-d", "-x", "100", "-y", "30", "-s", "nightride", "sh '\(file.path)'"])
+    }
+
+    /// Ends whatever the session runs and starts `script` in a new one (a new terminal, as a
+    /// user relaunching the client would have).
+    func restart(_ script: String) throws {
+        _ = try? tmux.run(["kill-session", "-t", "nightride"])
+        try start(script)
+    }
+
+    /// What the client wrote to standard error so far.
+    var stderr: String {
+        (try? String(contentsOf: folder.appendingPathComponent("stderr.txt"), encoding: .utf8)) ?? ""
     }
 }
 
