@@ -22,13 +22,14 @@ public final class LoginScreen {
     private let terminal: Terminal
     private let viewModel: ViewModel<Login>
     private var form = LoginForm()
-    private var lastFrame: [String] = []
+    private let frames: FrameWriter
 
     /// A login screen for `server`, with `service` (Nightride's `POST /login` by default), on
     /// `terminal` (the process's own by default).
     public init(server: URL, service: LoginService? = nil, terminal: Terminal = Terminal()) {
         self.server = server
         self.terminal = terminal
+        frames = FrameWriter(terminal: terminal)
         viewModel = ViewModel(Login(service: service ?? .nightride(server: server)))
     }
 
@@ -89,8 +90,7 @@ public final class LoginScreen {
             case .quit:
                 return .quit
             case .redraw:
-                lastFrame = []
-                terminal.write("\u{1B}[2J")
+                frames.clear()
             }
         }
         return .goOn
@@ -99,9 +99,6 @@ public final class LoginScreen {
     private func draw() {
         let (width, height) = terminal.size
         let host = server.host.map { host in server.port.map { "\(host):\($0)" } ?? host } ?? server.absoluteString
-        let lines = renderLogin(viewModel.state, form, isLoading: viewModel.isLoading, server: host, width: width, height: height)
-        guard lines != lastFrame else { return }
-        lastFrame = lines
-        terminal.write(TerminalClient.frame(lines))
+        frames.show(renderLogin(viewModel.state, form, isLoading: viewModel.isLoading, server: host, width: width, height: height))
     }
 }

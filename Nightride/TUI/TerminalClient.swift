@@ -22,12 +22,13 @@ public final class TerminalClient {
     private let terminal: Terminal
     private var view = ViewState()
     private var shownScreen: Screen
-    private var lastFrame: [String] = []
+    private let frames: FrameWriter
 
     /// A UI for `client` on `terminal` (the process's own terminal by default).
     public init(client: NightrideClient, terminal: Terminal = Terminal()) {
         self.client = client
         self.terminal = terminal
+        frames = FrameWriter(terminal: terminal)
         shownScreen = client.state.screen
     }
 
@@ -78,8 +79,7 @@ public final class TerminalClient {
             case .quit:
                 return .quit
             case .redraw:
-                lastFrame = []
-                terminal.write("\u{1B}[2J")
+                frames.clear()
             }
         }
         return .goOn
@@ -91,25 +91,9 @@ public final class TerminalClient {
         draw()
     }
 
-    /// Draws the frame for the current state and size, unless it is the one on screen already
-    /// (a batch of keys and the state changes it causes both ask for a frame).
+    /// Draws the frame for the current state and size.
     private func draw() {
         let (width, height) = terminal.size
-        let lines = render(client.state, view, width: width, height: height)
-        guard lines != lastFrame else { return }
-        lastFrame = lines
-        terminal.write(Self.frame(lines))
-    }
-
-    /// The bytes of a whole frame: each line at its row, the title bar and the key bar in
-    /// reverse video. Written in one go so that the terminal never shows half a frame.
-    static func frame(_ lines: [String]) -> String {
-        var output = ""
-        for (row, line) in lines.enumerated() {
-            output += "\u{1B}[\(row + 1);1H"
-            let highlighted = row == 0 || row == lines.count - 1
-            output += highlighted ? "\u{1B}[7m" + line + "\u{1B}[0m" : line
-        }
-        return output
+        frames.show(render(client.state, view, width: width, height: height))
     }
 }
