@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
     ],
     targets: [
+        // What several benchmark targets share.
+        .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport"),
         .executableTarget(
             name: "StateLoopBenchmarks",
             dependencies: [
@@ -36,6 +38,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkSupport",
             ],
             path: "Benchmarks/StateLoopBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
@@ -48,6 +51,7 @@ let package = Package(
                 .product(name: "StateLoop", package: "StateLoop"),
                 .product(name: "StateLoopJournal", package: "StateLoop"),
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkSupport",
             ],
             path: "Benchmarks/JournalBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
@@ -65,6 +69,7 @@ let package = Package(
                 .product(name: "StateLoopSyncTransports", package: "StateLoop"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkSupport",
             ],
             path: "Benchmarks/NightrideBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

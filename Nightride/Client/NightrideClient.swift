@@ -172,36 +172,16 @@ public final class NightrideClient {
         options: ClientOptions
     ) -> [Feedback<ClientState, ClientEvent>] {
         [
-            .react(query: { _ in true }) { _, send in
-                for await status in driverModeChanges.updates() {
-                    await send(.driverMode(status.value, version: status.confirmed?.version, pending: status.mutations.count))
-                }
+            .resource(driverModeChanges) { status in
+                .driverMode(status.value, version: status.confirmed?.version, pending: status.mutations.count)
             },
-            .react(query: { _ in true }) { _, send in
-                for await status in rideActions.updates() {
-                    await send(.ride(status.value, version: status.confirmed?.version, pending: status.mutations.count))
-                }
+            .resource(rideActions) { status in
+                .ride(status.value, version: status.confirmed?.version, pending: status.mutations.count)
             },
-            .react(query: { _ in true }) { _, send in
-                for await status in driverMode.updates() {
-                    await send(.driverModeHealth(ResourceHealth(status)))
-                }
-            },
-            .react(query: { _ in true }) { _, send in
-                for await status in ride.updates() {
-                    await send(.rideHealth(ResourceHealth(status)))
-                }
-            },
-            .react(query: { _ in true }) { _, send in
-                for await failure in driverModeChanges.failures() {
-                    await send(.actionRefused("driver mode: \(failure.error.message)"))
-                }
-            },
-            .react(query: { _ in true }) { _, send in
-                for await failure in rideActions.failures() {
-                    await send(.actionRefused("\(failure.mutation.action.name.rawValue): \(failure.error.message)"))
-                }
-            },
+            .resource(driverMode) { .driverModeHealth(ResourceHealth($0)) },
+            .resource(ride) { .rideHealth(ResourceHealth($0)) },
+            .failures(of: driverModeChanges) { .actionRefused("driver mode: \($0.error.message)") },
+            .failures(of: rideActions) { .actionRefused("\($0.mutation.action.name.rawValue): \($0.error.message)") },
             .liveSearch(
                 \.search,
                 event: { event in

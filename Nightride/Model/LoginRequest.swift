@@ -10,6 +10,9 @@ public struct LoginRequest: Codable, Sendable, Hashable {
     /// The user's password, if any; at most ``maximumPasswordBytes`` bytes of UTF-8.
     public var password: String?
 
+    /// The longest name the server takes, in characters (after trimming spaces).
+    public static let maximumNameLength = 40
+
     /// The longest password the server takes, in bytes of UTF-8 (what bcrypt reads).
     public static let maximumPasswordBytes = 72
 

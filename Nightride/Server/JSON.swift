@@ -10,6 +10,8 @@ enum JSON {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()
+    /// One decoder for every request body.
+    private static let decoder = JSONDecoder()
 
     static func data(_ value: some Encodable) -> Data? {
         try? encoder.encode(value)
@@ -38,6 +40,6 @@ enum JSON {
     static func decode<T: Decodable>(_ type: T.Type, from request: Request) async -> T? {
         var request = request
         guard let buffer = try? await request.collectBody(upTo: 64 * 1024) else { return nil }
-        return try? JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+        return try? decoder.decode(T.self, from: Data(buffer.readableBytesView))
     }
 }

@@ -58,8 +58,8 @@ public struct NightrideCore: Sendable {
     public mutating func login(name: String, token: String, proof: PasswordProof = .none, at now: Duration) throws(Rejection) -> LoginResponse {
         let now = advance(to: now)
         let name = Self.normalized(name)
-        guard !name.isEmpty, name.count <= 40 else {
-            throw Rejection(.invalidName, "a name has 1 to 40 characters")
+        guard !name.isEmpty, name.count <= LoginRequest.maximumNameLength else {
+            throw Rejection(.invalidName, "a name has 1 to \(LoginRequest.maximumNameLength) characters")
         }
         let stored = users[name]?.passwordHash
         let newHash: String?

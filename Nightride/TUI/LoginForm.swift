@@ -1,3 +1,5 @@
+import NightrideModel
+
 /// What the login screen keeps on top of `LoginState`: which field takes the keys, and the last
 /// unexpected error (the view model reports errors as events, not as state).
 public struct LoginForm: Sendable, Equatable {
@@ -13,7 +15,7 @@ public struct LoginForm: Sendable, Equatable {
     public var error: String?
 
     /// The longest name the server takes, in characters.
-    public static let maximumUsernameLength = 40
+    public static let maximumUsernameLength = LoginRequest.maximumNameLength
 
     /// The username field focused, no error.
     public init(focus: Field = .username, error: String? = nil) {

@@ -23,6 +23,8 @@ public final class LoginScreen {
     private let viewModel: ViewModel<Login>
     private var form = LoginForm()
     private let frames: FrameWriter
+    /// The server as the title bar shows it.
+    private let serverName: String
 
     /// A login screen for `server`, with `service` (Nightride's `POST /login` by default), on
     /// `terminal` (the process's own by default).
@@ -30,6 +32,7 @@ public final class LoginScreen {
         self.server = server
         self.terminal = terminal
         frames = FrameWriter(terminal: terminal)
+        serverName = server.host.map { host in server.port.map { "\(host):\($0)" } ?? host } ?? server.absoluteString
         viewModel = ViewModel(Login(service: service ?? .nightride(server: server)))
     }
 
@@ -98,7 +101,6 @@ public final class LoginScreen {
 
     private func draw() {
         let (width, height) = terminal.size
-        let host = server.host.map { host in server.port.map { "\(host):\($0)" } ?? host } ?? server.absoluteString
-        frames.show(renderLogin(viewModel.state, form, isLoading: viewModel.isLoading, server: host, width: width, height: height))
+        frames.show(renderLogin(viewModel.state, form, isLoading: viewModel.isLoading, server: serverName, width: width, height: height))
     }
 }

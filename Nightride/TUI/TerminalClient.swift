@@ -23,6 +23,9 @@ public final class TerminalClient {
     private var view = ViewState()
     private var shownScreen: Screen
     private let frames: FrameWriter
+    /// Set while a batch of keys is handled: the state changes it causes wait for the one draw
+    /// after the batch.
+    private var handlingKeys = false
 
     /// A UI for `client` on `terminal` (the process's own terminal by default).
     public init(client: NightrideClient, terminal: Terminal = Terminal()) {
@@ -53,9 +56,11 @@ public final class TerminalClient {
         loop: for await input in inputs.stream {
             switch input {
             case .keys(let keys):
-                for key in keys {
-                    if handle(key) == .quit { break loop }
+                handlingKeys = true
+                for key in keys where handle(key) == .quit {
+                    break loop
                 }
+                handlingKeys = false
                 // Once per batch of keys (a paste is one batch): the view may have changed
                 // without the state changing.
                 draw()
@@ -88,7 +93,9 @@ public final class TerminalClient {
     private func stateChanged(_ state: ClientState) {
         view.screenChanged(from: shownScreen, to: state.screen)
         shownScreen = state.screen
-        draw()
+        if !handlingKeys {
+            draw()
+        }
     }
 
     /// Draws the frame for the current state and size.

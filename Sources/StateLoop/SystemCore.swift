@@ -167,26 +167,23 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
     @usableFromInline
     func drainRecorded() {
         guard let recorder else { return }
+        // Allocated only by a run of two or more sent events.
         var states: [State] = []
-        while let next = pending.first, !isStopped {
-            if let origin = next.origin {
-                pending.removeFirst()
-                guard liveOrigins.contains(origin) else {
-                    monitor?.system(didDiscard: next.event, reason: .stale)
-                    continue
-                }
-                reduce(&state, next.event)
-                monitor?.system(didReduce: next.event, source: .effect, into: state)
-                recorder.record(next.event, producing: state)
+        while !isStopped, let next = pending.popFirst() {
+            if let origin = next.origin, !liveOrigins.contains(origin) {
+                monitor?.system(didDiscard: next.event, reason: .stale)
+                continue
+            }
+            reduceAndRecord(next, into: recorder)
+            guard next.origin == nil, let following = pending.first, following.origin == nil else {
                 recorder.commit()
                 publish()
                 continue
             }
+            states.append(state)
             while let sent = pending.first, sent.origin == nil {
                 pending.removeFirst()
-                reduce(&state, sent.event)
-                monitor?.system(didReduce: sent.event, source: .sent, into: state)
-                recorder.record(sent.event, producing: state)
+                reduceAndRecord(sent, into: recorder)
                 states.append(state)
             }
             recorder.commit()
@@ -200,6 +197,13 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
             state = latest
             states.removeAll(keepingCapacity: true)
         }
+    }
+
+    @inlinable
+    func reduceAndRecord(_ next: PendingEvent, into recorder: any EventRecorder<State, Event>) {
+        reduce(&state, next.event)
+        monitor?.system(didReduce: next.event, source: next.origin == nil ? .sent : .effect, into: state)
+        recorder.record(next.event, producing: state)
     }
 
     /// The entry point for events coming back from effects and commands, from any isolation.

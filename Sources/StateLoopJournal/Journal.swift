@@ -149,7 +149,7 @@ public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>
         let failure = ledger.withLock { writer -> JournalError? in
             guard force || !writer.ledger.unwritten.isEmpty else { return nil }
             var snapshot: JournalDatabase.Snapshot?
-            if writer.ledger.isSnapshotDue, let state = writer.ledger.stateToSave {
+            if let state = writer.ledger.stateToSave {
                 do {
                     snapshot = JournalDatabase.Snapshot(
                         sequence: writer.ledger.lastSequence,
@@ -263,13 +263,5 @@ extension Journal {
             database.close()
             throw JournalDatabase.journalError(error, path: path)
         }
-    }
-}
-
-extension Optional {
-    /// Returns the value and leaves `nil`.
-    fileprivate mutating func take() -> Wrapped? {
-        defer { self = nil }
-        return self
     }
 }

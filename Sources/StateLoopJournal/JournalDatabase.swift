@@ -132,12 +132,6 @@ final class JournalDatabase: Sendable {
         }
     }
 
-    func lastEventSequence() throws(JournalError) -> Int64? {
-        try read { db in
-            try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM journal_events")
-        }
-    }
-
     /// Appends `events` and, when given, replaces the saved state and drops the events it
     /// covers; all in one transaction, so a crash keeps either all of it or none.
     func append(_ events: [EncodedEvent], snapshot: Snapshot?) throws(JournalError) {

@@ -8,9 +8,36 @@ extension Feedback {
         _ resource: RemoteResource<Value>,
         event: @escaping @Sendable (ResourceStatus<Value>) -> Event
     ) -> Feedback {
+        forwarding(resource.updates, event: event)
+    }
+
+    /// Plugs an optimistic resource into a system: sends `event` for every status (the value
+    /// shown, with the pending mutations on top) while the system runs.
+    public static func resource<M: Mutation>(
+        _ resource: OptimisticResource<M>,
+        event: @escaping @Sendable (OptimisticStatus<M>) -> Event
+    ) -> Feedback {
+        forwarding(resource.updates, event: event)
+    }
+
+    /// Sends `event` for each mutation of `resource` that the server rejects, once, while the
+    /// system runs: the place for "could not save" messages.
+    public static func failures<M: Mutation>(
+        of resource: OptimisticResource<M>,
+        event: @escaping @Sendable (MutationFailure<M>) -> Event
+    ) -> Feedback {
+        forwarding(resource.failures, event: event)
+    }
+
+    /// A loop that runs for the system's whole life, subscribing once and turning each element
+    /// into an event.
+    private static func forwarding<Element: Sendable>(
+        _ subscribe: @escaping @Sendable () -> AsyncStream<Element>,
+        event: @escaping @Sendable (Element) -> Event
+    ) -> Feedback {
         .react(query: { _ in true }) { _, send in
-            for await status in resource.updates() {
-                await send(event(status))
+            for await element in subscribe() {
+                await send(event(element))
             }
         }
     }

@@ -9,26 +9,28 @@ import Testing
 struct ScreenAuditTests {
     /// Bob logs in at 0 s (driver mode v1 off, ride v1 none), switches on at 1 s (v2), and the
     /// server switches him off at 5 s (v3).
-    func history() throws -> (ChangeLog, epoch: UInt64) {
-        var core = NightrideCore(epoch: 9, inactivityTimeout: nil)
+    func history() throws -> ChangeLog {
+        var core = NightrideCore(epoch: Self.epoch, inactivityTimeout: nil)
         _ = try core.login(name: "bob", token: "t", at: .zero)
         _ = try core.setDriverMode(true, for: "bob", mutationID: "m1", at: .seconds(1))
         _ = try core.setDriverMode(false, for: "bob", mutationID: "m2", at: .seconds(5))
-        return (core.changeLog, 9)
+        return core.changeLog
     }
 
-    func shown(at seconds: Double, _ screen: Screen, driverMode: UInt64, ride: UInt64 = 1, epoch: UInt64 = 9) -> ScreenShown {
+    static let epoch: UInt64 = 9
+
+    func shown(at seconds: Double, _ screen: Screen, driverMode: UInt64, ride: UInt64 = 1) -> ScreenShown {
         var state = ClientState(user: "bob")
         state.driverMode.value = screen == .driverWaiting
-        state.driverMode.confirmedVersion = Version(epoch: epoch, counter: driverMode)
+        state.driverMode.confirmedVersion = Version(epoch: Self.epoch, counter: driverMode)
         state.ride.value = RideStatus.none
-        state.ride.confirmedVersion = Version(epoch: epoch, counter: ride)
+        state.ride.confirmedVersion = Version(epoch: Self.epoch, counter: ride)
         return ScreenShown(time: .seconds(seconds), state: state)
     }
 
     @Test("screens that follow the server, late by the network's delay, are valid")
     func followingTheServer() throws {
-        let (log, _) = try history()
+        let log = try history()
         let screens = [
             shown(at: 0.1, .passengerRequesting, driverMode: 1),
             shown(at: 1.2, .driverWaiting, driverMode: 2),
@@ -39,7 +41,7 @@ struct ScreenAuditTests {
 
     @Test("the seed's race: the old driver mode from a slow answer shown after the push is invalid")
     func seedRace() throws {
-        let (log, _) = try history()
+        let log = try history()
         let screens = [
             shown(at: 1.2, .driverWaiting, driverMode: 2),
             shown(at: 5.1, .passengerRequesting, driverMode: 3),  // the push
@@ -51,7 +53,7 @@ struct ScreenAuditTests {
 
     @Test("a value the server replaced longer ago than the bound is stale")
     func stale() throws {
-        let (log, _) = try history()
+        let log = try history()
         let screens = [shown(at: 7.5, .driverWaiting, driverMode: 2)]
         #expect(ScreenAudit.violations(in: screens, log: log, staleAfter: .seconds(2)) == [.stale(screens[0], by: .milliseconds(2_500))])
         #expect(ScreenAudit.violations(in: screens, log: log).isEmpty)
@@ -59,7 +61,7 @@ struct ScreenAuditTests {
 
     @Test("a version the server never had, or a screen that does not follow from the values, is invalid")
     func unknownAndWrong() throws {
-        let (log, _) = try history()
+        let log = try history()
         let unknown = shown(at: 1, .driverWaiting, driverMode: 7)
         #expect(ScreenAudit.violations(in: [unknown], log: log) == [.unknownVersion(unknown)])
         var wrong = shown(at: 1.2, .driverWaiting, driverMode: 2)
@@ -69,7 +71,7 @@ struct ScreenAuditTests {
 
     @Test("optimistic screens are not audited against the server")
     func optimistic() throws {
-        let (log, _) = try history()
+        let log = try history()
         var screen = shown(at: 0.5, .driverWaiting, driverMode: 1)
         screen.isOptimistic = true
         #expect(ScreenAudit.violations(in: [screen], log: log).isEmpty)

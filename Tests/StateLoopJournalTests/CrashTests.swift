@@ -31,7 +31,7 @@ struct CrashTests {
             let count = Int(restored[0]) ?? -1
             // A send in progress at the kill is committed entirely or not at all.
             #expect(count == returned || (count > returned && count <= attempted), "run \(run): restored \(count), returned \(returned), attempted \(attempted)")
-            let expected = Tally.folding(1...max(count, 1)).prefixed(count)
+            let expected = count > 0 ? Tally.folding(1...count) : Tally()
             #expect(restored == ["\(expected.count)", "\(expected.sum)", "\(expected.checksum)"], "run \(run)")
             restoredCounts.append(count)
             returned = count
@@ -39,25 +39,27 @@ struct CrashTests {
 
             // Kill after a random number of reported lines: the child runs on meanwhile, so the
             // kill lands anywhere in a send, a commit or a snapshot.
-            let linesBeforeKill = Int(random.next() % 400)
-            for _ in 0..<linesBeforeKill {
-                guard let line = child.readLine() else { break }
+            /// Follows the child's progress lines; false for any other line.
+            func track(_ line: Substring) -> Bool {
                 let parts = line.split(separator: " ")
                 switch parts.first {
                 case "sending": attempted = Int(parts[2]) ?? attempted
                 case "sent": returned = Int(parts[1]) ?? returned
-                default: Issue.record("run \(run): unexpected line \(line)")
+                default: return false
+                }
+                return true
+            }
+            let linesBeforeKill = Int(random.next() % 400)
+            for _ in 0..<linesBeforeKill {
+                guard let line = child.readLine() else { break }
+                if !track(line[...]) {
+                    Issue.record("run \(run): unexpected line \(line)")
                 }
             }
             // Lines already in the pipe were written after their sends returned.
             let rest = child.kill()
             for line in rest.stdout.split(separator: "\n") {
-                let parts = line.split(separator: " ")
-                switch parts.first {
-                case "sending": attempted = Int(parts[2]) ?? attempted
-                case "sent": returned = Int(parts[1]) ?? returned
-                default: break
-                }
+                _ = track(line)
             }
             #expect(rest.signal == SIGKILL, "run \(run): \(rest.stderr)")
         }
@@ -92,13 +94,6 @@ struct CrashTests {
         #expect(lines.contains("working 5"))
         #expect(lines.contains("working 3"))
         #expect(!lines.contains("working 1") && !lines.contains("working 2"))
-    }
-}
-
-extension Tally {
-    /// The tally of 1...count, or an empty one for 0.
-    func prefixed(_ count: Int) -> Tally {
-        count == 0 ? Tally() : Tally.folding(1...count)
     }
 }
 

@@ -1,3 +1,4 @@
+import StateLoop
 import StateLoopSync
 import StateLoopTesting
 import Testing
@@ -37,6 +38,45 @@ struct OptimisticResourceTests {
         #expect(failure?.mutation == .add("bob"))
         while status?.value != ["ann", "cid"] { status = await updates.next() }
         #expect(status?.mutations.isEmpty == true)
+        _ = players
+    }
+
+    @MainActor
+    @Test("an optimistic resource plugs into a system: every status and every rejection become events")
+    func asFeedback() async {
+        var policy = ResourcePolicy()
+        policy.pollInterval = nil
+        let players = RemoteResource(
+            sources: ResourceSources(pull: { Versioned(["ann"], version: Version(counter: 1)) }),
+            policy: policy,
+            clock: TestClock()
+        )
+        let server = FakeMutationServer()
+        let roster = OptimisticResource(resource: players, clock: TestClock()) { change, id in
+            try await server.send(change, id)
+        }
+        enum Event: Sendable { case shown([String]), refused(MutationID) }
+        struct Screen: Sendable { var shown: [[String]] = [], refused: [MutationID] = [] }
+        let system = System(
+            initialState: Screen(),
+            reduce: { (state: inout Screen, event: Event) in
+                switch event {
+                case .shown(let value): if state.shown.last != value { state.shown.append(value) }
+                case .refused(let id): state.refused.append(id)
+                }
+            },
+            feedbacks: [
+                .resource(roster) { .shown($0.value ?? []) },
+                .failures(of: roster) { .refused($0.id) },
+            ]
+        )
+        #expect(await eventually { system.state.shown.last == ["ann"] })
+        let bob = roster.mutate(.add("bob"))
+        #expect(await eventually { system.state.shown.last == ["ann", "bob"] })
+        #expect(await eventually { server.inFlight == [.add("bob")] })
+        server.reject()
+        #expect(await eventually { system.state.refused == [bob] && system.state.shown.last == ["ann"] })
+        system.stop()
         _ = players
     }
 }

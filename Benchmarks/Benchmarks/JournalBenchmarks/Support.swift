@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The actor every journaled system under test belongs to. A `System` must be created on an
 /// actor; a dedicated global actor keeps the benchmarks independent of the harness's thread.
@@ -56,22 +55,5 @@ struct TemporaryFolder: Sendable {
 
     func remove() {
         try? FileManager.default.removeItem(atPath: path)
-    }
-}
-
-/// Hands a fixture built in a benchmark's `setup` to its `teardown`, which is not given it.
-final class FixtureBox<Fixture: Sendable>: Sendable {
-    private let fixture = Mutex<Fixture?>(nil)
-
-    func set(_ value: Fixture) -> Fixture {
-        fixture.withLock { $0 = value }
-        return value
-    }
-
-    func take() -> Fixture? {
-        fixture.withLock { value in
-            defer { value = nil }
-            return value
-        }
     }
 }

@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import Logging
 import NightrideClient
@@ -147,11 +148,6 @@ final class Tally: Sendable {
     }
 }
 
-struct SetupFailure: Error, CustomStringConvertible {
-    let message: String
-    var description: String { message }
-}
-
 /// Polls `condition` every 5 ms until it holds; fails after `limit`.
 func waitUntil(_ limit: Duration, _ message: @autoclosure () -> String, _ condition: () -> Bool) async throws {
     let deadline = ContinuousClock.now + limit
@@ -186,7 +182,6 @@ func logIn(count: Int, server url: URL) async throws -> [NightrideAPI] {
 final class ClientFleet: Sendable {
     private let clients: Mutex<[SimulatedClient]>
     let probe: FanOutProbe
-    let connections: Tally
 
     /// Connects one client per user, `batch` at a time, each batch once its sockets are open
     /// (as the clients see it) and its subscribers have the first value. `socketsOpen` may add
@@ -211,13 +206,12 @@ final class ClientFleet: Sendable {
                 connections.value >= goal && probe.arrived >= goal && (socketsOpen() ?? goal) >= goal
             }
         }
-        return ClientFleet(clients: clients, probe: probe, connections: connections)
+        return ClientFleet(clients: clients, probe: probe)
     }
 
-    private init(clients: [SimulatedClient], probe: FanOutProbe, connections: Tally) {
+    private init(clients: [SimulatedClient], probe: FanOutProbe) {
         self.clients = Mutex(clients)
         self.probe = probe
-        self.connections = connections
     }
 
     /// Ends the subscribers and releases the resources, which closes their sockets.

@@ -1,4 +1,5 @@
 import Benchmark
+import BenchmarkSupport
 import Foundation
 import NightrideClient
 import NightrideServer
@@ -117,22 +118,5 @@ final class FanOutFixture: Sendable {
         }
         fleet.stop()
         await server.stop()
-    }
-}
-
-/// Hands a fixture built in a benchmark's `setup` to its iterations and `teardown`.
-final class FixtureBox<Fixture: Sendable>: Sendable {
-    private let fixture = Mutex<Fixture?>(nil)
-
-    func set(_ value: Fixture) {
-        fixture.withLock { $0 = value }
-    }
-
-    var current: Fixture? {
-        fixture.withLock { $0 }
-    }
-
-    func take() -> Fixture? {
-        fixture.withLock { $0.take() }
     }
 }

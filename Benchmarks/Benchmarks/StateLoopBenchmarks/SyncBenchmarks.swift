@@ -1,4 +1,5 @@
 import Benchmark
+import BenchmarkSupport
 import StateLoopSync
 import Synchronization
 
@@ -268,24 +269,5 @@ final class SharedCount: Sendable {
             guard clock.now < deadline else { throw SetupFailure(message: message) }
             try await Task.sleep(for: .milliseconds(1))
         }
-    }
-}
-
-struct SetupFailure: Error, CustomStringConvertible {
-    let message: String
-    var description: String { message }
-}
-
-/// Hands a fixture built in a benchmark's `setup` to its `teardown`, which is not given it.
-final class FixtureBox<Fixture: Sendable>: Sendable {
-    private let fixture = Mutex<Fixture?>(nil)
-
-    func set(_ value: Fixture) -> Fixture {
-        fixture.withLock { $0 = value }
-        return value
-    }
-
-    func take() -> Fixture? {
-        fixture.withLock { $0.take() }
     }
 }
