@@ -4,15 +4,32 @@ import StateLoop
 /// app's mutations on top of it. The visible value is always derived, never stored, so a
 /// rollback cannot restore an old snapshot over newer server data: it removes one mutation and
 /// replays the others on the newest confirmed value.
+///
+/// Sending is a query too: ``outgoing`` names the mutation and the attempt to send now, so each
+/// retry, each deadline and each pause (for a backoff, for a new sign-in) is a change of that
+/// answer, and the core cancels whatever the previous answer started.
 struct OptimisticMachine<M: Mutation>: Sendable {
     /// The newest value the server confirmed (by pull, push or reload).
     var confirmed: Versioned<M.Value>?
+    /// The underlying resource's latest status: its health, for the screen.
+    var resource = ResourceStatus<M.Value>(value: nil)
     /// The app's mutations, oldest first, not yet contained in `confirmed`.
     var queue: [PendingMutation<M>] = []
     /// Rejections not yet reported, oldest first; the `OptimisticResource` hands them out.
     var failures: [MutationFailure<M>] = []
     /// Set once the stored queue was loaded; nothing is sent before.
     var isRestored = false
+    /// Whose mutations a confirmed value's `lastMutationID` speaks of.
+    var client: ClientID
+    /// The attempt at the oldest unanswered mutation, and the backoff it waits out, if any.
+    var attempt: SendAttempt?
+    /// Set when the server refused a mutation's credentials, to the resource session then:
+    /// nothing is sent until the resource reports a later session (a new sign-in).
+    var blockedSession: UInt64?
+
+    init(client: ClientID = ClientID()) {
+        self.client = client
+    }
 
     /// The confirmed value with every queued mutation replayed on top, in order.
     var visible: M.Value? {
@@ -20,39 +37,61 @@ struct OptimisticMachine<M: Mutation>: Sendable {
     }
 
     /// The mutation to send now: the oldest one the server has not answered. One at a time, in
-    /// order: the next one becomes the query's answer only when this one is answered.
+    /// order: the next one becomes the query's answer only when this one is answered. `nil`
+    /// while a retry waits its backoff and while the server refuses the credentials.
     var outgoing: Outgoing? {
-        guard isRestored else { return nil }
-        return queue.first { if case .confirmed = $0.status { false } else { true } }
-            .map { Outgoing(id: $0.id, mutation: $0.mutation) }
+        guard isRestored, blockedSession == nil, !resource.isUnauthorized else { return nil }
+        guard let next = queue.first(where: { if case .confirmed = $0.status { false } else { true } }) else { return nil }
+        guard let attempt, attempt.id == next.id else { return Outgoing(id: next.id, mutation: next.mutation, attempt: 0) }
+        return attempt.backoff == nil ? Outgoing(id: next.id, mutation: next.mutation, attempt: attempt.number) : nil
+    }
+
+    /// The backoff to wait before retrying the oldest unanswered mutation.
+    var backoff: SendAttempt? {
+        guard let attempt, attempt.backoff != nil, queue.contains(where: { $0.id == attempt.id }) else { return nil }
+        return attempt
     }
 
     struct Outgoing: Equatable, Sendable {
         let id: MutationID
         let mutation: M
+        let attempt: Int
 
         static func == (lhs: Outgoing, rhs: Outgoing) -> Bool {
-            lhs.id == rhs.id
+            lhs.id == rhs.id && lhs.attempt == rhs.attempt
         }
+    }
+
+    struct SendAttempt: Hashable, Sendable {
+        let id: MutationID
+        /// 0 for the first send, then the retry number.
+        let number: Int
+        /// Set while waiting before the next attempt.
+        var backoff: Duration?
     }
 
     enum Event: Sendable {
         /// The stored queue, and the stored confirmed value if the store keeps one.
         case restored([PendingMutation<M>], confirmed: Versioned<M.Value>?)
+        /// The underlying resource's status: its value is one more confirmed value.
+        case resourceChanged(ResourceStatus<M.Value>)
         case confirmedValue(Versioned<M.Value>)
         case mutate(PendingMutation<M>)
         case sending(MutationID)
         case acknowledged(MutationID, Version)
+        /// An attempt failed; the failure's kind decides between a retry, a pause and a rejection.
+        case sendFailed(MutationID, attempt: Int, ResourceFailure)
+        case retryDue(MutationID)
         case rejected(MutationID, ResourceFailure)
         case failuresReported(Int)
     }
 
-    mutating func apply(_ event: Event) {
+    mutating func apply(_ event: Event, policy: ResourcePolicy) {
         switch event {
         case .restored(let stored, let storedConfirmed):
             // A stored value is one more confirmed value: kept only if nothing newer came.
             if let storedConfirmed {
-                apply(.confirmedValue(storedConfirmed))
+                receive(storedConfirmed)
             }
             // Mutations made before the restore finished stay after the stored ones.
             queue = stored.map { pending in
@@ -62,14 +101,15 @@ struct OptimisticMachine<M: Mutation>: Sendable {
             } + queue
             isRestored = true
             dropContained()
-        case .confirmedValue(let value):
-            switch Versioned<M.Value>.outcome(of: value.version, over: confirmed?.version) {
-            case .applied, .rebootstrapped:
-                confirmed = value
-                dropContained()
-            case .duplicate, .outdated:
-                break
+        case .resourceChanged(let status):
+            resource = status
+            if let blockedSession, status.session > blockedSession, !status.isUnauthorized {
+                // Signed in again: send what waited, with the same ids.
+                self.blockedSession = nil
             }
+            if let value = status.value { receive(value) }
+        case .confirmedValue(let value):
+            receive(value)
         case .mutate(let pending):
             queue.append(pending)
         case .sending(let id):
@@ -77,13 +117,59 @@ struct OptimisticMachine<M: Mutation>: Sendable {
         case .acknowledged(let id, let version):
             update(id) { $0.status = .confirmed(version) }
             dropContained()
+        case .sendFailed(let id, let number, let error):
+            guard let current = outgoing, current.id == id, current.attempt == number else { return }
+            sendFailed(current, error, policy: policy)
+        case .retryDue(let id):
+            guard attempt?.id == id else { return }
+            attempt?.backoff = nil
         case .rejected(let id, let error):
-            guard let index = queue.firstIndex(where: { $0.id == id }) else { return }
-            let rejected = queue.remove(at: index)
-            failures.append(MutationFailure(id: id, mutation: rejected.mutation, error: error))
+            reject(id, error)
         case .failuresReported(let count):
             failures.removeFirst(min(count, failures.count))
         }
+    }
+
+    private mutating func sendFailed(_ current: Outgoing, _ error: ResourceFailure, policy: ResourcePolicy) {
+        switch error.kind {
+        case .transient(let retryAfter) where current.attempt < policy.maxRetries:
+            // Retried with the same mutation id, which a server that honours ids applies once.
+            let next = current.attempt + 1
+            attempt = SendAttempt(
+                id: current.id,
+                number: next,
+                backoff: retryAfter ?? policy.jitter(policy.backoff(beforeRetry: next))
+            )
+        case .unauthorized:
+            // Not the mutation's fault: it waits, unsent, for the next session.
+            blockedSession = resource.session
+            attempt = nil
+            update(current.id) { $0.status = .pending }
+        case .transient, .unrecoverable:
+            reject(current.id, error)
+        }
+    }
+
+    private mutating func reject(_ id: MutationID, _ error: ResourceFailure) {
+        guard let index = queue.firstIndex(where: { $0.id == id }) else { return }
+        let rejected = queue.remove(at: index)
+        failures.append(MutationFailure(id: id, mutation: rejected.mutation, error: error))
+    }
+
+    /// Keeps `value` if it is newer than the confirmed one, then drops what it contains.
+    private mutating func receive(_ value: Versioned<M.Value>) {
+        switch Versioned<M.Value>.outcome(of: value.version, over: confirmed?.version) {
+        case .applied, .rebootstrapped:
+            confirmed = value
+        case .duplicate:
+            // The same value, but the server may have processed more of our mutations since.
+            if let newer = value.lastMutationID, newer > confirmed?.lastMutationID ?? 0 {
+                confirmed?.lastMutationID = newer
+            }
+        case .outdated:
+            return
+        }
+        dropContained()
     }
 
     private mutating func update(_ id: MutationID, _ change: (inout PendingMutation<M>) -> Void) {
@@ -92,26 +178,40 @@ struct OptimisticMachine<M: Mutation>: Sendable {
         }
     }
 
-    /// Drops the acknowledged mutations that the confirmed value already contains.
+    /// Drops the mutations that the confirmed value already contains: every mutation of this
+    /// client up to the server's `lastMutationID` (applied or rejected there, answered or not
+    /// here), and the acknowledged ones whose version the confirmed value has reached.
     private mutating func dropContained() {
-        guard let version = confirmed?.version else { return }
+        guard let confirmed else { return }
+        let processed = confirmed.lastMutationID ?? 0
         queue.removeAll { pending in
-            if case .confirmed(let acknowledged) = pending.status { acknowledged <= version } else { false }
+            if let sequence = pending.id.sequence(of: client), sequence <= processed { return true }
+            if case .confirmed(let acknowledged) = pending.status { return acknowledged <= confirmed.version }
+            return false
+        }
+        if let attempt, !queue.contains(where: { $0.id == attempt.id }) {
+            self.attempt = nil
         }
     }
 
-    static func reduce(_ state: inout OptimisticMachine, _ event: Event) {
-        state.apply(event)
+    static func reduce(policy: ResourcePolicy) -> @Sendable (inout OptimisticMachine, Event) -> Void {
+        { state, event in state.apply(event, policy: policy) }
     }
 
     /// Sends the outgoing mutation, saves the queue whenever it changes, and loads the stored
     /// queue at start.
+    ///
+    /// - Parameters:
+    ///   - statuses: Delivers each status of the underlying resource.
+    ///   - reportUnauthorized: Tells the underlying resource that the server refused a
+    ///     mutation's credentials, so that it stops too and shows it.
     static func feedbacks(
         send: @escaping @Sendable (M, MutationID) async throws -> Version,
         store: (any MutationStore<M>)?,
         policy: ResourcePolicy,
         clock: any Clock<Duration>,
-        confirmedValues: @escaping @Sendable (@escaping @Sendable (Versioned<M.Value>) async -> Void) async -> Void
+        statuses: @escaping @Sendable (@escaping @Sendable (ResourceStatus<M.Value>) async -> Void) async -> Void,
+        reportUnauthorized: @escaping @Sendable (ResourceFailure) -> Void = { _ in }
     ) -> [Feedback<OptimisticMachine, Event>] {
         [
             .react(query: { _ in true }) { _, send in
@@ -121,28 +221,27 @@ struct OptimisticMachine<M: Mutation>: Sendable {
             },
             .react(query: \.outgoing) { outgoing, events in
                 await events(.sending(outgoing.id))
-                // Transient failures (a timeout, a 503) are retried with the same mutation id,
-                // which a server that honours ids applies once; anything else rejects it.
-                var retry = 0
-                while true {
-                    do {
-                        let version = try await send(outgoing.mutation, outgoing.id)
-                        await events(.acknowledged(outgoing.id, version))
-                        return
-                    } catch {
-                        let kind = policy.classify(error)
-                        guard case .transient(let retryAfter) = kind, retry < policy.maxRetries else {
-                            await events(.rejected(outgoing.id, ResourceFailure(error, kind: kind)))
-                            return
-                        }
-                        retry += 1
-                        let wait = retryAfter ?? policy.jitter(policy.backoff(beforeRetry: retry))
-                        guard (try? await clock.sleep(for: wait)) != nil else { return }
-                    }
+                do {
+                    let version = try await send(outgoing.mutation, outgoing.id)
+                    await events(.acknowledged(outgoing.id, version))
+                } catch {
+                    let failure = ResourceFailure(error, kind: policy.classify(error))
+                    if failure.kind == .unauthorized { reportUnauthorized(failure) }
+                    await events(.sendFailed(outgoing.id, attempt: outgoing.attempt, failure))
                 }
             },
+            // The deadline of the attempt in flight: a send that hangs is given up as transient.
+            .react(query: { state in policy.requestTimeout == nil ? nil : state.outgoing }) { outgoing, events in
+                guard let timeout = policy.requestTimeout, (try? await clock.sleep(for: timeout)) != nil else { return }
+                let failure = ResourceFailure(RequestTimeoutError(timeout: timeout), kind: .transient(retryAfter: nil))
+                await events(.sendFailed(outgoing.id, attempt: outgoing.attempt, failure))
+            },
+            .react(query: \.backoff) { waiting, events in
+                guard let backoff = waiting.backoff, (try? await clock.sleep(for: backoff)) != nil else { return }
+                await events(.retryDue(waiting.id))
+            },
             .react(query: { _ in true }) { _, send in
-                await confirmedValues { value in await send(.confirmedValue(value)) }
+                await statuses { status in await send(.resourceChanged(status)) }
             },
         ] + persistence(store)
     }
@@ -162,12 +261,12 @@ struct OptimisticMachine<M: Mutation>: Sendable {
     }
 }
 
-/// A confirmed value to save, compared by version only.
+/// A confirmed value to save, compared by version and last mutation id only.
 struct SavedConfirmed<Value: Sendable>: Equatable, Sendable {
     let value: Versioned<Value>
 
     static func == (lhs: SavedConfirmed, rhs: SavedConfirmed) -> Bool {
-        lhs.value.version == rhs.value.version
+        lhs.value.version == rhs.value.version && lhs.value.lastMutationID == rhs.value.lastMutationID
     }
 }
 
@@ -197,5 +296,11 @@ extension MutationFailure: Equatable where M: Equatable {
     }
 }
 
-extension OptimisticMachine: Equatable where M: Equatable, M.Value: Equatable {}
+extension OptimisticMachine: Equatable where M: Equatable, M.Value: Equatable {
+    static func == (lhs: OptimisticMachine, rhs: OptimisticMachine) -> Bool {
+        lhs.confirmed == rhs.confirmed && lhs.resource.looksLike(rhs.resource) && lhs.queue == rhs.queue
+            && lhs.failures == rhs.failures && lhs.isRestored == rhs.isRestored && lhs.client == rhs.client
+            && lhs.attempt == rhs.attempt && lhs.blockedSession == rhs.blockedSession
+    }
+}
 extension OptimisticMachine.Event: Equatable where M: Equatable, M.Value: Equatable {}

@@ -1,4 +1,5 @@
 import StateLoop
+import Synchronization
 
 /// A remote resource the app changes optimistically: each mutation shows at once, is sent to
 /// the server in order with its client mutation id, and stays on top of the server's value
@@ -16,7 +17,11 @@ import StateLoop
 /// so a push from another client rebases the pending mutations, and a rejected mutation is
 /// removed alone: newer server data and the other pending mutations stay.
 public final class OptimisticResource<M: Mutation>: Sendable {
+    /// The client under which this resource numbers and sends its mutations; give it to the
+    /// transports (`Client-ID`) so that values say which of them they contain.
+    public let clientID: ClientID
     private let commands: AsyncStream<OptimisticMachine<M>.Event>.Continuation
+    private let sequence = Mutex<UInt64>(0)
     private let statuses = Subscribers<OptimisticStatus<M>>(replaysLatest: true, bufferingPolicy: .bufferingNewest(1))
     private let failureSubscribers = Subscribers<MutationFailure<M>>(replaysLatest: false, bufferingPolicy: .unbounded)
 
@@ -24,16 +29,22 @@ public final class OptimisticResource<M: Mutation>: Sendable {
     ///   - resource: Where the confirmed value comes from.
     ///   - store: Where the queue is kept across launches; it is loaded first, and nothing is
     ///     sent before it is.
-    ///   - policy: Retries of transient failures (same mutation id each time).
+    ///   - clientID: The client this resource's new mutations are numbered under. Each instance
+    ///     needs its own (the default is a new one); pass one only to share it with transports
+    ///     built before the resource, never one an earlier launch used.
+    ///   - policy: Retries of transient failures (same mutation id each time) and the deadline
+    ///     of each attempt.
     ///   - send: Sends one mutation with its id; returns the version at which the server applied
     ///     it, or throws.
     public init(
         resource: RemoteResource<M.Value>,
         store: (any MutationStore<M>)? = nil,
+        clientID: ClientID = ClientID(),
         policy: ResourcePolicy = ResourcePolicy(),
         clock: any Clock<Duration> = ContinuousClock(),
         send: @escaping @Sendable (M, MutationID) async throws -> Version
     ) {
+        self.clientID = clientID
         let (commandStream, commands) = AsyncStream.makeStream(of: OptimisticMachine<M>.Event.self)
         self.commands = commands
         let statuses = statuses
@@ -43,14 +54,22 @@ public final class OptimisticResource<M: Mutation>: Sendable {
             store: store,
             policy: policy,
             clock: clock,
-            confirmedValues: { deliver in
-                for await value in resource.values() { await deliver(value) }
-            }
+            statuses: { deliver in
+                for await status in resource.updates() { await deliver(status) }
+            },
+            reportUnauthorized: { resource.reportUnauthorized($0) }
         )
         Task {
-            await OptimisticHost<M>().run(commands: commandStream, feedbacks: feedbacks) { machine in
+            await SystemHost().run(
+                initialState: OptimisticMachine<M>(client: clientID),
+                reduce: OptimisticMachine<M>.reduce(policy: policy),
+                feedbacks: feedbacks,
+                commands: commandStream
+            ) { machine in
                 statuses.publish(OptimisticStatus(machine))
                 for failure in machine.failures { failureSubscribers.publish(failure) }
+                // Reported once: published above, then cleared.
+                return machine.failures.isEmpty ? nil : .failuresReported(machine.failures.count)
             }
             statuses.finishAll()
             failureSubscribers.finishAll()
@@ -61,15 +80,20 @@ public final class OptimisticResource<M: Mutation>: Sendable {
         commands.finish()
     }
 
-    /// Applies `mutation` to the visible value now and queues it for the server.
+    /// Applies `mutation` to the visible value now and queues it for the server, numbered after
+    /// every mutation made before it.
     @discardableResult
     public func mutate(_ mutation: M) -> MutationID {
-        let pending = PendingMutation(mutation)
-        commands.yield(.mutate(pending))
-        return pending.id
+        // Numbered and queued under one lock, so the queue's order is the numbers' order.
+        sequence.withLock { last in
+            last += 1
+            let pending = PendingMutation(mutation, id: MutationID(client: clientID, sequence: last))
+            commands.yield(.mutate(pending))
+            return pending.id
+        }
     }
 
-    /// The visible value and the queue: now, then after every change.
+    /// The visible value, the queue and the resource's health: now, then after every change.
     public func updates() -> AsyncStream<OptimisticStatus<M>> {
         statuses.subscribe()
     }
@@ -89,33 +113,14 @@ public struct OptimisticStatus<M: Mutation>: Sendable {
     /// The mutations not yet contained in `confirmed`, with their status, so a screen can mark
     /// unconfirmed items.
     public var mutations: [PendingMutation<M>]
+    /// The underlying remote resource's status (loading, slow, offline, unauthorized, failed),
+    /// so that a screen gets value and health in one update.
+    public var resource: ResourceStatus<M.Value>
 
     init(_ machine: OptimisticMachine<M>) {
         value = machine.visible
         confirmed = machine.confirmed
         mutations = machine.queue
-    }
-}
-
-/// The actor an optimistic resource's system lives on.
-actor OptimisticHost<M: Mutation> {
-    func run(
-        commands: AsyncStream<OptimisticMachine<M>.Event>,
-        feedbacks: [Feedback<OptimisticMachine<M>, OptimisticMachine<M>.Event>],
-        publish: @escaping @Sendable (OptimisticMachine<M>) -> Void
-    ) async {
-        let system = System(initialState: OptimisticMachine<M>(), reduce: OptimisticMachine<M>.reduce, feedbacks: feedbacks)
-        let subscription = system.observe { machine in
-            publish(machine)
-            if !machine.failures.isEmpty {
-                // Reported once: published above, then cleared (queued behind this notification).
-                system.send(.failuresReported(machine.failures.count))
-            }
-        }
-        for await command in commands {
-            system.send(command)
-        }
-        subscription.cancel()
-        system.stop()
+        resource = machine.resource
     }
 }

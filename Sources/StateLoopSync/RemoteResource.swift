@@ -35,10 +35,15 @@ public final class RemoteResource<Value: Sendable>: Sendable {
         let subscribers = ResourceSubscribers<Value>(commands: commands)
         self.subscribers = subscribers
         self.commands = commands
-        let host = ResourceHost<Value>()
         Task {
-            await host.run(commands: commandStream, sources: sources, policy: policy, clock: clock) { machine in
+            await SystemHost().run(
+                initialState: ResourceMachine<Value>(),
+                reduce: ResourceMachine<Value>.reduce(policy: policy),
+                feedbacks: ResourceMachine<Value>.feedbacks(sources: sources, policy: policy, clock: clock),
+                commands: commandStream
+            ) { machine in
                 subscribers.publish(machine)
+                return nil
             }
             subscribers.finishAll()
         }
@@ -66,14 +71,23 @@ public final class RemoteResource<Value: Sendable>: Sendable {
     }
 
     /// Subscribes to the resource's values: the held value at once if there is one, then each
-    /// newer version. Outdated and repeated versions are never emitted.
+    /// newer version. Outdated versions are never emitted; a repeated version only when it
+    /// brings a newer ``Versioned/lastMutationID``.
     public func values() -> AsyncStream<Versioned<Value>> {
         subscribers.subscribeToValues()
     }
 
     /// Fetches now: cancels any wait, clears a failure, joins a request already in flight.
+    /// After an unauthorized failure (the app signed in again), it also restarts the push
+    /// channel and lets optimistic resources on it send again.
     public func refresh() {
         commands.yield(.refresh)
+    }
+
+    /// An optimistic resource's mutation was refused for authorization: the resource stops
+    /// and shows it too.
+    func reportUnauthorized(_ failure: ResourceFailure) {
+        commands.yield(.unauthorized(failure))
     }
 }
 
@@ -95,7 +109,7 @@ final class ResourceSubscribers<Value: Sendable>: Sendable {
 
     /// Before the machine's first status: nothing known, nothing running.
     private static var initialStatus: ResourceStatus<Value> {
-        ResourceStatus(value: nil, isLoading: false, isSlow: false, isOffline: false, isRetrying: false, failure: nil)
+        ResourceStatus(value: nil)
     }
 
     var status: ResourceStatus<Value> {
@@ -129,35 +143,16 @@ final class ResourceSubscribers<Value: Sendable>: Sendable {
 
     /// Publishes the machine's status, and its value when the version is new. Called on the
     /// resource's actor only, so the version check and the publication cannot interleave.
+    ///
+    /// Subscribers are woken only when what they see changes: a dropped push (a repeat, an
+    /// older version) changes a counter of the machine, not the status.
     func publish(_ machine: ResourceMachine<Value>) {
         let status = machine.status
         requests.withLock { $0 = machine.requestsStarted }
+        if let shown = statuses.latest, shown.looksLike(status) { return }
         statuses.publish(status)
-        if let value = status.value, value.version != values.latest?.version {
+        if let value = status.value, value.version != values.latest?.version || value.lastMutationID != values.latest?.lastMutationID {
             values.publish(value)
         }
-    }
-}
-
-/// The actor a resource's system lives on.
-actor ResourceHost<Value: Sendable> {
-    func run(
-        commands: AsyncStream<ResourceMachine<Value>.Event>,
-        sources: ResourceSources<Value>,
-        policy: ResourcePolicy,
-        clock: any Clock<Duration>,
-        publish: @escaping @Sendable (ResourceMachine<Value>) -> Void
-    ) async {
-        let system = System(
-            initialState: ResourceMachine<Value>(),
-            reduce: ResourceMachine<Value>.reduce(policy: policy),
-            feedbacks: ResourceMachine<Value>.feedbacks(sources: sources, policy: policy, clock: clock)
-        )
-        let subscription = system.observe(publish)
-        for await command in commands {
-            system.send(command)
-        }
-        subscription.cancel()
-        system.stop()
     }
 }

@@ -14,6 +14,13 @@ public struct ResourcePolicy: Sendable {
     public var pollInterval: Duration? = .seconds(60)
     /// How long a request may run before the resource reports itself slow.
     public var slowThreshold: Duration = .seconds(3)
+    /// How long a request may run before it is given up as a transient failure (and retried):
+    /// a server that trickles its answer cannot hold the resource, or the refreshes joined to
+    /// its request, for longer. `nil` waits forever.
+    public var requestTimeout: Duration? = .seconds(30)
+    /// How long connectivity must stay back before the resource pulls: a network that flaps
+    /// costs one pull once it settles, not one per flap.
+    public var reconnectSettle: Duration = .milliseconds(250)
     /// How long a request in flight survives its last subscriber leaving, so that a screen
     /// replaced by another one that needs the same data does not pay for a second request.
     public var gracePeriod: Duration = .seconds(2)
@@ -21,7 +28,8 @@ public struct ResourcePolicy: Sendable {
     public var classify: @Sendable (any Error) -> FailureKind = FailureKind.classify
 
     /// The defaults: 3 retries from 1 s doubling up to 30 s with jitter, a poll a minute, slow
-    /// after 3 s, a 2 s grace period.
+    /// after 3 s, requests given up after 30 s, a pull 250 ms after connectivity comes back, a
+    /// 2 s grace period.
     public init() {}
 
     /// The backoff before retry number `retry` (1 for the first), before jitter.
@@ -49,14 +57,21 @@ public enum FailureKind: Sendable, Hashable {
     case transient(retryAfter: Duration?)
     /// Not worth retrying: report it and stop polling until a manual refresh.
     case unrecoverable
+    /// The server no longer accepts the client's credentials (the session expired, was revoked,
+    /// or the server forgot it). Nothing is retried, polled or reconnected, and mutations wait,
+    /// until the app signs in again and refreshes. Not a connectivity problem: the server answered.
+    case unauthorized
 
     /// The default classification: HTTP 408, 429 and 5xx are transient (honouring
-    /// `Retry-After`), 401, 403, 404, 410 and any other 4xx are unrecoverable, and every other
-    /// error (transport errors, timeouts) is transient.
+    /// `Retry-After`), 401 and 403 are `unauthorized`, 404, 410 and any other 4xx are
+    /// unrecoverable, a version no server can follow is unrecoverable, and every other error
+    /// (transport errors, timeouts) is transient.
     public static func classify(_ error: any Error) -> FailureKind {
+        if error is UnfollowableVersionError { return .unrecoverable }
         guard let http = error as? HTTPStatusError else { return .transient(retryAfter: nil) }
         switch http.status {
         case 408, 429, 500...599: return .transient(retryAfter: http.retryAfter)
+        case 401, 403: return .unauthorized
         default: return .unrecoverable
         }
     }
@@ -77,6 +92,29 @@ public struct HTTPStatusError: Error, Hashable, Sendable, CustomStringConvertibl
 
     public var description: String {
         "HTTP \(status)" + (retryAfter.map { " (retry after \($0))" } ?? "")
+    }
+}
+
+/// A request that ran longer than ``ResourcePolicy/requestTimeout``: given up, and retried as a
+/// transient failure.
+public struct RequestTimeoutError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The deadline that passed.
+    public var timeout: Duration
+
+    public var description: String {
+        "no answer within \(timeout)"
+    }
+}
+
+/// A value whose version no server can follow: its counter is at the largest possible value, so
+/// every later version would look older and the resource would be stuck on it for good. Such a
+/// value is refused, as an unrecoverable failure.
+public struct UnfollowableVersionError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The version refused.
+    public var version: Version
+
+    public var description: String {
+        "refused version \(version): its counter is at the maximum, no later version could follow"
     }
 }
 

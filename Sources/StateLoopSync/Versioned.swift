@@ -22,19 +22,35 @@ public struct Version: Hashable, Comparable, Sendable, Codable, CustomStringConv
     public var description: String {
         epoch == 0 ? "v\(counter)" : "e\(epoch)v\(counter)"
     }
+
+    /// Whether a later version can exist in the same epoch. A counter at its maximum would make
+    /// every later value of the epoch look older; resources refuse such a version
+    /// (``UnfollowableVersionError``).
+    public var isFollowable: Bool {
+        counter < .max
+    }
 }
 
 /// A value as the server sent it, with its version.
+///
+/// On the wire: `{"version": {"epoch": 1, "counter": 8}, "value": …, "lastMutationID": 12}`,
+/// where `lastMutationID` is optional (see ``lastMutationID``).
 public struct Versioned<Value: Sendable>: Sendable {
     /// The server's version of `value`.
     public var version: Version
     /// The value.
     public var value: Value
+    /// The sequence number of the newest mutation the server has processed (applied or
+    /// rejected) for the client that reads this value, as told by the server; `nil` when the
+    /// server does not say. Every mutation of that client up to it is contained in `value`, so
+    /// an ``OptimisticResource`` stops showing them on top, even when their answers were lost.
+    public var lastMutationID: UInt64?
 
-    /// A value with its version.
-    public init(_ value: Value, version: Version) {
+    /// A value with its version, and the reader's last mutation id if the server gave one.
+    public init(_ value: Value, version: Version, lastMutationID: UInt64? = nil) {
         self.value = value
         self.version = version
+        self.lastMutationID = lastMutationID
     }
 }
 

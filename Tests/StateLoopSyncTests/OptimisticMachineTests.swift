@@ -56,13 +56,13 @@ struct OptimisticMachineTests {
         let server = server
         let system = await TestSystem(
             initialState: Roster(),
-            reduce: Roster.reduce,
+            reduce: Roster.reduce(policy: policy),
             feedbacks: Roster.feedbacks(
                 send: { try await server.send($0, $1) },
                 store: store,
                 policy: policy,
                 clock: clock,
-                confirmedValues: { deliver in for await value in values { await deliver(value) } }
+                statuses: { deliver in for await value in values { await deliver(ResourceStatus(value: value)) } }
             ),
             clock: clock
         )
