@@ -93,7 +93,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StateLoopSyncTests",
-            dependencies: ["StateLoopSync", "StateLoopTesting"]
+            dependencies: ["StateLoopSync", "StateLoopTesting", "TestSupport"]
         ),
         .testTarget(
             name: "StateLoopSyncTransportTests",
@@ -183,6 +183,7 @@ let package = Package(
                 "StateLoopSync",
                 "StateLoopSyncTransports",
                 "StateLoopTesting",
+                "TestSupport",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]

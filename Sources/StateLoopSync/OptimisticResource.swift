@@ -66,6 +66,9 @@ public final class OptimisticResource<M: Mutation>: Sendable {
                 feedbacks: feedbacks,
                 commands: commandStream
             ) { machine in
+                // Before the stored queue is loaded, the queue shown would be empty and the
+                // value unknown: a relaunched screen would briefly claim nothing is pending.
+                guard machine.isRestored else { return nil }
                 statuses.publish(OptimisticStatus(machine))
                 for failure in machine.failures { failureSubscribers.publish(failure) }
                 // Reported once: published above, then cleared.
@@ -93,7 +96,8 @@ public final class OptimisticResource<M: Mutation>: Sendable {
         }
     }
 
-    /// The visible value, the queue and the resource's health: now, then after every change.
+    /// The visible value, the queue and the resource's health: now, then after every change,
+    /// from the moment the stored queue is loaded.
     public func updates() -> AsyncStream<OptimisticStatus<M>> {
         statuses.subscribe()
     }

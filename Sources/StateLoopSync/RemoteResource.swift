@@ -146,13 +146,16 @@ final class ResourceSubscribers<Value: Sendable>: Sendable {
     ///
     /// Subscribers are woken only when what they see changes: a dropped push (a repeat, an
     /// older version) changes a counter of the machine, not the status.
-    func publish(_ machine: ResourceMachine<Value>) {
+    /// Returns whether anything was published.
+    @discardableResult
+    func publish(_ machine: ResourceMachine<Value>) -> Bool {
         let status = machine.status
         requests.withLock { $0 = machine.requestsStarted }
-        if let shown = statuses.latest, shown.looksLike(status) { return }
+        if let shown = statuses.latest, shown.looksLike(status) { return false }
         statuses.publish(status)
         if let value = status.value, value.version != values.latest?.version || value.lastMutationID != values.latest?.lastMutationID {
             values.publish(value)
         }
+        return true
     }
 }

@@ -11,13 +11,14 @@ import FoundationNetworking
 #endif
 
 /// Runs a Nightride server on a free loopback port for the duration of `body`.
-func withNightride(
+func withNightride<C: Clock>(
     _ configuration: NightrideServer.Configuration = .init(epoch: 1),
+    clock: C = ContinuousClock(),
     _ body: (NightrideServer, LoopbackClient) async throws -> Void
-) async throws {
+) async throws where C.Duration == Duration {
     var logger = Logger(label: "nightride.test")
     logger.logLevel = .error
-    let server = NightrideServer(configuration: configuration, logger: logger)
+    let server = NightrideServer(configuration: configuration, clock: clock, logger: logger)
     let port = try await server.start()
     do {
         try await body(server, LoopbackClient(port: port))

@@ -6,6 +6,7 @@ import StateLoopSync
 import StateLoopSyncTransports
 import StateLoopTesting
 import Testing
+import TestSupport
 import WSClient
 
 /// The server over real HTTP and WebSocket on loopback, with StateLoop's transports as the
@@ -146,8 +147,12 @@ struct ServerLoopbackTests {
 
     @Test("the seed's race: driver mode switches off while a slow GET is in flight; the push overtakes it, and versions tell")
     func seedRace() async throws {
+        // The server's timers and the held-back answer run on a test clock, so the order of
+        // events is the test's, however loaded the machine is.
+        let clock = TestClock()
         let slow = FaultPlan(seed: 1, latency: .milliseconds(600)...(.milliseconds(600)), pushDropProbability: 0, disconnectAfter: nil)
-        try await withNightride(.init(inactivityTimeout: .milliseconds(150), faults: slow, faultsEnabled: false, epoch: 1)) { server, client in
+        let configuration = NightrideServer.Configuration(inactivityTimeout: .milliseconds(150), faults: slow, faultsEnabled: false, epoch: 1)
+        try await withNightride(configuration, clock: clock) { server, client in
             let bob = try await client.login("bob")
             let mode = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
             defer { mode.close() }
@@ -158,8 +163,15 @@ struct ServerLoopbackTests {
             server.faultsEnabled = true
             let arrivals = Mailbox<String>()
             async let pulled = client.pull("/me/driver-mode", token: bob, as: Bool.self)()
+            // The GET has read v2 and its answer is held back for 600 ms of the server's time.
+            #expect(await eventually(within: .seconds(20)) { server.stats.requests["GET /me/driver-mode"] == 1 })
+            await clock.waitForSleepers(2)  // the held answer and the inactivity timer
+            for _ in 0..<10 where server.core.driverMode(of: "bob")?.value == true {
+                await clock.advance(by: .milliseconds(50))
+            }
             let pushed = await mode.next()
             arrivals.put("push")
+            await clock.advance(by: .milliseconds(600))
             let response = try await pulled
             arrivals.put("response")
 

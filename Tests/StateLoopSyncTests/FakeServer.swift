@@ -54,6 +54,17 @@ final class FakeServer: Sendable {
         take(index)?.continuation.resume(returning: Versioned(value, version: Version(epoch: epoch, counter: version)))
     }
 
+    /// Answers every waiting pull with `value` at `version`; returns how many there were.
+    @discardableResult
+    func answerAll(_ value: String, version: UInt64) -> Int {
+        var answered = 0
+        while waitingPulls > 0 {
+            answer(value, version: version)
+            answered += 1
+        }
+        return answered
+    }
+
     /// Fails the oldest waiting pull with `error`.
     func fail(_ error: any Error, index: Int = 0) {
         take(index)?.continuation.resume(throwing: error)
@@ -67,6 +78,10 @@ final class FakeServer: Sendable {
         pushContinuation.yield(.changed)
     }
 
+    func pushFailure(_ error: any Error) {
+        pushContinuation.yield(.failed(error))
+    }
+
     func setOnline(_ online: Bool) {
         connectivityContinuation.yield(online)
     }
@@ -77,16 +92,3 @@ final class FakeServer: Sendable {
 }
 
 struct TransportError: Error, Equatable {}
-
-/// Lets other tasks run until `condition` holds, bounded by a number of yields, not by time.
-func eventually(
-    _ maxYields: Int = 200_000,
-    isolation: isolated (any Actor)? = #isolation,
-    _ condition: () -> Bool
-) async -> Bool {
-    for _ in 0..<maxYields {
-        if condition() { return true }
-        await Task.yield()
-    }
-    return condition()
-}

@@ -22,10 +22,22 @@ final class FakeMutationServer: Sendable {
     private let waiting = Mutex<[(id: MutationID, change: RosterChange, answer: CheckedContinuation<Version, any Error>)]>([])
     private let log = Mutex<[MutationID]>([])
 
+    /// Waits for the test's answer; a cancelled send (its deadline passed, or it was dropped)
+    /// leaves the waiting list at once.
     func send(_ change: RosterChange, _ id: MutationID) async throws -> Version {
         log.withLock { $0.append(id) }
-        return try await withCheckedThrowingContinuation { continuation in
-            waiting.withLock { $0.append((id, change, continuation)) }
+        let token = UInt64.random(in: 0 ... .max)
+        let tagged = MutationID(rawValue: "\(id.rawValue)#\(token)")
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                waiting.withLock { $0.append((tagged, change, continuation)) }
+            }
+        } onCancel: {
+            let cancelled = waiting.withLock { list -> CheckedContinuation<Version, any Error>? in
+                guard let index = list.firstIndex(where: { $0.id == tagged }) else { return nil }
+                return list.remove(at: index).answer
+            }
+            cancelled?.resume(throwing: CancellationError())
         }
     }
 

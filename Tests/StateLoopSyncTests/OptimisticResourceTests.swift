@@ -2,6 +2,7 @@ import StateLoop
 import StateLoopSync
 import StateLoopTesting
 import Testing
+import TestSupport
 
 @Suite("OptimisticResource", .timeLimit(.minutes(1)))
 struct OptimisticResourceTests {

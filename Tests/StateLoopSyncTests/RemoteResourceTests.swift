@@ -2,6 +2,7 @@ import StateLoop
 import StateLoopSync
 import StateLoopTesting
 import Testing
+import TestSupport
 
 @Suite("RemoteResource", .timeLimit(.minutes(1)))
 struct RemoteResourceTests {
@@ -36,7 +37,7 @@ struct RemoteResourceTests {
         let leaving = Task { for await _ in resource.updates() {} }
         #expect(await eventually { server.waitingPulls == 1 })
         leaving.cancel()
-        await clock.waitForSleepers(2)  // the slow signal and the grace period
+        await clock.waitForSleepers(3)  // the slow signal, the request's deadline, the grace period
         await clock.advance(by: .seconds(1))
         var joining = resource.updates().makeAsyncIterator()
         server.answer("shared", version: 1)
@@ -59,7 +60,7 @@ struct RemoteResourceTests {
         let leaving = Task { for await _ in resource.updates() {} }
         #expect(await eventually { server.waitingPulls == 1 })
         leaving.cancel()
-        await clock.waitForSleepers(2)
+        await clock.waitForSleepers(3)  // the slow signal, the request's deadline, the grace period
         await clock.advance(by: .seconds(2))
         #expect(await eventually { server.waitingPulls == 0 })
         var again = resource.updates().makeAsyncIterator()

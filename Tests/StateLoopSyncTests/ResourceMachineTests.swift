@@ -101,9 +101,10 @@ struct ResourceMachineTests {
         #expect(await store.state.retry?.attempt == 1)
         server.setOnline(true)
         await store.settle()
+        await clock.advance(by: .milliseconds(250))  // the network settles
         #expect(server.pullCount == 2)
         #expect(await store.state.fetch?.attempt == 1)
-        await clock.advance(by: .seconds(120))
+        await clock.advance(by: .seconds(20))
         #expect(server.pullCount == 2)
         server.answer("back", version: 1)
         await store.settle()
@@ -176,7 +177,7 @@ struct ResourceMachineTests {
     func pollingFromLastSuccess() async {
         let store = await makeStore { $0.pollInterval = .seconds(10) }
         await store.send(.subscribed)
-        await clock.advance(by: .seconds(30))
+        await clock.advance(by: .seconds(29))
         #expect(server.pullCount == 1)
         server.answer("one", version: 1)
         await store.settle()
