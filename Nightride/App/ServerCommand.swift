@@ -25,11 +25,15 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds without a driver action before driver mode switches itself off.", valueName: "seconds"))
     var inactivity: Double = 300
 
+    @Option(name: .customLong("token-lifetime"), help: ArgumentHelp("Seconds a login's token is accepted; afterwards clients must sign in again.", valueName: "seconds"))
+    var tokenLifetime: Double = 86_400
+
     @Flag(help: "Log at debug level: logins, rejections, dropped pushes, push sockets.")
     var verbose = false
 
     func validate() throws {
-        guard inactivity > 0 else { throw ValidationError("--inactivity must be positive") }
+        guard inactivity > 0, inactivity.isFinite else { throw ValidationError("--inactivity must be a positive number of seconds") }
+        guard tokenLifetime > 0, tokenLifetime.isFinite else { throw ValidationError("--token-lifetime must be a positive number of seconds") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
     }
 
@@ -42,7 +46,8 @@ struct ServerCommand: AsyncParsableCommand {
                 host: host,
                 port: port,
                 inactivityTimeout: .milliseconds(Int64(inactivity * 1_000)),
-                faults: faultSeed.map { FaultPlan(seed: $0) }
+                faults: faultSeed.map { FaultPlan(seed: $0) },
+                tokenLifetime: .milliseconds(Int64(min(tokenLifetime, 1e12) * 1_000))
             ),
             logger: logger
         )

@@ -26,7 +26,10 @@ public struct NightrideCore: Sendable {
     public private(set) var changeLog = ChangeLog()
 
     var users: [String: UserRecord] = [:]
-    private var tokens: [String: String] = [:]
+    /// Who each token was issued to, and until when (`nil`: for good).
+    private var tokens: [String: IssuedToken] = [:]
+    /// How long a login's token is accepted; `nil` for ever.
+    public var tokenLifetime: Duration?
     var rides: [String: ActiveRide] = [:]
     /// Rides waiting for a driver, oldest request first.
     var waiting: [String] = []
@@ -38,9 +41,15 @@ public struct NightrideCore: Sendable {
     static let rememberedMutations = 1_000
 
     /// An empty world.
-    public init(epoch: UInt64 = 1, inactivityTimeout: Duration? = .seconds(300), catalog: PlaceCatalog = PlaceCatalog()) {
+    public init(
+        epoch: UInt64 = 1,
+        inactivityTimeout: Duration? = .seconds(300),
+        tokenLifetime: Duration? = nil,
+        catalog: PlaceCatalog = PlaceCatalog()
+    ) {
         self.epoch = epoch
         self.inactivityTimeout = inactivityTimeout
+        self.tokenLifetime = tokenLifetime
         self.catalog = catalog
     }
 
@@ -87,7 +96,7 @@ public struct NightrideCore: Sendable {
         } else {
             users[name]?.passwordHash = newHash
         }
-        tokens[token] = name
+        tokens[token] = IssuedToken(user: name, expiry: tokenLifetime.map { now + $0 })
         return LoginResponse(token: token, user: name)
     }
 
@@ -102,9 +111,17 @@ public struct NightrideCore: Sendable {
         name.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// The user a token was issued to.
-    public func user(forToken token: String) -> String? {
-        tokens[token]
+    /// The user a token was issued to, while it is valid at `now` (`nil` checks no expiry).
+    public func user(forToken token: String, at now: Duration? = nil) -> String? {
+        guard let issued = tokens[token] else { return nil }
+        if let now, let expiry = issued.expiry, now >= expiry { return nil }
+        return issued.user
+    }
+
+    /// The newest mutation of `client` that the server processed for `user` (applied or
+    /// rejected): what a value read by that client says as its `lastMutationID`.
+    public func lastMutationID(of user: String, client: String?) -> UInt64? {
+        client.flatMap { users[user]?.lastMutationIDs[$0] }
     }
 
     /// Every user's name, sorted.
@@ -273,4 +290,10 @@ public struct NightrideCore: Sendable {
         defer { nextRideNumber += 1 }
         return ("r\(nextRideNumber)", nextRideNumber)
     }
+}
+
+/// A login's token: whose, and until when.
+private struct IssuedToken: Sendable {
+    let user: String
+    let expiry: Duration?
 }

@@ -19,8 +19,12 @@ extension NightrideServer {
         /// The epoch of every version; `nil` takes the wall-clock second at start-up, so that a
         /// restarted server's versions order after the previous one's.
         public var epoch: UInt64?
+        /// How long a login's token is accepted; afterwards every route and push socket answers
+        /// 401 and the client must sign in again. `nil` never expires.
+        public var tokenLifetime: Duration?
 
-        /// A configuration; the defaults listen on a free loopback port without faults.
+        /// A configuration; the defaults listen on a free loopback port without faults, with
+        /// tokens valid for 24 hours.
         public init(
             host: String = "127.0.0.1",
             port: Int = 0,
@@ -29,7 +33,8 @@ extension NightrideServer {
             faultsEnabled: Bool = true,
             placesLatency: Duration = .zero,
             historyPageSize: Int = 10,
-            epoch: UInt64? = nil
+            epoch: UInt64? = nil,
+            tokenLifetime: Duration? = .seconds(24 * 3_600)
         ) {
             self.host = host
             self.port = port
@@ -39,6 +44,7 @@ extension NightrideServer {
             self.placesLatency = placesLatency
             self.historyPageSize = historyPageSize
             self.epoch = epoch
+            self.tokenLifetime = tokenLifetime
         }
     }
 }

@@ -5,12 +5,12 @@ import NightrideModel
 /// lock, and ends when the client leaves, the server stops, or the fault plan cuts it.
 extension NightrideServer {
     func servePushes(
-        of resource: Resource, to user: String,
+        to key: ServerState.SocketKey, client: String?,
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter
     ) async {
-        let key = ServerState.SocketKey(user: user, resource: resource)
+        let (user, resource) = (key.user, key.resource)
         let (outbox, continuation) = AsyncStream.makeStream(of: String.self)
-        let (id, connection) = state.withLock { $0.connect(key, outbox: continuation) }
+        let (id, connection) = state.withLock { $0.connect(key, client: client, outbox: continuation) }
         logger.debug("push socket open", metadata: ["user": "\(user)", "resource": "\(resource)", "connection": "\(connection)"])
         await withTaskGroup(of: Void.self) { group in
             // Reading is what answers pings and notices the client's close.

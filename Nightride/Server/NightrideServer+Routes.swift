@@ -37,7 +37,8 @@ extension NightrideServer {
                 return .upgrade([:])
             } onUpgrade: { inbound, outbound, context in
                 guard let user = self.authenticate(context.request, allowQueryToken: true) else { return }
-                await self.servePushes(of: resource, to: user, inbound: inbound, outbound: outbound)
+                let key = ServerState.SocketKey(user: user, resource: resource)
+                await self.servePushes(to: key, client: Self.clientID(of: context.request), inbound: inbound, outbound: outbound)
             }
         }
 
@@ -98,14 +99,21 @@ extension NightrideServer {
         guard let user = authenticate(request) else { return Self.unauthorized }
         // Reading applies the switch-offs already due, so a GET never reports a driver mode
         // the timer is about to take back at an earlier time.
-        let snapshot = update { core, now in
+        // The value and the reader's lastMutationID are read under the same lock, so the number
+        // never names a mutation the value does not contain.
+        let client = Self.clientID(of: request)
+        let read = update { core, now in
             core.expireInactiveDrivers(at: now)
-            return core.snapshot(of: user)
+            return core.snapshot(of: user).map { ($0, core.lastMutationID(of: user, client: client)) }
         }
-        guard let snapshot else { return Self.unauthorized }
+        guard var (snapshot, lastMutationID) = read else { return Self.unauthorized }
         switch resource {
-        case .driverMode: return JSON.response(snapshot.driverMode)
-        case .ride: return JSON.response(snapshot.ride)
+        case .driverMode:
+            snapshot.driverMode.lastMutationID = lastMutationID
+            return JSON.response(snapshot.driverMode)
+        case .ride:
+            snapshot.ride.lastMutationID = lastMutationID
+            return JSON.response(snapshot.ride)
         }
     }
 
@@ -170,7 +178,8 @@ extension NightrideServer {
             token = request.uri.queryParameters.get("token")
         }
         guard let token else { return nil }
-        return state.withLock { $0.core.user(forToken: token) }
+        let now = self.now
+        return state.withLock { $0.core.user(forToken: token, at: now) }
     }
 
     private func acknowledge(_ body: () throws(Rejection) -> Version) -> Response {
@@ -184,6 +193,12 @@ extension NightrideServer {
 
     private static func mutationID(of request: Request) -> String? {
         HTTPField.Name("Mutation-ID").flatMap { request.headers[$0] }
+    }
+
+    /// The reader's client id (`Client-ID` header, or `?clientID=` on a push upgrade), whose
+    /// `lastMutationID` a value carries.
+    static func clientID(of request: Request) -> String? {
+        HTTPField.Name("Client-ID").flatMap { request.headers[$0] } ?? request.uri.queryParameters.get("clientID").map { String($0) }
     }
 
     private static var unauthorized: Response {

@@ -45,7 +45,7 @@ public final class NightrideServer: Sendable {
         sleep = { try await clock.sleep(for: $0) }
         let epoch = configuration.epoch ?? UInt64(max(1, Date().timeIntervalSince1970))
         state = Mutex(ServerState(
-            core: NightrideCore(epoch: epoch, inactivityTimeout: configuration.inactivityTimeout),
+            core: NightrideCore(epoch: epoch, inactivityTimeout: configuration.inactivityTimeout, tokenLifetime: configuration.tokenLifetime),
             faultPlan: configuration.faults,
             faultsEnabled: configuration.faultsEnabled
         ))

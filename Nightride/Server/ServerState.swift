@@ -33,6 +33,8 @@ struct ServerState: Sendable {
     /// same user and resource (which fault decisions are keyed on).
     struct Socket: Sendable {
         var connection: Int
+        /// The reading client's id, whose `lastMutationID` each message carries.
+        var client: String?
         var outbox: AsyncStream<String>.Continuation
     }
 
@@ -48,13 +50,13 @@ struct ServerState: Sendable {
 
     /// Registers a socket and queues the resource's current value on it first, so a client that
     /// connects late still starts from the truth. Returns the socket's id and connection ordinal.
-    mutating func connect(_ key: SocketKey, outbox: AsyncStream<String>.Continuation) -> (id: Int, connection: Int) {
+    mutating func connect(_ key: SocketKey, client: String?, outbox: AsyncStream<String>.Continuation) -> (id: Int, connection: Int) {
         nextSocketID += 1
         connections[key, default: 0] += 1
         let connection = connections[key]!
-        sockets[key, default: [:]][nextSocketID] = Socket(connection: connection, outbox: outbox)
+        sockets[key, default: [:]][nextSocketID] = Socket(connection: connection, client: client, outbox: outbox)
         stats.openSockets += 1
-        if let message = currentMessage(for: key) {
+        if let message = currentMessage(for: key, client: client) {
             outbox.yield(message)
             stats.pushesSent += 1
         }
@@ -86,10 +88,16 @@ struct ServerState: Sendable {
             let resource = records[index].resource
             let version = records[index].version
             let key = SocketKey(user: user, resource: resource)
-            guard let group = sockets[key], let message = Self.message(for: records[index].value, version: version) else { continue }
+            guard let group = sockets[key] else { continue }
+            // Most sockets of a user share a message; one that names a client with mutations
+            // gets that client's lastMutationID in its own.
+            var messages: [UInt64?: String] = [:]
             // Each socket drains its own queue and the drop decision is keyed by connection, so
             // the order sockets are visited in does not matter.
             for socket in group.values {
+                let lastMutationID = core.lastMutationID(of: user, client: socket.client)
+                guard let message = messages[lastMutationID] ?? Self.message(for: records[index].value, version: version, lastMutationID: lastMutationID) else { continue }
+                messages[lastMutationID] = message
                 if let faults, faults.dropsPush(of: version, resource: resource, user: user, connection: socket.connection) {
                     stats.pushesDropped += 1
                     logger.debug("push dropped", metadata: ["user": "\(user)", "resource": "\(resource)", "version": "\(version)"])
@@ -101,17 +109,20 @@ struct ServerState: Sendable {
         }
     }
 
-    private func currentMessage(for key: SocketKey) -> String? {
+    private func currentMessage(for key: SocketKey, client: String?) -> String? {
+        let lastMutationID = core.lastMutationID(of: key.user, client: client)
         switch key.resource {
-        case .driverMode: core.driverMode(of: key.user).flatMap(JSON.string)
-        case .ride: core.rideStatus(of: key.user).flatMap(JSON.string)
+        case .driverMode:
+            return core.driverMode(of: key.user).flatMap { JSON.string(Versioned($0.value, version: $0.version, lastMutationID: lastMutationID)) }
+        case .ride:
+            return core.rideStatus(of: key.user).flatMap { JSON.string(Versioned($0.value, version: $0.version, lastMutationID: lastMutationID)) }
         }
     }
 
-    private static func message(for value: ResourceValue, version: Version) -> String? {
+    private static func message(for value: ResourceValue, version: Version, lastMutationID: UInt64?) -> String? {
         switch value {
-        case .driverMode(let on): JSON.string(Versioned(on, version: version))
-        case .ride(let status): JSON.string(Versioned(status, version: version))
+        case .driverMode(let on): JSON.string(Versioned(on, version: version, lastMutationID: lastMutationID))
+        case .ride(let status): JSON.string(Versioned(status, version: version, lastMutationID: lastMutationID))
         }
     }
 }

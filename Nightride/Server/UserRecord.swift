@@ -15,6 +15,9 @@ struct UserRecord: Sendable {
     /// Answers to mutations by client mutation id, and the ids in the order they came, to forget
     /// the oldest first.
     var answers: [String: Result<Version, Rejection>] = [:]
+    /// Per client (the `<client>` of `<client>:<sequence>` mutation ids), the newest sequence
+    /// number processed, applied or rejected: the `lastMutationID` that values tell that client.
+    var lastMutationIDs: [String: UInt64] = [:]
     private var answerOrder: [String] = []
 
     init(driverMode: Versioned<Bool>, ride: Versioned<RideStatus>, lastDriverActivity: Duration, history: [Ride], passwordHash: String?) {
@@ -41,6 +44,9 @@ struct UserRecord: Sendable {
 
     mutating func remember(_ answer: Result<Version, Rejection>, for mutationID: String, limit: Int) {
         answers[mutationID] = answer
+        if let (client, sequence) = MutationID(rawValue: mutationID).parts {
+            lastMutationIDs[client.rawValue] = max(lastMutationIDs[client.rawValue] ?? 0, sequence)
+        }
         answerOrder.append(mutationID)
         if answerOrder.count > limit {
             answers[answerOrder.removeFirst()] = nil

@@ -43,8 +43,9 @@ public struct HTTPPull<Value: Decodable & Sendable>: Sendable {
 struct VersionedPayload<Value: Decodable & Sendable>: Decodable {
     let version: Version
     let value: Value
+    let lastMutationID: UInt64?
 
     var versioned: Versioned<Value> {
-        Versioned(value, version: version)
+        Versioned(value, version: version, lastMutationID: lastMutationID)
     }
 }
