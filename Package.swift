@@ -173,7 +173,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NightrideDemoTests",
-            dependencies: ["NightrideDemo", "NightrideClient", "NightrideServer", "NightrideModel", "StateLoopSync"]
+            dependencies: ["NightrideDemo", "NightrideClient", "NightrideServer", "NightrideModel", "StateLoopSync", "TestSupport"]
         ),
         .testTarget(
             name: "NightrideServerTests",

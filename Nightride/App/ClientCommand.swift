@@ -27,7 +27,10 @@ struct ClientCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The password of --user, if it has one (the first login that gives one sets it).", valueName: "password"))
     var password: String?
 
-    @Option(help: ArgumentHelp("The client's journal, so that a relaunch shows the last screen at once (default: ./nightride-<user>.journal).", valueName: "path"))
+    @Option(help: ArgumentHelp(
+        "The client's journal, so that a relaunch shows the last screen at once (default: <user>@<host>-<port>.journal in $XDG_DATA_HOME/nightride, else ~/.local/share/nightride).",
+        valueName: "path"
+    ))
     var journal: String?
 
     func validate() throws {
@@ -72,13 +75,25 @@ struct ClientCommand: AsyncParsableCommand {
         try await runUI(api: api, journalPath: journalPath, terminal: terminal)
     }
 
-    /// The client and its UI live on the main actor, as `NightrideClient` requires.
+    /// The client and its UI live on the main actor, as `NightrideClient` requires. When the
+    /// server signs the user out (it restarted, forgot or expired the session), the login
+    /// screen comes back with the name filled in, and a client with the new session takes over
+    /// the same journal: the pending changes are sent then, once, with their original ids.
     @MainActor
     private static func runUI(api: NightrideAPI, journalPath: String?, terminal: Terminal = Terminal()) async throws {
-        let path = journalPath ?? "./nightride-\(api.user).journal"
-        let client = try NightrideClient(api: api, options: ClientOptions(journalPath: path))
-        defer { client.stop() }
-        try await TerminalClient(client: client, terminal: terminal).run()
+        var api = api
+        let entered = try terminal.enterFullScreen()
+        defer { if entered { terminal.restore() } }
+        while true {
+            let path = try journalPath ?? JournalLocation.journalPath(user: api.user, server: api.server)
+            let client = try NightrideClient(api: api, options: ClientOptions(journalPath: path))
+            let exit = try await TerminalClient(client: client, terminal: terminal).run()
+            client.stop()
+            guard exit == .signedOut else { return }
+            let login = LoginScreen(server: api.server, terminal: terminal, username: api.user, notice: "Signed out: sign in again")
+            guard let renewed = try await login.run() else { return }
+            api = renewed
+        }
     }
 }
 

@@ -18,6 +18,10 @@ public struct ClientState: Codable, Sendable, Equatable {
     /// The last refused action, until dismissed or replaced.
     public var lastError: String?
 
+    /// The shape of the journaled state and events: 2 since a resource's value and health
+    /// travel as one event.
+    public static let journalVersion = 2
+
     /// A client of `user` that knows nothing yet.
     public init(user: String) {
         self.user = user
@@ -33,9 +37,15 @@ public struct ClientState: Codable, Sendable, Equatable {
         driverMode.pendingMutations > 0 || ride.pendingMutations > 0
     }
 
-    /// The status line: loading, slow, offline, errors; empty when all is well.
+    /// The server no longer accepts this client's session: the user must sign in again.
+    public var isSignedOut: Bool {
+        driverMode.health.isSignedOut || ride.health.isSignedOut
+    }
+
+    /// The status line: signed out, loading, slow, offline, errors; empty when all is well.
     public var statusLine: String {
         let healths = [driverMode.health, ride.health]
+        if isSignedOut { return "Signed out: sign in again" }
         if healths.contains(where: \.isOffline) { return "Offline: showing the last known state" }
         if healths.contains(where: \.isSlow) { return "Taking longer than expected…" }
         if let failure = healths.compactMap(\.failure).first { return "Error: \(failure) (r to retry)" }
@@ -48,14 +58,10 @@ public struct ClientState: Codable, Sendable, Equatable {
     /// Applies one event.
     public static func reduce(_ state: inout ClientState, _ event: ClientEvent) {
         switch event {
-        case .driverMode(let value, let version, let pending):
-            state.driverMode.apply(value: value, confirmedVersion: version, pendingMutations: pending)
-        case .driverModeHealth(let health):
-            state.driverMode.health = health
-        case .ride(let value, let version, let pending):
-            state.ride.apply(value: value, confirmedVersion: version, pendingMutations: pending)
-        case .rideHealth(let health):
-            state.ride.health = health
+        case .driverMode(let value, let version, let pending, let health):
+            state.driverMode.apply(value: value, confirmedVersion: version, pendingMutations: pending, health: health)
+        case .ride(let value, let version, let pending, let health):
+            state.ride.apply(value: value, confirmedVersion: version, pendingMutations: pending, health: health)
         case .searchTyped(let text):
             state.search.apply(.typed(text))
         case .searchLoaded(let query, let places):
@@ -78,19 +84,24 @@ public struct ClientState: Codable, Sendable, Equatable {
     private enum CodingKeys: String, CodingKey {
         case user, driverMode, ride, history, lastError
     }
+
+    /// Events that change only what is not journaled (the search box): reduced and shown, but
+    /// never written, so that a relaunch does not bring the box back by replaying them.
+    public static func isTransient(_ event: ClientEvent) -> Bool {
+        switch event {
+        case .searchTyped, .searchLoaded, .searchFailed: true
+        default: false
+        }
+    }
 }
 
 /// What happens to a client: news from the server and the user's own doing.
 public enum ClientEvent: Codable, Sendable, Equatable {
-    /// The driver mode as shown (`nil` when not known yet), its confirmed version and how many
-    /// changes are pending.
-    case driverMode(Bool?, version: Version?, pending: Int)
-    /// The driver mode resource's health.
-    case driverModeHealth(ResourceHealth)
+    /// The driver mode as shown (`nil` when not known yet), its confirmed version, how many
+    /// changes are pending and the resource's health: one event per change of the resource.
+    case driverMode(Bool?, version: Version?, pending: Int, health: ResourceHealth)
     /// The ride status as shown, as for the driver mode.
-    case ride(RideStatus?, version: Version?, pending: Int)
-    /// The ride status resource's health.
-    case rideHealth(ResourceHealth)
+    case ride(RideStatus?, version: Version?, pending: Int, health: ResourceHealth)
     /// The user typed in the destination box.
     case searchTyped(String)
     /// The places for `query` arrived.

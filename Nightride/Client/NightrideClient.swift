@@ -38,23 +38,32 @@ public final class NightrideClient {
     public init(api: NightrideAPI, options: ClientOptions = ClientOptions()) throws(JournalError) {
         self.api = api
         let clock = options.clock
+        // Each queue of mutations is a client of its own, named on its resource's reads so
+        // that every value says which of its mutations it contains.
+        let driverModeClient = ClientID()
+        let rideClient = ClientID()
         driverMode = RemoteResource(
-            sources: Self.sources(Bool.self, path: "/me/driver-mode", api: api, options: options),
+            sources: Self.sources(Bool.self, path: "/me/driver-mode", api: api, client: driverModeClient, options: options),
             policy: options.policy,
             clock: clock
         )
         ride = RemoteResource(
-            sources: Self.sources(RideStatus.self, path: "/me/ride", api: api, options: options),
+            sources: Self.sources(RideStatus.self, path: "/me/ride", api: api, client: rideClient, options: options),
             policy: options.policy,
             clock: clock
         )
         let journal = try options.journalPath.map { path throws(JournalError) in
-            try Journal<ClientState, ClientEvent>(at: path, configuration: JournalConfiguration(snapshotInterval: 200))
+            try Journal<ClientState, ClientEvent>(
+                at: path,
+                configuration: JournalConfiguration(version: ClientState.journalVersion, snapshotInterval: 200),
+                transient: ClientState.isTransient
+            )
         }
         self.journal = journal
         driverModeChanges = OptimisticResource(
             resource: driverMode,
             store: journal?.mutationStore(named: "driver-mode", for: DriverModeChange.self),
+            clientID: driverModeClient,
             policy: options.policy,
             clock: clock,
             send: HTTPMutationSender<DriverModeChange>(url: api.url("/me/driver-mode"), headers: api.headers).callAsFunction
@@ -62,14 +71,13 @@ public final class NightrideClient {
         rideActions = OptimisticResource(
             resource: ride,
             store: journal?.mutationStore(named: "ride", for: RideMutation.self),
+            clientID: rideClient,
             policy: options.policy,
             clock: clock,
             send: HTTPMutationSender<RideMutation>(url: api.url("/me/ride"), headers: api.headers).callAsFunction
         )
         let feedbacks = Self.feedbacks(
             api: api,
-            driverMode: driverMode,
-            ride: ride,
             driverModeChanges: driverModeChanges,
             rideActions: rideActions,
             options: options
@@ -90,7 +98,10 @@ public final class NightrideClient {
     public func perform(_ action: UserAction) {
         switch action {
         case .toggleDriverMode:
-            driverModeChanges.mutate(DriverModeChange(on: !(state.driverMode.value ?? false)))
+            // The value the user sees at this key press, with every earlier press applied, not
+            // the client state's copy, which lags the resource by a hop or two.
+            let shown = driverModeChanges.value ?? state.driverMode.value ?? false
+            driverModeChanges.mutate(DriverModeChange(on: !shown))
         case .requestRide(let destination):
             rideActions.mutate(RideMutation(.request(destination: destination)))
         case .cancelRide:
@@ -125,9 +136,9 @@ public final class NightrideClient {
         driverMode.requestsStarted + ride.requestsStarted
     }
 
-    /// Subscribers per resource that share each request (the status feed, the optimistic
-    /// value), for the demo's count of requests saved.
-    public static let subscribersPerResource = 2
+    /// Subscribers per resource that share each request, for the demo's count of requests
+    /// saved: one, the optimistic resource, which hands the screen value and health together.
+    public static let subscribersPerResource = 1
 
     /// Stops the system and commits the journal.
     public func stop() {
@@ -141,14 +152,16 @@ public final class NightrideClient {
         _ type: Value.Type,
         path: String,
         api: NightrideAPI,
+        client: ClientID,
         options: ClientOptions
     ) -> ResourceSources<Value> {
         let (online, report) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(1))
+        let headers = api.headers.merging(["Client-ID": client.rawValue]) { _, new in new }
         var sources = ResourceSources(
-            pull: HTTPPull<Value>(url: api.url(path), headers: api.headers),
+            pull: HTTPPull<Value>(url: api.url(path), headers: headers),
             push: WebSocketPush<Value>(
                 url: api.pushURL(path + "/push"),
-                headers: api.headers,
+                headers: headers,
                 initialBackoff: options.reconnectBackoff,
                 maxBackoff: options.reconnectBackoff * 4,
                 logger: Logger(label: "nightride.push", factory: { _ in SwiftLogNoOpLogHandler() }),
@@ -165,21 +178,17 @@ public final class NightrideClient {
 
     private static func feedbacks(
         api: NightrideAPI,
-        driverMode: RemoteResource<Bool>,
-        ride: RemoteResource<RideStatus>,
         driverModeChanges: OptimisticResource<DriverModeChange>,
         rideActions: OptimisticResource<RideMutation>,
         options: ClientOptions
     ) -> [Feedback<ClientState, ClientEvent>] {
         [
             .resource(driverModeChanges) { status in
-                .driverMode(status.value, version: status.confirmed?.version, pending: status.mutations.count)
+                .driverMode(status.value, version: status.confirmed?.version, pending: status.mutations.count, health: ResourceHealth(status.resource))
             },
             .resource(rideActions) { status in
-                .ride(status.value, version: status.confirmed?.version, pending: status.mutations.count)
+                .ride(status.value, version: status.confirmed?.version, pending: status.mutations.count, health: ResourceHealth(status.resource))
             },
-            .resource(driverMode) { .driverModeHealth(ResourceHealth($0)) },
-            .resource(ride) { .rideHealth(ResourceHealth($0)) },
             .failures(of: driverModeChanges) { .actionRefused("driver mode: \($0.error.message)") },
             .failures(of: rideActions) { .actionRefused("\($0.mutation.action.name.rawValue): \($0.error.message)") },
             .liveSearch(

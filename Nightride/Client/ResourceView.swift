@@ -18,12 +18,13 @@ public struct ResourceView<Value: Codable & Sendable & Equatable>: Codable, Send
 
     /// The optimistic resource's latest: an unknown value (nothing confirmed yet, as right after
     /// a relaunch) keeps the last known one, which the journal restored.
-    mutating func apply(value: Value?, confirmedVersion: Version?, pendingMutations: Int) {
+    mutating func apply(value: Value?, confirmedVersion: Version?, pendingMutations: Int, health: ResourceHealth) {
         if let value {
             self.value = value
             self.confirmedVersion = confirmedVersion
         }
         self.pendingMutations = pendingMutations
+        self.health = health
     }
 }
 
@@ -37,22 +38,27 @@ public struct ResourceHealth: Codable, Sendable, Equatable {
     public var isOffline = false
     /// The last failure, until a success.
     public var failure: String?
+    /// The server no longer accepts the session (it restarted, forgot or expired the token):
+    /// the user must sign in again.
+    public var isSignedOut = false
 
     /// All well.
-    public init(isLoading: Bool = false, isSlow: Bool = false, isOffline: Bool = false, failure: String? = nil) {
+    public init(isLoading: Bool = false, isSlow: Bool = false, isOffline: Bool = false, failure: String? = nil, isSignedOut: Bool = false) {
         self.isLoading = isLoading
         self.isSlow = isSlow
         self.isOffline = isOffline
         self.failure = failure
+        self.isSignedOut = isSignedOut
     }
 
-    /// The health of a resource status.
+    /// The health of a resource status. A refused session is `isSignedOut`, not a failure.
     public init<V>(_ status: ResourceStatus<V>) {
         self.init(
             isLoading: status.isLoading,
             isSlow: status.isSlow,
             isOffline: status.isOffline,
-            failure: status.failure?.message
+            failure: status.isUnauthorized ? nil : status.failure?.message,
+            isSignedOut: status.isUnauthorized
         )
     }
 }

@@ -17,6 +17,8 @@ public final class DemoScenario {
         public var seed: UInt64
         /// Where the clients' journals go; a new folder by default.
         public var journalFolder: String
+        /// Whether the run removes `journalFolder` when it ends: yes for the folder it made.
+        public var removesJournalFolder: Bool
         /// Seconds a driver may idle before driver mode switches itself off.
         public var inactivity: Duration
         /// The longest any step may take before the run fails.
@@ -27,6 +29,7 @@ public final class DemoScenario {
             self.seed = seed
             self.journalFolder = journalFolder
                 ?? FileManager.default.temporaryDirectory.appendingPathComponent("nightride-demo-\(UUID().uuidString)").path
+            removesJournalFolder = journalFolder == nil
             self.inactivity = inactivity
             self.stepTimeout = stepTimeout
         }
@@ -85,6 +88,9 @@ public final class DemoScenario {
             client.stop()
         }
         await server.stop()
+        if options.removesJournalFolder {
+            try? FileManager.default.removeItem(atPath: options.journalFolder)
+        }
         return report
     }
 

@@ -16,8 +16,8 @@ extension NightrideServer {
         public var placesLatency: Duration
         /// Rides per history page.
         public var historyPageSize: Int
-        /// The epoch of every version; `nil` takes the wall-clock second at start-up, so that a
-        /// restarted server's versions order after the previous one's.
+        /// The epoch of every version; `nil` takes the wall-clock millisecond at start-up, so
+        /// that a restarted server's versions order after the previous one's.
         public var epoch: UInt64?
         /// How long a login's token is accepted; afterwards every route and push socket answers
         /// 401 and the client must sign in again. `nil` never expires.

@@ -43,7 +43,9 @@ public final class NightrideServer: Sendable {
         let origin = clock.now
         readClock = { origin.duration(to: clock.now) }
         sleep = { try await clock.sleep(for: $0) }
-        let epoch = configuration.epoch ?? UInt64(max(1, Date().timeIntervalSince1970))
+        // Milliseconds, so that a server restarted within the same second still starts a later
+        // epoch: its clients must re-bootstrap, not drop its low counters as outdated.
+        let epoch = configuration.epoch ?? UInt64(max(1, Date().timeIntervalSince1970 * 1_000))
         state = Mutex(ServerState(
             core: NightrideCore(epoch: epoch, inactivityTimeout: configuration.inactivityTimeout, tokenLifetime: configuration.tokenLifetime),
             faultPlan: configuration.faults,

@@ -28,12 +28,27 @@ public final class LoginScreen {
 
     /// A login screen for `server`, with `service` (Nightride's `POST /login` by default), on
     /// `terminal` (the process's own by default).
-    public init(server: URL, service: LoginService? = nil, terminal: Terminal = Terminal()) {
+    ///
+    /// - Parameters:
+    ///   - username: Fills the name in, with the password focused (signing in again).
+    ///   - notice: A line shown until the first attempt ("Signed out: sign in again").
+    public init(
+        server: URL,
+        service: LoginService? = nil,
+        terminal: Terminal = Terminal(),
+        username: String? = nil,
+        notice: String? = nil
+    ) {
         self.server = server
         self.terminal = terminal
         frames = FrameWriter(terminal: terminal)
         serverName = server.host.map { host in server.port.map { "\(host):\($0)" } ?? host } ?? server.absoluteString
         viewModel = ViewModel(Login(service: service ?? .nightride(server: server)))
+        form.error = notice
+        if let username {
+            viewModel.execute(.setUsername(username))
+            form.focus = .password
+        }
     }
 
     /// Shows the form until the user signs in (the API as that user) or leaves (`nil`: Esc,

@@ -26,6 +26,17 @@ public final class TerminalClient {
     /// Set while a batch of keys is handled: the state changes it causes wait for the one draw
     /// after the batch.
     private var handlingKeys = false
+    /// Wakes the input loop when the state asks for something other than a draw (signed out).
+    private var wake: AsyncStream<TerminalInput>.Continuation?
+
+    /// Why ``run()`` returned.
+    public enum Exit: Sendable, Equatable {
+        /// The user quit, the process was asked to stop, or the input closed.
+        case quit
+        /// The server no longer accepts the session: show the login screen, then run a client
+        /// with the new session on the same journal.
+        case signedOut
+    }
 
     /// A UI for `client` on `terminal` (the process's own terminal by default).
     public init(client: NightrideClient, terminal: Terminal = Terminal()) {
@@ -36,29 +47,33 @@ public final class TerminalClient {
     }
 
     /// Takes over the terminal until the user quits (q, Ctrl-C), the process is asked to stop
-    /// (SIGINT, SIGTERM, SIGHUP) or the input closes; the terminal is restored in every case
-    /// (unless it was in full screen already, as after the login screen: then its owner
-    /// restores it).
+    /// (SIGINT, SIGTERM, SIGHUP), the input closes or the server signs the user out; the
+    /// terminal is restored in every case (unless it was in full screen already, as after the
+    /// login screen: then its owner restores it).
     ///
     /// - Throws: ``TerminalError`` when there is no terminal to take over.
-    public func run() async throws(TerminalError) {
+    @discardableResult
+    public func run() async throws(TerminalError) -> Exit {
         let entered = try terminal.enterFullScreen()
         defer { if entered { terminal.restore() } }
 
         let inputs = TerminalInputs(terminal: terminal)
         defer { inputs.stop() }
+        wake = inputs.continuation
+        defer { wake = nil }
+        if client.state.isSignedOut { return .signedOut }
 
         let subscription = client.system.observe { [weak self] state in
             self?.stateChanged(state)
         }
         defer { subscription.cancel() }
 
-        loop: for await input in inputs.stream {
+        for await input in inputs.stream {
             switch input {
             case .keys(let keys):
                 handlingKeys = true
                 for key in keys where handle(key) == .quit {
-                    break loop
+                    return .quit
                 }
                 handlingKeys = false
                 // Once per batch of keys (a paste is one batch): the view may have changed
@@ -67,9 +82,11 @@ public final class TerminalClient {
             case .resize, .changed:
                 draw()
             case .interrupted, .inputClosed:
-                break loop
+                return .quit
             }
+            if client.state.isSignedOut { return .signedOut }
         }
+        return .quit
     }
 
     private enum Outcome { case goOn, quit }
@@ -93,7 +110,9 @@ public final class TerminalClient {
     private func stateChanged(_ state: ClientState) {
         view.screenChanged(from: shownScreen, to: state.screen)
         shownScreen = state.screen
-        if !handlingKeys {
+        if state.isSignedOut {
+            wake?.yield(.changed)
+        } else if !handlingKeys {
             draw()
         }
     }

@@ -36,17 +36,27 @@ public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>
     public let recovery: JournalRecovery
 
     let database: JournalDatabase
+    private let isTransient: @Sendable (Event) -> Bool
     private let ledger: Mutex<Writer>
     private let restored: Mutex<Restored?>
     private let errorSubscribers = Subscribers<JournalError>(replaysLatest: false, bufferingPolicy: .unbounded)
 
     /// Opens the journal at `path`, creating it if needed, and reads what it holds.
     ///
+    /// - Parameters:
+    ///   - transient: Says which events change only what the state does not encode (a search
+    ///     box, a scroll position): they are reduced and shown as usual, but never written, so
+    ///     a relaunch does not bring that state back by replaying them.
     /// - Throws: ``JournalError`` when the file cannot be opened at all (its folder is missing
     ///   or read-only, the disk is full, another process has it), or when it cannot be read and
     ///   `configuration.unreadable` is ``UnreadableJournalPolicy/fail``.
-    public init(at path: String, configuration: JournalConfiguration = JournalConfiguration()) throws(JournalError) {
+    public init(
+        at path: String,
+        configuration: JournalConfiguration = JournalConfiguration(),
+        transient: @escaping @Sendable (Event) -> Bool = { _ in false }
+    ) throws(JournalError) {
         let opened = try Self.open(path: path, configuration: configuration)
+        self.isTransient = transient
         self.path = path
         self.configuration = configuration
         self.recovery = opened.recovery
@@ -118,6 +128,7 @@ public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>
     /// Encodes `event` for the next commit.
     @usableFromInline
     package func record(_ event: Event, producing state: State) {
+        if isTransient(event) { return }
         let failure = ledger.withLock { writer -> JournalError? in
             let sequence = writer.ledger.nextSequence
             do {

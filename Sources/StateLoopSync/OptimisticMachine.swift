@@ -23,6 +23,9 @@ struct OptimisticMachine<M: Mutation>: Sendable {
     var client: ClientID
     /// The attempt at the oldest unanswered mutation, and the backoff it waits out, if any.
     var attempt: SendAttempt?
+    /// The sequence number of the newest mutation of `client` queued so far: a status knows
+    /// every mutation made up to it.
+    var lastQueued: UInt64 = 0
     /// Set when the server refused a mutation's credentials, to the resource session then:
     /// nothing is sent until the resource reports a later session (a new sign-in).
     var blockedSession: UInt64?
@@ -112,6 +115,7 @@ struct OptimisticMachine<M: Mutation>: Sendable {
             receive(value)
         case .mutate(let pending):
             queue.append(pending)
+            if let sequence = pending.id.sequence(of: client) { lastQueued = max(lastQueued, sequence) }
         case .sending(let id):
             update(id) { $0.status = .sent }
         case .acknowledged(let id, let version):
@@ -300,7 +304,7 @@ extension OptimisticMachine: Equatable where M: Equatable, M.Value: Equatable {
     static func == (lhs: OptimisticMachine, rhs: OptimisticMachine) -> Bool {
         lhs.confirmed == rhs.confirmed && lhs.resource.looksLike(rhs.resource) && lhs.queue == rhs.queue
             && lhs.failures == rhs.failures && lhs.isRestored == rhs.isRestored && lhs.client == rhs.client
-            && lhs.attempt == rhs.attempt && lhs.blockedSession == rhs.blockedSession
+            && lhs.attempt == rhs.attempt && lhs.blockedSession == rhs.blockedSession && lhs.lastQueued == rhs.lastQueued
     }
 }
 extension OptimisticMachine.Event: Equatable where M: Equatable, M.Value: Equatable {}

@@ -21,7 +21,9 @@ public final class OptimisticResource<M: Mutation>: Sendable {
     /// transports (`Client-ID`) so that values say which of them they contain.
     public let clientID: ClientID
     private let commands: AsyncStream<OptimisticMachine<M>.Event>.Continuation
-    private let sequence = Mutex<UInt64>(0)
+    /// The numbering of new mutations, and what the caller sees before the machine has
+    /// published them (see ``value``).
+    private let local = LocalViewBox<M>()
     private let statuses = Subscribers<OptimisticStatus<M>>(replaysLatest: true, bufferingPolicy: .bufferingNewest(1))
     private let failureSubscribers = Subscribers<MutationFailure<M>>(replaysLatest: false, bufferingPolicy: .unbounded)
 
@@ -65,11 +67,13 @@ public final class OptimisticResource<M: Mutation>: Sendable {
                 reduce: OptimisticMachine<M>.reduce(policy: policy),
                 feedbacks: feedbacks,
                 commands: commandStream
-            ) { machine in
+            ) { [local] machine in
                 // Before the stored queue is loaded, the queue shown would be empty and the
                 // value unknown: a relaunched screen would briefly claim nothing is pending.
                 guard machine.isRestored else { return nil }
-                statuses.publish(OptimisticStatus(machine))
+                let status = OptimisticStatus(machine)
+                local.state.withLock { $0.published(status, through: machine.lastQueued) }
+                statuses.publish(status)
                 for failure in machine.failures { failureSubscribers.publish(failure) }
                 // Reported once: published above, then cleared.
                 return machine.failures.isEmpty ? nil : .failuresReported(machine.failures.count)
@@ -88,11 +92,22 @@ public final class OptimisticResource<M: Mutation>: Sendable {
     @discardableResult
     public func mutate(_ mutation: M) -> MutationID {
         // Numbered and queued under one lock, so the queue's order is the numbers' order.
-        sequence.withLock { last in
-            last += 1
-            let pending = PendingMutation(mutation, id: MutationID(client: clientID, sequence: last))
+        local.state.withLock { local in
+            local.lastSequence += 1
+            let pending = PendingMutation(mutation, id: MutationID(client: clientID, sequence: local.lastSequence))
+            local.unpublished.append(pending)
             commands.yield(.mutate(pending))
             return pending.id
+        }
+    }
+
+    /// The value as the user sees it right now, synchronously: the last published value with
+    /// every mutation made since replayed on top, even those the resource's actor has not
+    /// handled yet. Read it where the user acts: two taps of a toggle in a row must flip it
+    /// twice, not both compute from the value one hop behind. `nil` until a value is known.
+    public var value: M.Value? {
+        local.state.withLock { local in
+            local.latest?.value.map { local.unpublished.replayed(on: $0) }
         }
     }
 
@@ -126,5 +141,24 @@ public struct OptimisticStatus<M: Mutation>: Sendable {
         confirmed = machine.confirmed
         mutations = machine.queue
         resource = machine.resource
+    }
+}
+
+/// The lock around a `LocalView`, shared with the resource's actor.
+final class LocalViewBox<M: Mutation>: Sendable {
+    let state = Mutex(LocalView<M>())
+}
+
+/// What `OptimisticResource.value` is computed from: the last published status and the
+/// mutations made after the one it had seen last.
+struct LocalView<M: Mutation>: Sendable {
+    var lastSequence: UInt64 = 0
+    var latest: OptimisticStatus<M>?
+    var unpublished: [PendingMutation<M>] = []
+
+    /// A status that includes every mutation up to sequence `through` (shown or already gone).
+    mutating func published(_ status: OptimisticStatus<M>, through sequence: UInt64) {
+        latest = status
+        unpublished.removeAll { ($0.id.parts?.sequence ?? 0) <= sequence }
     }
 }

@@ -231,6 +231,9 @@ struct ResourceMachine<Value: Sendable>: Sendable {
     }
 
     private mutating func connectivityChanged(online: Bool) {
+        // While the server refuses the session, the push channel is stopped on purpose: its
+        // sockets closing say nothing about the network, and the next refresh finds out.
+        guard !isUnauthorized else { return }
         let cameBack = online && !isOnline
         isOnline = online
         if !online {

@@ -35,6 +35,26 @@ struct JournalTests {
         subscription.cancel()
     }
 
+    @Test("transient events are reduced and shown but never written: a relaunch does not replay them")
+    func transientEventsAreNotWritten() throws {
+        let folder = TemporaryFolder()
+        let configuration = JournalConfiguration(snapshotInterval: nil)
+        let isNote: @Sendable (TallyEvent) -> Bool = { if case .note = $0 { true } else { false } }
+        do {
+            let journal = try Journal<Tally, TallyEvent>(at: folder.journal, configuration: configuration, transient: isNote)
+            let system = System(journal: journal, initialState: Tally(), reduce: Tally.reduce)
+            system.send(contentsOf: [.add(1), .note("typed"), .add(2)])
+            #expect(system.state.note == "typed")
+            #expect(journal.health.durableSequence == 2)
+            system.stop()
+            journal.close()
+        }
+        let journal = try Journal<Tally, TallyEvent>(at: folder.journal, configuration: configuration, transient: isNote)
+        let system = System(journal: journal, initialState: Tally(), reduce: Tally.reduce)
+        #expect(system.state == Tally.folding([1, 2]))
+        #expect(system.state.note == "")
+    }
+
     @Test("a burst sent together is one commit, and observers still see every state in order")
     func batchedSend() throws {
         let folder = TemporaryFolder()

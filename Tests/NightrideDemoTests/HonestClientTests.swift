@@ -1,0 +1,123 @@
+import Foundation
+import Logging
+import NightrideClient
+import NightrideModel
+import NightrideServer
+import StateLoopSync
+import Testing
+import TestSupport
+
+/// The client against a server that changes under it: restarted with its sessions gone, and a
+/// user who types faster than the resources answer. Real sockets on loopback, bounded waits.
+@MainActor
+@Suite("Nightride client honesty", .serialized, .timeLimit(.minutes(1)))
+struct HonestClientTests {
+    func makeServer(port: Int = 0, epoch: UInt64) async throws -> (NightrideServer, URL) {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let server = NightrideServer(configuration: .init(port: port, inactivityTimeout: nil, epoch: epoch), logger: logger)
+        let bound = try await server.start()
+        return (server, URL(string: "http://127.0.0.1:\(bound)")!)
+    }
+
+    func until(_ what: String, _ condition: () -> Bool) async {
+        let met = await eventually(within: .seconds(20)) { condition() }
+        #expect(met, "\(what)")
+    }
+
+    @Test("two toggles in one key batch flip driver mode twice: each from the value shown at its press")
+    func toggleTwiceInOneBatch() async throws {
+        let (server, url) = try await makeServer(epoch: 1)
+        let api = try await NightrideAPI.login(server: url, name: "bob")
+        let client = try NightrideClient(api: api)
+        await until("the first screen") { client.state.screen == .passengerRequesting && !client.state.isOptimistic }
+        client.perform(.toggleDriverMode)
+        client.perform(.toggleDriverMode)
+        await until("both toggles confirmed") { !client.state.isOptimistic && client.state.driverMode.confirmedVersion?.counter == 3 }
+        #expect(client.state.driverMode.value == false)
+        let modes = server.changeLog.records(of: "bob").compactMap { record -> Bool? in
+            if case .driverMode(let on) = record.value { on } else { nil }
+        }
+        #expect(modes == [false, true, false], "the second press must not be lost")
+        client.stop()
+        await server.stop()
+    }
+
+    @Test("a server restart that forgets every session shows 'signed out' (not offline); a new sign-in sends the pending request once")
+    func restartSignsOut() async throws {
+        let (first, url) = try await makeServer(epoch: 1)
+        let port = url.port!
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-honest-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let options = ClientOptions(journalPath: folder + "/ann.journal")
+        let place = first.core.catalog.search("gare", limit: 1)[0]
+
+        let client = try NightrideClient(api: try await NightrideAPI.login(server: url, name: "ann"), options: options)
+        await until("the first screen") { client.state.screen == .passengerRequesting && !client.state.isOptimistic }
+        await first.stop()
+        let (second, _) = try await makeServer(port: port, epoch: 2)
+        await until("signed out within the bound") { client.state.isSignedOut }
+        #expect(client.state.statusLine == "Signed out: sign in again")
+        #expect(client.state.driverMode.health.isOffline == false && client.state.ride.health.isOffline == false)
+
+        // Asked while signed out: shown at once, kept, not sent.
+        client.perform(.requestRide(to: place))
+        await until("the request shows") { client.state.screen == .passengerWaiting }
+        let stored = client.journal!.mutationStore(named: "ride", for: RideMutation.self)
+        #expect(await eventually(within: .seconds(20)) { ((try? await stored.load()) ?? []).count == 1 })
+        #expect(second.core.userNames.isEmpty)
+        client.stop()
+
+        // Signed in again: a client with the new session on the same journal.
+        let renewed = try NightrideClient(api: try await NightrideAPI.login(server: url, name: "ann"), options: options)
+        await until("the request confirmed by the new server") {
+            renewed.state.screen == .passengerWaiting && !renewed.state.isOptimistic && !renewed.state.isSignedOut
+        }
+        #expect(renewed.state.ride.confirmedVersion?.epoch == 2)
+        let requests = second.changeLog.records(of: "ann").filter { if case .ride(.pending) = $0.value { true } else { false } }
+        #expect(requests.count == 1)
+        renewed.stop()
+        await second.stop()
+    }
+
+    @Test("the search box is not journaled: typed text does not come back after a relaunch")
+    func searchBoxNotRestored() async throws {
+        let (server, url) = try await makeServer(epoch: 1)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-search-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let options = ClientOptions(journalPath: folder + "/ann.journal")
+        let api = try await NightrideAPI.login(server: url, name: "ann")
+        do {
+            let client = try NightrideClient(api: api, options: options)
+            await until("the first screen") { client.state.screen == .passengerRequesting }
+            client.perform(.typeDestination("gare"))
+            await until("results") { client.state.search.results?.isEmpty == false }
+            client.stop()
+        }
+        let relaunched = try NightrideClient(api: api, options: options)
+        #expect(relaunched.state.search.text == "")
+        #expect(relaunched.state.screen == .passengerRequesting, "the rest of the state is back")
+        relaunched.stop()
+        await server.stop()
+    }
+
+    @Test("journals live in the platform's data folder, one per user and server, with names that cannot climb folders")
+    func journalLocation() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-xdg-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let server = URL(string: "http://127.0.0.1:8080")!
+        #if !canImport(Darwin)
+        let xdg = try JournalLocation.journalPath(user: "ann", server: server, environment: ["XDG_DATA_HOME": root + "/data", "HOME": root])
+        #expect(xdg == root + "/data/nightride/ann@127.0.0.1-8080.journal")
+        let home = try JournalLocation.journalPath(user: "ann", server: server, environment: ["XDG_DATA_HOME": "relative", "HOME": root])
+        #expect(home == root + "/.local/share/nightride/ann@127.0.0.1-8080.journal")
+        #expect(FileManager.default.fileExists(atPath: root + "/.local/share/nightride"))
+        #endif
+        let odd = try JournalLocation.journalPath(user: "../évil", server: server, environment: ["XDG_DATA_HOME": root, "HOME": root])
+        #expect(!URL(fileURLWithPath: odd).lastPathComponent.contains("/"))
+        #expect(URL(fileURLWithPath: odd).deletingLastPathComponent().path.hasSuffix("nightride") || odd.contains("Nightride"))
+        #expect(URL(fileURLWithPath: odd).lastPathComponent.hasPrefix("%2E.%2F"))
+    }
+}
