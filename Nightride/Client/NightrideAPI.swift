@@ -1,6 +1,7 @@
 import Foundation
 import NightrideModel
 import StateLoopSync
+import StateLoopSyncTransports
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -80,7 +81,7 @@ public struct NightrideAPI: Sendable {
     }
 
     private static func fetch<T: Decodable>(_ type: T.Type, _ request: URLRequest) async throws -> T {
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let (data, response) = try await URLSession.shared.cancellationSafeData(for: request)
         if let http = response as? HTTPURLResponse, !(200...299).contains(http.statusCode) {
             throw HTTPStatusError(status: http.statusCode)
         }

@@ -33,7 +33,7 @@ public struct HTTPMutationSender<M: Mutation>: Sendable {
             request.setValue(value, forHTTPHeaderField: name)
         }
         request.httpBody = try JSONEncoder().encode(mutation)
-        let (data, response) = try await session.data(for: request)
+        let (data, response) = try await session.cancellationSafeData(for: request)
         if let http = response as? HTTPURLResponse, !(200...299).contains(http.statusCode) {
             throw HTTPStatusError(
                 status: http.statusCode,

@@ -28,7 +28,7 @@ public struct HTTPPull<Value: Decodable & Sendable>: Sendable {
 
     /// Fetches and decodes the current value.
     public func callAsFunction() async throws -> Versioned<Value> {
-        let (data, response) = try await session.data(for: request)
+        let (data, response) = try await session.cancellationSafeData(for: request)
         if let http = response as? HTTPURLResponse, !(200...299).contains(http.statusCode) {
             throw HTTPStatusError(
                 status: http.statusCode,
