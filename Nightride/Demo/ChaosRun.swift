@@ -27,6 +27,9 @@ public final class ChaosRun {
         public var convergence: Duration?
         /// Screens shown by both clients.
         public var screensShown: Int
+        /// What each client showed against the server's truth when the run gave up waiting,
+        /// for a seed that did not converge; empty otherwise.
+        public var unconverged: [String]
     }
 
     private let seeds: [UInt64]
@@ -58,7 +61,9 @@ public final class ChaosRun {
                     latency: .milliseconds(1)...(.milliseconds(200)),
                     pushDropProbability: 0.25,
                     disconnectAfter: .milliseconds(500)...(.seconds(3)),
-                    failureProbability: 0.05
+                    failureProbability: 0.05,
+                    lostAnswerProbability: 0.1,
+                    hintProbability: 0.2
                 ),
                 faultsEnabled: true
             ),
@@ -73,19 +78,26 @@ public final class ChaosRun {
             for seed in batch {
                 scenarios.append(try await Scenario(seed: seed, server: server, url: url, folder: folder))
             }
-            // The scenarios of a batch play at once, interleaved on the main actor.
+            // The scenarios of a batch play at once, interleaved on the main actor, while the
+            // server itself misbehaves: sessions forgotten, the network flapping.
             let steps = stepsPerScenario
             let playing = scenarios.map { scenario in Task { await scenario.play(steps: steps) } }
+            let users = scenarios.flatMap(\.users)
+            let trouble = Task { await Self.serverTrouble(server, users: users, seed: batch[0]) }
             for task in playing {
                 await task.value
             }
+            await trouble.value
             server.faultsEnabled = false
+            server.isNetworkCut = false
             let stopped = ContinuousClock.now
             var converged: [UInt64: Duration] = [:]
             let deadline = stopped + .seconds(5)
             while converged.count < scenarios.count && ContinuousClock.now < deadline {
-                for scenario in scenarios where converged[scenario.seed] == nil && scenario.matches(server) {
-                    converged[scenario.seed] = ContinuousClock.now - stopped
+                for scenario in scenarios where converged[scenario.seed] == nil {
+                    // A signed-out client signs in again, as its user would.
+                    await scenario.signInAgainIfNeeded()
+                    if scenario.matches(server) { converged[scenario.seed] = ContinuousClock.now - stopped }
                 }
                 try await Task.sleep(for: .milliseconds(10))
             }
@@ -93,9 +105,10 @@ public final class ChaosRun {
             for scenario in scenarios.sorted(by: { $0.seed < $1.seed }) {
                 let outcome = Outcome(
                     seed: scenario.seed,
-                    violations: scenario.clients.flatMap { ScreenAudit.violations(in: scenario.screenLog.screens(of: $0.api.user), log: changeLog) },
+                    violations: scenario.users.flatMap { ScreenAudit.violations(in: scenario.screenLog.screens(of: $0), log: changeLog) },
                     convergence: converged[scenario.seed],
-                    screensShown: scenario.screenLog.screens.values.map(\.count).reduce(0, +)
+                    screensShown: scenario.screenLog.screens.values.map(\.count).reduce(0, +),
+                    unconverged: converged[scenario.seed] == nil ? scenario.describe(against: server) : []
                 )
                 outcomes.append(outcome)
                 scenario.stop()
@@ -105,6 +118,27 @@ public final class ChaosRun {
         await server.stop()
         return outcomes
     }
+
+    /// The server's own trouble during a batch, drawn from `seed`: the network flaps (five cuts
+    /// within a second), and a quarter of the users lose their sessions (or everyone, one
+    /// batch in four), as after a server that forgot its tokens.
+    private static func serverTrouble(_ server: NightrideServer, users: [String], seed: UInt64) async {
+        let random = SeededRandom(seed: seed)
+        try? await Task.sleep(for: .milliseconds(Int(random.bits("trouble start") % 300)))
+        for flap in 0..<5 {
+            server.isNetworkCut = true
+            try? await Task.sleep(for: .milliseconds(20 + Int(random.bits("cut \(flap)") % 100)))
+            server.isNetworkCut = false
+            try? await Task.sleep(for: .milliseconds(20 + Int(random.bits("back \(flap)") % 100)))
+        }
+        if random.bits("everyone") % 4 == 0 {
+            server.revokeSessions()
+        } else {
+            for user in users where random.bits("revoke \(user)") % 4 == 0 {
+                server.revokeSessions(of: user)
+            }
+        }
+    }
 }
 
 /// One seed's two clients and their recorded screens.
@@ -112,8 +146,10 @@ public final class ChaosRun {
 final class Scenario {
     let seed: UInt64
     let server: NightrideServer
-    let clients: [NightrideClient]
+    private(set) var clients: [NightrideClient]
     let screenLog: ScreenLog
+    private let url: URL
+    private let folder: String
     /// The scenario's choices follow its seed: the n-th draw is keyed by n.
     private let random: SeededRandom
     private var draws: UInt64 = 0
@@ -121,18 +157,39 @@ final class Scenario {
     init(seed: UInt64, server: NightrideServer, url: URL, folder: String) async throws {
         self.seed = seed
         self.server = server
+        self.url = url
+        self.folder = folder
         random = SeededRandom(seed: seed)
         screenLog = ScreenLog(server: server)
         var clients: [NightrideClient] = []
         for role in ["p", "d"] {
-            let api = try await Self.login(server: url, name: "\(role)\(seed)")
-            clients.append(
-                try NightrideClient(api: api, options: ClientOptions(journalPath: "\(folder)/\(role)\(seed).journal", policy: DemoScenario.policy))
-            )
+            clients.append(try await Self.connect(name: "\(role)\(seed)", url: url, folder: folder))
         }
         self.clients = clients
         for client in clients {
             screenLog.watch(client)
+        }
+    }
+
+    /// The scenario's two users.
+    var users: [String] {
+        ["p\(seed)", "d\(seed)"]
+    }
+
+    private static func connect(name: String, url: URL, folder: String) async throws -> NightrideClient {
+        let api = try await login(server: url, name: name)
+        return try NightrideClient(api: api, options: ClientOptions(journalPath: "\(folder)/\(name).journal", policy: DemoScenario.policy))
+    }
+
+    /// Replaces each signed-out client with one signed in again on the same journal, as the
+    /// terminal client does: its pending changes are sent then, once.
+    func signInAgainIfNeeded() async {
+        for index in clients.indices where clients[index].state.isSignedOut {
+            let name = clients[index].api.user
+            clients[index].stop()
+            guard let renewed = try? await Self.connect(name: name, url: url, folder: folder) else { continue }
+            clients[index] = renewed
+            screenLog.watch(renewed)
         }
     }
 
@@ -151,10 +208,11 @@ final class Scenario {
 
     /// Random actions, valid or not, at random intervals.
     func play(steps: Int) async {
-        let passenger = clients[0]
-        let driver = clients[1]
         let place = server.core.catalog.search("a", limit: 5)
         for _ in 0..<steps {
+            await signInAgainIfNeeded()
+            let passenger = clients[0]
+            let driver = clients[1]
             switch draw() % 9 {
             case 0, 1: driver.perform(.toggleDriverMode)
             case 2: passenger.perform(.requestRide(to: place[Int(draw() % UInt64(place.count))]))
@@ -178,6 +236,19 @@ final class Scenario {
     func matches(_ server: NightrideServer) -> Bool {
         let core = server.core
         return clients.allSatisfy { $0.showsNewest(of: core) }
+    }
+
+    /// Each client's view beside the server's, for a report.
+    func describe(against server: NightrideServer) -> [String] {
+        let core = server.core
+        return clients.map { client in
+            let state = client.state
+            let truth = core.snapshot(of: client.api.user)
+            return "\(client.api.user): shows driver mode \(String(describing: state.driverMode.value)) at \(String(describing: state.driverMode.confirmedVersion)) "
+                + "(\(state.driverMode.pendingMutations) pending, \(state.driverMode.health)), ride \(String(describing: state.ride.value)) "
+                + "at \(String(describing: state.ride.confirmedVersion)) (\(state.ride.pendingMutations) pending, \(state.ride.health)); "
+                + "server: \(String(describing: truth?.driverMode)), \(String(describing: truth?.ride))"
+        }
     }
 
     func stop() {

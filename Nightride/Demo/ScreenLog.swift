@@ -20,7 +20,8 @@ final class ScreenLog {
 
     /// Records what `client` shows, from now until ``stop()``.
     func watch(_ client: NightrideClient) {
-        screens[client.api.user, default: []] = []
+        // A client that replaces a signed-out one goes on with its user's list.
+        screens[client.api.user, default: []] += []
         subscriptions.append(client.system.observe { [unowned self] state in self.record(state) })
     }
 

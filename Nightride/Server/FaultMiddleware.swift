@@ -1,7 +1,7 @@
 import Hummingbird
 
 /// Counts every request by route and applies the fault plan to HTTP answers: a 503 instead of
-/// handling, or a delay after handling. The delay comes after the handler on purpose: the
+/// handling, a delay after handling, or a mutation's answer lost after it was applied. The delay comes after the handler on purpose: the
 /// answer reflects the state when the request arrived, and a push sent meanwhile overtakes it.
 struct FaultMiddleware<Context: RequestContext>: RouterMiddleware {
     let server: NightrideServer
@@ -19,6 +19,11 @@ struct FaultMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         let response = try await next(request, context)
         try await server.sleep(faults.latency(ofRequest: number, on: route))
+        if request.method == .post, route != "POST /login", response.status == .ok, faults.losesAnswer(request: number, on: route) {
+            // Applied, but the client never hears it: it must resend with the same id.
+            server.state.withLock { $0.stats.lostAnswers += 1 }
+            return Response(status: .serviceUnavailable, headers: [.retryAfter: "1"])
+        }
         return response
     }
 }

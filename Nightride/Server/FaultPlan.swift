@@ -21,6 +21,12 @@ public struct FaultPlan: Sendable, Hashable {
     /// The chance that an HTTP request is answered 503 (with `Retry-After: 1`) without being
     /// handled.
     public var failureProbability: Double
+    /// The chance that a mutation (a `POST` other than `/login`) is applied but its answer is
+    /// replaced by a 503, as when the connection drops on the way back.
+    public var lostAnswerProbability: Double
+    /// The chance that a push is followed by a `{"changed": true}` hint, which makes the client
+    /// pull while it may already be pulling.
+    public var hintProbability: Double
 
     /// A plan; the defaults give visible but survivable trouble.
     public init(
@@ -28,13 +34,17 @@ public struct FaultPlan: Sendable, Hashable {
         latency: ClosedRange<Duration> = .milliseconds(10)...(.milliseconds(400)),
         pushDropProbability: Double = 0.2,
         disconnectAfter: ClosedRange<Duration>? = .seconds(5)...(.seconds(20)),
-        failureProbability: Double = 0
+        failureProbability: Double = 0,
+        lostAnswerProbability: Double = 0,
+        hintProbability: Double = 0
     ) {
         self.seed = seed
         self.latency = latency
         self.pushDropProbability = pushDropProbability
         self.disconnectAfter = disconnectAfter
         self.failureProbability = failureProbability
+        self.lostAnswerProbability = lostAnswerProbability
+        self.hintProbability = hintProbability
     }
 
     /// The delay of the `number`-th response (from 1) of `route`.
@@ -45,6 +55,18 @@ public struct FaultPlan: Sendable, Hashable {
     /// Whether the `number`-th request of `route` gets a 503.
     func fails(request number: Int, on route: String) -> Bool {
         failureProbability > 0 && random.unit("failure \(route) \(number)") < failureProbability
+    }
+
+    /// Whether the answer of the `number`-th request of `route`, already applied, is lost.
+    func losesAnswer(request number: Int, on route: String) -> Bool {
+        lostAnswerProbability > 0 && random.unit("lost answer \(route) \(number)") < lostAnswerProbability
+    }
+
+    /// Whether the push of `version` on the `connection`-th socket of `user`'s `resource` is
+    /// followed by a hint.
+    func addsHint(after version: Version, resource: Resource, user: String, connection: Int) -> Bool {
+        hintProbability > 0
+            && random.unit("hint \(user) \(resource) \(connection) \(version.counter)") < hintProbability
     }
 
     /// Whether `version` of `user`'s `resource` is lost on the `connection`-th socket of that

@@ -118,6 +118,12 @@ public struct NightrideCore: Sendable {
         return issued.user
     }
 
+    /// Forgets every token of `user` (of every user when `nil`), as a server that lost its
+    /// sessions would: their clients get 401 until they sign in again.
+    public mutating func revokeTokens(of user: String? = nil) {
+        tokens = tokens.filter { user != nil && $0.value.user != user }
+    }
+
     /// The newest mutation of `client` that the server processed for `user` (applied or
     /// rejected): what a value read by that client says as its `lastMutationID`.
     public func lastMutationID(of user: String, client: String?) -> UInt64? {

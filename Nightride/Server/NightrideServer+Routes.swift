@@ -106,7 +106,8 @@ extension NightrideServer {
             core.expireInactiveDrivers(at: now)
             return core.snapshot(of: user).map { ($0, core.lastMutationID(of: user, client: client)) }
         }
-        guard var (snapshot, lastMutationID) = read else { return Self.unauthorized }
+        guard let (found, lastMutationID) = read else { return Self.unauthorized }
+        var snapshot = found
         switch resource {
         case .driverMode:
             snapshot.driverMode.lastMutationID = lastMutationID

@@ -168,6 +168,20 @@ public final class NightrideServer: Sendable {
         }
     }
 
+    /// Forgets the sessions of `user` (of everyone when `nil`) and closes their push sockets,
+    /// as a server that lost its tokens would: their clients are answered 401 until they sign
+    /// in again.
+    public func revokeSessions(of user: String? = nil) {
+        state.withLock { state in
+            state.core.revokeTokens(of: user)
+            if let user {
+                state.disconnect(user: user)
+            } else {
+                state.disconnectAll()
+            }
+        }
+    }
+
     /// The fault plan (applied while ``faultsEnabled``); replaceable at runtime.
     public var faultPlan: FaultPlan? {
         get { state.withLock { $0.faultPlan } }

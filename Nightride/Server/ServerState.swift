@@ -69,6 +69,14 @@ struct ServerState: Sendable {
         stats.openSockets -= 1
     }
 
+    /// Ends the queues of `user`'s sockets: they reconnect, and learn whether their token
+    /// still works.
+    mutating func disconnect(user: String) {
+        for (key, group) in sockets where key.user == user {
+            for id in group.keys { disconnect(key, id: id) }
+        }
+    }
+
     /// Ends every socket's queue, which makes its handler return and close the connection.
     mutating func disconnectAll() {
         for (key, group) in sockets {
@@ -105,6 +113,10 @@ struct ServerState: Sendable {
                 }
                 socket.outbox.yield(message)
                 stats.pushesSent += 1
+                if let faults, faults.addsHint(after: version, resource: resource, user: user, connection: socket.connection) {
+                    socket.outbox.yield(#"{"changed":true}"#)
+                    stats.extraHints += 1
+                }
             }
         }
     }

@@ -13,4 +13,8 @@ public struct ServerStats: Sendable, Hashable {
     public var forcedDisconnects = 0
     /// Requests answered 503 by the fault plan.
     public var injectedFailures = 0
+    /// Mutations applied whose answer the fault plan replaced with a 503, as if it were lost.
+    public var lostAnswers = 0
+    /// `{"changed": true}` hints the fault plan added to pushes.
+    public var extraHints = 0
 }

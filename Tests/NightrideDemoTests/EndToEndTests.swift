@@ -18,7 +18,7 @@ struct EndToEndTests {
         #expect(report.serverStats.pushesSent > 0)
     }
 
-    /// 20 seeds by default; `.ci/run` sets `NIGHTRIDE_CHAOS_SEEDS=200`.
+    /// 20 seeds by default; `.ci/run` sets `NIGHTRIDE_CHAOS_SEEDS=1000`.
     @Test("seeded random scenarios: never an older screen, always converged within 2 s after faults stop")
     func chaos() async throws {
         let count = ProcessInfo.processInfo.environment["NIGHTRIDE_CHAOS_SEEDS"].flatMap(UInt64.init) ?? 20
@@ -26,7 +26,10 @@ struct EndToEndTests {
         #expect(outcomes.count == Int(count))
         for outcome in outcomes {
             #expect(outcome.violations.isEmpty, "seed \(outcome.seed): \(outcome.violations)")
-            #expect(outcome.convergence.map { $0 <= .seconds(2) } == true, "seed \(outcome.seed) converged in \(String(describing: outcome.convergence))")
+            #expect(
+                outcome.convergence.map { $0 <= .seconds(2) } == true,
+                "seed \(outcome.seed) converged in \(String(describing: outcome.convergence)); \(outcome.unconverged.joined(separator: "; "))"
+            )
         }
         #expect(outcomes.map(\.screensShown).reduce(0, +) > outcomes.count * 4)
     }
