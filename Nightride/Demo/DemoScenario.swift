@@ -178,15 +178,37 @@ public final class DemoScenario {
         } until: {
             bob.state.screen == .driverWaiting && !bob.state.isOptimistic
         }
-        try await step("a last round trip on a quiet network") {
+        try await step("a last ride on a quiet network: ann asks, bob accepts") {
             ann.perform(.requestRide(to: place))
+            try await waitUntil("bob is offered the ride") { bob.state.screen == .driverAccepting }
+            bob.perform(.acceptRide)
         } until: {
-            ann.state.screen == .passengerWaiting && !ann.state.isOptimistic && bob.state.screen == .driverAccepting
+            ann.state.screen == .passengerDriverComing && bob.state.screen == .driverGoingToPassenger && !bob.state.isOptimistic
         }
-        try await step("ann cancels") {
-            ann.perform(.cancelRide)
-        } until: {
-            ann.state.screen == .passengerRequesting && bob.state.screen == .driverWaiting && !ann.state.isOptimistic
+        try await restartServer()
+    }
+
+    /// The server restarts in the middle of the ride with its memory gone: both clients must
+    /// say "signed out" (not offline, not the old ride as if nothing happened), sign in again,
+    /// and show the new server's truth: no ride, driver mode off.
+    private func restartServer() async throws {
+        log("▶ the server restarts mid-ride and forgets everything")
+        let start = ContinuousClock.now
+        try await server.restart()
+        try await waitUntil("both clients signed out") { clients.allSatisfy(\.state.isSignedOut) }
+        // The truth of a server that forgot every session is "signed out": shown without a key press.
+        convergence.append(("server restart: signed out", ContinuousClock.now - start))
+        log(String(format: "  both clients signed out %.0f ms after the restart", (ContinuousClock.now - start).seconds * 1_000))
+        for index in clients.indices {
+            let name = clients[index].api.user
+            clients[index].stop()
+            clients[index] = try await makeClient(name, to: server.baseURL!)
+            screenLog.watch(clients[index])
+            log("  \(name) signs in again")
+        }
+        try await converge(after: "server restart")
+        try await waitUntil("no ride, driver mode off") {
+            clients.allSatisfy { $0.state.screen == .passengerRequesting }
         }
     }
 
@@ -206,14 +228,19 @@ public final class DemoScenario {
     }
 
     private func connect(_ name: String, to url: URL) async throws -> NightrideClient {
-        let api = try await NightrideAPI.login(server: url, name: name)
-        let client = try NightrideClient(
-            api: api,
-            options: ClientOptions(journalPath: options.journalFolder + "/\(name).journal", policy: Self.policy)
-        )
+        let client = try await makeClient(name, to: url)
         clients.append(client)
         screenLog.watch(client)
         return client
+    }
+
+    /// A client of `name`, signed in, on its journal (the same one after a new sign-in).
+    private func makeClient(_ name: String, to url: URL) async throws -> NightrideClient {
+        let api = try await NightrideAPI.login(server: url, name: name)
+        return try NightrideClient(
+            api: api,
+            options: ClientOptions(journalPath: options.journalFolder + "/\(name).journal", policy: Self.policy)
+        )
     }
 
     private func step(

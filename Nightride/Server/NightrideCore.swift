@@ -35,7 +35,7 @@ public struct NightrideCore: Sendable {
     var waiting: [String] = []
     private var nextRideNumber = 1
     /// The latest time seen, so that a caller's slightly earlier `now` can't make the log go back.
-    private var clock: Duration = .zero
+    var clock: Duration = .zero
 
     /// How many mutation answers are remembered per user for idempotence.
     static let rememberedMutations = 1_000
@@ -51,6 +51,16 @@ public struct NightrideCore: Sendable {
         self.inactivityTimeout = inactivityTimeout
         self.tokenLifetime = tokenLifetime
         self.catalog = catalog
+    }
+
+    /// The empty world of a server restarted with its data lost: a new `epoch`, the same
+    /// settings, and the change log of the previous life kept as history (an audit trail, as
+    /// an external log would keep it).
+    func restarted(epoch: UInt64) -> NightrideCore {
+        var core = NightrideCore(epoch: epoch, inactivityTimeout: inactivityTimeout, tokenLifetime: tokenLifetime, catalog: catalog)
+        core.changeLog = changeLog
+        core.clock = clock
+        return core
     }
 
     // MARK: Users

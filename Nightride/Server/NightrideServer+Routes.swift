@@ -9,7 +9,7 @@ import StateLoopSync
 /// The HTTP and WebSocket routes. Each handler reads or changes the core under the server's
 /// lock and answers from what it saw there; the fault middleware may then hold the answer back.
 extension NightrideServer {
-    func makeApplication(onRunning: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
+    func makeApplication(port: Int, onRunning: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
         let router = Router()
         router.add(middleware: FaultMiddleware(server: self))
         router.post("login") { request, _ in await self.login(request) }
@@ -45,7 +45,7 @@ extension NightrideServer {
         return Application(
             router: router,
             server: .http1WebSocketUpgrade(webSocketRouter: sockets),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
+            configuration: .init(address: .hostname(configuration.host, port: port)),
             onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )

@@ -64,9 +64,29 @@ public final class NightrideServer: Sendable {
     /// connections. Throws if binding fails or the server is already started.
     @discardableResult
     public func start() async throws -> Int {
+        try await start(port: configuration.port)
+    }
+
+    /// Stops, forgets every user, token, ride and socket as a crashed in-memory server would,
+    /// and starts again on the same port with a later epoch, so that clients must sign in
+    /// again and re-bootstrap. The change log and the counters carry on, for audits.
+    ///
+    /// - Returns: the port, the same as before.
+    @discardableResult
+    public func restart() async throws -> Int {
+        guard let port else { throw StartFailure(description: "the server is not running") }
+        await stop()
+        state.withLock { state in
+            let epoch = max(state.core.epoch + 1, UInt64(Date().timeIntervalSince1970 * 1_000))
+            state.core = state.core.restarted(epoch: epoch)
+        }
+        return try await start(port: port)
+    }
+
+    private func start(port: Int) async throws -> Int {
         let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
         let services = ServiceGroup(configuration: .init(
-            services: [makeApplication { port in readyContinuation.yield(port) }, InactivityTimer(server: self)],
+            services: [makeApplication(port: port) { port in readyContinuation.yield(port) }, InactivityTimer(server: self)],
             logger: logger
         ))
         let claimed = lifecycle.withLock { lifecycle in
