@@ -186,6 +186,59 @@ struct TmuxEndToEndTests {
         }
     }
 
+    @Test(
+        "two terminals, a ride in progress, the server restarted: both say signed out within 2 s, then recover after signing in again",
+        .enabled(if: Tmux.isInstalled, "tmux is not installed (.ci/run installs it)"),
+        .timeLimit(.minutes(1))
+    )
+    func serverRestart() async throws {
+        try await withHarness { harness in
+            let (server, tmux, folder) = (harness.server, harness.tmux, harness.folder)
+            try harness.start(try harness.wrapped("client --server \(harness.url) --user annie --password pw1 --journal '\(folder.path)/annie.journal'"))
+            try harness.start(try harness.wrapped("client --server \(harness.url) --user bobby --password pw2 --journal '\(folder.path)/bobby.journal'"), session: "bob")
+            try await tmux.waitFor("Type a place or a district.")
+            try await tmux.waitFor("Type a place or a district.", in: "bob")
+
+            // Bob drives, Annie asks, Bob accepts: a ride in progress on both screens.
+            try tmux.run(["send-keys", "-t", "bob", "Tab"])
+            try tmux.run(["send-keys", "-t", "bob", "d"])
+            try await tmux.waitFor("Driver mode is on", in: "bob")
+            try tmux.run(["send-keys", "-t", "nightride", "-l", "gare"])
+            try await tmux.waitFor("> Gare du Nord")
+            try tmux.run(["send-keys", "-t", "nightride", "Enter"])
+            try await tmux.waitFor("a  accept the ride", in: "bob")
+            try tmux.run(["send-keys", "-t", "bob", "a"])
+            try await tmux.waitFor("is on the way")
+            try await tmux.waitFor("Pick up annie", in: "bob")
+
+            // The server restarts with its memory gone: the truth is "signed out", at once.
+            let restarted = ContinuousClock.now
+            try await server.restart()
+            try await tmux.waitFor("Signed out: sign in again", timeout: .seconds(3))
+            try await tmux.waitFor("Signed out: sign in again", in: "bob", timeout: .seconds(3))
+            let noticed = ContinuousClock.now - restarted
+            #expect(noticed < .seconds(2) + .milliseconds(500), "signed out shown after \(noticed) (the capture polls every 100 ms)")
+
+            // Signing in again (the name is filled in): the new server's truth, no ride.
+            for (session, password) in [("nightride", "pw1"), ("bob", "pw2")] {
+                try tmux.run(["send-keys", "-t", session, "-l", password])
+                try tmux.run(["send-keys", "-t", session, "Enter"])
+            }
+            var screen = try await tmux.waitFor("Type a place or a district.")
+            #expect(screen.contains("Nightride · annie · driver mode off"))
+            screen = try await tmux.waitFor("Type a place or a district.", in: "bob")
+            #expect(screen.contains("Nightride · bobby · driver mode off"))
+            #expect(server.core.rideStatus(of: "annie")?.value == RideStatus.none)
+            #expect(server.core.rideStatus(of: "bobby")?.value == RideStatus.none)
+
+            for session in ["nightride", "bob"] {
+                try tmux.run(["send-keys", "-t", session, "C-c"])
+                screen = try await tmux.waitFor("terminal ", in: session)
+                #expect(screen.contains("terminal restored, exit 0"), "\(screen)\nstderr: \(harness.stderr)")
+            }
+        }
+    }
+
     /// Runs `body` with a fresh server, tmux server and folder, all gone afterwards.
     private func withHarness(_ body: (Harness) async throws -> Void) async throws {
         var logger = Logger(label: "tmux-test")
@@ -252,11 +305,11 @@ struct Harness {
         """
     }
 
-    /// Starts the session, 100×30, running `script`.
-    func start(_ script: String) throws {
+    /// Starts the session (`nightride` unless named: a second terminal), 100×30, running `script`.
+    func start(_ script: String, session: String = "nightride") throws {
         let file = folder.appendingPathComponent("run-\(UUID().uuidString).sh")
         try script.write(to: file, atomically: true, encoding: .utf8)
-        try tmux.run(["new-session", "-d", "-x", "100", "-y", "30", "-s", "nightride", "sh '\(file.path)'"])
+        try tmux.run(["new-session", "-d", "-x", "100", "-y", "30", "-s", session, "sh '\(file.path)'"])
     }
 
     /// Ends whatever the session runs and starts `script` in a new one (a new terminal, as a
@@ -347,13 +400,14 @@ struct Tmux {
         return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     }
 
-    /// The visible pane, polled until it contains `text`; fails with the last screen seen.
+    /// The visible pane of `session`, polled until it contains `text`; fails with the last
+    /// screen seen.
     @discardableResult
-    func waitFor(_ text: String, timeout: Duration = .seconds(15)) async throws -> String {
+    func waitFor(_ text: String, in session: String = "nightride", timeout: Duration = .seconds(15)) async throws -> String {
         let deadline = ContinuousClock.now + timeout
         var screen = ""
         while true {
-            screen = (try? run(["capture-pane", "-p", "-t", "nightride"])) ?? screen
+            screen = (try? run(["capture-pane", "-p", "-t", session])) ?? screen
             if screen.contains(text) { return screen }
             guard ContinuousClock.now < deadline else {
                 throw Timeout(description: "timed out waiting for “\(text)”; the screen was:\n\(screen)")
