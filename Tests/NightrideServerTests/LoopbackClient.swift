@@ -1,4 +1,5 @@
 import Foundation
+import WSClient
 import Logging
 import NightrideModel
 import NightrideServer
@@ -66,6 +67,22 @@ struct LoopbackClient: Sendable {
             headers: token.map(auth) ?? [:],
             initialBackoff: .milliseconds(50)
         ))
+    }
+
+    /// Whether a push upgrade of `path` with `token` is refused (the connection never opens).
+    func upgradeIsRefused(_ path: String, token: String) async -> Bool {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        var configuration = WebSocketClientConfiguration()
+        configuration.additionalHeaders[.authorization] = "Bearer \(token)"
+        do {
+            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)\(path)", configuration: configuration, logger: logger) { _, outbound, _ in
+                try await outbound.close(.normalClosure, reason: nil)
+            }
+            return false
+        } catch {
+            return true
+        }
     }
 
     /// A request with an optional token, JSON body and mutation id; returns status and body.

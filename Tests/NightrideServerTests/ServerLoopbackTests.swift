@@ -197,13 +197,7 @@ struct ServerLoopbackTests {
             }
             let (posted, _) = try await client.send("POST", "/me/driver-mode", token: "nope", body: DriverModeChange(on: true))
             #expect(posted == 401)
-            var logger = Logger(label: "test")
-            logger.logLevel = .critical
-            var configuration = WebSocketClientConfiguration()
-            configuration.additionalHeaders[.authorization] = "Bearer nope"
-            await #expect(throws: (any Error).self) {
-                try await WebSocketClient.connect(url: "ws://127.0.0.1:\(client.port)/me/ride/push", configuration: configuration, logger: logger) { _, _, _ in }
-            }
+            #expect(await client.upgradeIsRefused("/me/ride/push", token: "nope"))
             let (badLogin, _) = try await client.send("POST", "/login", body: LoginRequest(name: ""))
             #expect(badLogin == 400)
         }

@@ -8,7 +8,6 @@ import NightrideServer
 import StateLoopSync
 import StateLoopTesting
 import Testing
-import WSClient
 
 /// What the server tells a client about its own session: which of its mutations a value
 /// contains (`lastMutationID`), and when its token stops working.
@@ -55,13 +54,7 @@ struct SessionTests {
             await clock.advance(by: .seconds(1))
             #expect(try await client.send("GET", "/me/ride", token: ann).0 == 401)
             #expect(try await client.send("POST", "/me/driver-mode", token: ann, body: DriverModeChange(on: true)).0 == 401)
-            var logger = Logger(label: "test")
-            logger.logLevel = .critical
-            var configuration = WebSocketClientConfiguration()
-            configuration.additionalHeaders[.authorization] = "Bearer \(ann)"
-            await #expect(throws: (any Error).self) {
-                try await WebSocketClient.connect(url: "ws://127.0.0.1:\(client.port)/me/ride/push", configuration: configuration, logger: logger) { _, _, _ in }
-            }
+            #expect(await client.upgradeIsRefused("/me/ride/push", token: ann))
             let again = try await client.login("ann")
             #expect(try await client.send("GET", "/me/ride", token: again).0 == 200)
         }
