@@ -37,7 +37,8 @@ public struct HTTPMutationSender<M: Mutation>: Sendable {
         if let http = response as? HTTPURLResponse, !(200...299).contains(http.statusCode) {
             throw HTTPStatusError(
                 status: http.statusCode,
-                retryAfter: http.value(forHTTPHeaderField: "Retry-After").flatMap(Double.init).map { .seconds($0) }
+                // Parsed defensively: a NaN or infinite wait would trap in `Duration.seconds`.
+                retryAfter: RetryAfter.parse(http.value(forHTTPHeaderField: "Retry-After"))
             )
         }
         return try JSONDecoder().decode(Acknowledgement.self, from: data).version

@@ -8,7 +8,7 @@ import FoundationNetworking
 /// (`{"version": {"epoch": 0, "counter": 8}, "value": …}`).
 ///
 /// A status outside 200–299 throws ``HTTPStatusError`` with the server's `Retry-After` (in
-/// seconds), which ``FailureKind/classify(_:)`` turns into a retry or a stop; transport errors are
+/// seconds or as a date; an unusable one is ignored), which ``FailureKind/classify(_:)`` turns into a retry or a stop; transport errors are
 /// thrown as URLSession reports them (transient). Works on Linux through FoundationNetworking.
 public struct HTTPPull<Value: Decodable & Sendable>: Sendable {
     private let request: URLRequest
@@ -32,7 +32,8 @@ public struct HTTPPull<Value: Decodable & Sendable>: Sendable {
         if let http = response as? HTTPURLResponse, !(200...299).contains(http.statusCode) {
             throw HTTPStatusError(
                 status: http.statusCode,
-                retryAfter: http.value(forHTTPHeaderField: "Retry-After").flatMap(Double.init).map { .seconds($0) }
+                // Parsed defensively: a NaN or infinite wait would trap in `Duration.seconds`.
+                retryAfter: RetryAfter.parse(http.value(forHTTPHeaderField: "Retry-After"))
             )
         }
         return try JSONDecoder().decode(VersionedPayload<Value>.self, from: data).versioned

@@ -1,0 +1,78 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import StateLoopSync
+@testable import StateLoopSyncTransports
+import Testing
+
+@Suite("Retry-After parsing")
+struct RetryAfterTests {
+    @Test("a non-negative number of seconds, whole or decimal, capped at an hour")
+    func seconds() {
+        #expect(RetryAfter.parse("120") == .seconds(120))
+        #expect(RetryAfter.parse(" 0.5 ") == .milliseconds(500))
+        #expect(RetryAfter.parse("0") == .zero)
+        #expect(RetryAfter.parse(".25") == .milliseconds(250))
+        #expect(RetryAfter.parse("86400") == .seconds(3600))
+        #expect(RetryAfter.parse(String(repeating: "9", count: 400)) == .seconds(3600), "digits too many for a Double")
+    }
+
+    @Test("an HTTP date: the time until then, zero once passed, capped at an hour")
+    func dates() {
+        let now = Date(timeIntervalSince1970: 1_445_412_480)  // Wed, 21 Oct 2015 07:28:00 GMT
+        #expect(RetryAfter.parse("Wed, 21 Oct 2015 07:30:00 GMT", now: now) == .seconds(120))
+        #expect(RetryAfter.parse("Wednesday, 21-Oct-15 07:29:00 GMT", now: now) == .seconds(60))
+        #expect(RetryAfter.parse("Wed Oct 21 07:28:30 2015", now: now) == .seconds(30))
+        #expect(RetryAfter.parse("Tue, 20 Oct 2015 07:28:00 GMT", now: now) == .zero)
+        #expect(RetryAfter.parse("Fri, 31 Dec 9999 23:59:59 GMT", now: now) == .seconds(3600))
+    }
+
+    @Test("anything unusable is ignored: no header, NaN, infinities, signs, exponents, garbage")
+    func unusable() {
+        for header in [nil, "", "  ", "nan", "NaN", "inf", "-inf", "infinity", "-1", "+5", "1e400", "1e3", "0x10",
+                       "1.2.3", ".", "soon", "12 s", "Wed, 32 Oct 2015 07:28:00 GMT", "١٢"] {
+            #expect(RetryAfter.parse(header) == nil, "\(header ?? "nil")")
+        }
+    }
+}
+
+/// A server that answers 503 with a given `Retry-After`.
+private func hostileRouter(retryAfter: Shared<String>) -> Router<BasicRequestContext> {
+    let router = Router()
+    let refuse: @Sendable (Request, BasicRequestContext) async throws -> Response = { _, _ in
+        Response(status: .serviceUnavailable, headers: [.retryAfter: retryAfter.value])
+    }
+    router.get("refuse", use: refuse)
+    router.post("refuse", use: refuse)
+    return router
+}
+
+/// Both HTTP transports, each as a call that returns or throws.
+private func transports(port: Int, path: String) -> [(name: String, call: @Sendable () async throws -> Void)] {
+    let url = URL(string: "http://127.0.0.1:\(port)/\(path)")!
+    let pull = HTTPPull<String>(url: url)
+    let sender = HTTPMutationSender<PlayerChange>(url: url)
+    return [
+        ("HTTPPull", { _ = try await pull() }),
+        ("HTTPMutationSender", { _ = try await sender(.add("bob"), MutationID()) }),
+    ]
+}
+
+/// Bad answers from a server on loopback.
+@Suite("HTTP transports against a hostile server", .timeLimit(.minutes(1)))
+struct HTTPHardeningTests {
+    @Test("a 503 with an unusable Retry-After is an HTTPStatusError without a wait, not a crash")
+    func unusableRetryAfter() async throws {
+        let retryAfter = Shared("nan")
+        try await withLoopback(hostileRouter(retryAfter: retryAfter)) { port in
+            for header in ["nan", "inf", "-1", "1e400", "garbage", "2"] {
+                retryAfter.value = header
+                for (name, call) in transports(port: port, path: "refuse") {
+                    let error = await #expect(throws: HTTPStatusError.self, "\(name), \(header)") { try await call() }
+                    #expect(error?.status == 503)
+                    #expect(error?.retryAfter == (header == "2" ? .seconds(2) : nil), "\(name), \(header)")
+                }
+            }
+        }
+    }
+}
