@@ -36,7 +36,7 @@ struct RetryAfterTests {
     }
 }
 
-/// A server that answers 503 with a given `Retry-After`.
+/// A server that answers 503 with a given `Retry-After`, and bodies larger than a client takes.
 private func hostileRouter(retryAfter: Shared<String>) -> Router<BasicRequestContext> {
     let router = Router()
     let refuse: @Sendable (Request, BasicRequestContext) async throws -> Response = { _, _ in
@@ -44,14 +44,35 @@ private func hostileRouter(retryAfter: Shared<String>) -> Router<BasicRequestCon
     }
     router.get("refuse", use: refuse)
     router.post("refuse", use: refuse)
+    // 10 MB announced in Content-Length.
+    let declared: @Sendable (Request, BasicRequestContext) async throws -> Response = { _, _ in
+        Response(status: .ok, body: .init(byteBuffer: ByteBuffer(repeating: UInt8(ascii: "a"), count: 10_000_000)))
+    }
+    router.get("declared", use: declared)
+    router.post("declared", use: declared)
+    // A body without a length that never ends (until the client hangs up): only a client that
+    // stops reading gets an answer.
+    let streamed: @Sendable (Request, BasicRequestContext) async throws -> Response = { _, _ in
+        Response(status: .ok, body: .init { writer in
+            let chunk = ByteBuffer(repeating: UInt8(ascii: "b"), count: 64 << 10)
+            while true {
+                try await writer.write(chunk)
+            }
+        })
+    }
+    router.get("streamed", use: streamed)
+    router.post("streamed", use: streamed)
+    router.get("error", use: { _, _ in
+        Response(status: .badGateway, body: .init(byteBuffer: ByteBuffer(repeating: UInt8(ascii: "e"), count: 10_000_000)))
+    })
     return router
 }
 
 /// Both HTTP transports, each as a call that returns or throws.
-private func transports(port: Int, path: String) -> [(name: String, call: @Sendable () async throws -> Void)] {
+private func transports(port: Int, path: String, limit: Int = 4 << 20) -> [(name: String, call: @Sendable () async throws -> Void)] {
     let url = URL(string: "http://127.0.0.1:\(port)/\(path)")!
-    let pull = HTTPPull<String>(url: url)
-    let sender = HTTPMutationSender<PlayerChange>(url: url)
+    let pull = HTTPPull<String>(url: url, maximumResponseBytes: limit)
+    let sender = HTTPMutationSender<PlayerChange>(url: url, maximumResponseBytes: limit)
     return [
         ("HTTPPull", { _ = try await pull() }),
         ("HTTPMutationSender", { _ = try await sender(.add("bob"), MutationID()) }),
@@ -73,6 +94,39 @@ struct HTTPHardeningTests {
                     #expect(error?.retryAfter == (header == "2" ? .seconds(2) : nil), "\(name), \(header)")
                 }
             }
+        }
+    }
+
+    @Test("a body over the limit, announced in Content-Length, is refused with ResponseTooLargeError")
+    func declaredTooLarge() async throws {
+        try await withLoopback(hostileRouter(retryAfter: Shared(""))) { port in
+            for (name, call) in transports(port: port, path: "declared", limit: 1 << 20) {
+                let error = await #expect(throws: ResponseTooLargeError.self, "\(name)") { try await call() }
+                #expect(error == ResponseTooLargeError(limit: 1 << 20, declaredLength: 10_000_000), "\(name)")
+                #expect(error?.description == "response body larger than the 1048576 bytes accepted (Content-Length: 10000000)")
+            }
+        }
+    }
+
+    @Test("a body streamed without a length is cut once past the limit: an endless one too")
+    func streamedTooLarge() async throws {
+        try await withLoopback(hostileRouter(retryAfter: Shared(""))) { port in
+            for (name, call) in transports(port: port, path: "streamed", limit: 1 << 20) {
+                // Reading the whole body first would never end: the bound fails the test then.
+                let error = await #expect(throws: ResponseTooLargeError.self, "\(name)") {
+                    try await bounded(seconds: 20) { try await call() }
+                }
+                #expect(error == ResponseTooLargeError(limit: 1 << 20, declaredLength: nil), "\(name)")
+            }
+        }
+    }
+
+    @Test("an error status with a huge body is reported as the status")
+    func hugeErrorBody() async throws {
+        try await withLoopback(hostileRouter(retryAfter: Shared(""))) { port in
+            let pull = HTTPPull<String>(url: URL(string: "http://127.0.0.1:\(port)/error")!, maximumResponseBytes: 1 << 20)
+            let error = await #expect(throws: HTTPStatusError.self) { try await pull() }
+            #expect(error?.status == 502)
         }
     }
 }
