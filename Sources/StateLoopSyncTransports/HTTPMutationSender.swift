@@ -10,17 +10,29 @@ import FoundationNetworking
 ///
 /// A server that honours `Mutation-ID` answers a repeated id with the version of the first time
 /// and does not apply the mutation again, which makes the retries of ``OptimisticResource`` safe.
-/// A status outside 200–299 throws ``HTTPStatusError``.
+/// A status outside 200–299 throws ``HTTPStatusError`` (with the server's `Retry-After`, if
+/// usable); an answer over `maximumResponseBytes` throws ``ResponseTooLargeError``.
 public struct HTTPMutationSender<M: Mutation>: Sendable {
     private let url: URL
     private let headers: [String: String]
     private let session: URLSession
+    private let maximumResponseBytes: Int
 
     /// Mutations to `url`, with extra `headers` (an `Authorization` bearer token, say).
-    public init(url: URL, headers: [String: String] = [:], session: URLSession = .shared) {
+    ///
+    /// - Parameter maximumResponseBytes: The largest answer accepted (4 MiB by default, far
+    ///   more than an acknowledgement needs): reading stops there, so that a runaway or hostile
+    ///   server cannot fill the client's memory.
+    public init(
+        url: URL,
+        headers: [String: String] = [:],
+        session: URLSession = .shared,
+        maximumResponseBytes: Int = 4 << 20
+    ) {
         self.url = url
         self.headers = headers
         self.session = session
+        self.maximumResponseBytes = maximumResponseBytes
     }
 
     /// Sends `mutation` with `id`; returns the version the server reached.
@@ -33,13 +45,7 @@ public struct HTTPMutationSender<M: Mutation>: Sendable {
             request.setValue(value, forHTTPHeaderField: name)
         }
         request.httpBody = try JSONEncoder().encode(mutation)
-        let (data, response) = try await session.cancellationSafeData(for: request)
-        if let http = response as? HTTPURLResponse, !(200...299).contains(http.statusCode) {
-            throw HTTPStatusError(
-                status: http.statusCode,
-                retryAfter: http.value(forHTTPHeaderField: "Retry-After").flatMap(Double.init).map { .seconds($0) }
-            )
-        }
+        let data = try await HTTPExchange.body(of: request, session: session, limit: maximumResponseBytes)
         return try JSONDecoder().decode(Acknowledgement.self, from: data).version
     }
 

@@ -8,14 +8,25 @@ import FoundationNetworking
 /// (`{"version": {"epoch": 0, "counter": 8}, "value": …}`).
 ///
 /// A status outside 200–299 throws ``HTTPStatusError`` with the server's `Retry-After` (in
-/// seconds), which ``FailureKind/classify(_:)`` turns into a retry or a stop; transport errors are
-/// thrown as URLSession reports them (transient). Works on Linux through FoundationNetworking.
+/// seconds or as a date; an unusable one is ignored), which ``FailureKind/classify(_:)`` turns
+/// into a retry or a stop; a body over `maximumResponseBytes` throws ``ResponseTooLargeError``;
+/// transport errors are thrown as URLSession reports them (transient). Works on Linux through
+/// FoundationNetworking.
 public struct HTTPPull<Value: Decodable & Sendable>: Sendable {
     private let request: URLRequest
     private let session: URLSession
+    private let maximumResponseBytes: Int
 
     /// A pull of `url`, with extra `headers` (an `Authorization` bearer token, say).
-    public init(url: URL, headers: [String: String] = [:], session: URLSession = .shared) {
+    ///
+    /// - Parameter maximumResponseBytes: The largest body accepted (4 MiB by default): reading
+    ///   stops there, so that a runaway or hostile server cannot fill the client's memory.
+    public init(
+        url: URL,
+        headers: [String: String] = [:],
+        session: URLSession = .shared,
+        maximumResponseBytes: Int = 4 << 20
+    ) {
         var request = URLRequest(url: url)
         request.httpMethod = "GET"
         request.cachePolicy = .reloadIgnoringLocalCacheData
@@ -24,17 +35,12 @@ public struct HTTPPull<Value: Decodable & Sendable>: Sendable {
         }
         self.request = request
         self.session = session
+        self.maximumResponseBytes = maximumResponseBytes
     }
 
     /// Fetches and decodes the current value.
     public func callAsFunction() async throws -> Versioned<Value> {
-        let (data, response) = try await session.cancellationSafeData(for: request)
-        if let http = response as? HTTPURLResponse, !(200...299).contains(http.statusCode) {
-            throw HTTPStatusError(
-                status: http.statusCode,
-                retryAfter: http.value(forHTTPHeaderField: "Retry-After").flatMap(Double.init).map { .seconds($0) }
-            )
-        }
+        let data = try await HTTPExchange.body(of: request, session: session, limit: maximumResponseBytes)
         return try JSONDecoder().decode(VersionedPayload<Value>.self, from: data).versioned
     }
 }

@@ -1,0 +1,126 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import Synchronization
+import Testing
+
+/// Runs `router` (and `sockets`, when given, for WebSocket upgrades) on a free loopback port for
+/// the duration of `body`, which gets the port.
+func withLoopback(
+    _ router: Router<BasicRequestContext>,
+    sockets: Router<BasicWebSocketRequestContext>? = nil,
+    _ body: (Int) async throws -> Void
+) async throws {
+    let port = Mutex<Int?>(nil)
+    let (ready, readyContinuation) = AsyncStream.makeStream(of: Void.self)
+    var logger = Logger(label: "loopback")
+    logger.logLevel = .error
+    let app = Application(
+        router: router,
+        server: sockets.map { .http1WebSocketUpgrade(webSocketRouter: $0) } ?? .http1(),
+        configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        onServerRunning: { channel in
+            port.withLock { $0 = channel.localAddress?.port }
+            readyContinuation.yield()
+        },
+        logger: logger
+    )
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await app.run() }
+        for await _ in ready { break }
+        try await body(try #require(port.withLock { $0 }))
+        group.cancelAll()
+    }
+}
+
+/// The wait for `operation` gave up.
+struct WaitTimedOut: Error, CustomStringConvertible {
+    let seconds: Int
+    var description: String { "no result within \(seconds) s" }
+}
+
+/// `operation`'s result, or `WaitTimedOut` after `seconds` (real time: the wait on a loopback
+/// server only ever needs a fraction of it, the bound is there so that a bug fails the test
+/// rather than hanging it).
+func bounded<T: Sendable>(seconds: Int = 10, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let result = try await group.next(), let value = result else { throw WaitTimedOut(seconds: seconds) }
+        return value
+    }
+}
+
+/// Values put from anywhere, taken in order by one waiting test.
+final class Inbox<Element: Sendable>: Sendable {
+    private let stream: AsyncStream<Element>
+    private let continuation: AsyncStream<Element>.Continuation
+    private let all = Mutex<[Element]>([])
+
+    init() {
+        (stream, continuation) = AsyncStream.makeStream(of: Element.self)
+    }
+
+    func put(_ element: Element) {
+        all.withLock { $0.append(element) }
+        continuation.yield(element)
+    }
+
+    /// Every element put so far.
+    var elements: [Element] {
+        all.withLock { $0 }
+    }
+
+    /// Waits (bounded) until `count` elements have been put in all, and returns them.
+    func waitFor(_ count: Int, seconds: Int = 10) async throws -> [Element] {
+        let stream = stream
+        return try await bounded(seconds: seconds) {
+            var seen = self.elements.count
+            var iterator = stream.makeAsyncIterator()
+            while seen < count, await iterator.next() != nil {
+                seen = self.elements.count
+            }
+            return self.elements
+        }
+    }
+}
+
+/// Log messages at `warning` and above, kept for a test to read.
+struct CapturingLogHandler: LogHandler {
+    let messages: Inbox<String>
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .warning
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        messages.put("\(event.level): \(event.message)")
+    }
+}
+
+/// A value shared by a server's handlers and the test (a `Mutex` in a class, so that escaping
+/// handlers can capture it).
+final class Shared<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+
+    init(_ value: Value) {
+        mutex = Mutex(value)
+    }
+
+    var value: Value {
+        get { mutex.withLock { $0 } }
+        set { mutex.withLock { $0 = newValue } }
+    }
+
+    func update(_ change: (inout Value) -> Void) {
+        mutex.withLock { change(&$0) }
+    }
+}
