@@ -53,8 +53,10 @@ enum HTTPExchange {
             throw error
         }
         if let failure = statusError(response) { throw failure }
-        // Where the session does not call the task's delegate, the whole body was read: the
-        // limit still holds, though only after the fact.
+        // Where the session does not call the task's delegate (FoundationNetworking, for a task
+        // with a completion handler), the whole body was read: the limit still holds, though
+        // only after the fact, and a body that never ends is ended by the resource's
+        // `requestTimeout`.
         guard data.count <= limit else {
             throw ResponseTooLargeError(limit: limit, declaredLength: declaredLength(of: response))
         }
