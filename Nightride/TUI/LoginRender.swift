@@ -6,6 +6,9 @@ import LoginFeature
 /// The view model's outputs map onto it one to one: the fields and the sign-in rule from the
 /// state, "Signing in…" while `isLoading`, the rejection message from the state, and an
 /// unexpected error from the form (the view model's `errors` output).
+///
+/// The server's address, the typed name and the messages go through `terminalSafe(_:)`, so that
+/// no control character in them reaches the terminal.
 public func renderLogin(_ state: LoginState, _ form: LoginForm, isLoading: Bool, server: String, width: Int, height: Int) -> [String] {
     let width = max(width, 1)
     let height = max(height, 1)
@@ -13,7 +16,7 @@ public func renderLogin(_ state: LoginState, _ form: LoginForm, isLoading: Bool,
         return fitted(["Nightride: the terminal is too small"], width: width, height: height)
     }
     let left = " Nightride · sign in"
-    let right = server + " "
+    let right = terminalSafe(server) + " "
     let gap = width - left.count - right.count
     let title = gap >= 1 ? left + String(repeating: " ", count: gap) + right : left
 
@@ -28,7 +31,8 @@ public func renderLogin(_ state: LoginState, _ form: LoginForm, isLoading: Bool,
         "",
         "  Sign in. A name the server has not seen yet creates an account with this password.",
         "",
-        field("Username", state.username, .username),
+        // A pasted name may hold control characters.
+        field("Username", terminalSafe(state.username), .username),
         field("Password", String(repeating: "*", count: state.password.count), .password),
         "",
     ]
@@ -42,9 +46,10 @@ public func renderLogin(_ state: LoginState, _ form: LoginForm, isLoading: Bool,
     if isLoading {
         status = "Signing in…"
     } else if let error = form.error {
-        status = "Error: \(error)"
+        status = "Error: " + terminalSafe(error)
     } else {
-        status = state.message ?? ""
+        // The server's rejection message.
+        status = terminalSafe(state.message ?? "")
     }
     let keys = "Tab next field · Enter " + (form.focus == .username ? "next" : "sign in") + " · Esc quit"
 

@@ -9,6 +9,10 @@ import StateLoopSync
 /// From top to bottom: a title bar (user, driver mode, screen title), the current screen, the
 /// history pane when open, the status line (``ClientState/statusLine``) and the keys that work
 /// with the current focus.
+///
+/// Every text from the server or the user (names, places, error messages, what was typed) goes
+/// through `terminalSafe(_:)` where it enters a line, so that no control character reaches the
+/// terminal; layout widths are measured on the safe text, which is what is shown.
 public func render(_ state: ClientState, _ view: ViewState = ViewState(), width: Int, height: Int) -> [String] {
     let width = max(width, 1)
     let height = max(height, 1)
@@ -34,14 +38,15 @@ public func render(_ state: ClientState, _ view: ViewState = ViewState(), width:
 
 private func titleBar(_ state: ClientState, width: Int) -> String {
     let mode = state.driverMode.value.map { $0 ? "on" : "off" } ?? "?"
-    let left = " Nightride · \(state.user) · driver mode \(mode)"
+    let left = " Nightride · \(terminalSafe(state.user)) · driver mode \(mode)"
     let right = state.screen.title + " "
     let gap = width - left.count - right.count
     return fit(gap >= 1 ? left + String(repeating: " ", count: gap) + right : left + " · " + right, width: width)
 }
 
 private func statusMessage(_ state: ClientState) -> String {
-    let line = state.statusLine
+    // The status line quotes the server's error messages.
+    let line = terminalSafe(state.statusLine)
     return state.lastError == nil || line.isEmpty ? line : line + " (x to dismiss)"
 }
 
@@ -61,7 +66,10 @@ private func keyHelp(_ state: ClientState, focus: Focus) -> String {
 
 private func mainArea(_ state: ClientState, _ view: ViewState, focus: Focus, width: Int, height: Int) -> [String] {
     let ride = state.ride.value?.ride
-    let destination = ride.map { "\($0.destination.name), \($0.destination.area)" } ?? "?"
+    let destination = ride.map { placeText($0.destination) } ?? "?"
+    // Who rides and who drives are names from the server.
+    let driver = ride?.driver.map(terminalSafe)
+    let passenger = ride.map { terminalSafe($0.passenger) }
     switch state.screen {
     case .connecting:
         return ["", "  Connecting to the server…", "", "  r  retry now"]
@@ -70,23 +78,23 @@ private func mainArea(_ state: ClientState, _ view: ViewState, focus: Focus, wid
     case .passengerWaiting:
         return ["", "  Looking for a driver…", "  To: \(destination)", "", "  c  cancel the request"]
     case .passengerDriverComing:
-        return ["", "  Your driver \(ride?.driver ?? "") is on the way.", "  To: \(destination)", "", "  c  cancel the ride"]
+        return ["", "  Your driver \(driver ?? "") is on the way.", "  To: \(destination)", "", "  c  cancel the ride"]
     case .driverWaiting:
         return ["", "  Driver mode is on: waiting for a ride request…", "", "  d  switch driver mode off"]
     case .driverAccepting:
-        return ["", "  \(ride?.passenger ?? "A passenger") asks for a ride.", "  To: \(destination)", "",
+        return ["", "  \(passenger ?? "A passenger") asks for a ride.", "  To: \(destination)", "",
                 "  a  accept the ride", "  d  switch driver mode off (declines it)"]
     case .driverGoingToPassenger:
-        return ["", "  Pick up \(ride?.passenger ?? "your passenger").", "  Then to: \(destination)", "",
+        return ["", "  Pick up \(passenger ?? "your passenger").", "  Then to: \(destination)", "",
                 "  v  arrived: the passenger is in the car"]
     case .riding:
         if ride?.driver == state.user {
-            return ["", "  Driving \(ride?.passenger ?? "your passenger").", "  To: \(destination)", "",
+            return ["", "  Driving \(passenger ?? "your passenger").", "  To: \(destination)", "",
                     "  f  finish the ride (drop-off)"]
         }
-        return ["", "  On the way with \(ride?.driver ?? "your driver").", "  To: \(destination)"]
+        return ["", "  On the way with \(driver ?? "your driver").", "  To: \(destination)"]
     case .survey:
-        return ["", "  How was your ride with \(ride?.driver ?? "your driver")?", "  To: \(destination)", "",
+        return ["", "  How was your ride with \(driver ?? "your driver")?", "  To: \(destination)", "",
                 "  s  done with the survey"]
     }
 }
@@ -95,8 +103,10 @@ private func mainArea(_ state: ClientState, _ view: ViewState, focus: Focus, wid
 private func searchScreen(_ search: SearchState<[Place]>, view: ViewState, focused: Bool, width: Int, height: Int) -> [String] {
     let boxWidth = max(10, min(width - 4, 50))
     let inner = boxWidth - 4
-    // The end of a long text stays visible, as in any one-line input.
-    let typed = focused ? search.text + "_" : search.text
+    // The end of a long text stays visible, as in any one-line input. What was typed may have
+    // been pasted, control characters and all.
+    let text = terminalSafe(search.text)
+    let typed = focused ? text + "_" : text
     let shown = typed.count > inner ? "…" + typed.suffix(inner - 1) : typed
     var lines = [
         "",
@@ -105,14 +115,14 @@ private func searchScreen(_ search: SearchState<[Place]>, view: ViewState, focus
         "  │ " + pad(shown, to: inner) + " │",
         "  └" + String(repeating: "─", count: boxWidth - 2) + "┘",
     ]
-    let results = search.shownPlaces
+    let results = search.shownPlaces.map { (name: terminalSafe($0.name), area: terminalSafe($0.area)) }
     let room = max(1, height - lines.count - 1)
     if let failure = search.failure {
-        lines.append("  Search failed: \(failure) (type to retry)")
+        lines.append("  Search failed: \(terminalSafe(failure)) (type to retry)")
     } else if search.text.count < search.minimumLength {
         lines.append(search.text.isEmpty ? "  Type a place or a district." : "  Type at least \(search.minimumLength) letters.")
     } else if results.isEmpty {
-        lines.append(search.isSearching ? "  Searching…" : "  No place matches “\(search.text)”.")
+        lines.append(search.isSearching ? "  Searching…" : "  No place matches “\(text)”.")
     } else {
         let selection = min(max(0, view.resultSelection), results.count - 1)
         let nameWidth = min(results.map(\.name.count).max() ?? 0, max(10, width / 2))
@@ -145,7 +155,7 @@ private func historyPane(_ history: HistoryState, user: String, selection: Int, 
     var lines = [title + String(repeating: "─", count: max(0, width - title.count))]
     var rows = history.rides.map { ride in historyRow(ride, user: user) }
     if let failure = history.failure {
-        rows.append("    Failed to load: \(failure) (↓ to retry)")
+        rows.append("    Failed to load: \(terminalSafe(failure)) (↓ to retry)")
     } else if history.wantsMore {
         rows.append("    Loading…")
     } else if history.nextPage == nil {
@@ -163,11 +173,16 @@ private func historyPane(_ history: HistoryState, user: String, selection: Int, 
 }
 
 private func historyRow(_ ride: Ride, user: String) -> String {
-    let place = "\(ride.destination.name), \(ride.destination.area)"
+    let place = placeText(ride.destination)
     if ride.driver == user {
-        return "drove \(ride.passenger) to \(place)"
+        return "drove \(terminalSafe(ride.passenger)) to \(place)"
     }
-    return "rode to \(place)" + (ride.driver.map { " with \($0)" } ?? "")
+    return "rode to \(place)" + (ride.driver.map { " with \(terminalSafe($0))" } ?? "")
+}
+
+/// "Name, area", safe to show: both come from the server.
+private func placeText(_ place: Place) -> String {
+    terminalSafe("\(place.name), \(place.area)")
 }
 
 // MARK: Layout helpers

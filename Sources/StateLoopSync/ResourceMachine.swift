@@ -182,7 +182,12 @@ struct ResourceMachine<Value: Sendable>: Sendable {
             if failure.kind == .unauthorized {
                 becomeUnauthorized(failure)
             } else {
-                // What the push channel could not deliver, a pull can.
+                // What the push channel could not deliver, a pull can. A refusal with a status
+                // means the server answered: the network is up, whatever the socket said.
+                if error is HTTPStatusError, !isOnline {
+                    isOnline = true
+                    settling = nil
+                }
                 pushFailure = failure
                 hinted()
             }

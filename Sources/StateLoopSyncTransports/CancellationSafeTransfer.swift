@@ -15,14 +15,9 @@ extension URLSession {
     /// so the transports use this instead: the cancellation only *asks* for the transfer to
     /// stop, from another queue, and returns at once.
     ///
-    /// - Parameter delegate: Told of the transfer as it goes (the response head, each chunk of
-    ///   the body), as the task's own delegate.
     /// - Throws: the transport's error, as `data(for:)` would (a cancelled transfer fails with
     ///   `URLError.cancelled`).
-    public func cancellationSafeData(
-        for request: URLRequest,
-        delegate: (any URLSessionTaskDelegate)? = nil
-    ) async throws -> (Data, URLResponse) {
+    public func cancellationSafeData(for request: URLRequest) async throws -> (Data, URLResponse) {
         let transfer = Transfer()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -33,7 +28,6 @@ extension URLSession {
                         continuation.resume(throwing: error ?? URLError(.badServerResponse))
                     }
                 }
-                task.delegate = delegate
                 transfer.start(task)
             }
         } onCancel: {

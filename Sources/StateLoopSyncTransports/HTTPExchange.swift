@@ -6,9 +6,10 @@ import FoundationNetworking
 #endif
 
 /// A response body larger than the client accepts (``HTTPPull`` and ``HTTPMutationSender``
-/// take a `maximumResponseBytes`): the transfer is stopped as soon as that is known, so that a
-/// server sending megabytes (by mistake, or to exhaust the client's memory) costs at most the
-/// limit.
+/// take a `maximumResponseBytes`), so that a server sending megabytes (by mistake, or to
+/// exhaust the client's memory) is refused rather than decoded and kept. On Linux the body is
+/// read before it is measured (see `URLSession.cancellationSafeData(for:)`); a body that never
+/// ends is ended by the resource's `requestTimeout`.
 ///
 /// ``FailureKind/classify(_:)`` counts it as transient, like any error that is not an HTTP
 /// status: the request is retried a few times, then given up.
@@ -40,23 +41,13 @@ enum HTTPExchange {
     ///   body of an error is not read), ``ResponseTooLargeError`` for a successful answer over
     ///   `limit` bytes, or what `session` throws.
     static func body(of request: URLRequest, session: URLSession, limit: Int) async throws -> Data {
-        let guardian = BodyLimit(limit: limit)
-        let data: Data
-        let response: URLResponse
-        do {
-            // Not `data(for:delegate:)`: cancelling it can deadlock on Linux (see
-            // `cancellationSafeData(for:delegate:)`).
-            (data, response) = try await session.cancellationSafeData(for: request, delegate: guardian)
-        } catch {
-            // The guardian cancelled the task: say why, rather than "cancelled".
-            if let stopped = guardian.stopped { throw stopped }
-            throw error
-        }
+        // Not `data(for:delegate:)`, which could stop a long body early: cancelling it can
+        // deadlock on Linux (see `cancellationSafeData(for:)`), and a task delegate is not
+        // called otherwise there.
+        let (data, response) = try await session.cancellationSafeData(for: request)
         if let failure = statusError(response) { throw failure }
-        // Where the session does not call the task's delegate (FoundationNetworking, for a task
-        // with a completion handler), the whole body was read: the limit still holds, though
-        // only after the fact, and a body that never ends is ended by the resource's
-        // `requestTimeout`.
+        // The whole body was read: the limit still holds, though only after the fact, and a
+        // body that never ends is ended by the resource's `requestTimeout`.
         guard data.count <= limit else {
             throw ResponseTooLargeError(limit: limit, declaredLength: declaredLength(of: response))
         }
@@ -75,67 +66,5 @@ enum HTTPExchange {
     /// `Content-Length`, when the response has one.
     static func declaredLength(of response: URLResponse) -> Int? {
         response.expectedContentLength >= 0 ? Int(response.expectedContentLength) : nil
-    }
-}
-
-/// Watches one task's body as it arrives and cancels the task once the body is known to exceed
-/// the limit: from `Content-Length` as soon as the response head is in, or as the bytes add up.
-///
-/// FoundationNetworking (Linux) has no `bytes(for:)`, and a session delegate of our own would
-/// replace the caller's session; but it does call the delegate given to `data(for:delegate:)`
-/// with each chunk, which is enough to stop reading. `data(for:delegate:)` then throws
-/// "cancelled", and ``stopped`` says why.
-///
-/// How early that is depends on the link: the delegate learns of the chunk past the limit at
-/// once, but `cancel()` waits its turn on FoundationNetworking's work queue behind libcurl's
-/// reads (20–50 ms on loopback, measured), and libcurl cannot be paused meanwhile. Over a
-/// network that is a little past the limit; on loopback, where libcurl reads gigabytes a
-/// second, an endless body was cut after tens of megabytes (up to ~200 MB). It does stop, which
-/// reading the whole body first never would.
-final class BodyLimit: NSObject, URLSessionDataDelegate, Sendable {
-    private let limit: Int
-    private let state = Mutex<(received: Int, stopped: (any Error & Sendable)?)>((0, nil))
-
-    init(limit: Int) {
-        self.limit = limit
-    }
-
-    /// Why the task was cancelled, if this cancelled it.
-    var stopped: (any Error & Sendable)? {
-        state.withLock { $0.stopped }
-    }
-
-    func urlSession(
-        _ session: URLSession,
-        dataTask: URLSessionDataTask,
-        didReceive response: URLResponse,
-        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
-    ) {
-        completionHandler(stopIfOver(response: response, received: nil) ? .cancel : .allow)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let received = state.withLock { state in
-            state.received += data.count
-            return state.received
-        }
-        if let response = dataTask.response, stopIfOver(response: response, received: received) {
-            dataTask.cancel()
-        }
-    }
-
-    /// Records why to stop after `received` bytes of `response` (or its `Content-Length`, before
-    /// the body), and returns true the first time there is a reason: an error status needs no
-    /// body past the limit, and a success may not have one.
-    private func stopIfOver(response: URLResponse, received: Int?) -> Bool {
-        let declared = HTTPExchange.declaredLength(of: response)
-        guard let size = received ?? declared, size > limit else { return false }
-        let reason: any Error & Sendable =
-            HTTPExchange.statusError(response) ?? ResponseTooLargeError(limit: limit, declaredLength: declared)
-        return state.withLock { state in
-            guard state.stopped == nil else { return false }
-            state.stopped = reason
-            return true
-        }
     }
 }

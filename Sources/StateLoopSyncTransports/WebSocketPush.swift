@@ -1,24 +1,37 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import HTTPTypes
 import Logging
 import StateLoopSync
+import Synchronization
 import WSClient
 
 /// A push source over a WebSocket, with reconnection.
 ///
 /// Each text message is JSON: a versioned value (`{"version": …, "value": …}`) or a bare hint
-/// (`{"changed": true}`). When the connection drops, it reconnects after a backoff (doubling from
-/// `initialBackoff` up to `maxBackoff`, reset by a successful connection), and every successful
-/// reconnection is followed by a `.changed` hint, so the resource pulls once to catch up on
-/// pushes it missed while disconnected.
+/// (`{"changed": true}`); any other message is reported as ``PushMessage/failed(_:)`` with a
+/// ``PushDecodingError``, and the resource pulls instead. When the connection drops, it
+/// reconnects after a backoff (doubling from `initialBackoff` up to `maxBackoff`), and every
+/// successful reconnection is followed by a `.changed` hint, so the resource pulls once to catch
+/// up on pushes it missed while disconnected. An upgrade refused with 401 or 403 is reported as
+/// `.failed(HTTPStatusError)` and ends ``run(receive:)``: the credentials will not get better by
+/// themselves.
 ///
 /// Built on `WebSocketClient` from swift-websocket, which works on Linux (URLSession's WebSocket
 /// task does not).
 public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
+    /// The largest message accepted, in bytes, whole or in frames; a larger one ends the
+    /// connection (and is logged), and the reconnection's pull fetches the value instead.
+    static var maximumMessageBytes: Int { 1 << 20 }
+
     private let url: String
     private let headers: [String: String]
     private let initialBackoff: Duration
     private let maxBackoff: Duration
+    private let healthyAfter: Duration
+    private let pingInterval: Duration?
     private let clock: any Clock<Duration>
     private let logger: Logger
     private let onConnectionChange: @Sendable (Bool) async -> Void
@@ -26,6 +39,16 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     /// - Parameters:
     ///   - url: The `ws://` or `wss://` address.
     ///   - headers: Extra headers of the upgrade request (an `Authorization` bearer token, say).
+    ///   - healthyAfter: How long a connection must last, on `clock`, for the backoff to start
+    ///     again from `initialBackoff` once it ends. A server that accepts and closes at once (or
+    ///     sends a message over the limit, which closes the connection) is met with a growing
+    ///     backoff, as a server that refuses is, rather than with a reconnection every
+    ///     `initialBackoff`.
+    ///   - pingInterval: How often a ping checks that the connection is alive (`nil`: never); one
+    ///     unanswered by the next ping ends the connection, which is then reconnected. It finds
+    ///     half-open connections, and connections swift-websocket has lost track of: a server that
+    ///     closes right after the upgrade sometimes leaves the client waiting on a dead connection
+    ///     forever otherwise. Measured on the real clock, where swift-websocket runs it.
     ///   - onConnectionChange: Told `true` on each connection and `false` on each loss; usable as
     ///     a connectivity source.
     public init(
@@ -33,6 +56,8 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         headers: [String: String] = [:],
         initialBackoff: Duration = .milliseconds(250),
         maxBackoff: Duration = .seconds(10),
+        healthyAfter: Duration = .seconds(5),
+        pingInterval: Duration? = .seconds(30),
         clock: any Clock<Duration> = ContinuousClock(),
         logger: Logger = Logger(label: "StateLoopSync.WebSocketPush"),
         onConnectionChange: @escaping @Sendable (Bool) async -> Void = { _ in }
@@ -41,41 +66,44 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         self.headers = headers
         self.initialBackoff = initialBackoff
         self.maxBackoff = maxBackoff
+        self.healthyAfter = healthyAfter
+        self.pingInterval = pingInterval
         self.clock = clock
         self.logger = logger
         self.onConnectionChange = onConnectionChange
     }
 
-    /// Receives messages until the task is cancelled, reconnecting as needed.
+    /// Receives messages until the task is cancelled, reconnecting as needed; returns early,
+    /// after sending `.failed(HTTPStatusError)`, when the server refuses the connection with 401
+    /// or 403.
     public func run(receive: @escaping @Sendable (PushMessage<Value>) async -> Void) async {
         var backoff = initialBackoff
         var connections = 0
+        var askedWhyRefused = false
         while !Task.isCancelled {
-            var configuration = WebSocketClientConfiguration()
-            configuration.additionalHeaders = headerFields
-            let connected = Connected()
-            let isReconnection = connections > 0
-            do {
-                try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { inbound, _, _ in
-                    connected.mark()
-                    await onConnectionChange(true)
-                    if isReconnection {
-                        await receive(.changed)
-                    }
-                    for try await message in inbound.messages(maxSize: 1 << 20) {
-                        guard case .text(let text) = message else { continue }
-                        if let decoded = Self.decode(text) {
-                            await receive(decoded)
-                        }
-                    }
+            switch await connect(isReconnection: connections > 0, receive: receive) {
+            case .refused(let status?) where status == 401 || status == 403:
+                logger.warning("push connection refused for authorization", metadata: ["status": "\(status)"])
+                await receive(.failed(HTTPStatusError(status: status)))
+                return
+            case .refused(let status):
+                // Refused for a reason the status does not tell (Hummingbird answers 400 to a
+                // second asking of an upgrade it refused with 401): the server is there, and a
+                // pull finds out why, once per outage. A 401 there signs the resource out, which
+                // stops this loop.
+                if !askedWhyRefused {
+                    askedWhyRefused = true
+                    await receive(.failed(HTTPStatusError(status: status ?? 400)))
                 }
-            } catch {
-                logger.debug("push connection ended", metadata: ["error": "\(error)"])
-            }
-            if connected.value {
+            case .unreachable:
+                break
+            case .ended(let uptime):
+                askedWhyRefused = false
                 connections += 1
-                backoff = initialBackoff
                 await onConnectionChange(false)
+                if uptime >= healthyAfter {
+                    backoff = initialBackoff
+                }
             }
             if Task.isCancelled { return }
             do {
@@ -87,16 +115,143 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         }
     }
 
-    /// Decodes one message; `nil` for a message that is neither shape (logged, skipped).
+    /// How one connection attempt went.
+    private enum Attempt {
+        /// Connected, then lost after `uptime` on the clock.
+        case ended(uptime: Duration)
+        /// The server answered the upgrade request with something other than 101: `status`, if
+        /// it could be found.
+        case refused(status: Int?)
+        /// No connection (no server, a network error, a broken handshake).
+        case unreachable
+    }
+
+    /// Connects once and passes the messages on until the connection ends.
+    private func connect(isReconnection: Bool, receive: @escaping @Sendable (PushMessage<Value>) async -> Void) async -> Attempt {
+        var configuration = WebSocketClientConfiguration()
+        configuration.additionalHeaders = headerFields
+        // The default frame limit (16 KiB) would end the connection for a message far under the
+        // message limit, sent in one frame as servers do.
+        configuration.maxFrameSize = Self.maximumMessageBytes
+        configuration.autoPing = pingInterval.map { .enabled(timePeriod: $0) } ?? .disabled
+        let stopwatch = Stopwatch()
+        do {
+            let close = try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { inbound, _, _ in
+                stopwatch.start(on: clock)
+                await onConnectionChange(true)
+                if isReconnection {
+                    await receive(.changed)
+                }
+                for try await message in inbound.messages(maxSize: Self.maximumMessageBytes) {
+                    if let decoded = Self.decode(message) {
+                        await receive(decoded)
+                    }
+                }
+            }
+            logClose(close)
+        } catch let error as WebSocketClientError where error == .webSocketUpgradeFailed {
+            return .refused(status: await refusalStatus())
+        } catch {
+            logEnd(error, connected: stopwatch.elapsed != nil)
+        }
+        return stopwatch.elapsed.map { .ended(uptime: $0) } ?? .unreachable
+    }
+
+    /// Logs how a connection that ended without an error closed: quietly when the server closed
+    /// it properly, loudly otherwise. A frame over the limit lands here: swift-websocket's frame
+    /// decoder drops the connection without a close handshake and without an error.
+    private func logClose(_ close: WebSocketCloseFrame?) {
+        switch close?.closeCode {
+        case .normalClosure?, .goingAway?:
+            logger.debug("push connection closed by the server")
+        case .messageTooLarge?:
+            logMessageTooLarge()
+        case let code?:
+            logger.warning("push connection closed on an error", metadata: ["code": "\(code)", "reason": "\(close?.reason ?? "")"])
+        case nil:
+            logger.warning(
+                "push connection lost without a close from the server: a frame over the limit, or a dropped connection",
+                metadata: ["limit": "\(Self.maximumMessageBytes) bytes"]
+            )
+        }
+    }
+
+    /// Logs why a connection ended or could not start: loudly for what a server should not do,
+    /// quietly for a server that is not there (retried every backoff).
+    private func logEnd(_ error: any Error, connected: Bool) {
+        if let error = error as? WebSocketClientError, error == .serverSentMessageTooLarge {
+            logMessageTooLarge()
+        } else if error is CancellationError || Task.isCancelled {
+            logger.debug("push connection cancelled")
+        } else if connected {
+            logger.warning("push connection ended by an error", metadata: ["error": "\(error)"])
+        } else {
+            logger.debug("push connection failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func logMessageTooLarge() {
+        logger.warning(
+            "push connection closed: the server sent a message over the limit; a pull fetches the value",
+            metadata: ["limit": "\(Self.maximumMessageBytes) bytes"]
+        )
+    }
+
+    /// The status of a refused upgrade, found by asking again with a plain HTTP request.
+    ///
+    /// swift-websocket reports a refused upgrade as `WebSocketClientError.webSocketUpgradeFailed`
+    /// without the status, so the same upgrade request (same address, headers and upgrade
+    /// fields, so that the server runs the same checks) is sent once more over URLSession, whose
+    /// answer has one. One extra request per refusal, which the backoff spaces out; `nil` when
+    /// that request fails too, or is accepted this time.
+    private func refusalStatus() async -> Int? {
+        guard var components = URLComponents(string: url) else { return nil }
+        components.scheme = components.scheme?.lowercased() == "wss" ? "https" : "http"
+        guard let address = components.url else { return nil }
+        var request = URLRequest(url: address, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 10)
+        for (name, value) in headers {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        request.setValue("Upgrade", forHTTPHeaderField: "Connection")
+        request.setValue("websocket", forHTTPHeaderField: "Upgrade")
+        request.setValue("13", forHTTPHeaderField: "Sec-WebSocket-Version")
+        let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        request.setValue(key, forHTTPHeaderField: "Sec-WebSocket-Key")
+        do {
+            _ = try await HTTPExchange.body(of: request, session: .shared, limit: 64 << 10)
+            return nil
+        } catch let refusal as HTTPStatusError {
+            return refusal.status
+        } catch {
+            logger.debug("no status for the refused push connection", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// One message as the resource sees it; `nil` for one that says nothing (`{"changed":
+    /// false}`).
+    static func decode(_ message: WebSocketMessage) -> PushMessage<Value>? {
+        switch message {
+        case .text(let text):
+            decode(text)
+        case .binary:
+            .failed(PushDecodingError(problem: "a binary message, where JSON text was expected", message: ""))
+        }
+    }
+
+    /// Decodes one text message: a value, a hint, or `.failed` with what is wrong with it.
     static func decode(_ text: String) -> PushMessage<Value>? {
         let data = Data(text.utf8)
-        if let payload = try? JSONDecoder().decode(VersionedPayload<Value>.self, from: data) {
-            return .value(payload.versioned)
+        let decoder = JSONDecoder()
+        do {
+            return .value(try decoder.decode(VersionedPayload<Value>.self, from: data).versioned)
+        } catch {
+            if let hint = try? decoder.decode(ChangedHint.self, from: data) {
+                return hint.changed ? .changed : nil
+            }
+            // Neither shape: the value's error says more than the hint's.
+            return .failed(PushDecodingError(error, message: text))
         }
-        if let hint = try? JSONDecoder().decode(ChangedHint.self, from: data), hint.changed {
-            return .changed
-        }
-        return nil
     }
 
     private var headerFields: HTTPFields {
@@ -123,20 +278,26 @@ struct ChangedHint: Decodable {
     let changed: Bool
 }
 
-/// Whether the handler of one connection attempt ran.
-private final class Connected: @unchecked Sendable {
-    private let lock = NSLock()
-    private var connected = false
+/// When the handler of one connection attempt started, on the push source's clock: whether it
+/// connected at all, and for how long.
+private final class Stopwatch: Sendable {
+    private let elapsedSinceStart = Mutex<(@Sendable () -> Duration)?>(nil)
 
-    func mark() {
-        lock.lock()
-        connected = true
-        lock.unlock()
+    /// Starts counting now on `clock`.
+    func start(on clock: any Clock<Duration>) {
+        let elapsed = Self.elapsed(on: clock)
+        elapsedSinceStart.withLock { $0 = elapsed }
     }
 
-    var value: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return connected
+    /// The time since now on `clock`, measured when called (generic, so that two of its
+    /// instants can be subtracted).
+    private static func elapsed<C: Clock<Duration>>(on clock: C) -> @Sendable () -> Duration {
+        let start = clock.now
+        return { start.duration(to: clock.now) }
+    }
+
+    /// The time since ``start(on:)``; `nil` if it was never called.
+    var elapsed: Duration? {
+        elapsedSinceStart.withLock { $0 }?()
     }
 }

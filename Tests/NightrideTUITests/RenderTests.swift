@@ -1,3 +1,4 @@
+import LoginFeature
 import NightrideClient
 import NightrideModel
 import NightrideTUI
@@ -219,5 +220,71 @@ struct RenderTests {
         let lines = render(Fixture.state(ride: .pending(Fixture.ride())), width: 24, height: 10)
         #expect(lines[9].hasSuffix("…"))
         #expect(lines.allSatisfy { $0.count == 24 })
+    }
+
+    // MARK: Hostile text
+
+    /// Text a hostile or broken server could send: a clear-screen sequence, a window-title
+    /// sequence ended by BEL, an 8-bit CSI (C1), DEL, a line break and a tab.
+    static let hostile = "eve\u{1B}[2J\u{1B}]2;pwned\u{07}\u{9B}31m\u{7F}\r\n\tend"
+
+    /// The controls (C0, DEL, C1) in `lines`: what a terminal would act on.
+    private func controls(in lines: [String]) -> [Unicode.Scalar] {
+        lines.joined().unicodeScalars.filter { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+    }
+
+    /// Every screen, with the hostile text in each name, place, typed text and message it shows.
+    private func hostileStates() -> [ClientState] {
+        let place = Place(id: "x", name: "Gare\(Self.hostile)", area: "\u{1B}]2;title\u{07}Paris\u{85}")
+        let ride = Ride(id: "r1", passenger: Self.hostile, driver: Self.hostile, destination: place)
+        let statuses: [RideStatus] = [.pending(ride), .approaching(ride), .incoming(ride), .riding(ride), .survey(ride)]
+        var states = statuses.flatMap { status in
+            [Fixture.state(user: Self.hostile, driverMode: true, ride: status), Fixture.state(user: "ann", driverMode: false, ride: status)]
+        }
+        states.append(Fixture.searching("ga\(Self.hostile)", loaded: [place, Fixture.gareDuNord]))
+        states.append(Fixture.searching("zz\(Self.hostile)", loaded: []))
+        var failedSearch = Fixture.searching("gare")
+        ClientState.reduce(&failedSearch, .searchFailed(query: "gare", Self.hostile))
+        states.append(failedSearch)
+        var withHistory = Fixture.state(ride: .pending(ride))
+        ClientState.reduce(&withHistory, .actionRefused(Self.hostile))
+        ClientState.reduce(&withHistory, .historyScrolledToEnd)
+        ClientState.reduce(&withHistory, .historyLoaded(HistoryPage(items: [ride, ride], next: "/more"), from: "/me/history"))
+        ClientState.reduce(&withHistory, .historyScrolledToEnd)
+        ClientState.reduce(&withHistory, .historyFailed(Self.hostile, from: "/more"))
+        states.append(withHistory)
+        var failing = Fixture.state(ride: .riding(ride))
+        failing.ride.health.failure = Self.hostile
+        states.append(failing)
+        return states
+    }
+
+    @Test("hostile names, places and messages: no control character reaches the frame, a placeholder shows where")
+    func hostileText() {
+        for state in hostileStates() {
+            for view in [ViewState(), ViewState(searchFocused: false, historyOpen: true, historySelection: 1)] {
+                let lines = frame(state, view).lines
+                #expect(controls(in: lines).isEmpty, "\(state.screen): \(controls(in: lines))")
+            }
+        }
+        // The text is kept, each control shown as one replacement character.
+        let offered = Ride(id: "r1", passenger: Self.hostile, driver: "bob", destination: Fixture.bastille)
+        let text = frame(Fixture.state(user: "bob", driverMode: true, ride: .incoming(offered))).text
+        #expect(text.contains("eve\u{FFFD}[2J\u{FFFD}]2;pwned\u{FFFD}\u{FFFD}31m\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}end asks for a ride."))
+    }
+
+    @Test("hostile login texts: the server's address, a pasted name and the error message are shown safe")
+    func hostileLogin() {
+        var state = LoginState()
+        state.username = Self.hostile
+        let forms = [LoginForm(), LoginForm(focus: .password, error: Self.hostile)]
+        for form in forms {
+            let lines = renderLogin(state, form, isLoading: false, server: "evil\u{1B}[2J", width: 100, height: 20)
+            #expect(lines.allSatisfy { $0.count == 100 })
+            #expect(controls(in: lines).isEmpty, "\(controls(in: lines))")
+        }
+        let lines = renderLogin(state, forms[1], isLoading: false, server: "evil\u{1B}[2J", width: 100, height: 20)
+        #expect(lines[0].hasSuffix("evil\u{FFFD}[2J "))
+        #expect(lines[18].contains("Error: eve\u{FFFD}[2J"))
     }
 }
