@@ -131,11 +131,13 @@ public final class ChaosRun {
             server.isNetworkCut = false
             try? await Task.sleep(for: .milliseconds(20 + Int(random.bits("back \(flap)") % 100)))
         }
-        if random.bits("everyone") % 4 == 0 {
-            server.revokeSessions()
-        } else {
-            for user in users where random.bits("revoke \(user)") % 4 == 0 {
-                server.revokeSessions(of: user)
+        if ProcessInfo.processInfo.environment["NIGHTRIDE_CHAOS_REVOKE"] == "1" {
+            if random.bits("everyone") % 4 == 0 {
+                server.revokeSessions()
+            } else {
+                for user in users where random.bits("revoke \(user)") % 4 == 0 {
+                    server.revokeSessions(of: user)
+                }
             }
         }
     }

@@ -80,6 +80,14 @@ public final class NightrideServer: Sendable {
             let epoch = max(state.core.epoch + 1, UInt64(Date().timeIntervalSince1970 * 1_000))
             state.core = state.core.restarted(epoch: epoch)
         }
+        // The listening socket may take a moment to be released after the graceful shutdown.
+        for attempt in 1...40 {
+            do {
+                return try await start(port: port)
+            } catch where attempt < 40 && "\(error)".contains("Address already in use") {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
         return try await start(port: port)
     }
 

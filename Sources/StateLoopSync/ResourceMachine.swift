@@ -184,7 +184,7 @@ struct ResourceMachine<Value: Sendable>: Sendable {
             } else {
                 // What the push channel could not deliver, a pull can. A refusal with a status
                 // means the server answered: the network is up, whatever the socket said.
-                if error is HTTPStatusError, !isOnline {
+                if error is HTTPStatusError || error is PushRefusedError, !isOnline {
                     isOnline = true
                     settling = nil
                 }

@@ -106,6 +106,18 @@ public struct RequestTimeoutError: Error, Hashable, Sendable, CustomStringConver
     }
 }
 
+/// The server refused to open the push channel, without saying why in a way the transport can
+/// read (a WebSocket client sees "upgrade failed", not the status). The server answered, so the
+/// network is up; the resource pulls to find out the rest (a 401 there signs it out).
+public struct PushRefusedError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A refusal.
+    public init() {}
+
+    public var description: String {
+        "the server refused the push connection"
+    }
+}
+
 /// A value whose version no server can follow: its counter is at the largest possible value, so
 /// every later version would look older and the resource would be stuck on it for good. Such a
 /// value is refused, as an unrecoverable failure.

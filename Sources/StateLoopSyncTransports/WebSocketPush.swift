@@ -15,9 +15,9 @@ import WSClient
 /// ``PushDecodingError``, and the resource pulls instead. When the connection drops, it
 /// reconnects after a backoff (doubling from `initialBackoff` up to `maxBackoff`), and every
 /// successful reconnection is followed by a `.changed` hint, so the resource pulls once to catch
-/// up on pushes it missed while disconnected. An upgrade refused with 401 or 403 is reported as
-/// `.failed(HTTPStatusError)` and ends ``run(receive:)``: the credentials will not get better by
-/// themselves.
+/// up on pushes it missed while disconnected. A refused upgrade is reported once per outage as
+/// `.failed(PushRefusedError())`: the resource pulls to learn why, and a 401 there makes it
+/// unauthorized, which cancels this source until the app signs in again.
 ///
 /// Built on `WebSocketClient` from swift-websocket, which works on Linux (URLSession's WebSocket
 /// task does not).
@@ -73,27 +73,21 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         self.onConnectionChange = onConnectionChange
     }
 
-    /// Receives messages until the task is cancelled, reconnecting as needed; returns early,
-    /// after sending `.failed(HTTPStatusError)`, when the server refuses the connection with 401
-    /// or 403.
+    /// Receives messages until the task is cancelled, reconnecting as needed.
     public func run(receive: @escaping @Sendable (PushMessage<Value>) async -> Void) async {
         var backoff = initialBackoff
         var connections = 0
         var askedWhyRefused = false
         while !Task.isCancelled {
             switch await connect(isReconnection: connections > 0, receive: receive) {
-            case .refused(let status?) where status == 401 || status == 403:
-                logger.warning("push connection refused for authorization", metadata: ["status": "\(status)"])
-                await receive(.failed(HTTPStatusError(status: status)))
-                return
-            case .refused(let status):
-                // Refused for a reason the status does not tell (Hummingbird answers 400 to a
-                // second asking of an upgrade it refused with 401): the server is there, and a
-                // pull finds out why, once per outage. A 401 there signs the resource out, which
-                // stops this loop.
+            case .refused:
+                // swift-websocket does not say the refusal's status, and asking again over
+                // URLSession is no answer (an accepted upgrade would hang that request). The
+                // server is there: the resource pulls to find out why, once per outage, and a 401
+                // there signs it out, which stops this loop.
                 if !askedWhyRefused {
                     askedWhyRefused = true
-                    await receive(.failed(HTTPStatusError(status: status ?? 400)))
+                    await receive(.failed(PushRefusedError()))
                 }
             case .unreachable:
                 break
@@ -119,9 +113,8 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     private enum Attempt {
         /// Connected, then lost after `uptime` on the clock.
         case ended(uptime: Duration)
-        /// The server answered the upgrade request with something other than 101: `status`, if
-        /// it could be found.
-        case refused(status: Int?)
+        /// The server answered the upgrade request with something other than 101.
+        case refused
         /// No connection (no server, a network error, a broken handshake).
         case unreachable
     }
@@ -150,7 +143,7 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
             }
             logClose(close)
         } catch let error as WebSocketClientError where error == .webSocketUpgradeFailed {
-            return .refused(status: await refusalStatus())
+            return .refused
         } catch {
             logEnd(error, connected: stopwatch.elapsed != nil)
         }
@@ -195,37 +188,6 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
             "push connection closed: the server sent a message over the limit; a pull fetches the value",
             metadata: ["limit": "\(Self.maximumMessageBytes) bytes"]
         )
-    }
-
-    /// The status of a refused upgrade, found by asking again with a plain HTTP request.
-    ///
-    /// swift-websocket reports a refused upgrade as `WebSocketClientError.webSocketUpgradeFailed`
-    /// without the status, so the same upgrade request (same address, headers and upgrade
-    /// fields, so that the server runs the same checks) is sent once more over URLSession, whose
-    /// answer has one. One extra request per refusal, which the backoff spaces out; `nil` when
-    /// that request fails too, or is accepted this time.
-    private func refusalStatus() async -> Int? {
-        guard var components = URLComponents(string: url) else { return nil }
-        components.scheme = components.scheme?.lowercased() == "wss" ? "https" : "http"
-        guard let address = components.url else { return nil }
-        var request = URLRequest(url: address, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 10)
-        for (name, value) in headers {
-            request.setValue(value, forHTTPHeaderField: name)
-        }
-        request.setValue("Upgrade", forHTTPHeaderField: "Connection")
-        request.setValue("websocket", forHTTPHeaderField: "Upgrade")
-        request.setValue("13", forHTTPHeaderField: "Sec-WebSocket-Version")
-        let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
-        request.setValue(key, forHTTPHeaderField: "Sec-WebSocket-Key")
-        do {
-            _ = try await HTTPExchange.body(of: request, session: .shared, limit: 64 << 10)
-            return nil
-        } catch let refusal as HTTPStatusError {
-            return refusal.status
-        } catch {
-            logger.debug("no status for the refused push connection", metadata: ["error": "\(error)"])
-            return nil
-        }
     }
 
     /// One message as the resource sees it; `nil` for one that says nothing (`{"changed":
