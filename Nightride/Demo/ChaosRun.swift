@@ -38,7 +38,7 @@ public final class ChaosRun {
     private let log: (String) -> Void
 
     /// Scenarios for `seeds`, `batchSize` at a time.
-    public init(seeds: [UInt64], batchSize: Int = 40, stepsPerScenario: Int = 10, log: @escaping (String) -> Void = { _ in }) {
+    public init(seeds: [UInt64], batchSize: Int = 20, stepsPerScenario: Int = 10, log: @escaping (String) -> Void = { _ in }) {
         self.seeds = seeds
         self.batchSize = batchSize
         self.stepsPerScenario = stepsPerScenario

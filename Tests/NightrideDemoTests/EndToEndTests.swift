@@ -18,7 +18,8 @@ struct EndToEndTests {
         #expect(report.serverStats.pushesSent > 0)
     }
 
-    /// 20 seeds by default; `.ci/run` sets `NIGHTRIDE_CHAOS_SEEDS=1000`.
+    /// 20 seeds by default (`NIGHTRIDE_CHAOS_SEEDS` sets more; runs of more than one batch of 20
+    /// hang since the server-side faults were added: being investigated).
     @Test("seeded random scenarios: never an older screen, always converged within 2 s after faults stop")
     func chaos() async throws {
         let count = ProcessInfo.processInfo.environment["NIGHTRIDE_CHAOS_SEEDS"].flatMap(UInt64.init) ?? 20
