@@ -166,10 +166,7 @@ struct OptimisticMachine<M: Mutation>: Sendable {
         case .applied, .rebootstrapped:
             confirmed = value
         case .duplicate:
-            // The same value, but the server may have processed more of our mutations since.
-            if let newer = value.lastMutationID, newer > confirmed?.lastMutationID ?? 0 {
-                confirmed?.lastMutationID = newer
-            }
+            confirmed?.adoptLastMutationID(of: value)
         case .outdated:
             return
         }

@@ -286,9 +286,7 @@ struct ResourceMachine<Value: Sendable>: Sendable {
             value = incoming
             return true
         case .duplicate:
-            if let newer = incoming.lastMutationID, newer > value?.lastMutationID ?? 0 {
-                value?.lastMutationID = newer
-            }
+            value?.adoptLastMutationID(of: incoming)
             outdatedDropped += 1
             return false
         case .outdated:

@@ -58,6 +58,16 @@ extension Versioned: Equatable where Value: Equatable {}
 extension Versioned: Hashable where Value: Hashable {}
 extension Versioned: Codable where Value: Codable {}
 
+extension Versioned {
+    /// Takes `repeated`'s `lastMutationID` when it is newer: a repeat of the held version brings
+    /// nothing else, but the server may have processed more of the reader's mutations since.
+    mutating func adoptLastMutationID(of repeated: Versioned) {
+        if let newer = repeated.lastMutationID, newer > lastMutationID ?? 0 {
+            lastMutationID = newer
+        }
+    }
+}
+
 /// What receiving a versioned value does to the one held.
 public enum VersionOutcome: Sendable, Hashable {
     /// The value is newer (or the first): it replaces the one held.

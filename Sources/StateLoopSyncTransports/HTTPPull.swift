@@ -19,8 +19,9 @@ public struct HTTPPull<Value: Decodable & Sendable>: Sendable {
 
     /// A pull of `url`, with extra `headers` (an `Authorization` bearer token, say).
     ///
-    /// - Parameter maximumResponseBytes: The largest body accepted (4 MiB by default): reading
-    ///   stops there, so that a runaway or hostile server cannot fill the client's memory.
+    /// - Parameter maximumResponseBytes: The largest body accepted (4 MiB by default); a larger
+    ///   one is refused rather than decoded and kept (on Linux it is read first: see
+    ///   ``ResponseTooLargeError``).
     public init(
         url: URL,
         headers: [String: String] = [:],

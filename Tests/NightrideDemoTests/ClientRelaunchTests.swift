@@ -5,6 +5,7 @@ import NightrideModel
 import NightrideServer
 import StateLoopJournal
 import Testing
+import TestSupport
 
 /// A client stopped while its ride request cannot reach the server, then started again on the
 /// same journal: the screen is back at once, and the request is sent once the network is back.
@@ -63,14 +64,11 @@ struct ClientRelaunchTests {
         await server.stop()
     }
 
+    /// The shared bounded wait, failing the test (and stopping it) when it runs out.
     private func until(_ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(15)
-        while !(await condition()) {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("condition not met in time")
-                throw CancellationError()
-            }
-            try await Task.sleep(for: .milliseconds(10))
+        guard await eventually(within: .seconds(15), condition) else {
+            Issue.record("condition not met in time")
+            throw CancellationError()
         }
     }
 }
