@@ -21,6 +21,8 @@ let package = Package(
         // transport tests (the same minimum versions as the root package declares).
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.0"),
+        // Stops the loopback server gracefully (cancelling it can trap in NIO).
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         // The Nightride benchmarks silence the server's and the clients' logs (the root package's
         // minimum version).
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
@@ -37,6 +39,7 @@ let package = Package(
                 .product(name: "StateLoopSyncTransports", package: "StateLoop"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Benchmark", package: "benchmark"),
                 "BenchmarkSupport",
             ],

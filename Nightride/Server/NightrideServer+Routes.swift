@@ -42,9 +42,10 @@ extension NightrideServer {
             }
         }
 
+        let connections = self.connections
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: sockets),
+            server: .http1WebSocketUpgrade(webSocketRouter: sockets, additionalChannelHandlers: [connections.tracker()]),
             configuration: .init(address: .hostname(configuration.host, port: port)),
             onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) },
             logger: logger

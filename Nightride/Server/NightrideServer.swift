@@ -27,6 +27,8 @@ public final class NightrideServer: Sendable {
     let logger: Logger
     let state: Mutex<ServerState>
     private let lifecycle = Mutex<Lifecycle>(Lifecycle())
+    /// Closed by `stop()` once the graceful shutdown is over.
+    let connections = OpenConnections()
     private let readClock: @Sendable () -> Duration
     let sleep: @Sendable (Duration) async throws -> Void
 
@@ -93,10 +95,13 @@ public final class NightrideServer: Sendable {
 
     private func start(port: Int) async throws -> Int {
         let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
-        let services = ServiceGroup(configuration: .init(
+        var group = ServiceGroupConfiguration(
             services: [makeApplication(port: port) { port in readyContinuation.yield(port) }, InactivityTimer(server: self)],
             logger: logger
-        ))
+        )
+        // A client that keeps a request open must not keep the server from stopping.
+        group.maximumGracefulShutdownDuration = .seconds(5)
+        let services = ServiceGroup(configuration: group)
         let claimed = lifecycle.withLock { lifecycle in
             guard lifecycle.services == nil else { return false }
             lifecycle.services = services
@@ -105,6 +110,7 @@ public final class NightrideServer: Sendable {
         guard claimed else {
             throw StartFailure(description: "the server is already started")
         }
+        state.withLock { $0.acceptsSockets = true }
         let task = Task {
             defer { readyContinuation.finish() }
             try await services.run()
@@ -121,15 +127,21 @@ public final class NightrideServer: Sendable {
     }
 
     /// Closes every push socket and shuts down gracefully; returns once the server is down.
+    /// Requests under way get up to 5 s to finish; every connection still open then is closed,
+    /// as the end of the server's process would.
     public func stop() async {
         let running = lifecycle.withLock { lifecycle in
             defer { lifecycle = Lifecycle() }
             return lifecycle
         }
         guard let services = running.services else { return }
-        closeAllSockets()
+        state.withLock { state in
+            state.acceptsSockets = false
+            state.disconnectAll()
+        }
         await services.triggerGracefulShutdown()
         _ = try? await running.task?.value
+        connections.closeAll()
         logger.info("nightride stopped")
     }
 

@@ -12,6 +12,9 @@ struct ServerState: Sendable {
     var faultsEnabled: Bool
     /// While set, the network is "cut": every request is refused and every socket closed.
     var isNetworkCut = false
+    /// Cleared while the server stops: a socket whose upgrade was under way when the others
+    /// were closed is closed as it registers, or the graceful shutdown would wait for it.
+    var acceptsSockets = true
     var stats = ServerStats()
     private var sockets: [SocketKey: [Int: Socket]] = [:]
     private var connections: [SocketKey: Int] = [:]
@@ -54,6 +57,11 @@ struct ServerState: Sendable {
         nextSocketID += 1
         connections[key, default: 0] += 1
         let connection = connections[key]!
+        // Upgraded just before the network was cut or the server began to stop: closed at once.
+        guard acceptsSockets, !isNetworkCut else {
+            outbox.finish()
+            return (nextSocketID, connection)
+        }
         sockets[key, default: [:]][nextSocketID] = Socket(connection: connection, client: client, outbox: outbox)
         stats.openSockets += 1
         if let message = currentMessage(for: key, client: client) {

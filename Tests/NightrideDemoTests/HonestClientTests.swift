@@ -20,9 +20,11 @@ struct HonestClientTests {
         return (server, URL(string: "http://127.0.0.1:\(bound)")!)
     }
 
-    func until(_ what: String, _ condition: () -> Bool) async {
+    /// Waits (bounded) for `condition`; on a timeout the expectation shows `state`, which says
+    /// what the client showed instead.
+    func until(_ what: String, state: @autoclosure () -> Any = "", _ condition: () -> Bool) async {
         let met = await eventually(within: .seconds(20)) { condition() }
-        #expect(met, "\(what)")
+        #expect(met, "\(what); the client showed \(state())")
     }
 
     @Test("two toggles in one key batch flip driver mode twice: each from the value shown at its press")
@@ -57,7 +59,11 @@ struct HonestClientTests {
         await until("the first screen") { client.state.screen == .passengerRequesting && !client.state.isOptimistic }
         await first.stop()
         let (second, _) = try await makeServer(port: port, epoch: 2)
-        await until("signed out within the bound") { client.state.isSignedOut }
+        // Each resource learns it on its own next request; until then the one that saw the
+        // server go away may honestly say offline, so the test waits for both.
+        await until("both resources signed out within the bound", state: (client.state.driverMode.health, client.state.ride.health, first.stats.requests, second.stats.requests)) {
+            client.state.driverMode.health.isSignedOut && client.state.ride.health.isSignedOut
+        }
         #expect(client.state.statusLine == "Signed out: sign in again")
         #expect(client.state.driverMode.health.isOffline == false && client.state.ride.health.isOffline == false)
 

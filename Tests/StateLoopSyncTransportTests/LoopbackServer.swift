@@ -2,11 +2,19 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import ServiceLifecycle
 import Synchronization
 import Testing
 
 /// Runs `router` (and `sockets`, when given, for WebSocket upgrades) on a free loopback port for
 /// the duration of `body`, which gets the port.
+///
+/// The server is shut down gracefully, never by cancelling its task: a connection accepted
+/// but not yet handed to Hummingbird when its task is cancelled makes NIO trap ("Deinited
+/// NIOAsyncWriter without calling finish()", apple/swift-nio#3481), and CI hit exactly that.
+/// A graceful shutdown closes the listener first; connections still open after a few seconds
+/// (a socket the test left open) are then cut by the service group's cancellation, which is
+/// safe once nothing can be accepted any more.
 func withLoopback(
     _ router: Router<BasicRequestContext>,
     sockets: Router<BasicWebSocketRequestContext>? = nil,
@@ -15,7 +23,7 @@ func withLoopback(
     let port = Mutex<Int?>(nil)
     let (ready, readyContinuation) = AsyncStream.makeStream(of: Void.self)
     var logger = Logger(label: "loopback")
-    logger.logLevel = .error
+    logger.logLevel = .critical
     let app = Application(
         router: router,
         server: sockets.map { .http1WebSocketUpgrade(webSocketRouter: $0) } ?? .http1(),
@@ -26,11 +34,21 @@ func withLoopback(
         },
         logger: logger
     )
+    var configuration = ServiceGroupConfiguration(services: [app], logger: logger)
+    configuration.maximumGracefulShutdownDuration = .seconds(5)
+    let services = ServiceGroup(configuration: configuration)
     try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await app.run() }
+        group.addTask { try await services.run() }
         for await _ in ready { break }
-        try await body(try #require(port.withLock { $0 }))
-        group.cancelAll()
+        var failure: (any Error)?
+        do {
+            try await body(try #require(port.withLock { $0 }))
+        } catch {
+            failure = error
+        }
+        await services.triggerGracefulShutdown()
+        _ = try? await group.next()
+        if let failure { throw failure }
     }
 }
 

@@ -81,27 +81,15 @@ func withLoopbackServer(_ body: (LoopbackBackend, Int) async throws -> Void) asy
     sockets.ws("push") { _, _ in .upgrade() } onUpgrade: { _, outbound, _ in
         await backend.serve(outbound: outbound)
     }
-    let port = Mutex<Int?>(nil)
-    let (ready, readyContinuation) = AsyncStream.makeStream(of: Void.self)
-    var logger = Logger(label: "loopback")
-    logger.logLevel = .error
-    let app = Application(
-        router: router,
-        server: .http1WebSocketUpgrade(webSocketRouter: sockets),
-        configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-        onServerRunning: { channel in
-            port.withLock { $0 = channel.localAddress?.port }
-            readyContinuation.yield()
-        },
-        logger: logger
-    )
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await app.run() }
-        for await _ in ready { break }
-        let bound = try #require(port.withLock { $0 })
-        try await body(backend, bound)
+    // Open push sockets are closed first, so that the graceful shutdown need not wait for them.
+    try await withLoopback(router, sockets: sockets) { port in
+        do {
+            try await body(backend, port)
+        } catch {
+            await backend.disconnectAll()
+            throw error
+        }
         await backend.disconnectAll()
-        group.cancelAll()
     }
 }
 

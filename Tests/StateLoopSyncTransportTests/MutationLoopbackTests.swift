@@ -56,22 +56,7 @@ func withPlayersServer(_ body: (PlayersBackend, Int) async throws -> Void) async
         return Response(status: status, headers: [.contentType: "application/json"],
                         body: .init(byteBuffer: ByteBuffer(string: #"{"version":{"epoch":0,"counter":\#(version)}}"#)))
     }
-    let port = Mutex<Int?>(nil)
-    let (ready, readyContinuation) = AsyncStream.makeStream(of: Void.self)
-    let app = Application(
-        router: router,
-        configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-        onServerRunning: { channel in
-            port.withLock { $0 = channel.localAddress?.port }
-            readyContinuation.yield()
-        }
-    )
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await app.run() }
-        for await _ in ready { break }
-        try await body(backend, try #require(port.withLock { $0 }))
-        group.cancelAll()
-    }
+    try await withLoopback(router) { port in try await body(backend, port) }
 }
 
 @Suite("optimistic mutations over loopback", .timeLimit(.minutes(1)))

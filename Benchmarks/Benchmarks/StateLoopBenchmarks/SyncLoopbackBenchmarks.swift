@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import ServiceLifecycle
 import StateLoopSync
 import StateLoopSyncTransports
 import Synchronization
@@ -71,6 +72,7 @@ actor PushBackend {
 final class LoopbackFixture: Sendable {
     private let backend: PushBackend
     private let server: Task<Void, any Error>
+    private let services: ServiceGroup
     private let resource: RemoteResource<Int>
     private let subscriber: Task<Void, Never>
     /// The newest version the subscriber has seen; -1 before the first.
@@ -78,9 +80,10 @@ final class LoopbackFixture: Sendable {
     /// The next version to push: the pull brought version 1.
     private let next = Mutex<UInt64>(2)
 
-    private init(backend: PushBackend, server: Task<Void, any Error>, port: Int) {
+    private init(backend: PushBackend, server: Task<Void, any Error>, services: ServiceGroup, port: Int) {
         self.backend = backend
         self.server = server
+        self.services = services
         resource = RemoteResource(
             sources: ResourceSources(
                 pull: HTTPPull<Int>(url: URL(string: "http://127.0.0.1:\(port)/value")!),
@@ -114,8 +117,6 @@ final class LoopbackFixture: Sendable {
         }
         let port = SharedCount(initial: -1)
         var logger = Logger(label: "loopback")
-        // Teardown cancels the server while URLSession still holds its keep-alive connection
-        // open, which Hummingbird logs as an error ("Waiting on child channel"); that is expected.
         logger.logLevel = .critical
         let app = Application(
             router: router,
@@ -126,10 +127,15 @@ final class LoopbackFixture: Sendable {
             },
             logger: logger
         )
-        let server = Task { try await app.run() }
+        // Stopped gracefully, never cancelled: cancelling while a connection is being accepted
+        // traps in NIO (apple/swift-nio#3481).
+        var configuration = ServiceGroupConfiguration(services: [app], logger: logger)
+        configuration.maximumGracefulShutdownDuration = .seconds(5)
+        let services = ServiceGroup(configuration: configuration)
+        let server = Task { try await services.run() }
         do {
             try await port.wait(untilCount: 1, orFailAfter: .seconds(10), "the loopback server did not start")
-            let fixture = LoopbackFixture(backend: backend, server: server, port: port.current)
+            let fixture = LoopbackFixture(backend: backend, server: server, services: services, port: port.current)
             // The HTTP pull brings version 1; pushes need the socket to be open.
             try await fixture.newest.wait(untilCount: 1, orFailAfter: .seconds(10), "the first pull never arrived")
             let deadline = ContinuousClock.now + .seconds(10)
@@ -141,7 +147,7 @@ final class LoopbackFixture: Sendable {
             }
             return fixture
         } catch {
-            server.cancel()
+            await services.triggerGracefulShutdown()
             throw error
         }
     }
@@ -160,6 +166,7 @@ final class LoopbackFixture: Sendable {
     func stop() async {
         subscriber.cancel()
         await backend.hangUpAll()
-        server.cancel()
+        await services.triggerGracefulShutdown()
+        _ = try? await server.value
     }
 }
