@@ -62,6 +62,9 @@ public struct ClientState: Codable, Sendable, Equatable {
             state.driverMode.apply(value: value, confirmedVersion: version, pendingMutations: pending, health: health)
         case .ride(let value, let version, let pending, let health):
             state.ride.apply(value: value, confirmedVersion: version, pendingMutations: pending, health: health)
+        case .sessionStarted:
+            state.driverMode.health = ResourceHealth(isLoading: true)
+            state.ride.health = ResourceHealth(isLoading: true)
         case .searchTyped(let text):
             state.search.apply(.typed(text))
         case .searchLoaded(let query, let places):
@@ -89,7 +92,7 @@ public struct ClientState: Codable, Sendable, Equatable {
     /// never written, so that a relaunch does not bring the box back by replaying them.
     public static func isTransient(_ event: ClientEvent) -> Bool {
         switch event {
-        case .searchTyped, .searchLoaded, .searchFailed: true
+        case .searchTyped, .searchLoaded, .searchFailed, .sessionStarted: true
         default: false
         }
     }
@@ -118,4 +121,8 @@ public enum ClientEvent: Codable, Sendable, Equatable {
     case actionRefused(String)
     /// The user dismissed the error.
     case errorDismissed
+    /// A client started (a launch, or a new sign-in): how the last one's connection fared says
+    /// nothing about this one's, so each resource shows as loading until it reports. Without
+    /// it, a journal saved while signed out would sign the new session out at once.
+    case sessionStarted
 }

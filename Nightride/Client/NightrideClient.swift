@@ -87,6 +87,7 @@ public final class NightrideClient {
         } else {
             system = System(initialState: ClientState(user: api.user), reduce: ClientState.reduce, feedbacks: feedbacks)
         }
+        system.send(.sessionStarted)
     }
 
     /// The current state.
@@ -140,9 +141,13 @@ public final class NightrideClient {
     /// saved: one, the optimistic resource, which hands the screen value and health together.
     public static let subscribersPerResource = 1
 
-    /// Stops the system and commits the journal.
+    /// Stops the system and the resources (their sockets close now, whoever still holds the
+    /// client) and commits the journal.
     public func stop() {
         system.stop()
+        for resource in [driverModeChanges.stop, rideActions.stop, driverMode.stop, ride.stop] {
+            resource()
+        }
         journal?.close()
     }
 

@@ -87,7 +87,7 @@ public final class ChaosRun {
             for task in playing {
                 await task.value
             }
-            await trouble.value
+            let troubleMet = await trouble.value
             server.faultsEnabled = false
             server.isNetworkCut = false
             let stopped = ContinuousClock.now
@@ -113,16 +113,18 @@ public final class ChaosRun {
                 outcomes.append(outcome)
                 scenario.stop()
             }
-            log("batch of \(batch.count) seeds from \(batch.first ?? 0): slowest convergence \(converged.values.max().map { String(format: "%.0f ms", $0.seconds * 1_000) } ?? "none")")
+            try? await Task.sleep(for: .milliseconds(200))
+            log("batch of \(batch.count) seeds from \(batch.first ?? 0) (\(troubleMet)): slowest convergence \(converged.values.max().map { String(format: "%.0f ms", $0.seconds * 1_000) } ?? "none"), sockets open after it \(server.stats.openSockets), requests so far \(server.stats.requests.values.reduce(0, +))")
         }
         await server.stop()
         return outcomes
     }
 
     /// The server's own trouble during a batch, drawn from `seed`: the network flaps (five cuts
-    /// within a second), and a quarter of the users lose their sessions (or everyone, one
-    /// batch in four), as after a server that forgot its tokens.
-    private static func serverTrouble(_ server: NightrideServer, users: [String], seed: UInt64) async {
+    /// within a second), then sessions are lost (a restart, a server that forgot its tokens,
+    /// or a quarter of the users signed out).
+    /// Returns what happened to the sessions, for the log.
+    private static func serverTrouble(_ server: NightrideServer, users: [String], seed: UInt64) async -> String {
         let random = SeededRandom(seed: seed)
         try? await Task.sleep(for: .milliseconds(Int(random.bits("trouble start") % 300)))
         for flap in 0..<5 {
@@ -131,14 +133,26 @@ public final class ChaosRun {
             server.isNetworkCut = false
             try? await Task.sleep(for: .milliseconds(20 + Int(random.bits("back \(flap)") % 100)))
         }
-        if ProcessInfo.processInfo.environment["NIGHTRIDE_CHAOS_REVOKE"] == "1" {
-            if random.bits("everyone") % 4 == 0 {
-                server.revokeSessions()
-            } else {
-                for user in users where random.bits("revoke \(user)") % 4 == 0 {
-                    server.revokeSessions(of: user)
-                }
+        // One batch in eight meets a server restart (everything forgotten, a new epoch), one
+        // in eight a server that forgot every token; the others lose a quarter of their users'
+        // sessions.
+        switch random.bits("sessions") % 8 {
+        case 0:
+            do {
+                try await server.restart()
+                return "server restarted"
+            } catch {
+                return "server restart failed: \(error)"
             }
+        case 1:
+            server.revokeSessions()
+            return "every session revoked"
+        default:
+            let revoked = users.filter { random.bits("revoke \($0)") % 4 == 0 }
+            for user in revoked {
+                server.revokeSessions(of: user)
+            }
+            return "\(revoked.count) sessions revoked"
         }
     }
 }

@@ -87,6 +87,13 @@ public final class OptimisticResource<M: Mutation>: Sendable {
         commands.finish()
     }
 
+    /// Stops the resource for good: nothing more is sent, the queue stays in its store for the
+    /// next launch, and every subscriber's sequence finishes. The ``RemoteResource`` under it
+    /// goes on (others may share it): stop it too when it is this resource's alone.
+    public func stop() {
+        commands.finish()
+    }
+
     /// Applies `mutation` to the visible value now and queues it for the server, numbered after
     /// every mutation made before it.
     @discardableResult

@@ -53,6 +53,14 @@ public final class RemoteResource<Value: Sendable>: Sendable {
         commands.finish()
     }
 
+    /// Stops the resource for good: its request, push channel, connectivity source and timers
+    /// end, and every subscriber's sequence finishes. Releasing the resource does the same;
+    /// call this where something else may still hold it (an optimistic resource built on it,
+    /// a task that has not ended yet) and its sockets must close now.
+    public func stop() {
+        commands.finish()
+    }
+
     /// The latest status.
     public var status: ResourceStatus<Value> {
         subscribers.status

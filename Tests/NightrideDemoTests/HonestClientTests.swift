@@ -77,6 +77,7 @@ struct HonestClientTests {
 
         // Signed in again: a client with the new session on the same journal.
         let renewed = try NightrideClient(api: try await NightrideAPI.login(server: url, name: "ann"), options: options)
+        #expect(!renewed.state.isSignedOut, "the journal's last state was signed out; the new session starts unknown, not signed out")
         await until("the request confirmed by the new server") {
             renewed.state.screen == .passengerWaiting && !renewed.state.isOptimistic && !renewed.state.isSignedOut
         }
@@ -85,6 +86,17 @@ struct HonestClientTests {
         #expect(requests.count == 1)
         renewed.stop()
         await second.stop()
+    }
+
+    @Test("stop() closes the client's push sockets at once, even while something still holds the client")
+    func stopClosesSockets() async throws {
+        let (server, url) = try await makeServer(epoch: 1)
+        let client = try NightrideClient(api: try await NightrideAPI.login(server: url, name: "ann"))
+        await until("both push sockets open", state: server.stats) { server.stats.openSockets == 2 }
+        client.stop()
+        await until("no socket left open", state: server.stats) { server.stats.openSockets == 0 }
+        withExtendedLifetime(client) {}
+        await server.stop()
     }
 
     @Test("the search box is not journaled: typed text does not come back after a relaunch")

@@ -31,6 +31,25 @@ struct RemoteResourceTests {
         #expect(status?.isLoading == false)
     }
 
+    @Test("stop() ends the request, the push channel and every subscriber's sequence at once, while the resource is still held")
+    func stopWhileHeld() async {
+        let resource = makeResource()
+        let updates = resource.updates()
+        let subscriber = Task {
+            var count = 0
+            for await _ in updates { count += 1 }
+            return count
+        }
+        #expect(await eventually(within: .seconds(10)) { server.waitingPulls == 1 }, "the first subscriber pulls")
+        resource.stop()
+        #expect(await eventually(within: .seconds(10)) { server.waitingPulls == 0 }, "the request in flight is cancelled")
+        let ended = await firstElement(of: AsyncStream<Int> { continuation in
+            Task { continuation.yield(await subscriber.value) }
+        }, within: .seconds(10)) { _ in true }
+        #expect(ended != nil, "the subscriber's sequence finishes")
+        withExtendedLifetime(resource) {}
+    }
+
     @Test("scenario 5: the last subscriber leaves mid-request, a new one joins within the grace period: one call, value replayed")
     func graceJoin() async {
         let resource = makeResource()
