@@ -6,7 +6,7 @@ import NightrideDemo
 struct ChaosCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chaos",
-        abstract: "Run seeded random scenarios against a server with faults; check that no client shows an invalid or older screen and that all converge within 2 s after faults stop."
+        abstract: "Run seeded random scenarios against a server with faults; check that no client shows an invalid or older screen, that all converge within 2 s after faults stop, and that no mutation is lost or applied twice."
     )
 
     @Option(help: ArgumentHelp("How many seeds to run.", valueName: "n"))
@@ -19,9 +19,9 @@ struct ChaosCommand: AsyncParsableCommand {
     func run() async throws {
         let run = ChaosRun(seeds: Array(first..<(first + UInt64(seeds))), log: say)
         let outcomes = try await run.run()
-        let failed = outcomes.filter { !$0.violations.isEmpty || ($0.convergence.map { $0 > DemoReport.convergenceBound } ?? true) }
+        let failed = outcomes.filter { !$0.passed(within: DemoReport.convergenceBound) }
         for outcome in failed {
-            print("seed \(outcome.seed): \(outcome.violations.map(\.description)) convergence \(outcome.convergence.map(String.init(describing:)) ?? "never")")
+            print("seed \(outcome.seed): \(outcome.violations.map(\.description)) convergence \(outcome.convergence.map(String.init(describing:)) ?? "never") \(outcome.mutationProblems)")
         }
         print("\(outcomes.count) scenarios, \(outcomes.map(\.screensShown).reduce(0, +)) screens, \(failed.count) failed")
         if !failed.isEmpty {

@@ -95,26 +95,27 @@ public final class NightrideClient {
         system.state
     }
 
-    /// Does what the user asked.
-    public func perform(_ action: UserAction) {
+    /// Does what the user asked; returns the id of the mutation it queued, if it queued one.
+    @discardableResult
+    public func perform(_ action: UserAction) -> MutationID? {
         switch action {
         case .toggleDriverMode:
             // The value the user sees at this key press, with every earlier press applied, not
             // the client state's copy, which lags the resource by a hop or two.
             let shown = driverModeChanges.value ?? state.driverMode.value ?? false
-            driverModeChanges.mutate(DriverModeChange(on: !shown))
+            return driverModeChanges.mutate(DriverModeChange(on: !shown))
         case .requestRide(let destination):
-            rideActions.mutate(RideMutation(.request(destination: destination)))
+            return rideActions.mutate(RideMutation(.request(destination: destination)))
         case .cancelRide:
-            rideActions.mutate(RideMutation(.cancel))
+            return rideActions.mutate(RideMutation(.cancel))
         case .acceptRide:
-            rideActions.mutate(RideMutation(.accept))
+            return rideActions.mutate(RideMutation(.accept))
         case .arrive:
-            rideActions.mutate(RideMutation(.arrive))
+            return rideActions.mutate(RideMutation(.arrive))
         case .finishRide:
-            rideActions.mutate(RideMutation(.finish))
+            return rideActions.mutate(RideMutation(.finish))
         case .finishSurvey:
-            rideActions.mutate(RideMutation(.finishSurvey))
+            return rideActions.mutate(RideMutation(.finishSurvey))
         case .typeDestination(let text):
             system.send(.searchTyped(text))
         case .scrollHistory:
@@ -124,6 +125,7 @@ public final class NightrideClient {
         case .refresh:
             refresh()
         }
+        return nil
     }
 
     /// Pulls both resources now.

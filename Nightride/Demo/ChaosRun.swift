@@ -13,7 +13,8 @@ import StateLoopSync
 ///
 /// The invariant, per client: no screen invalid for the server's state (``ScreenAudit``: never
 /// older data than shown before, never a pair of values the server did not hold together), and
-/// the server's state shown within 2 s after faults stop.
+/// the server's state shown within 2 s after faults stop; and per scenario, every mutation its
+/// clients queued processed by the server, none twice in one epoch.
 @MainActor
 public final class ChaosRun {
     /// One seed's outcome.
@@ -30,6 +31,17 @@ public final class ChaosRun {
         /// What each client showed against the server's truth when the run gave up waiting,
         /// for a seed that did not converge; empty otherwise.
         public var unconverged: [String]
+        /// Mutations lost or applied twice (see ``ProcessedMutation``); empty when every one
+        /// the clients queued was processed once.
+        public var mutationProblems: [String]
+        /// How many mutations the scenario's clients queued (the audit above covers them all).
+        public var mutationsQueued: Int
+
+        /// Whether the seed kept every promise: valid screens, convergence within `bound`, each
+        /// mutation processed once.
+        public func passed(within bound: Duration) -> Bool {
+            violations.isEmpty && mutationProblems.isEmpty && convergence.map { $0 <= bound } == true
+        }
     }
 
     private let seeds: [UInt64]
@@ -102,13 +114,16 @@ public final class ChaosRun {
                 try await Task.sleep(for: .milliseconds(10))
             }
             let changeLog = server.changeLog
+            let core = server.core
             for scenario in scenarios.sorted(by: { $0.seed < $1.seed }) {
                 let outcome = Outcome(
                     seed: scenario.seed,
                     violations: scenario.users.flatMap { ScreenAudit.violations(in: scenario.screenLog.screens(of: $0), log: changeLog) },
                     convergence: converged[scenario.seed],
                     screensShown: scenario.screenLog.screens.values.map(\.count).reduce(0, +),
-                    unconverged: converged[scenario.seed] == nil ? scenario.describe(against: server) : []
+                    unconverged: converged[scenario.seed] == nil ? scenario.describe(against: server) : [],
+                    mutationProblems: scenario.mutationProblems(against: core),
+                    mutationsQueued: scenario.made.count
                 )
                 outcomes.append(outcome)
                 scenario.stop()
@@ -169,6 +184,8 @@ final class Scenario {
     /// The scenario's choices follow its seed: the n-th draw is keyed by n.
     private let random: SeededRandom
     private var draws: UInt64 = 0
+    /// The ids of every mutation the scenario's clients queued, in order.
+    private(set) var made: [String] = []
 
     init(seed: UInt64, server: NightrideServer, url: URL, folder: String) async throws {
         self.seed = seed
@@ -229,7 +246,7 @@ final class Scenario {
             await signInAgainIfNeeded()
             let passenger = clients[0]
             let driver = clients[1]
-            switch draw() % 9 {
+            let id: MutationID? = switch draw() % 9 {
             case 0, 1: driver.perform(.toggleDriverMode)
             case 2: passenger.perform(.requestRide(to: place[Int(draw() % UInt64(place.count))]))
             case 3: passenger.perform(.cancelRide)
@@ -237,7 +254,10 @@ final class Scenario {
             case 5: driver.perform(.arrive)
             case 6: driver.perform(.finishRide)
             case 7: passenger.perform(.finishSurvey)
-            default: clients[Int(draw() % 2)].refresh()
+            default: clients[Int(draw() % 2)].perform(.refresh)
+            }
+            if let id {
+                made.append(id.rawValue)
             }
             try? await Task.sleep(for: .milliseconds(Int(draw() % 120)))
         }
@@ -252,6 +272,22 @@ final class Scenario {
     func matches(_ server: NightrideServer) -> Bool {
         let core = server.core
         return clients.allSatisfy { $0.showsNewest(of: core) }
+    }
+
+    /// What went wrong with the scenario's mutations, once it converged: an id the server never
+    /// processed (lost), or one it processed twice in the same epoch (applied twice).
+    func mutationProblems(against core: NightrideCore) -> [String] {
+        let processed = core.processedMutations.filter { users.contains($0.user) }
+        var seen: [String: Int] = [:]
+        var problems: [String] = []
+        for mutation in processed {
+            let key = "\(mutation.id)@\(mutation.epoch)"
+            seen[key, default: 0] += 1
+            if seen[key] == 2 { problems.append("\(mutation.id) processed twice in epoch \(mutation.epoch)") }
+        }
+        let processedIDs = Set(processed.map(\.id))
+        problems += made.filter { !processedIDs.contains($0) }.map { "\($0) was never processed (lost)" }
+        return problems
     }
 
     /// Each client's view beside the server's, for a report.

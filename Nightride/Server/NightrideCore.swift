@@ -24,6 +24,8 @@ public struct NightrideCore: Sendable {
     public let catalog: PlaceCatalog
     /// Every change so far.
     public private(set) var changeLog = ChangeLog()
+    /// Every mutation processed, in order; kept across restarts, like the change log, for audits.
+    public private(set) var processedMutations: [ProcessedMutation] = []
 
     var users: [String: UserRecord] = [:]
     /// Who each token was issued to, and until when (`nil`: for good).
@@ -59,6 +61,7 @@ public struct NightrideCore: Sendable {
     func restarted(epoch: UInt64) -> NightrideCore {
         var core = NightrideCore(epoch: epoch, inactivityTimeout: inactivityTimeout, tokenLifetime: tokenLifetime, catalog: catalog)
         core.changeLog = changeLog
+        core.processedMutations = processedMutations
         core.clock = clock
         return core
     }
@@ -258,6 +261,8 @@ public struct NightrideCore: Sendable {
         }
         if let mutationID {
             users[user]?.remember(answer, for: mutationID, limit: Self.rememberedMutations)
+            let applied = if case .success = answer { true } else { false }
+            processedMutations.append(ProcessedMutation(user: user, id: mutationID, epoch: epoch, applied: applied))
         }
         return answer
     }
