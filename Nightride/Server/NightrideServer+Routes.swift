@@ -45,7 +45,10 @@ extension NightrideServer {
         let connections = self.connections
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: sockets, additionalChannelHandlers: [connections.tracker()]),
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: sockets,
+                configuration: .init(http1: .init(additionalChannelHandlers: [connections.tracker()]))
+            ),
             configuration: .init(address: .hostname(configuration.host, port: port)),
             onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) },
             logger: logger
