@@ -228,51 +228,94 @@ extension Journal {
     }
 
     private static func read(path: String, configuration: JournalConfiguration, existed: Bool) throws(JournalError) -> Opened {
-        let database = try JournalDatabase(path: path, durability: configuration.durability)
+        // A file with a WAL beside it (a crash image) is read whole through a read-only
+        // connection before one that can write touches it: closing a writing connection
+        // checkpoints the WAL into the main file, so a file found unreadable would not be set
+        // aside (or, with `.fail`, left) as the crash left it. The writer opens once everything
+        // was read. Without a WAL, a writer's close changes nothing, and one connection does.
+        let hasWAL = FileManager.default.fileExists(atPath: path + "-wal")
+        let database: JournalDatabase
+        var contents = Contents()
+        if existed && hasWAL {
+            // The reader shares the WAL through a `-shm` file it may create: removed after it,
+            // so that the files are the ones found, and no more.
+            let hadSHM = FileManager.default.fileExists(atPath: path + "-shm")
+            defer { if !hadSHM { try? FileManager.default.removeItem(atPath: path + "-shm") } }
+            contents = try readContents(of: JournalDatabase(path: path, durability: configuration.durability, readOnly: true), configuration: configuration)
+            database = try JournalDatabase(path: path, durability: configuration.durability)
+        } else {
+            database = try JournalDatabase(path: path, durability: configuration.durability)
+            if existed {
+                do {
+                    contents = try readContents(of: database, configuration: configuration, closing: false)
+                } catch {
+                    database.close()
+                    throw error
+                }
+            }
+        }
         do {
-            try database.prepare()
-            let storedVersion = try database.storedVersion()
-            if let storedVersion, storedVersion > configuration.version {
-                throw JournalError.writtenByNewerVersion(
-                    path: path, found: storedVersion, current: configuration.version, format: false
-                )
-            }
-            let writtenBy = storedVersion ?? configuration.version
-            let decoder = JSONDecoder()
-            var restored = Restored(snapshot: nil, snapshotSequence: nil, events: [])
-            if let snapshot = try database.snapshot() {
-                do {
-                    restored.snapshot = try decoder.decode(State.self, from: snapshot.payload)
-                    restored.snapshotSequence = snapshot.sequence
-                } catch {
-                    throw JournalError.undecodableSnapshot(
-                        path: path, sequence: snapshot.sequence, writtenByVersion: snapshot.version,
-                        detail: "\(error)"
-                    )
-                }
-            }
-            var lastSequence = restored.snapshotSequence ?? 0
-            try database.forEachEvent(after: lastSequence) { sequence, payload throws(JournalError) in
-                do {
-                    restored.events.append(try decoder.decode(Event.self, from: payload))
-                    lastSequence = sequence
-                } catch {
-                    throw JournalError.undecodableEvent(
-                        path: path, sequence: sequence, writtenByVersion: writtenBy, detail: "\(error)"
-                    )
-                }
-            }
-            if storedVersion != configuration.version {
+            try database.createTablesIfNeeded()
+            if contents.storedVersion != configuration.version {
                 try database.setVersion(configuration.version)
             }
             let recovery: JournalRecovery =
-                existed && storedVersion != nil
-                ? .restored(snapshotSequence: restored.snapshotSequence, replayedEvents: restored.events.count)
+                contents.storedVersion != nil
+                ? .restored(snapshotSequence: contents.restored.snapshotSequence, replayedEvents: contents.restored.events.count)
                 : .created
-            return Opened(database: database, restored: restored, lastSequence: lastSequence, recovery: recovery)
+            return Opened(database: database, restored: contents.restored, lastSequence: contents.lastSequence, recovery: recovery)
         } catch {
             database.close()
             throw JournalDatabase.journalError(error, path: path)
         }
+    }
+
+    /// What an existing file holds, decoded.
+    private struct Contents {
+        var storedVersion: Int?
+        var restored = Restored(snapshot: nil, snapshotSequence: nil, events: [])
+        var lastSequence: Int64 = 0
+    }
+
+    /// Checks and decodes an existing file through a read-only connection, which cannot change
+    /// it whatever it finds.
+    private static func readContents(
+        of reader: JournalDatabase, configuration: JournalConfiguration, closing: Bool = true
+    ) throws(JournalError) -> Contents {
+        let path = reader.path
+        defer { if closing { reader.close() } }
+        var contents = Contents()
+        guard try reader.inspect() > 0 else { return contents }
+        contents.storedVersion = try reader.storedVersion()
+        if let storedVersion = contents.storedVersion, storedVersion > configuration.version {
+            throw JournalError.writtenByNewerVersion(
+                path: path, found: storedVersion, current: configuration.version, format: false
+            )
+        }
+        let writtenBy = contents.storedVersion ?? configuration.version
+        let decoder = JSONDecoder()
+        if let snapshot = try reader.snapshot() {
+            do {
+                contents.restored.snapshot = try decoder.decode(State.self, from: snapshot.payload)
+                contents.restored.snapshotSequence = snapshot.sequence
+            } catch {
+                throw JournalError.undecodableSnapshot(
+                    path: path, sequence: snapshot.sequence, writtenByVersion: snapshot.version,
+                    detail: "\(error)"
+                )
+            }
+        }
+        contents.lastSequence = contents.restored.snapshotSequence ?? 0
+        try reader.forEachEvent(after: contents.lastSequence) { sequence, payload throws(JournalError) in
+            do {
+                contents.restored.events.append(try decoder.decode(Event.self, from: payload))
+                contents.lastSequence = sequence
+            } catch {
+                throw JournalError.undecodableEvent(
+                    path: path, sequence: sequence, writtenByVersion: writtenBy, detail: "\(error)"
+                )
+            }
+        }
+        return contents
     }
 }

@@ -16,14 +16,20 @@ final class JournalDatabase: Sendable {
 
     /// Opens or creates the file. In exclusive locking mode: a journal has one writer, the lock
     /// tells a second opener at once, and WAL then needs no shared-memory file.
-    init(path: String, durability: JournalDurability) throws(JournalError) {
+    ///
+    /// `readOnly` opens an existing file without the right to change it, WAL included: such a
+    /// connection never checkpoints, so whatever it finds, the files stay byte for byte as they
+    /// were (see `Journal.readContents`).
+    init(path: String, durability: JournalDurability, readOnly: Bool = false) throws(JournalError) {
         self.path = path
         var configuration = Configuration()
         // WAL is set here rather than with GRDB's `journalMode`, which writes to the file on
         // every open: a file found unreadable must be set aside exactly as it was.
         configuration.busyMode = .immediateError
         configuration.label = "StateLoopJournal"
+        configuration.readonly = readOnly
         configuration.prepareDatabase { db in
+            guard !readOnly else { return }
             try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
             _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
             switch durability {
@@ -38,11 +44,10 @@ final class JournalDatabase: Sendable {
         }
     }
 
-    /// Checks the format of an existing file and the integrity of its pages, and creates the
-    /// tables of a new one. Reads only, unless the file is new, so that a file found unreadable
-    /// is set aside exactly as it was.
-    func prepare() throws(JournalError) {
-        let found = try read { db in
+    /// Checks the format of an existing file and the integrity of its pages; returns the format
+    /// found (0 for a file with no journal in it yet). Reads only.
+    func inspect() throws(JournalError) -> Int {
+        try read { db in
             let found = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
             if found > Self.format {
                 throw JournalError.writtenByNewerVersion(
@@ -55,6 +60,11 @@ final class JournalDatabase: Sendable {
             }
             return found
         }
+    }
+
+    /// Creates the tables of a file that has none yet (a no-op for a journal's file).
+    func createTablesIfNeeded() throws(JournalError) {
+        let found = try read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 }
         guard found < Self.format else { return }
         try write { db in
             try db.execute(

@@ -72,6 +72,62 @@ struct JournalFailureTests {
         #expect(state == Tally.folding([1]))
     }
 
+    /// A crash image: the main file after a clean close, and a WAL with later events, copied
+    /// while the journal was still open (as a killed process leaves them).
+    @MainActor
+    func crashImage(in folder: TemporaryFolder) throws -> (main: Data, wal: Data) {
+        try write((1...500).map { TallyEvent.note(String(repeating: "a", count: 100 + $0 % 50)) }, to: folder.journal)
+        let journal = try Journal<Tally, TallyEvent>(at: folder.journal, configuration: JournalConfiguration(snapshotInterval: nil))
+        let system = System(journal: journal, initialState: Tally(), reduce: Tally.reduce)
+        for value in 1...2_000 {
+            system.send(.add(value))
+        }
+        let main = try Data(contentsOf: URL(fileURLWithPath: folder.journal))
+        let wal = try Data(contentsOf: URL(fileURLWithPath: folder.journal + "-wal"))
+        system.stop()
+        journal.close()
+        return (main, wal)
+    }
+
+    @Test(
+        "a damaged main file beside its WAL: set aside byte for byte, or with .fail left byte for byte",
+        arguments: [0, 100, 4_096]
+    )
+    @MainActor
+    func crashImageKept(damageAt offset: Int) throws {
+        let source = TemporaryFolder()
+        var (main, wal) = try crashImage(in: source)
+        #expect(wal.count > 100_000, "the WAL holds the later events")
+        main.replaceSubrange(offset..<(offset + 16), with: Data(repeating: 0xA5, count: 16))
+        let folder = TemporaryFolder()
+        func placeImage() throws {
+            for file in folder.files() {
+                try FileManager.default.removeItem(atPath: folder.path + "/" + file)
+            }
+            try main.write(to: URL(fileURLWithPath: folder.journal))
+            try wal.write(to: URL(fileURLWithPath: folder.journal + "-wal"))
+        }
+
+        try placeImage()
+        #expect(throws: JournalError.self, "damage at \(offset) is found") {
+            _ = try Journal<Tally, TallyEvent>(at: folder.journal, configuration: JournalConfiguration(unreadable: .fail))
+        }
+        #expect(folder.files() == ["tally.journal", "tally.journal-wal"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder.journal)) == main, "the main file is untouched")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder.journal + "-wal")) == wal, "the WAL is untouched")
+
+        try placeImage()
+        let (state, recovery) = try restore(folder.journal)
+        #expect(state == Tally())
+        guard case .startedFresh(_, let setAside) = recovery else {
+            Issue.record("expected the image to be set aside, got \(recovery)")
+            return
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: setAside)) == main, "the set-aside main file is the image's")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: setAside + "-wal")) == wal, "the set-aside WAL is the image's")
+        #expect(!FileManager.default.fileExists(atPath: setAside + "-shm"), "nothing was added beside it")
+    }
+
     @Test("a file that is not a database is set aside; the app starts")
     func notADatabase() throws {
         let folder = TemporaryFolder()
