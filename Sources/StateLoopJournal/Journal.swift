@@ -92,6 +92,10 @@ public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>
     /// the journal is closed when released, after its system.
     public func close() {
         commit()
+        // Clean only when nothing is left unwritten: the next open then skips the full check.
+        if health.unwrittenEvents == 0 {
+            try? database.setClosedCleanly(true)
+        }
         database.close()
     }
 
@@ -259,6 +263,7 @@ extension Journal {
             if contents.storedVersion != configuration.version {
                 try database.setVersion(configuration.version)
             }
+            try database.setClosedCleanly(false)
             let recovery: JournalRecovery =
                 contents.storedVersion != nil
                 ? .restored(snapshotSequence: contents.restored.snapshotSequence, replayedEvents: contents.restored.events.count)
@@ -286,6 +291,12 @@ extension Journal {
         defer { if closing { reader.close() } }
         var contents = Contents()
         guard try reader.inspect() > 0 else { return contents }
+        // Every page is checked only after a session that did not end cleanly: the check reads
+        // the whole file, and after a clean close the pages read below are checked as they
+        // are read (a damaged one is an error, and the file is set aside all the same).
+        if try !reader.closedCleanly() {
+            try reader.checkPages()
+        }
         contents.storedVersion = try reader.storedVersion()
         if let storedVersion = contents.storedVersion, storedVersion > configuration.version {
             throw JournalError.writtenByNewerVersion(

@@ -44,8 +44,8 @@ final class JournalDatabase: Sendable {
         }
     }
 
-    /// Checks the format of an existing file and the integrity of its pages; returns the format
-    /// found (0 for a file with no journal in it yet). Reads only.
+    /// Checks the format of an existing file; returns the format found (0 for a file with no
+    /// journal in it yet). Reads only.
     func inspect() throws(JournalError) -> Int {
         try read { db in
             let found = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
@@ -54,11 +54,35 @@ final class JournalDatabase: Sendable {
                     path: path, found: found, current: Self.format, format: true
                 )
             }
+            return found
+        }
+    }
+
+    /// Checks the integrity of every page: it reads the whole file, so only after a session
+    /// that did not close cleanly (see ``closedCleanly()``). Reads only.
+    func checkPages() throws(JournalError) {
+        try read { db in
             let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
             if check != ["ok"] {
                 throw JournalError.corrupt(path: path, detail: check.prefix(3).joined(separator: "; "))
             }
-            return found
+        }
+    }
+
+    /// Whether the last writer closed the file cleanly: set by ``setClosedCleanly(_:)``, cleared
+    /// as a writer opens. A file from before the marker counts as not clean.
+    func closedCleanly() throws(JournalError) -> Bool {
+        try read { db in
+            try Int.fetchOne(db, sql: "SELECT value FROM journal_meta WHERE key = 'clean'") == 1
+        }
+    }
+
+    func setClosedCleanly(_ clean: Bool) throws(JournalError) {
+        try write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO journal_meta (key, value) VALUES ('clean', ?)",
+                arguments: [clean ? 1 : 0]
+            )
         }
     }
 

@@ -99,6 +99,20 @@ struct HonestClientTests {
         await server.stop()
     }
 
+    @Test("a stopped client is released: the TUI's sign-in-again loop does not pile up old clients")
+    func stoppedClientReleased() async throws {
+        let (server, url) = try await makeServer(epoch: 1)
+        weak var released: NightrideClient?
+        do {
+            let client = try NightrideClient(api: try await NightrideAPI.login(server: url, name: "ann"))
+            released = client
+            await until("the first screen") { client.state.screen == .passengerRequesting }
+            client.stop()
+        }
+        await until("the client released") { released == nil }
+        await server.stop()
+    }
+
     @Test("the search box is not journaled: typed text does not come back after a relaunch")
     func searchBoxNotRestored() async throws {
         let (server, url) = try await makeServer(epoch: 1)

@@ -128,6 +128,30 @@ struct JournalFailureTests {
         #expect(!FileManager.default.fileExists(atPath: setAside + "-shm"), "nothing was added beside it")
     }
 
+    @Test("a clean close is recorded, so the next open skips the full check; a crash image is checked page by page")
+    func cleanCloseMarker() throws {
+        let folder = TemporaryFolder()
+        try write([.add(1), .add(2)], to: folder.journal)
+        let reader = try JournalDatabase(path: folder.journal, durability: .processCrash, readOnly: true)
+        #expect(try reader.closedCleanly(), "a closed journal is marked clean")
+        reader.close()
+
+        let image = TemporaryFolder()
+        let (main, wal) = try crashImage(in: folder)
+        try main.write(to: URL(fileURLWithPath: image.journal))
+        try wal.write(to: URL(fileURLWithPath: image.journal + "-wal"))
+        let crashed = try JournalDatabase(path: image.journal, durability: .processCrash, readOnly: true)
+        #expect(try !crashed.closedCleanly(), "a session that never closed leaves the marker cleared")
+        crashed.close()
+        try? FileManager.default.removeItem(atPath: image.journal + "-shm")
+        let (state, recovery) = try restore(image.journal)
+        #expect(state.count == 2 + 2_000)
+        guard case .restored = recovery else {
+            Issue.record("expected the crash image to be restored, got \(recovery)")
+            return
+        }
+    }
+
     @Test("a file that is not a database is set aside; the app starts")
     func notADatabase() throws {
         let folder = TemporaryFolder()
