@@ -13,6 +13,7 @@ let benchmarks: @Sendable () -> Void = {
 
     registerAppendBenchmarks()
     registerRestoreBenchmarks()
+    registerCrashRestoreBenchmark()
     registerCodingBaselines()
 }
 

@@ -1,4 +1,5 @@
 import Benchmark
+import Foundation
 import BenchmarkSupport
 import StateLoop
 import StateLoopJournal
@@ -51,6 +52,66 @@ func registerRestoreBenchmarks() {
                 teardown: { box.take()?.folder.remove() }
             )
         }
+    }
+}
+
+/// The restore after a crash beside the one after a clean close (above): the same 1,000,000
+/// events without snapshots, but the files are the image a killed process leaves (the clean-close
+/// marker cleared, a WAL beside the file), so the open checks every page (`quick_check`), as
+/// every open did before the marker. Each iteration puts the image back first, outside the
+/// measurement.
+func registerCrashRestoreBenchmark() {
+    let box = FixtureBox<CrashImage>()
+    Benchmark(
+        "Journal: restore 1,000,000 events, snapshots off, after a crash (every page checked)",
+        configuration: .init(
+            metrics: withCPUTime(Benchmark.defaultConfiguration.metrics),
+            scalingFactor: .one,
+            maxDuration: .seconds(30),
+            maxIterations: 1_000
+        ),
+        closure: { benchmark, image in
+            try image.putBack()
+            benchmark.startMeasurement()
+            let restored = try await RestoredSystem(image.file)
+            benchmark.stopMeasurement()
+            await restored.checkAndClose(against: image.file)
+        },
+        setup: {
+            try await box.set(CrashImage.make(events: 1_000_000))
+        },
+        teardown: { box.take()?.file.folder.remove() }
+    )
+}
+
+/// A journal file and a copy of it as a crash leaves it.
+struct CrashImage: Sendable {
+    let file: JournalFile
+
+    private var image: String { file.folder.path + "/image" }
+
+    /// Writes the journal, then copies its files while a writer has it open (the marker is
+    /// cleared then, and a WAL is beside it), as a killed process would leave them.
+    @JournalActor
+    static func make(events: Int) throws -> CrashImage {
+        let file = try JournalFile.write(events: events, snapshotInterval: nil)
+        let crashed = CrashImage(file: file)
+        let journal = try Journal<Tally, TallyEvent>(at: file.folder.journal, configuration: file.configuration)
+        let manager = FileManager.default
+        try manager.copyItem(atPath: file.folder.journal, toPath: crashed.image)
+        try manager.copyItem(atPath: file.folder.journal + "-wal", toPath: crashed.image + "-wal")
+        journal.close()
+        return crashed
+    }
+
+    /// Replaces the journal's files with the crash image.
+    func putBack() throws {
+        let manager = FileManager.default
+        for suffix in ["", "-wal", "-shm"] {
+            try? manager.removeItem(atPath: file.folder.journal + suffix)
+        }
+        try manager.copyItem(atPath: image, toPath: file.folder.journal)
+        try manager.copyItem(atPath: image + "-wal", toPath: file.folder.journal + "-wal")
     }
 }
 
