@@ -259,6 +259,8 @@ public struct ClientOptions: Sendable {
         policy.initialBackoff = .milliseconds(100)
         policy.maxBackoff = .seconds(1)
         policy.maxRetries = 10
+        // A request the server accepted but never answers is retried after 10 s, not 30.
+        policy.requestTimeout = .seconds(10)
         policy.gracePeriod = .seconds(1)
         return policy
     }

@@ -7,9 +7,9 @@ import FoundationNetworking
 
 /// A response body larger than the client accepts (``HTTPPull`` and ``HTTPMutationSender``
 /// take a `maximumResponseBytes`), so that a server sending megabytes (by mistake, or to
-/// exhaust the client's memory) is refused rather than decoded and kept. On Linux the body is
-/// read before it is measured (see `URLSession.cancellationSafeData(for:)`); a body that never
-/// ends is ended by the resource's `requestTimeout`.
+/// exhaust the client's memory) is refused rather than decoded and kept: a body announced
+/// larger in `Content-Length` is not read at all, one that comes without a length is cut as
+/// soon as it passes the limit, so an endless body costs the client the limit and no more.
 ///
 /// ``FailureKind/classify(_:)`` counts it as transient, like any error that is not an HTTP
 /// status: the request is retried a few times, then given up.
@@ -41,16 +41,9 @@ enum HTTPExchange {
     ///   body of an error is not read), ``ResponseTooLargeError`` for a successful answer over
     ///   `limit` bytes, or what `session` throws.
     static func body(of request: URLRequest, session: URLSession, limit: Int) async throws -> Data {
-        // Not `data(for:delegate:)`, which could stop a long body early: cancelling it can
-        // deadlock on Linux (see `cancellationSafeData(for:)`), and a task delegate is not
-        // called otherwise there.
-        let (data, response) = try await session.cancellationSafeData(for: request)
+        // Measured as it arrives, and cut once past the limit (see `LimitedTransfers`).
+        let (data, response) = try await LimitedTransfers.forSession(session).data(for: request, limit: limit)
         if let failure = statusError(response) { throw failure }
-        // The whole body was read: the limit still holds, though only after the fact, and a
-        // body that never ends is ended by the resource's `requestTimeout`.
-        guard data.count <= limit else {
-            throw ResponseTooLargeError(limit: limit, declaredLength: declaredLength(of: response))
-        }
         return data
     }
 

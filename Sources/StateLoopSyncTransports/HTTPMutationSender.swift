@@ -21,8 +21,8 @@ public struct HTTPMutationSender<M: Mutation>: Sendable {
     /// Mutations to `url`, with extra `headers` (an `Authorization` bearer token, say).
     ///
     /// - Parameter maximumResponseBytes: The largest answer accepted (4 MiB by default, far
-    ///   more than an acknowledgement needs); a larger one is refused rather than decoded (on
-    ///   Linux it is read first: see ``ResponseTooLargeError``).
+    ///   more than an acknowledgement needs); a larger one is cut as it arrives and refused
+    ///   (see ``ResponseTooLargeError``).
     public init(
         url: URL,
         headers: [String: String] = [:],

@@ -20,7 +20,7 @@ public struct HTTPPull<Value: Decodable & Sendable>: Sendable {
     /// A pull of `url`, with extra `headers` (an `Authorization` bearer token, say).
     ///
     /// - Parameter maximumResponseBytes: The largest body accepted (4 MiB by default); a larger
-    ///   one is refused rather than decoded and kept (on Linux it is read first: see
+    ///   one is cut as it arrives and refused rather than decoded and kept (see
     ///   ``ResponseTooLargeError``).
     public init(
         url: URL,

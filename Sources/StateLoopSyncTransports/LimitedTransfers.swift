@@ -1,0 +1,128 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Transfers whose body is measured as it arrives, and cut as soon as it passes its limit: a
+/// server that sends megabytes (or never stops) costs the client at most the limit.
+///
+/// On Linux, FoundationNetworking calls a per-task delegate only from `data(for:delegate:)`,
+/// whose cancellation can deadlock (see `cancellationSafeData(for:)`). So the bytes come to a
+/// session-level delegate instead: one delegate session per session the app gave, with the same
+/// configuration (and so the same headers, timeouts and cookies), kept for the process's life
+/// as `URLSession.shared` is. Cancelling, by the limit or by the caller's task, only asks the
+/// transfer to stop, from another queue, as `cancellationSafeData(for:)` does.
+final class LimitedTransfers: Sendable {
+    private let session: URLSession
+    private let delegate: Delegate
+
+    private init(configuration: URLSessionConfiguration) {
+        delegate = Delegate()
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+    }
+
+    private static let sessions = Mutex<[ObjectIdentifier: LimitedTransfers]>([:])
+
+    /// The delegate session for `base`, made on first use.
+    static func forSession(_ base: URLSession) -> LimitedTransfers {
+        sessions.withLock { sessions in
+            if let existing = sessions[ObjectIdentifier(base)] { return existing }
+            let made = LimitedTransfers(configuration: base.configuration)
+            sessions[ObjectIdentifier(base)] = made
+            return made
+        }
+    }
+
+    /// The answer to `request`: for a status in 200–299, the body (throws
+    /// ``ResponseTooLargeError`` once it passes `limit` bytes, or as soon as `Content-Length`
+    /// announces more); for any other status, an empty body, the rest of it not read.
+    func data(for request: URLRequest, limit: Int) async throws -> (Data, URLResponse) {
+        let transfer = Mutex<URLSessionDataTask?>(nil)
+        let cancelled = Atomic<Bool>(false)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = session.dataTask(with: request)
+                delegate.register(task, limit: limit, continuation: continuation)
+                transfer.withLock { $0 = task }
+                task.resume()
+                if cancelled.load(ordering: .acquiring) { Self.stop(task) }
+            }
+        } onCancel: {
+            cancelled.store(true, ordering: .releasing)
+            if let task = transfer.withLock({ $0 }) { Self.stop(task) }
+        }
+    }
+
+    /// `cancel()` waits for the session's queue: never from the calling thread.
+    fileprivate static func stop(_ task: URLSessionTask) {
+        DispatchQueue.global().async { task.cancel() }
+    }
+
+    /// Collects each transfer's bytes and ends it; one for all the session's transfers, keyed
+    /// by task identifier.
+    private final class Delegate: NSObject, URLSessionDataDelegate, Sendable {
+        private struct Transfer {
+            let limit: Int
+            let continuation: CheckedContinuation<(Data, URLResponse), any Error>
+            var data = Data()
+            var response: URLResponse?
+            /// Set once the limit is passed: the transfer ends with ``ResponseTooLargeError``.
+            var tooLarge = false
+            /// Set for a status outside 200–299: only the status matters, the body is dropped.
+            var statusOnly = false
+        }
+
+        private let transfers = Mutex<[Int: Transfer]>([:])
+
+        func register(_ task: URLSessionDataTask, limit: Int, continuation: CheckedContinuation<(Data, URLResponse), any Error>) {
+            transfers.withLock { $0[task.taskIdentifier] = Transfer(limit: limit, continuation: continuation) }
+        }
+
+        func urlSession(
+            _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+            completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+        ) {
+            let stop = transfers.withLock { transfers -> Bool in
+                guard var transfer = transfers[dataTask.taskIdentifier] else { return false }
+                transfer.response = response
+                if HTTPExchange.statusError(response) != nil {
+                    transfer.statusOnly = true
+                } else if let declared = HTTPExchange.declaredLength(of: response), declared > transfer.limit {
+                    transfer.tooLarge = true
+                }
+                transfers[dataTask.taskIdentifier] = transfer
+                return transfer.statusOnly || transfer.tooLarge
+            }
+            completionHandler(stop ? .cancel : .allow)
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+            let overLimit = transfers.withLock { transfers -> Bool in
+                guard var transfer = transfers[dataTask.taskIdentifier], !transfer.tooLarge, !transfer.statusOnly else { return false }
+                transfer.data.append(data)
+                transfer.tooLarge = transfer.data.count > transfer.limit
+                if transfer.tooLarge { transfer.data = Data() }
+                transfers[dataTask.taskIdentifier] = transfer
+                return transfer.tooLarge
+            }
+            if overLimit { LimitedTransfers.stop(dataTask) }
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+            if transfer.tooLarge {
+                let declared = transfer.response.flatMap(HTTPExchange.declaredLength(of:))
+                transfer.continuation.resume(throwing: ResponseTooLargeError(limit: transfer.limit, declaredLength: declared))
+            } else if transfer.statusOnly, let response = transfer.response {
+                transfer.continuation.resume(returning: (Data(), response))
+            } else if let error {
+                transfer.continuation.resume(throwing: error)
+            } else if let response = transfer.response {
+                transfer.continuation.resume(returning: (transfer.data, response))
+            } else {
+                transfer.continuation.resume(throwing: URLError(.badServerResponse))
+            }
+        }
+    }
+}
