@@ -147,9 +147,10 @@ public final class NightrideClient {
     /// client) and commits the journal.
     public func stop() {
         system.stop()
-        for resource in [driverModeChanges.stop, rideActions.stop, driverMode.stop, ride.stop] {
-            resource()
-        }
+        driverModeChanges.stop()
+        rideActions.stop()
+        driverMode.stop()
+        ride.stop()
         journal?.close()
     }
 

@@ -27,10 +27,6 @@ final class OpenConnections: Sendable {
         }
     }
 
-    var count: Int {
-        channels.withLock { $0.count }
-    }
-
     fileprivate func register(_ channel: any Channel) {
         let id = ObjectIdentifier(channel)
         channels.withLock { $0[id] = channel }

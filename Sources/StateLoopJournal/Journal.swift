@@ -238,27 +238,21 @@ extension Journal {
         // aside (or, with `.fail`, left) as the crash left it. The writer opens once everything
         // was read. Without a WAL, a writer's close changes nothing, and one connection does.
         let hasWAL = FileManager.default.fileExists(atPath: path + "-wal")
-        let database: JournalDatabase
         var contents = Contents()
         if existed && hasWAL {
             // The reader shares the WAL through a `-shm` file it may create: removed after it,
             // so that the files are the ones found, and no more.
             let hadSHM = FileManager.default.fileExists(atPath: path + "-shm")
             defer { if !hadSHM { try? FileManager.default.removeItem(atPath: path + "-shm") } }
-            contents = try readContents(of: JournalDatabase(path: path, durability: configuration.durability, readOnly: true), configuration: configuration)
-            database = try JournalDatabase(path: path, durability: configuration.durability)
-        } else {
-            database = try JournalDatabase(path: path, durability: configuration.durability)
-            if existed {
-                do {
-                    contents = try readContents(of: database, configuration: configuration, closing: false)
-                } catch {
-                    database.close()
-                    throw error
-                }
-            }
+            let reader = try JournalDatabase(path: path, durability: configuration.durability, readOnly: true)
+            defer { reader.close() }
+            contents = try readContents(of: reader, configuration: configuration)
         }
+        let database = try JournalDatabase(path: path, durability: configuration.durability)
         do {
+            if existed && !hasWAL {
+                contents = try readContents(of: database, configuration: configuration)
+            }
             try database.createTablesIfNeeded()
             if contents.storedVersion != configuration.version {
                 try database.setVersion(configuration.version)
@@ -282,13 +276,9 @@ extension Journal {
         var lastSequence: Int64 = 0
     }
 
-    /// Checks and decodes an existing file through a read-only connection, which cannot change
-    /// it whatever it finds.
-    private static func readContents(
-        of reader: JournalDatabase, configuration: JournalConfiguration, closing: Bool = true
-    ) throws(JournalError) -> Contents {
+    /// Checks and decodes an existing file; reads only.
+    private static func readContents(of reader: JournalDatabase, configuration: JournalConfiguration) throws(JournalError) -> Contents {
         let path = reader.path
-        defer { if closing { reader.close() } }
         var contents = Contents()
         guard try reader.inspect() > 0 else { return contents }
         // Every page is checked only after a session that did not end cleanly: the check reads

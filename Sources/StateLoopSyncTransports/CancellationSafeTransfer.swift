@@ -18,7 +18,7 @@ extension URLSession {
     /// - Throws: the transport's error, as `data(for:)` would (a cancelled transfer fails with
     ///   `URLError.cancelled`).
     public func cancellationSafeData(for request: URLRequest) async throws -> (Data, URLResponse) {
-        let transfer = Transfer()
+        let transfer = CancellableTransfer()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task = dataTask(with: request) { data, response, error in
@@ -37,8 +37,8 @@ extension URLSession {
 }
 
 /// One transfer's task and whether it was cancelled, for a cancellation that may come before
-/// the task exists.
-private final class Transfer: Sendable {
+/// the task exists. Shared by `cancellationSafeData(for:)` and `LimitedTransfers`.
+final class CancellableTransfer: Sendable {
     private struct State {
         var task: URLSessionDataTask?
         var isCancelled = false
@@ -64,7 +64,7 @@ private final class Transfer: Sendable {
     }
 
     /// `cancel()` waits for the session's queue: never from the cancelling thread.
-    private static func stop(_ task: URLSessionDataTask) {
+    static func stop(_ task: URLSessionTask) {
         DispatchQueue.global().async { task.cancel() }
     }
 }

@@ -38,25 +38,16 @@ final class LimitedTransfers: Sendable {
     /// ``ResponseTooLargeError`` once it passes `limit` bytes, or as soon as `Content-Length`
     /// announces more); for any other status, an empty body, the rest of it not read.
     func data(for request: URLRequest, limit: Int) async throws -> (Data, URLResponse) {
-        let transfer = Mutex<URLSessionDataTask?>(nil)
-        let cancelled = Atomic<Bool>(false)
+        let transfer = CancellableTransfer()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task = session.dataTask(with: request)
                 delegate.register(task, limit: limit, continuation: continuation)
-                transfer.withLock { $0 = task }
-                task.resume()
-                if cancelled.load(ordering: .acquiring) { Self.stop(task) }
+                transfer.start(task)
             }
         } onCancel: {
-            cancelled.store(true, ordering: .releasing)
-            if let task = transfer.withLock({ $0 }) { Self.stop(task) }
+            transfer.cancel()
         }
-    }
-
-    /// `cancel()` waits for the session's queue: never from the calling thread.
-    fileprivate static func stop(_ task: URLSessionTask) {
-        DispatchQueue.global().async { task.cancel() }
     }
 
     /// Collects each transfer's bytes and ends it; one for all the session's transfers, keyed
@@ -106,7 +97,7 @@ final class LimitedTransfers: Sendable {
                 transfers[dataTask.taskIdentifier] = transfer
                 return transfer.tooLarge
             }
-            if overLimit { LimitedTransfers.stop(dataTask) }
+            if overLimit { CancellableTransfer.stop(dataTask) }
         }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
