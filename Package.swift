@@ -177,7 +177,10 @@ let package = Package(
         ),
         .testTarget(
             name: "NightrideDemoTests",
-            dependencies: ["NightrideDemo", "NightrideClient", "NightrideServer", "NightrideModel", "StateLoopSync", "TestSupport"]
+            dependencies: [
+                "NightrideDemo", "NightrideClient", "NightrideServer", "NightrideModel", "StateLoop", "StateLoopSync",
+                "StateLoopJournal", "TestSupport",
+            ]
         ),
         .testTarget(
             name: "NightrideServerTests",

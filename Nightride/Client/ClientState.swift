@@ -15,12 +15,9 @@ public struct ClientState: Codable, Sendable, Equatable {
     public var history = HistoryState()
     /// The destination search box. Not journaled: a relaunch starts with an empty box.
     public var search = SearchState<[Place]>(minimumLength: 2)
-    /// The last refused action, until dismissed or replaced.
-    public var lastError: String?
-
-    /// The shape of the journaled state and events: 2 since a resource's value and health
-    /// travel as one event.
-    public static let journalVersion = 2
+    /// Why the last action was refused, until dismissed or replaced. (Stored as `lastError`
+    /// before version 3 of the journaled state: see `ClientState.journalSchema`.)
+    public var refusal: String?
 
     /// A client of `user` that knows nothing yet.
     public init(user: String) {
@@ -49,7 +46,7 @@ public struct ClientState: Codable, Sendable, Equatable {
         if healths.contains(where: \.isOffline) { return "Offline: showing the last known state" }
         if healths.contains(where: \.isSlow) { return "Taking longer than expected…" }
         if let failure = healths.compactMap(\.failure).first { return "Error: \(failure) (r to retry)" }
-        if let lastError { return "Refused: \(lastError)" }
+        if let refusal { return "Refused: \(refusal)" }
         if healths.contains(where: \.isLoading) { return "Loading…" }
         if isOptimistic { return "Sending…" }
         return ""
@@ -78,14 +75,14 @@ public struct ClientState: Codable, Sendable, Equatable {
         case .historyFailed(let message, let address):
             state.history.failed(message, from: address)
         case .actionRefused(let message):
-            state.lastError = message
+            state.refusal = message
         case .errorDismissed:
-            state.lastError = nil
+            state.refusal = nil
         }
     }
 
     private enum CodingKeys: String, CodingKey {
-        case user, driverMode, ride, history, lastError
+        case user, driverMode, ride, history, refusal
     }
 
     /// Events that change only what is not journaled (the search box): reduced and shown, but

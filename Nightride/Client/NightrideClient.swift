@@ -55,7 +55,7 @@ public final class NightrideClient {
         let journal = try options.journalPath.map { path throws(JournalError) in
             try Journal<ClientState, ClientEvent>(
                 at: path,
-                configuration: JournalConfiguration(version: ClientState.journalVersion, snapshotInterval: 200),
+                configuration: JournalConfiguration(schema: ClientState.journalSchema, snapshotInterval: 200),
                 transient: ClientState.isTransient
             )
         }
@@ -198,7 +198,7 @@ public final class NightrideClient {
                 .ride(status.value, version: status.confirmed?.version, pending: status.mutations.count, health: ResourceHealth(status.resource))
             },
             .failures(of: driverModeChanges) { .actionRefused("driver mode: \($0.error.message)") },
-            .failures(of: rideActions) { .actionRefused("\($0.mutation.action.name.rawValue): \($0.error.message)") },
+            .failures(of: rideActions) { .actionRefused("\($0.mutation?.action.name.rawValue ?? "ride"): \($0.error.message)") },
             .liveSearch(
                 \.search,
                 event: { event in

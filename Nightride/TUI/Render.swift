@@ -47,7 +47,7 @@ private func titleBar(_ state: ClientState, width: Int) -> String {
 private func statusMessage(_ state: ClientState) -> String {
     // The status line quotes the server's error messages.
     let line = terminalSafe(state.statusLine)
-    return state.lastError == nil || line.isEmpty ? line : line + " (x to dismiss)"
+    return state.refusal == nil || line.isEmpty ? line : line + " (x to dismiss)"
 }
 
 private func keyHelp(_ state: ClientState, focus: Focus) -> String {

@@ -34,6 +34,9 @@ public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>
     public let configuration: JournalConfiguration
     /// What opening found.
     public let recovery: JournalRecovery
+    /// What opening migrated, when the journal was written by an older version of the app;
+    /// `nil` when nothing needed it.
+    public let migration: JournalMigrationReport?
 
     let database: JournalDatabase
     private let isTransient: @Sendable (Event) -> Bool
@@ -60,6 +63,7 @@ public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>
         self.path = path
         self.configuration = configuration
         self.recovery = opened.recovery
+        self.migration = opened.migration
         self.database = opened.database
         self.restored = Mutex(opened.restored)
         self.ledger = Mutex(
@@ -168,7 +172,7 @@ public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>
                 do {
                     snapshot = JournalDatabase.Snapshot(
                         sequence: writer.ledger.lastSequence,
-                        version: configuration.version,
+                        version: configuration.schema.version(of: .state),
                         payload: try writer.encoder.encode(state)
                     )
                 } catch {
@@ -210,113 +214,5 @@ extension Journal {
         // @unchecked: JSONEncoder is a class; it is only used under the journal's lock.
         var ledger: JournalLedger<State>
         let encoder = JSONEncoder()
-    }
-
-    private struct Opened {
-        let database: JournalDatabase
-        let restored: Restored
-        let lastSequence: Int64
-        var recovery: JournalRecovery
-    }
-
-    private static func open(path: String, configuration: JournalConfiguration) throws(JournalError) -> Opened {
-        let existed = FileManager.default.fileExists(atPath: path)
-        do {
-            return try read(path: path, configuration: configuration, existed: existed)
-        } catch where error.isUnreadableData && configuration.unreadable == .setAsideAndStartFresh {
-            let setAside = try JournalFiles.setAside(path)
-            var fresh = try read(path: path, configuration: configuration, existed: false)
-            fresh.recovery = .startedFresh(after: error, setAsideAt: setAside)
-            return fresh
-        }
-    }
-
-    private static func read(path: String, configuration: JournalConfiguration, existed: Bool) throws(JournalError) -> Opened {
-        // A file with a WAL beside it (a crash image) is read whole through a read-only
-        // connection before one that can write touches it: closing a writing connection
-        // checkpoints the WAL into the main file, so a file found unreadable would not be set
-        // aside (or, with `.fail`, left) as the crash left it. The writer opens once everything
-        // was read. Without a WAL, a writer's close changes nothing, and one connection does.
-        let hasWAL = FileManager.default.fileExists(atPath: path + "-wal")
-        var contents = Contents()
-        if existed && hasWAL {
-            // The reader shares the WAL through a `-shm` file it may create: removed after it,
-            // so that the files are the ones found, and no more.
-            let hadSHM = FileManager.default.fileExists(atPath: path + "-shm")
-            defer { if !hadSHM { try? FileManager.default.removeItem(atPath: path + "-shm") } }
-            let reader = try JournalDatabase(path: path, durability: configuration.durability, readOnly: true)
-            defer { reader.close() }
-            contents = try readContents(of: reader, configuration: configuration)
-        }
-        let database = try JournalDatabase(path: path, durability: configuration.durability)
-        do {
-            if existed && !hasWAL {
-                contents = try readContents(of: database, configuration: configuration)
-            }
-            try database.createTablesIfNeeded()
-            if contents.storedVersion != configuration.version {
-                try database.setVersion(configuration.version)
-            }
-            try database.setClosedCleanly(false)
-            let recovery: JournalRecovery =
-                contents.storedVersion != nil
-                ? .restored(snapshotSequence: contents.restored.snapshotSequence, replayedEvents: contents.restored.events.count)
-                : .created
-            return Opened(database: database, restored: contents.restored, lastSequence: contents.lastSequence, recovery: recovery)
-        } catch {
-            database.close()
-            throw JournalDatabase.journalError(error, path: path)
-        }
-    }
-
-    /// What an existing file holds, decoded.
-    private struct Contents {
-        var storedVersion: Int?
-        var restored = Restored(snapshot: nil, snapshotSequence: nil, events: [])
-        var lastSequence: Int64 = 0
-    }
-
-    /// Checks and decodes an existing file; reads only.
-    private static func readContents(of reader: JournalDatabase, configuration: JournalConfiguration) throws(JournalError) -> Contents {
-        let path = reader.path
-        var contents = Contents()
-        guard try reader.inspect() > 0 else { return contents }
-        // Every page is checked only after a session that did not end cleanly: the check reads
-        // the whole file, and after a clean close the pages read below are checked as they
-        // are read (a damaged one is an error, and the file is set aside all the same).
-        if try !reader.closedCleanly() {
-            try reader.checkPages()
-        }
-        contents.storedVersion = try reader.storedVersion()
-        if let storedVersion = contents.storedVersion, storedVersion > configuration.version {
-            throw JournalError.writtenByNewerVersion(
-                path: path, found: storedVersion, current: configuration.version, format: false
-            )
-        }
-        let writtenBy = contents.storedVersion ?? configuration.version
-        let decoder = JSONDecoder()
-        if let snapshot = try reader.snapshot() {
-            do {
-                contents.restored.snapshot = try decoder.decode(State.self, from: snapshot.payload)
-                contents.restored.snapshotSequence = snapshot.sequence
-            } catch {
-                throw JournalError.undecodableSnapshot(
-                    path: path, sequence: snapshot.sequence, writtenByVersion: snapshot.version,
-                    detail: "\(error)"
-                )
-            }
-        }
-        contents.lastSequence = contents.restored.snapshotSequence ?? 0
-        try reader.forEachEvent(after: contents.lastSequence) { sequence, payload throws(JournalError) in
-            do {
-                contents.restored.events.append(try decoder.decode(Event.self, from: payload))
-                contents.lastSequence = sequence
-            } catch {
-                throw JournalError.undecodableEvent(
-                    path: path, sequence: sequence, writtenByVersion: writtenBy, detail: "\(error)"
-                )
-            }
-        }
-        return contents
     }
 }

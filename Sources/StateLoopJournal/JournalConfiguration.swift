@@ -1,9 +1,8 @@
 /// How a ``Journal`` writes and what it does with a file it cannot read.
 public struct JournalConfiguration: Sendable {
-    /// The app's version of the `State` and `Event` types. Raise it when their shape changes:
-    /// it is saved with the data, named in decoding errors, and a journal written by a higher
-    /// version is treated as unreadable rather than misread.
-    public var version: Int
+    /// The versions of what the app stores (state, events, each store's mutations and confirmed
+    /// value) and the migrations from older ones: see ``JournalSchema``.
+    public var schema: JournalSchema
     /// Save the state every this many events, and drop the events before it, so that a restore
     /// reads one state and a short tail. `nil` keeps every event and never saves the state.
     public var snapshotInterval: Int?
@@ -13,12 +12,12 @@ public struct JournalConfiguration: Sendable {
     public var unreadable: UnreadableJournalPolicy
 
     /// - Parameters:
-    ///   - version: The app's version of the `State` and `Event` types.
+    ///   - schema: The stored versions and their migrations.
     ///   - snapshotInterval: Events between saved states; `nil` for never.
     ///   - durability: What a commit survives.
     ///   - unreadable: What opening does with a file it cannot read.
     public init(
-        version: Int = 1,
+        schema: JournalSchema = JournalSchema(),
         snapshotInterval: Int? = 1_000,
         durability: JournalDurability = .processCrash,
         unreadable: UnreadableJournalPolicy = .setAsideAndStartFresh
@@ -27,7 +26,7 @@ public struct JournalConfiguration: Sendable {
             snapshotInterval.map { $0 > 0 } ?? true,
             "JournalConfiguration.snapshotInterval must be positive, or nil to never snapshot."
         )
-        self.version = version
+        self.schema = schema
         self.snapshotInterval = snapshotInterval
         self.durability = durability
         self.unreadable = unreadable

@@ -50,9 +50,7 @@ final class JournalDatabase: Sendable {
         try read { db in
             let found = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
             if found > Self.format {
-                throw JournalError.writtenByNewerVersion(
-                    path: path, found: found, current: Self.format, format: true
-                )
+                throw JournalError.writtenByNewerFormat(path: path, found: found, current: Self.format)
             }
             return found
         }
@@ -86,46 +84,92 @@ final class JournalDatabase: Sendable {
         }
     }
 
-    /// Creates the tables of a file that has none yet (a no-op for a journal's file).
+    /// Creates the tables of a file that has none yet, and those added since it was created;
+    /// writes nothing to a file that has them all.
     func createTablesIfNeeded() throws(JournalError) {
         let found = try read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 }
-        guard found < Self.format else { return }
-        try write { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE IF NOT EXISTS journal_meta (
-                        key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
-                    CREATE TABLE IF NOT EXISTS journal_events (
-                        sequence INTEGER PRIMARY KEY NOT NULL, payload BLOB NOT NULL);
-                    CREATE TABLE IF NOT EXISTS journal_snapshot (
-                        id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
-                        sequence INTEGER NOT NULL, version INTEGER NOT NULL, payload BLOB NOT NULL);
-                    CREATE TABLE IF NOT EXISTS journal_mutations (
-                        store TEXT NOT NULL, position INTEGER NOT NULL, payload BLOB NOT NULL,
-                        PRIMARY KEY (store, position));
-                    CREATE TABLE IF NOT EXISTS journal_confirmed (
-                        store TEXT PRIMARY KEY NOT NULL, payload BLOB NOT NULL);
-                    PRAGMA user_version = \(Self.format);
-                    """
-            )
-        }
+        let hasDropped = try read { db in try db.tableExists("journal_dropped") }
+        guard found < Self.format || !hasDropped else { return }
+        try write { db in try Self.createTables(in: db) }
+    }
+
+    /// Creates the tables that are missing, in a transaction of the caller's (a migration's).
+    static func createTables(in db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS journal_meta (
+                    key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
+                CREATE TABLE IF NOT EXISTS journal_events (
+                    sequence INTEGER PRIMARY KEY NOT NULL, payload BLOB NOT NULL);
+                CREATE TABLE IF NOT EXISTS journal_snapshot (
+                    id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+                    sequence INTEGER NOT NULL, version INTEGER NOT NULL, payload BLOB NOT NULL);
+                CREATE TABLE IF NOT EXISTS journal_mutations (
+                    store TEXT NOT NULL, position INTEGER NOT NULL, payload BLOB NOT NULL,
+                    PRIMARY KEY (store, position));
+                CREATE TABLE IF NOT EXISTS journal_confirmed (
+                    store TEXT PRIMARY KEY NOT NULL, payload BLOB NOT NULL);
+                CREATE TABLE IF NOT EXISTS journal_dropped (
+                    store TEXT NOT NULL, id TEXT NOT NULL, reason TEXT NOT NULL,
+                    payload BLOB NOT NULL, reported INTEGER NOT NULL DEFAULT 0);
+                PRAGMA user_version = \(format);
+                """
+        )
     }
 
     // MARK: Meta
 
-    /// The app version that last wrote the file, or `nil` for a new file.
-    func storedVersion() throws(JournalError) -> Int? {
+    /// The version of each kind of record, as last written (see ``JournalSchema``). A kind the
+    /// file has no version for is missing: version 1, or, for the state and the events of a
+    /// file written before versions were kept per kind, the app version it kept for both.
+    func storedVersions() throws(JournalError) -> [JournalRecordKind: Int] {
         try read { db in
-            try Int.fetchOne(db, sql: "SELECT value FROM journal_meta WHERE key = 'version'")
+            var versions: [JournalRecordKind: Int] = [:]
+            let legacy = try Int.fetchOne(db, sql: "SELECT value FROM journal_meta WHERE key = 'version'")
+            if let legacy {
+                versions[.state] = legacy
+                versions[.events] = legacy
+            }
+            let rows = try Row.fetchAll(db, sql: "SELECT key, value FROM journal_meta WHERE key LIKE 'schema:%'")
+            for row in rows {
+                if let kind = JournalRecordKind(metaKey: row[0]) { versions[kind] = row[1] }
+            }
+            return versions
         }
     }
 
-    func setVersion(_ version: Int) throws(JournalError) {
-        try write { db in
+    /// Records the versions of `kinds`, in the transaction of a migration or on its own.
+    static func setVersions(_ versions: [JournalRecordKind: Int], in db: Database) throws {
+        for (kind, version) in versions {
             try db.execute(
-                sql: "INSERT OR REPLACE INTO journal_meta (key, value) VALUES ('version', ?)",
-                arguments: [version]
+                sql: "INSERT OR REPLACE INTO journal_meta (key, value) VALUES (?, ?)",
+                arguments: [kind.metaKey, version]
             )
+        }
+        try db.execute(sql: "DELETE FROM journal_meta WHERE key = 'version'")
+    }
+
+    func setVersions(_ versions: [JournalRecordKind: Int]) throws(JournalError) {
+        try write { db in try Self.setVersions(versions, in: db) }
+    }
+
+    /// The kinds of record the file holds at least one of.
+    func populatedKinds() throws(JournalError) -> Set<JournalRecordKind> {
+        try read { db in
+            var kinds: Set<JournalRecordKind> = []
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM journal_snapshot)") == true {
+                kinds.insert(.state)
+            }
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM journal_events)") == true {
+                kinds.insert(.events)
+            }
+            for store in try String.fetchAll(db, sql: "SELECT DISTINCT store FROM journal_mutations") {
+                kinds.insert(.mutations(store: store))
+            }
+            for store in try String.fetchAll(db, sql: "SELECT store FROM journal_confirmed") {
+                kinds.insert(.confirmedValue(store: store))
+            }
+            return kinds
         }
     }
 
@@ -202,14 +246,50 @@ final class JournalDatabase: Sendable {
     }
 
     func replaceMutations(in store: String, with payloads: [Data]) throws(JournalError) {
+        try write { db in try Self.replaceMutations(in: store, with: payloads, in: db) }
+    }
+
+    private static func replaceMutations(in store: String, with payloads: [Data], in db: Database) throws {
+        try db.execute(sql: "DELETE FROM journal_mutations WHERE store = ?", arguments: [store])
+        let insert = try db.cachedStatement(
+            sql: "INSERT INTO journal_mutations (store, position, payload) VALUES (?, ?, ?)"
+        )
+        for (position, payload) in payloads.enumerated() {
+            try insert.execute(arguments: [store, position, payload])
+        }
+    }
+
+    /// Keeps a pending mutation that could not be kept in the queue (a migration dropped it, or
+    /// it no longer decodes), with the reason, until ``takeDropped(in:)`` reports it.
+    static func drop(store: String, id: String, reason: String, payload: Data, in db: Database) throws {
+        try db.execute(
+            sql: "INSERT INTO journal_dropped (store, id, reason, payload) VALUES (?, ?, ?, ?)",
+            arguments: [store, id, reason, payload]
+        )
+    }
+
+    /// Replaces the queue of `store` with `kept` and keeps `dropped` aside, in one transaction.
+    func replaceMutations(
+        in store: String, with kept: [Data], dropping dropped: [(id: String, reason: String, payload: Data)]
+    ) throws(JournalError) {
         try write { db in
-            try db.execute(sql: "DELETE FROM journal_mutations WHERE store = ?", arguments: [store])
-            let insert = try db.cachedStatement(
-                sql: "INSERT INTO journal_mutations (store, position, payload) VALUES (?, ?, ?)"
-            )
-            for (position, payload) in payloads.enumerated() {
-                try insert.execute(arguments: [store, position, payload])
+            for entry in dropped {
+                try Self.drop(store: store, id: entry.id, reason: entry.reason, payload: entry.payload, in: db)
             }
+            try Self.replaceMutations(in: store, with: kept, in: db)
+        }
+    }
+
+    /// The dropped mutations of `store` not reported yet, oldest first; marked reported (they
+    /// stay in the file, for support).
+    func takeDropped(in store: String) throws(JournalError) -> [(id: String, reason: String)] {
+        try write { db in
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT id, reason FROM journal_dropped WHERE store = ? AND reported = 0 ORDER BY rowid",
+                arguments: [store]
+            )
+            try db.execute(sql: "UPDATE journal_dropped SET reported = 1 WHERE store = ?", arguments: [store])
+            return rows.map { (id: $0[0], reason: $0[1]) }
         }
     }
 
@@ -250,7 +330,7 @@ final class JournalDatabase: Sendable {
     // MARK: Access
 
     /// One transaction.
-    private func write<T>(_ body: (Database) throws -> T) throws(JournalError) -> T {
+    func write<T>(_ body: (Database) throws -> T) throws(JournalError) -> T {
         do {
             return try queue.inDatabase { db in
                 var result: T?
@@ -300,4 +380,28 @@ final class JournalDatabase: Sendable {
 struct EncodedEvent: Sendable {
     let sequence: Int64
     let payload: Data
+}
+
+extension JournalRecordKind {
+    /// The key of the kind's version in `journal_meta`.
+    var metaKey: String {
+        switch self {
+        case .state: "schema:state"
+        case .events: "schema:events"
+        case .mutations(let store): "schema:mutations:" + store
+        case .confirmedValue(let store): "schema:confirmed:" + store
+        }
+    }
+
+    init?(metaKey: String) {
+        switch metaKey {
+        case "schema:state": self = .state
+        case "schema:events": self = .events
+        case let key where key.hasPrefix("schema:mutations:"):
+            self = .mutations(store: String(key.dropFirst("schema:mutations:".count)))
+        case let key where key.hasPrefix("schema:confirmed:"):
+            self = .confirmedValue(store: String(key.dropFirst("schema:confirmed:".count)))
+        default: return nil
+        }
+    }
 }

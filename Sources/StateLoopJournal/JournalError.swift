@@ -19,9 +19,18 @@ public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
     case unencodableState(path: String, detail: String)
     /// A saved pending mutation does not decode as the current mutation type.
     case undecodableMutation(path: String, store: String, detail: String)
-    /// The journal was written by a newer version of the app (or of StateLoopJournal), which
-    /// this one cannot be sure to read.
-    case writtenByNewerVersion(path: String, found: Int, current: Int, format: Bool)
+    /// The file was written by a newer StateLoopJournal, whose layout (`found`) this one
+    /// (`current`) cannot be sure to read.
+    case writtenByNewerFormat(path: String, found: Int, current: Int)
+    /// The journal holds `kind` at version `stored`, newer than the app's `expected`: written by
+    /// a newer version of the app, which an older one cannot read safely.
+    case newerSchema(path: String, kind: JournalRecordKind, stored: Int, expected: Int)
+    /// The journal holds `kind` at version `stored`, and the app's ``JournalSchema`` has no
+    /// migration from it (or from a version between it and `expected`).
+    case noMigrationPath(path: String, kind: JournalRecordKind, stored: Int, expected: Int)
+    /// A migration of `kind` from version `from` threw, or its result was unusable; the journal
+    /// was left as it was.
+    case migrationFailed(path: String, kind: JournalRecordKind, from: Int, detail: String)
     /// The disk (or the journal's size limit) is full.
     case diskFull(path: String)
     /// Another process, or another journal in this one, has the file open.
@@ -36,7 +45,8 @@ public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .corrupt(let path, _), .undecodableSnapshot(let path, _, _, _),
             .undecodableEvent(let path, _, _, _), .unencodableEvent(let path, _, _),
-            .unencodableState(let path, _), .undecodableMutation(let path, _, _), .writtenByNewerVersion(let path, _, _, _),
+            .unencodableState(let path, _), .undecodableMutation(let path, _, _), .writtenByNewerFormat(let path, _, _),
+            .newerSchema(let path, _, _, _), .noMigrationPath(let path, _, _, _), .migrationFailed(let path, _, _, _),
             .diskFull(let path), .inUse(let path), .cannotOpen(let path, _),
             .storage(let path, _, _):
             path
@@ -48,7 +58,7 @@ public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isUnreadableData: Bool {
         switch self {
         case .corrupt, .undecodableSnapshot, .undecodableEvent, .undecodableMutation,
-            .writtenByNewerVersion:
+            .writtenByNewerFormat, .newerSchema, .noMigrationPath, .migrationFailed:
             true
         case .unencodableEvent, .unencodableState, .diskFull, .inUse, .cannotOpen, .storage:
             false
@@ -63,12 +73,13 @@ public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
         case .undecodableSnapshot(let path, let sequence, let version, let detail):
             "The state saved in \(path) (after event \(sequence), written by app version "
                 + "\(version)) no longer decodes: \(detail). If the State type changed, give "
-                + "its new properties defaults or decode the old shape in `init(from:)`, and "
-                + "raise `JournalConfiguration.version`."
+                + "its new properties defaults, or register a migration of the state from "
+                + "version \(version) in the journal's `JournalSchema` (`migrateState(from:)`)."
         case .undecodableEvent(let path, let sequence, let version, let detail):
             "Event \(sequence) in \(path) (written by app version \(version)) no longer decodes: "
-                + "\(detail). Keep decoding old event shapes in the Event type's `init(from:)`, "
-                + "or raise `JournalConfiguration.version` and let the journal start fresh."
+                + "\(detail). Register a migration of the events from version \(version) in the "
+                + "journal's `JournalSchema` (`migrateEvents(from:)`), or keep decoding the old "
+                + "shape in the Event type's `init(from:)`."
         case .unencodableEvent(let path, let sequence, let detail):
             "Event \(sequence) could not be encoded for \(path): \(detail). It was applied in "
                 + "memory but will be missing after a relaunch; make its Codable conformance "
@@ -78,9 +89,19 @@ public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "restores replay every event; make the State's Codable conformance total."
         case .undecodableMutation(let path, let store, let detail):
             "A pending mutation of store \"\(store)\" in \(path) no longer decodes: \(detail)."
-        case .writtenByNewerVersion(let path, let found, let current, let format):
-            "\(path) was written by \(format ? "StateLoopJournal format" : "app version") \(found), "
-                + "newer than this one (\(current)); an older app cannot read it safely."
+        case .writtenByNewerFormat(let path, let found, let current):
+            "\(path) was written by StateLoopJournal format \(found), newer than this one "
+                + "(\(current)); an older StateLoopJournal cannot read it safely."
+        case .newerSchema(let path, let kind, let stored, let expected):
+            "\(path) holds \(kind) at version \(stored), newer than this app's \(expected): it was "
+                + "written by a newer version of the app, which this one cannot read safely."
+        case .noMigrationPath(let path, let kind, let stored, let expected):
+            "\(path) holds \(kind) at version \(stored) and this app expects version "
+                + "\(expected), with no migration between them. Register the missing steps in the "
+                + "journal's `JournalSchema`, one from each version to the next."
+        case .migrationFailed(let path, let kind, let from, let detail):
+            "The migration of \(kind) from version \(from) failed for \(path): \(detail). The "
+                + "journal was left as it was."
         case .diskFull(let path):
             "The disk holding \(path) is full. Events stay in memory and are written as soon as "
                 + "there is room; free some space."

@@ -18,15 +18,31 @@ public struct JournalMutationStore<M: Mutation>: MutationStore where M.Value: Co
     public let name: String
     let database: JournalDatabase
 
+    /// The saved queue. A saved mutation that no longer decodes as `M` is not lost silently:
+    /// it is moved aside, kept in the file, and reported by ``takeDropped()``.
     public func load() async throws -> [PendingMutation<M>] {
         let decoder = JSONDecoder()
-        return try database.mutations(in: name).map { payload throws(JournalError) in
+        var kept: [PendingMutation<M>] = []
+        var keptPayloads: [Data] = []
+        var dropped: [(id: String, reason: String, payload: Data)] = []
+        for payload in try database.mutations(in: name) {
             do {
-                return try decoder.decode(PendingMutation<M>.self, from: payload)
+                kept.append(try decoder.decode(PendingMutation<M>.self, from: payload))
+                keptPayloads.append(payload)
             } catch {
-                throw JournalError.undecodableMutation(path: database.path, store: name, detail: "\(error)")
+                let id = (try? decoder.decode(StoredID.self, from: payload))?.id.rawValue ?? "?"
+                dropped.append((id, "it no longer decodes as \(M.self): \(error)", payload))
             }
         }
+        if !dropped.isEmpty {
+            try database.replaceMutations(in: name, with: keptPayloads, dropping: dropped)
+        }
+        return kept
+    }
+
+    /// The mutations dropped by a migration or by ``load()`` and not reported yet.
+    public func takeDropped() async throws -> [DroppedMutation] {
+        try database.takeDropped(in: name).map { DroppedMutation(id: MutationID(rawValue: $0.id), reason: $0.reason) }
     }
 
     public func save(_ queue: [PendingMutation<M>]) async throws {
@@ -46,6 +62,11 @@ public struct JournalMutationStore<M: Mutation>: MutationStore where M.Value: Co
     public func saveConfirmed(_ value: Versioned<M.Value>) async throws {
         try database.setConfirmedValue(JSONEncoder().encode(value), of: name)
     }
+}
+
+/// The id of a stored pending mutation, read without its mutation.
+private struct StoredID: Decodable {
+    let id: MutationID
 }
 
 extension Journal {

@@ -24,3 +24,26 @@ public struct JournalHealth: Sendable, Equatable {
     /// Events recorded but not committed yet: more than zero only while writes are failing.
     public var unwrittenEvents: Int64 { lastSequence - durableSequence }
 }
+
+/// What opening a journal written by an older version of the app migrated (see
+/// ``JournalSchema``).
+public struct JournalMigrationReport: Sendable, Equatable {
+    /// One kind of record brought from one version to another.
+    public struct Migrated: Sendable, Equatable {
+        /// What was migrated.
+        public let kind: JournalRecordKind
+        /// The version the journal held.
+        public let from: Int
+        /// The app's version, which the journal now holds.
+        public let to: Int
+    }
+
+    /// Each kind migrated: the state, the events, then each store's mutations and confirmed
+    /// value.
+    public let migrated: [Migrated]
+    /// Events a migration dropped.
+    public var droppedEvents: Int
+    /// Pending mutations a migration dropped; each is reported by the ``OptimisticResource``
+    /// that loads its store.
+    public var droppedMutations: Int
+}

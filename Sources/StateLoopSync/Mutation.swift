@@ -132,14 +132,36 @@ public struct PendingMutation<M: Mutation>: Codable, Sendable, Identifiable {
 
 extension PendingMutation: Equatable where M: Equatable {}
 
-/// A mutation the server rejected: removed from the view, reported once.
+/// A mutation the server rejected, or that its store could not keep: removed from the view,
+/// reported once.
 public struct MutationFailure<M: Mutation>: Sendable {
     /// The client mutation id.
     public let id: MutationID
-    /// The rejected change.
-    public let mutation: M
-    /// What the server (or the network) said.
+    /// The rejected change; `nil` for a mutation its store dropped (see ``DroppedMutation``),
+    /// whose type may no longer exist.
+    public let mutation: M?
+    /// What the server (or the network) said; for a dropped mutation, an unrecoverable failure
+    /// whose underlying error is the ``DroppedMutation``.
     public let error: ResourceFailure
+}
+
+/// A pending mutation its store could not give back: a journal migration dropped it, or it no
+/// longer decodes as the app's mutation type. Never dropped silently: the
+/// ``OptimisticResource`` that loads the store reports it through `failures()`.
+public struct DroppedMutation: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The client mutation id it was made with.
+    public let id: MutationID
+    /// Why it was dropped.
+    public let reason: String
+
+    public init(id: MutationID, reason: String) {
+        self.id = id
+        self.reason = reason
+    }
+
+    public var description: String {
+        "Mutation \(id) was dropped: \(reason)"
+    }
 }
 
 /// Keeps the queue of pending mutations across launches. ``InMemoryMutationStore`` keeps it for
@@ -156,6 +178,9 @@ public protocol MutationStore<M>: Sendable {
     func loadConfirmed() async throws -> Versioned<M.Value>?
     /// Replaces the saved confirmed value. Does nothing by default.
     func saveConfirmed(_ value: Versioned<M.Value>) async throws
+    /// The mutations the store dropped since the last call (a migration dropped them, say), to
+    /// be reported as failures; after ``load()``. None by default.
+    func takeDropped() async throws -> [DroppedMutation]
 }
 
 extension MutationStore {
@@ -163,6 +188,8 @@ extension MutationStore {
     public func loadConfirmed() async throws -> Versioned<M.Value>? { nil }
     /// Keeps no confirmed value.
     public func saveConfirmed(_ value: Versioned<M.Value>) async throws {}
+    /// Drops nothing.
+    public func takeDropped() async throws -> [DroppedMutation] { [] }
 }
 
 /// A ``MutationStore`` in memory.

@@ -74,8 +74,9 @@ struct OptimisticMachine<M: Mutation>: Sendable {
     }
 
     enum Event: Sendable {
-        /// The stored queue, and the stored confirmed value if the store keeps one.
-        case restored([PendingMutation<M>], confirmed: Versioned<M.Value>?)
+        /// The stored queue, the stored confirmed value if the store keeps one, and the
+        /// mutations the store dropped.
+        case restored([PendingMutation<M>], confirmed: Versioned<M.Value>?, dropped: [DroppedMutation] = [])
         /// The underlying resource's status: its value is one more confirmed value.
         case resourceChanged(ResourceStatus<M.Value>)
         case confirmedValue(Versioned<M.Value>)
@@ -91,7 +92,8 @@ struct OptimisticMachine<M: Mutation>: Sendable {
 
     mutating func apply(_ event: Event, policy: ResourcePolicy) {
         switch event {
-        case .restored(let stored, let storedConfirmed):
+        case .restored(let stored, let storedConfirmed, let dropped):
+            failures += dropped.map { MutationFailure(id: $0.id, mutation: nil, error: ResourceFailure($0, kind: .unrecoverable)) }
             // A stored value is one more confirmed value: kept only if nothing newer came.
             if let storedConfirmed {
                 receive(storedConfirmed)
@@ -218,7 +220,8 @@ struct OptimisticMachine<M: Mutation>: Sendable {
             .react(query: { _ in true }) { _, send in
                 let stored = (try? await store?.load()) ?? []
                 let confirmed = try? await store?.loadConfirmed()
-                await send(.restored(stored, confirmed: confirmed ?? nil))
+                let dropped = (try? await store?.takeDropped()) ?? []
+                await send(.restored(stored, confirmed: confirmed ?? nil, dropped: dropped))
             },
             .react(query: \.outgoing) { outgoing, events in
                 await events(.sending(outgoing.id))

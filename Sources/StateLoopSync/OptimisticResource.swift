@@ -25,7 +25,9 @@ public final class OptimisticResource<M: Mutation>: Sendable {
     /// published them (see ``value``).
     private let local = LocalViewBox<M>()
     private let statuses = Subscribers<OptimisticStatus<M>>(replaysLatest: true, bufferingPolicy: .bufferingNewest(1))
-    private let failureSubscribers = Subscribers<MutationFailure<M>>(replaysLatest: false, bufferingPolicy: .unbounded)
+    private let failureSubscribers = Subscribers<MutationFailure<M>>(
+        replaysLatest: false, holdsUndelivered: true, bufferingPolicy: .unbounded
+    )
 
     /// - Parameters:
     ///   - resource: Where the confirmed value comes from.
@@ -124,7 +126,9 @@ public final class OptimisticResource<M: Mutation>: Sendable {
         statuses.subscribe()
     }
 
-    /// Each mutation the server rejects, once.
+    /// Each mutation the server rejects, or that its store dropped (see ``DroppedMutation``),
+    /// once. A failure that comes while nobody subscribes (at launch, before the screen does)
+    /// waits for the next subscriber.
     public func failures() -> AsyncStream<MutationFailure<M>> {
         failureSubscribers.subscribe()
     }

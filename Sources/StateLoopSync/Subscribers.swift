@@ -10,10 +10,13 @@ package final class Subscribers<Element: Sendable>: Sendable {
         var continuations: [UInt64: AsyncStream<Element>.Continuation] = [:]
         var lastID: UInt64 = 0
         var isFinished = false
+        /// Published while nobody subscribed, for the next subscriber (see `holdsUndelivered`).
+        var undelivered: [Element] = []
     }
 
     private let registry = Mutex(Registry())
     private let replaysLatest: Bool
+    private let holdsUndelivered: Bool
     private let bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy
     private let onArrival: @Sendable () -> Void
     private let onDeparture: @Sendable () -> Void
@@ -21,14 +24,19 @@ package final class Subscribers<Element: Sendable>: Sendable {
     /// - Parameters:
     ///   - replaysLatest: whether a new subscriber first gets the latest element (states), or
     ///     only the elements published after it arrived (events).
+    ///   - holdsUndelivered: whether elements published while nobody subscribes wait for the
+    ///     next subscriber (reports that must reach someone: a failure found at launch, before
+    ///     the screen subscribed), or are gone.
     ///   - onArrival, onDeparture: told of every subscriber that arrives and leaves, in order.
     package init(
         replaysLatest: Bool,
+        holdsUndelivered: Bool = false,
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
         onArrival: @escaping @Sendable () -> Void = {},
         onDeparture: @escaping @Sendable () -> Void = {}
     ) {
         self.replaysLatest = replaysLatest
+        self.holdsUndelivered = holdsUndelivered
         self.bufferingPolicy = bufferingPolicy
         self.onArrival = onArrival
         self.onDeparture = onDeparture
@@ -44,6 +52,8 @@ package final class Subscribers<Element: Sendable>: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
         let id = registry.withLock { registry -> UInt64? in
             if replaysLatest, let first = seed(registry.latest) { continuation.yield(first) }
+            for element in registry.undelivered { continuation.yield(element) }
+            registry.undelivered = []
             guard !registry.isFinished else { return nil }
             registry.lastID += 1
             registry.continuations[registry.lastID] = continuation
@@ -64,6 +74,9 @@ package final class Subscribers<Element: Sendable>: Sendable {
     package func publish(_ element: Element) {
         let continuations = registry.withLock { registry in
             registry.latest = element
+            if holdsUndelivered && registry.continuations.isEmpty && !registry.isFinished {
+                registry.undelivered.append(element)
+            }
             return Array(registry.continuations.values)
         }
         for continuation in continuations {

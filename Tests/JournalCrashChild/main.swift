@@ -6,6 +6,13 @@
 //     sending <first> <last>              before a send of the values first...last
 //     sent <last>                         once that send has returned
 //
+//   journal-crash-child fill <path> <count>
+//     writes the values 1...count as version 1 events (plain integers), then: filled <count>
+//
+//   journal-crash-child migrate <path>
+//     started, then opens the journal with version 2 of the events (`{"value": n}`), which
+//     migrates a version 1 journal, then: restored <count> <sum> <checksum>
+//
 //   journal-crash-child job <path> [start]
 //     restored <done>, then done <n> after each committed step, then finished. With `start`,
 //     step 3 never ends, so a kill after "done 2" always lands in the middle of the job.
@@ -144,13 +151,68 @@ func runJob(path: String, start: Bool) async -> Never {
     exit(0)
 }
 
+// MARK: Migration: version 1 events are integers, version 2 wraps them
+
+/// Version 2 of the tally's event.
+struct Entry: Codable, Sendable {
+    let value: Int
+}
+
+/// The events at version 2, with the migration from version 1.
+let entrySchema: JournalSchema = {
+    var schema = JournalSchema()
+    schema.migrateEvents(from: 1) { value in ["value": value] }
+    return schema
+}()
+
+@MainActor
+func runFill(path: String, count: Int) -> Never {
+    do {
+        let journal = try Journal<Tally, Int>(at: path, configuration: JournalConfiguration(snapshotInterval: nil, unreadable: .fail))
+        let system = System(journal: journal, initialState: Tally(), reduce: Tally.reduce)
+        for start in stride(from: 1, through: count, by: 1_000) {
+            system.send(contentsOf: start...min(start + 999, count))
+        }
+        system.stop()
+        journal.close()
+    } catch {
+        fail("\(error)")
+    }
+    report("filled \(count)")
+    exit(0)
+}
+
+@MainActor
+func runMigrate(path: String) -> Never {
+    report("started")
+    let journal: Journal<Tally, Entry>
+    do {
+        journal = try Journal(
+            at: path,
+            configuration: JournalConfiguration(schema: entrySchema, snapshotInterval: nil, unreadable: .fail)
+        )
+    } catch {
+        fail("\(error)")
+    }
+    let system = System(journal: journal, initialState: Tally()) { state, entry in Tally.reduce(&state, entry.value) }
+    let state = system.state
+    system.stop()
+    journal.close()
+    report("restored \(state.count) \(state.sum) \(state.checksum)")
+    exit(0)
+}
+
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    fail("usage: journal-crash-child tally <path> <seed> | job <path> [start]")
+    fail("usage: journal-crash-child tally <path> <seed> | fill <path> <count> | migrate <path> | job <path> [start]")
 }
 switch arguments[1] {
 case "tally":
     runTally(path: arguments[2], seed: UInt64(arguments.count > 3 ? arguments[3] : "0") ?? 0)
+case "fill":
+    runFill(path: arguments[2], count: Int(arguments.count > 3 ? arguments[3] : "0") ?? 0)
+case "migrate":
+    runMigrate(path: arguments[2])
 case "job":
     await runJob(path: arguments[2], start: arguments.count > 3 && arguments[3] == "start")
 default:

@@ -3,6 +3,7 @@ import Logging
 import NightrideClient
 import NightrideModel
 import NightrideServer
+import StateLoop
 import StateLoopJournal
 import Testing
 import TestSupport
@@ -70,5 +71,41 @@ struct ClientRelaunchTests {
             Issue.record("condition not met in time")
             throw CancellationError()
         }
+    }
+
+    @Test("a journal of the previous client version (state 2, with `lastError`) opens migrated: the refusal is still shown")
+    func previousVersionJournalMigrates() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-upgrade-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/ann.journal"
+
+        // The state as version 2 stored it: today's shape with the field's old name.
+        var current = ClientState(user: "ann")
+        current.refusal = "no driver nearby"
+        var stored = try JSONDecoder().decode(JournalValue.self, from: JSONEncoder().encode(current))
+        stored.renameField("refusal", to: "lastError")
+        var version2 = JournalSchema()
+        version2.setVersion(2, of: .state)
+        version2.setVersion(2, of: .events)
+        do {
+            let journal = try Journal<JournalValue, ClientEvent>(
+                at: path, configuration: JournalConfiguration(schema: version2, snapshotInterval: 1)
+            )
+            let system = System(journal: journal, initialState: stored) { _, _ in }
+            system.send(.historyScrolledToEnd)
+            system.stop()
+            journal.close()
+        }
+
+        let journal = try Journal<ClientState, ClientEvent>(
+            at: path, configuration: JournalConfiguration(schema: ClientState.journalSchema, snapshotInterval: 200)
+        )
+        #expect(journal.migration?.migrated.map { "\($0.kind) \($0.from)→\($0.to)" } == ["the state 2→3"])
+        let system = System(journal: journal, initialState: ClientState(user: "ann"), reduce: ClientState.reduce)
+        #expect(system.state.refusal == "no driver nearby")
+        #expect(system.state.statusLine == "Refused: no driver nearby")
+        system.stop()
+        journal.close()
     }
 }

@@ -107,3 +107,13 @@ func restore(
     }
     return (system.state, journal.recovery)
 }
+
+extension JournalSchema {
+    /// The state and the events at `version`, with no migrations.
+    static func versions(_ version: Int) -> JournalSchema {
+        var schema = JournalSchema()
+        schema.setVersion(version, of: .state)
+        schema.setVersion(version, of: .events)
+        return schema
+    }
+}

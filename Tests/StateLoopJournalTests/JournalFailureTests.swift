@@ -47,28 +47,28 @@ struct JournalFailureTests {
     @Test("a saved state that no longer decodes names its version and the fix")
     func undecodableSnapshot() throws {
         let folder = TemporaryFolder()
-        try write((1...5).map(TallyEvent.add), to: folder.journal, configuration: JournalConfiguration(version: 3, snapshotInterval: 2))
+        try write((1...5).map(TallyEvent.add), to: folder.journal, configuration: JournalConfiguration(schema: .versions(3), snapshotInterval: 2))
         let journal = try Journal<GrownTally, TallyEvent>(
             at: folder.journal,
-            configuration: JournalConfiguration(version: 4, unreadable: .setAsideAndStartFresh)
+            configuration: JournalConfiguration(schema: .versions(3), unreadable: .setAsideAndStartFresh)
         )
         guard case .startedFresh(.undecodableSnapshot(_, 4, 3, _), _) = journal.recovery else {
             Issue.record("expected an undecodable snapshot, got \(journal.recovery)")
             return
         }
         guard case .startedFresh(let error, _) = journal.recovery else { return }
-        #expect(error.description.contains("JournalConfiguration.version"))
+        #expect(error.description.contains("migrateState(from:)"))
     }
 
     @Test("a journal written by a newer app version is not misread by an older one")
     func newerVersion() throws {
         let folder = TemporaryFolder()
-        try write([.add(1)], to: folder.journal, configuration: JournalConfiguration(version: 5))
-        #expect(throws: JournalError.writtenByNewerVersion(path: folder.journal, found: 5, current: 4, format: false)) {
-            _ = try Journal<Tally, TallyEvent>(at: folder.journal, configuration: JournalConfiguration(version: 4, unreadable: .fail))
+        try write([.add(1)], to: folder.journal, configuration: JournalConfiguration(schema: .versions(5)))
+        #expect(throws: JournalError.newerSchema(path: folder.journal, kind: .events, stored: 5, expected: 4)) {
+            _ = try Journal<Tally, TallyEvent>(at: folder.journal, configuration: JournalConfiguration(schema: .versions(4), unreadable: .fail))
         }
         // The same app version still reads it.
-        let (state, _) = try restore(folder.journal, configuration: JournalConfiguration(version: 5))
+        let (state, _) = try restore(folder.journal, configuration: JournalConfiguration(schema: .versions(5)))
         #expect(state == Tally.folding([1]))
     }
 
