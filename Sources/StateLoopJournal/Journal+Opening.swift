@@ -52,14 +52,19 @@ extension Journal {
             let migrator = try examined?.migrator ?? JournalMigrator(schema: configuration.schema, database: database)
             var migration: JournalMigrationReport?
             if migrator.isNeeded {
-                let eventDecoder = JSONDecoder()
                 migration = try migrator.run(
                     on: database,
                     checkState: { sequence, payload throws(JournalError) in
                         _ = try decodeSnapshot(payload, sequence: sequence, configuration: configuration, path: path)
                     },
-                    checkEvent: { sequence, payload throws(JournalError) in
-                        _ = try decodeEvent(payload, sequence: sequence, decoder: eventDecoder, configuration: configuration, path: path)
+                    checkEvents: { first, payload throws(JournalError) in
+                        let row = JournalRows.StoredRow(first: first, last: first, payload: payload)
+                        _ = try JournalRows.decode([row], as: Event.self) { sequence, error in
+                            .undecodableEvent(
+                                path: path, sequence: sequence, writtenByVersion: configuration.schema.version(of: .events),
+                                detail: "\(error)"
+                            )
+                        }
                     }
                 )
             } else if migrator.versionsChanged {
@@ -119,7 +124,6 @@ extension Journal {
     private static func decode(_ reader: JournalDatabase, configuration: JournalConfiguration) throws(JournalError) -> Contents {
         let path = reader.path
         var contents = Contents()
-        let decoder = JSONDecoder()
         if let snapshot = try reader.snapshot() {
             contents.restored.snapshot = try decodeSnapshot(
                 snapshot.payload, sequence: snapshot.sequence, configuration: configuration, path: path
@@ -127,12 +131,17 @@ extension Journal {
             contents.restored.snapshotSequence = snapshot.sequence
         }
         contents.lastSequence = contents.restored.snapshotSequence ?? 0
-        try reader.forEachEvent(after: contents.lastSequence) { sequence, payload throws(JournalError) in
-            contents.restored.events.append(
-                try decodeEvent(payload, sequence: sequence, decoder: decoder, configuration: configuration, path: path)
-            )
-            contents.lastSequence = sequence
+        var rows: [JournalRows.StoredRow] = []
+        try reader.forEachRow(after: contents.lastSequence) { first, last, payload in
+            rows.append(JournalRows.StoredRow(first: first, last: last, payload: payload))
         }
+        contents.restored.events = try JournalRows.decode(rows, as: Event.self) { sequence, error in
+            .undecodableEvent(
+                path: path, sequence: sequence, writtenByVersion: configuration.schema.version(of: .events),
+                detail: "\(error)"
+            )
+        }
+        contents.lastSequence = rows.last?.last ?? contents.lastSequence
         return contents
     }
 
@@ -144,19 +153,6 @@ extension Journal {
         } catch {
             throw .undecodableSnapshot(
                 path: path, sequence: sequence, writtenByVersion: configuration.schema.version(of: .state),
-                detail: "\(error)"
-            )
-        }
-    }
-
-    private static func decodeEvent(
-        _ payload: Data, sequence: Int64, decoder: JSONDecoder, configuration: JournalConfiguration, path: String
-    ) throws(JournalError) -> Event {
-        do {
-            return try decoder.decode(Event.self, from: payload)
-        } catch {
-            throw .undecodableEvent(
-                path: path, sequence: sequence, writtenByVersion: configuration.schema.version(of: .events),
                 detail: "\(error)"
             )
         }

@@ -133,28 +133,11 @@ public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>
 
     // MARK: Writing
 
-    /// Encodes `event` for the next commit.
+    /// Keeps `event` for the next commit.
     @usableFromInline
     package func record(_ event: Event, producing state: State) {
         if isTransient(event) { return }
-        let failure = ledger.withLock { writer -> JournalError? in
-            let sequence = writer.ledger.nextSequence
-            do {
-                let payload = try writer.encoder.encode(event)
-                writer.ledger.recorded(
-                    EncodedEvent(sequence: sequence, payload: payload),
-                    producing: state
-                )
-                return nil
-            } catch {
-                let failure = JournalError.unencodableEvent(path: path, sequence: sequence, detail: "\(error)")
-                writer.ledger.reported(failure)
-                return failure
-            }
-        }
-        if let failure {
-            errorSubscribers.publish(failure)
-        }
+        ledger.withLock { $0.ledger.recorded(event, producing: state) }
     }
 
     /// Writes every recorded event, and the state when one is due, in one transaction.
@@ -165,8 +148,14 @@ public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>
 
     /// Writes as ``commit()`` does; `force` writes a due snapshot even with no new event.
     private func write(force: Bool) {
-        let failure = ledger.withLock { writer -> JournalError? in
-            guard force || !writer.ledger.unwritten.isEmpty else { return nil }
+        let failures = ledger.withLock { writer -> [JournalError] in
+            guard force || !writer.ledger.unwritten.isEmpty else { return [] }
+            var failures: [JournalError] = []
+            let encoded = JournalRows.encode(writer.ledger.unwritten, encoder: writer.encoder)
+            if let last = encoded.unencodable.last {
+                failures = encoded.unencodable.map { JournalError.unencodableEvent(path: path, sequence: $0.sequence, detail: $0.detail) }
+                writer.ledger.unencodable(Set(encoded.unencodable.map(\.sequence)), failures.last ?? .unencodableEvent(path: path, sequence: last.sequence, detail: last.detail))
+            }
             var snapshot: JournalDatabase.Snapshot?
             if let state = writer.ledger.stateToSave {
                 do {
@@ -176,22 +165,23 @@ public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>
                         payload: try writer.encoder.encode(state)
                     )
                 } catch {
+                    // The events are committed all the same; only the snapshot waits.
                     let failure = JournalError.unencodableState(path: path, detail: "\(error)")
                     writer.ledger.snapshotSkipped(failure)
-                    return failure
+                    failures.append(failure)
                 }
             }
             do {
-                try database.append(writer.ledger.unwritten, snapshot: snapshot)
+                try database.append(encoded.rows, snapshot: snapshot)
                 writer.ledger.committed(savedSnapshot: snapshot != nil)
-                return nil
             } catch {
                 let failure = JournalDatabase.journalError(error, path: path)
                 writer.ledger.failed(failure)
-                return failure
+                failures.append(failure)
             }
+            return failures
         }
-        if let failure {
+        for failure in failures {
             errorSubscribers.publish(failure)
         }
     }
@@ -212,7 +202,7 @@ extension Journal {
     /// The ledger with the encoder it writes with, under one lock.
     struct Writer: @unchecked Sendable {
         // @unchecked: JSONEncoder is a class; it is only used under the journal's lock.
-        var ledger: JournalLedger<State>
+        var ledger: JournalLedger<State, Event>
         let encoder = JSONEncoder()
     }
 }

@@ -8,8 +8,14 @@ import GRDB
 /// Threading: `DatabaseQueue` serializes every access on its own queue, so the journal's writes
 /// and its mutation stores' reads and writes may come from any thread.
 final class JournalDatabase: Sendable {
-    /// The on-disk layout this code writes, in SQLite's `user_version`.
-    static let format = 1
+    /// The on-disk layout this code writes, in SQLite's `user_version`. 1 kept one row per
+    /// event; 2 keeps the events of a commit in rows of up to ``rowCapacity``, each a JSON array
+    /// (see ``upgradeFormat(in:)``).
+    static let format = 2
+
+    /// The most events a row holds: a commit of more is cut into rows of this size, which are
+    /// encoded in parallel.
+    static let rowCapacity = 512
 
     let path: String
     private let queue: DatabaseQueue
@@ -93,14 +99,31 @@ final class JournalDatabase: Sendable {
         try write { db in try Self.createTables(in: db) }
     }
 
+    /// Rewrites a format 1 file's events, one row each, as rows of one event in the format 2
+    /// table, in a transaction of the caller's (a migration's). Rows are not merged: the file's
+    /// next snapshot compacts them.
+    static func upgradeFormat(in db: Database) throws {
+        guard try db.tableExists("journal_events") else { return }
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS journal_batches (
+                    last INTEGER PRIMARY KEY NOT NULL, first INTEGER NOT NULL, payload BLOB NOT NULL);
+                INSERT INTO journal_batches (last, first, payload)
+                    SELECT sequence, sequence, CAST('[' || CAST(payload AS TEXT) || ']' AS BLOB)
+                    FROM journal_events;
+                DROP TABLE journal_events;
+                """
+        )
+    }
+
     /// Creates the tables that are missing, in a transaction of the caller's (a migration's).
     static func createTables(in db: Database) throws {
         try db.execute(
             sql: """
                 CREATE TABLE IF NOT EXISTS journal_meta (
                     key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
-                CREATE TABLE IF NOT EXISTS journal_events (
-                    sequence INTEGER PRIMARY KEY NOT NULL, payload BLOB NOT NULL);
+                CREATE TABLE IF NOT EXISTS journal_batches (
+                    last INTEGER PRIMARY KEY NOT NULL, first INTEGER NOT NULL, payload BLOB NOT NULL);
                 CREATE TABLE IF NOT EXISTS journal_snapshot (
                     id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
                     sequence INTEGER NOT NULL, version INTEGER NOT NULL, payload BLOB NOT NULL);
@@ -160,8 +183,10 @@ final class JournalDatabase: Sendable {
             if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM journal_snapshot)") == true {
                 kinds.insert(.state)
             }
-            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM journal_events)") == true {
-                kinds.insert(.events)
+            for table in ["journal_batches", "journal_events"] where try db.tableExists(table) {
+                if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(table))") == true {
+                    kinds.insert(.events)
+                }
             }
             for store in try String.fetchAll(db, sql: "SELECT DISTINCT store FROM journal_mutations") {
                 kinds.insert(.mutations(store: store))
@@ -189,44 +214,42 @@ final class JournalDatabase: Sendable {
         }
     }
 
-    /// Calls `body` with every event after `sequence`, in order. The bytes are only valid
-    /// during the call.
-    func forEachEvent(
+    /// Calls `body` with every row of events after `sequence`, in order: the sequence numbers of
+    /// its first and last events, and its JSON array.
+    func forEachRow(
         after sequence: Int64,
-        _ body: (Int64, Data) throws(JournalError) -> Void
+        _ body: (_ first: Int64, _ last: Int64, _ payload: Data) throws(JournalError) -> Void
     ) throws(JournalError) {
         try read { db in
             let rows = try Row.fetchCursor(
                 db,
-                sql: "SELECT sequence, payload FROM journal_events WHERE sequence > ? ORDER BY sequence",
+                sql: "SELECT first, last, payload FROM journal_batches WHERE last > ? ORDER BY last",
                 arguments: [sequence]
             )
             while let row = try rows.next() {
-                let sequence: Int64 = row[0]
-                try row.withUnsafeData(atIndex: 1) { payload in
-                    try body(sequence, payload ?? Data())
-                }
+                try body(row[0], row[1], row[2])
             }
         }
     }
 
-    /// Appends `events` and, when given, replaces the saved state and drops the events it
-    /// covers; all in one transaction, so a crash keeps either all of it or none.
-    func append(_ events: [EncodedEvent], snapshot: Snapshot?) throws(JournalError) {
+    /// Appends `rows` and, when given, replaces the saved state and drops the rows it covers;
+    /// all in one transaction, so a crash keeps either all of it or none.
+    func append(_ rows: [EncodedRow], snapshot: Snapshot?) throws(JournalError) {
         try write { db in
             let insert = try db.cachedStatement(
-                sql: "INSERT INTO journal_events (sequence, payload) VALUES (?, ?)"
+                sql: "INSERT INTO journal_batches (last, first, payload) VALUES (?, ?, ?)"
             )
-            for event in events {
-                try insert.execute(arguments: [event.sequence, event.payload])
+            for row in rows {
+                try insert.execute(arguments: [row.last, row.first, row.payload])
             }
             if let snapshot {
                 try db.execute(
                     sql: "INSERT OR REPLACE INTO journal_snapshot (id, sequence, version, payload) VALUES (1, ?, ?, ?)",
                     arguments: [snapshot.sequence, snapshot.version, snapshot.payload]
                 )
+                // A snapshot is taken at the end of a commit, so no row straddles it.
                 try db.execute(
-                    sql: "DELETE FROM journal_events WHERE sequence <= ?",
+                    sql: "DELETE FROM journal_batches WHERE last <= ?",
                     arguments: [snapshot.sequence]
                 )
             }
@@ -376,9 +399,10 @@ final class JournalDatabase: Sendable {
     }
 }
 
-/// An event as stored: its sequence number and its encoded bytes.
-struct EncodedEvent: Sendable {
-    let sequence: Int64
+/// Events as stored: the sequence numbers of the first and the last, and their JSON array.
+struct EncodedRow: Sendable {
+    let first: Int64
+    let last: Int64
     let payload: Data
 }
 

@@ -1,13 +1,16 @@
 /// The bookkeeping of a journal's writes, kept apart from the file so that it reads as a small
 /// state machine: events are recorded, then committed or kept for the next try; every so many
 /// events, a commit also saves the state.
-struct JournalLedger<State> {
+///
+/// Events wait unencoded: a commit encodes them all at once (see `Journal.encodeRows`), which
+/// costs less than one encoding each and can use every core.
+struct JournalLedger<State, Event> {
     private(set) var lastSequence: Int64
     private(set) var durableSequence: Int64
     private(set) var snapshotSequence: Int64?
     private(set) var lastError: JournalError?
-    /// Recorded, not yet committed, oldest first.
-    private(set) var unwritten: [EncodedEvent] = []
+    /// Recorded, not yet committed, oldest first, with their sequence numbers.
+    private(set) var unwritten: [(sequence: Int64, event: Event)] = []
     private(set) var eventsSinceSnapshot: Int
     /// The state after the last recorded event, kept only once a snapshot is due.
     private(set) var stateToSave: State?
@@ -37,9 +40,9 @@ struct JournalLedger<State> {
         )
     }
 
-    mutating func recorded(_ event: EncodedEvent, producing state: State) {
-        lastSequence = event.sequence
-        unwritten.append(event)
+    mutating func recorded(_ event: Event, producing state: State) {
+        lastSequence += 1
+        unwritten.append((lastSequence, event))
         eventsSinceSnapshot += 1
         if isSnapshotDue {
             stateToSave = state
@@ -76,7 +79,9 @@ struct JournalLedger<State> {
         stateToSave = nil
     }
 
-    mutating func reported(_ error: JournalError) {
+    /// The events at `sequences` cannot be encoded: they live in memory only.
+    mutating func unencodable(_ sequences: Set<Int64>, _ error: JournalError) {
+        unwritten.removeAll { sequences.contains($0.sequence) }
         lastError = error
     }
 }

@@ -20,6 +20,9 @@ struct JournalMigrator {
     let versions: [JournalRecordKind: Int]
     /// Whether the recorded versions differ from `versions` (a new file, a new store).
     let versionsChanged: Bool
+    /// Whether the file is in format 1 (one row per event), rewritten in the current format by
+    /// the migration's transaction.
+    let upgradesFormat: Bool
     private let work: [Work]
 
     /// Plans the migration of the file `database` reads.
@@ -29,6 +32,8 @@ struct JournalMigrator {
     ///   records and cannot be brought to the app's version.
     init(schema: JournalSchema, database: JournalDatabase) throws(JournalError) {
         path = database.path
+        let format = try database.inspect()
+        upgradesFormat = format > 0 && format < JournalDatabase.format
         let stored = try database.storedVersions()
         let populated = try database.populatedKinds()
         var versions: [JournalRecordKind: Int] = [:]
@@ -51,18 +56,19 @@ struct JournalMigrator {
     }
 
     /// Whether any record must be rewritten.
-    var isNeeded: Bool { !work.isEmpty }
+    var isNeeded: Bool { !work.isEmpty || upgradesFormat }
 
     /// Migrates every record that needs it and records the new versions, in one transaction.
     ///
     /// - Parameters:
     ///   - checkState: Throws when a migrated state (saved after the event with the given
     ///     sequence number) does not decode as the app's `State`.
-    ///   - checkEvent: The same for an event and its sequence number.
+    ///   - checkEvents: The same for a migrated row of events, the sequence number of its first
+    ///     event, and its JSON array.
     func run(
         on database: JournalDatabase,
         checkState: (Int64, Data) throws(JournalError) -> Void,
-        checkEvent: (Int64, Data) throws(JournalError) -> Void
+        checkEvents: (Int64, Data) throws(JournalError) -> Void
     ) throws(JournalError) -> JournalMigrationReport {
         var report = JournalMigrationReport(
             migrated: work.map { .init(kind: $0.kind, from: $0.from, to: versions[$0.kind] ?? $0.from) },
@@ -71,15 +77,18 @@ struct JournalMigrator {
         )
         let coder = Coder(path: path)
         try database.write { db in
-            // Tables added since the file was created (the dropped mutations') are created
-            // here, so that a migration that fails changes nothing at all.
+            // The layout is brought up to date, and tables added since the file was created are
+            // created, here, so that a migration that fails changes nothing at all.
+            if upgradesFormat {
+                try JournalDatabase.upgradeFormat(in: db)
+            }
             try JournalDatabase.createTables(in: db)
             for item in work {
                 switch item.kind {
                 case .state:
                     try migrateSnapshot(item, db, coder, checkState)
                 case .events:
-                    report.droppedEvents += try migrateEvents(item, db, coder, checkEvent)
+                    report.droppedEvents += try migrateEvents(item, db, coder, checkEvents)
                 case .mutations(let store):
                     report.droppedMutations += try migrateMutations(item, of: store, db, coder)
                 case .confirmedValue(let store):
@@ -108,33 +117,48 @@ struct JournalMigrator {
         )
     }
 
-    /// Returns the number of events dropped.
+    /// Migrates each event of each row; a row whose events were all dropped goes. Returns the
+    /// number of events dropped.
     private func migrateEvents(
         _ item: Work, _ db: Database, _ coder: Coder, _ check: (Int64, Data) throws(JournalError) -> Void
     ) throws -> Int {
         var dropped = 0
         var after: Int64 = .min
-        let update = try db.cachedStatement(sql: "UPDATE journal_events SET payload = ? WHERE sequence = ?")
-        let delete = try db.cachedStatement(sql: "DELETE FROM journal_events WHERE sequence = ?")
+        let update = try db.cachedStatement(sql: "UPDATE journal_batches SET payload = ? WHERE last = ?")
+        let delete = try db.cachedStatement(sql: "DELETE FROM journal_batches WHERE last = ?")
         // In pages, so that no cursor is open on the table while its rows change.
         while true {
             let page = try Row.fetchAll(
                 db,
-                sql: "SELECT sequence, payload FROM journal_events WHERE sequence > ? ORDER BY sequence LIMIT 1000",
+                sql: "SELECT first, last, payload FROM journal_batches WHERE last > ? ORDER BY last LIMIT 64",
                 arguments: [after]
             )
-            guard let last = page.last else { return dropped }
+            guard let lastRow = page.last else { return dropped }
             for row in page {
-                let sequence: Int64 = row[0]
-                if let migrated = try coder.apply(item, to: row[1], record: "event \(sequence)") {
-                    try check(sequence, migrated)
-                    try update.execute(arguments: [migrated, sequence])
+                let first: Int64 = row[0]
+                let last: Int64 = row[1]
+                guard case .array(let events) = try coder.decode(row[2], kind: item.kind, from: item.from, record: "events \(first)...\(last)") else {
+                    throw JournalError.migrationFailed(
+                        path: path, kind: item.kind, from: item.from, detail: "events \(first)...\(last) are not a JSON array"
+                    )
+                }
+                var migrated: [JournalValue] = []
+                for (offset, event) in events.enumerated() {
+                    if let value = try coder.apply(item, to: event, record: "event \(first + Int64(offset))") {
+                        migrated.append(value)
+                    } else {
+                        dropped += 1
+                    }
+                }
+                if migrated.isEmpty {
+                    try delete.execute(arguments: [last])
                 } else {
-                    try delete.execute(arguments: [sequence])
-                    dropped += 1
+                    let payload = try coder.encode(.array(migrated))
+                    try check(first, payload)
+                    try update.execute(arguments: [payload, last])
                 }
             }
-            after = last[0]
+            after = lastRow[1]
         }
     }
 

@@ -418,4 +418,52 @@ struct JournalMigrationTests {
         let tree = try JSONDecoder().decode(JournalValue.self, from: JSONEncoder().encode(tally))
         #expect(try JSONDecoder().decode(Tally.self, from: JSONEncoder().encode(tree)) == tally)
     }
+
+    @Test("a file of format 1 (one row per event, from an earlier StateLoopJournal) is rewritten in the current format and restores the same state")
+    func formatOneUpgraded() async throws {
+        let folder = TemporaryFolder()
+        let events: [TallyEvent] = (1...20).map(TallyEvent.add) + [.note("kept")]
+        do {
+            let database = try JournalDatabase(path: folder.journal, durability: .processCrash)
+            let encoder = JSONEncoder()
+            try database.write { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE journal_meta (key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
+                        CREATE TABLE journal_events (sequence INTEGER PRIMARY KEY NOT NULL, payload BLOB NOT NULL);
+                        CREATE TABLE journal_snapshot (
+                            id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+                            sequence INTEGER NOT NULL, version INTEGER NOT NULL, payload BLOB NOT NULL);
+                        CREATE TABLE journal_mutations (
+                            store TEXT NOT NULL, position INTEGER NOT NULL, payload BLOB NOT NULL,
+                            PRIMARY KEY (store, position));
+                        CREATE TABLE journal_confirmed (store TEXT PRIMARY KEY NOT NULL, payload BLOB NOT NULL);
+                        INSERT INTO journal_meta (key, value) VALUES ('version', 1), ('clean', 1);
+                        PRAGMA user_version = 1;
+                        """
+                )
+                for (index, event) in events.enumerated() {
+                    try db.execute(
+                        sql: "INSERT INTO journal_events (sequence, payload) VALUES (?, ?)",
+                        arguments: [index + 1, try encoder.encode(event)]
+                    )
+                }
+            }
+            database.close()
+        }
+        let path = folder.journal
+        let (state, recovery) = try await MainActor.run { try restore(path) }
+        var expected = Tally.folding(1...20)
+        expected.note = "kept"
+        #expect(state == expected)
+        #expect(recovery == .restored(snapshotSequence: nil, replayedEvents: 21))
+        let database = try JournalDatabase(path: folder.journal, durability: .processCrash)
+        #expect(try database.inspect() == JournalDatabase.format)
+        #expect(try database.write { db in try db.tableExists("journal_events") } == false)
+        database.close()
+        // And it goes on from there: the next events follow the upgraded ones.
+        try await MainActor.run { try write([.add(21)], to: path) }
+        let (after, _) = try await MainActor.run { try restore(path) }
+        #expect(after.count == 21 && after.note == "kept")
+    }
 }
