@@ -151,7 +151,9 @@ public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>
         let failures = ledger.withLock { writer -> [JournalError] in
             guard force || !writer.ledger.unwritten.isEmpty else { return [] }
             var failures: [JournalError] = []
-            let encoded = JournalRows.encode(writer.ledger.unwritten, encoder: writer.encoder)
+            let encoded = JournalRows.encode(
+                writer.ledger.unwritten, capacity: configuration.rowCapacity, encoder: writer.encoder
+            )
             if let last = encoded.unencodable.last {
                 failures = encoded.unencodable.map { JournalError.unencodableEvent(path: path, sequence: $0.sequence, detail: $0.detail) }
                 writer.ledger.unencodable(Set(encoded.unencodable.map(\.sequence)), failures.last ?? .unencodableEvent(path: path, sequence: last.sequence, detail: last.detail))

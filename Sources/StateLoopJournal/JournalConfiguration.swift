@@ -10,6 +10,9 @@ public struct JournalConfiguration: Sendable {
     public var durability: JournalDurability
     /// What opening does with a file it cannot read.
     public var unreadable: UnreadableJournalPolicy
+    /// The most events a stored row holds. 1 stores each event alone, coded one at a time, as
+    /// StateLoopJournal did before rows (format 1): the benchmarks' baseline, not for apps.
+    @_spi(Benchmarks) public var rowCapacity = JournalDatabase.rowCapacity
 
     /// - Parameters:
     ///   - schema: The stored versions and their migrations.

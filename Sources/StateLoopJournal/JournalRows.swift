@@ -12,17 +12,20 @@ enum JournalRows {
         var unencodable: [(sequence: Int64, detail: String)] = []
     }
 
-    /// Encodes `events` (oldest first) into rows; `encoder` serves a single row, a commit of
-    /// several uses one encoder per row, in parallel.
+    /// Encodes `events` (oldest first) into rows of at most `capacity`; `encoder` serves a
+    /// single row (or rows of one event: the baseline, serial), a commit of several rows uses
+    /// one encoder per row, in parallel.
     static func encode<Event: Encodable & Sendable>(
         _ events: [(sequence: Int64, event: Event)],
+        capacity: Int,
         encoder: JSONEncoder
     ) -> Encoded {
-        let capacity = JournalDatabase.rowCapacity
         let starts = Array(stride(from: 0, to: events.count, by: capacity))
         let results: [(EncodedRow?, [(sequence: Int64, detail: String)])]
-        if starts.count <= 1 {
-            results = starts.map { _ in encodeRow(events[...], encoder: encoder) }
+        if starts.count <= 1 || capacity == 1 {
+            results = starts.map { start in
+                encodeRow(events[start..<min(start + capacity, events.count)], encoder: encoder)
+            }
         } else {
             results = concurrentMap(starts.count) { index in
                 let start = starts[index]
@@ -81,12 +84,15 @@ enum JournalRows {
     static func decode<Event: Decodable & Sendable>(
         _ rows: [StoredRow],
         as type: Event.Type,
+        parallel: Bool = true,
         undecodable: (Int64, any Error) -> JournalError
     ) throws(JournalError) -> [Event] {
-        let results: [Result<[Event], RowError>] = concurrentMap(rows.count, serialBelow: 2) { index in
+        let decoder = JSONDecoder()
+        nonisolated(unsafe) let serialDecoder = decoder  // used only when not in parallel
+        let results: [Result<[Event], RowError>] = concurrentMap(rows.count, serialBelow: parallel ? 2 : .max) { index in
             let row = rows[index]
             do {
-                return .success(try JSONDecoder().decode([Event].self, from: row.payload))
+                return .success(try (parallel ? JSONDecoder() : serialDecoder).decode([Event].self, from: row.payload))
             } catch {
                 return .failure(RowError(sequence: row.first + offset(in: error), error: error))
             }

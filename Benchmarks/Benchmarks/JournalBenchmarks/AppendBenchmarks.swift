@@ -1,7 +1,7 @@
 import Benchmark
 import BenchmarkSupport
 import StateLoop
-import StateLoopJournal
+@_spi(Benchmarks) import StateLoopJournal
 
 /// Events appended per second by a journaled system, durable (`JournalDurability.processCrash`,
 /// the default: every commit is in the operating system's hands before `send` returns).
@@ -38,28 +38,52 @@ func registerAppendBenchmarks() {
 
     // Bursts: `send(contentsOf:)` of 100 or 1,000 events, one transaction each. An iteration
     // is 1,000,000 events (10,000 or 1,000 bursts), long enough to hold several WAL
-    // checkpoints and, with snapshots on, a snapshot every 1,000 events.
+    // checkpoints and, with snapshots on, a snapshot every 1,000 events. Each beside the
+    // baseline: the same JSON stored one row per event, coded one at a time, as before rows.
     for burst in [(size: 100, name: "100"), (size: 1_000, name: "1,000")] {
         for setting in snapshotSettings {
-            let box = FixtureBox<AppendFixture>()
-            Benchmark(
-                "Journal: append, bursts of \(burst.name), \(setting.name)",
-                configuration: .init(
-                    metrics: withCPUTime(Benchmark.defaultConfiguration.metrics),
-                    scalingFactor: .mega,
-                    maxDuration: .seconds(30)
-                ),
-                closure: { benchmark, fixture in
-                    await fixture.sendBursts(events: benchmark.scaledIterations.count)
-                },
-                setup: {
-                    try await box.set(
-                        AppendFixture(snapshotInterval: setting.interval, burst: burst.size)
-                    )
-                },
-                teardown: { await box.take()?.close() }
-            )
+            for layout in StorageLayout.allCases {
+                let box = FixtureBox<AppendFixture>()
+                Benchmark(
+                    "Journal: append, bursts of \(burst.name), \(setting.name)\(layout.suffix)",
+                    configuration: .init(
+                        metrics: withCPUTime(Benchmark.defaultConfiguration.metrics),
+                        scalingFactor: .mega,
+                        maxDuration: .seconds(30)
+                    ),
+                    closure: { benchmark, fixture in
+                        await fixture.sendBursts(events: benchmark.scaledIterations.count)
+                    },
+                    setup: {
+                        try await box.set(
+                            AppendFixture(snapshotInterval: setting.interval, burst: burst.size, layout: layout)
+                        )
+                    },
+                    teardown: { await box.take()?.close() }
+                )
+            }
         }
+    }
+}
+
+/// How the events are stored: rows of up to 512 events, each one JSON array coded at once
+/// (today), or each event alone in its row (the baseline: format 1's layout and coding).
+enum StorageLayout: CaseIterable, Sendable {
+    case rows
+    case rowPerEvent
+
+    /// What a benchmark's name says of the layout: nothing for today's.
+    var suffix: String {
+        switch self {
+        case .rows: ""
+        case .rowPerEvent: ", baseline: a row per event"
+        }
+    }
+
+    func configuration(snapshotInterval: Int?) -> JournalConfiguration {
+        var configuration = JournalConfiguration(snapshotInterval: snapshotInterval)
+        if self == .rowPerEvent { configuration.rowCapacity = 1 }
+        return configuration
     }
 }
 
@@ -74,16 +98,13 @@ final class AppendFixture {
     private let bursts: [[TallyEvent]]
     private var sent = 0
 
-    init(snapshotInterval: Int?, burst: Int = 1) throws {
+    init(snapshotInterval: Int?, burst: Int = 1, layout: StorageLayout = .rows) throws {
         precondition(1_000 % burst == 0, "a burst size must divide 1,000")
         bursts = stride(from: 0, to: 1_000, by: burst).map { start in
             (start..<start + burst).map(TallyEvent.numbered)
         }
         folder = try TemporaryFolder()
-        journal = try Journal(
-            at: folder.journal,
-            configuration: JournalConfiguration(snapshotInterval: snapshotInterval)
-        )
+        journal = try Journal(at: folder.journal, configuration: layout.configuration(snapshotInterval: snapshotInterval))
         system = System(journal: journal, initialState: Tally(), reduce: Tally.reduce)
     }
 

@@ -14,6 +14,7 @@ let benchmarks: @Sendable () -> Void = {
     registerAppendBenchmarks()
     registerRestoreBenchmarks()
     registerCrashRestoreBenchmark()
+    registerMigrationBenchmarks()
     registerCodingBaselines()
 }
 

@@ -2,7 +2,7 @@ import Benchmark
 import Foundation
 import BenchmarkSupport
 import StateLoop
-import StateLoopJournal
+@_spi(Benchmarks) import StateLoopJournal
 
 /// The time from opening a journal to a running system with the restored state: `Journal.init`
 /// (open the file, check it, read the saved state and decode the events after it) and
@@ -22,14 +22,17 @@ func registerRestoreBenchmarks() {
         // Snapshots off: written and read with `snapshotInterval: nil`, so every restore
         // replays every event (opened with an interval, the journal would save a snapshot at
         // once and the next restore would be short).
-        let settings: [(name: String, interval: Int?)] = [
-            ("snapshots every 1,000", 1_000),
-            ("snapshots off", nil),
+        // Snapshots off is also measured on the baseline layout (a row per event, decoded one
+        // at a time), written and read with it.
+        let settings: [(name: String, interval: Int?, layout: StorageLayout)] = [
+            ("snapshots every 1,000", 1_000, .rows),
+            ("snapshots off", nil, .rows),
+            ("snapshots off", nil, .rowPerEvent),
         ]
         for setting in settings {
             let box = FixtureBox<JournalFile>()
             Benchmark(
-                "Journal: restore \(events.name) events, \(setting.name)",
+                "Journal: restore \(events.name) events, \(setting.name)\(setting.layout.suffix)",
                 configuration: .init(
                     metrics: setting.interval == nil
                         ? withCPUTime(Benchmark.defaultConfiguration.metrics)
@@ -46,7 +49,7 @@ func registerRestoreBenchmarks() {
                 },
                 setup: {
                     try await box.set(
-                        JournalFile.write(events: events.count, snapshotInterval: setting.interval)
+                        JournalFile.write(events: events.count, snapshotInterval: setting.interval, layout: setting.layout)
                     )
                 },
                 teardown: { box.take()?.folder.remove() }
@@ -125,9 +128,9 @@ struct JournalFile: Sendable {
     /// Writes `events` events in bursts of up to 10,000 (one transaction each), leaving
     /// `snapshotInterval - 1` events after the last snapshot when snapshots are on.
     @JournalActor
-    static func write(events: Int, snapshotInterval: Int?) throws -> JournalFile {
+    static func write(events: Int, snapshotInterval: Int?, layout: StorageLayout = .rows) throws -> JournalFile {
         let folder = try TemporaryFolder()
-        let configuration = JournalConfiguration(snapshotInterval: snapshotInterval)
+        let configuration = layout.configuration(snapshotInterval: snapshotInterval)
         let journal = try Journal<Tally, TallyEvent>(
             at: folder.journal,
             configuration: configuration
