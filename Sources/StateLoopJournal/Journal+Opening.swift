@@ -48,28 +48,7 @@ extension Journal {
             if examined == nil {
                 try database.createTablesIfNeeded()
             }
-            // A new file is planned too: it records the app's versions.
-            let migrator = try examined?.migrator ?? JournalMigrator(schema: configuration.schema, database: database)
-            var migration: JournalMigrationReport?
-            if migrator.isNeeded {
-                migration = try migrator.run(
-                    on: database,
-                    checkState: { sequence, payload throws(JournalError) in
-                        _ = try decodeSnapshot(payload, sequence: sequence, configuration: configuration, path: path)
-                    },
-                    checkEvents: { first, payload throws(JournalError) in
-                        let row = JournalRows.StoredRow(first: first, last: first, payload: payload)
-                        _ = try JournalRows.decode([row], as: Event.self) { sequence, error in
-                            .undecodableEvent(
-                                path: path, sequence: sequence, writtenByVersion: configuration.schema.version(of: .events),
-                                detail: "\(error)"
-                            )
-                        }
-                    }
-                )
-            } else if migrator.versionsChanged {
-                try database.setVersions(migrator.versions)
-            }
+            let migration = try migrate(database, planned: examined?.migrator, configuration: configuration)
             // After the migration: a journal that fails one is left exactly as it was.
             try database.createTablesIfNeeded()
             var contents = examined?.contents ?? Contents()
@@ -89,6 +68,42 @@ extension Journal {
             database.close()
             throw JournalDatabase.journalError(error, path: path)
         }
+    }
+
+    /// Migrates the file to the app's schema, or records the app's versions where nothing needs
+    /// migrating (a new file, a new store); `planned` is the plan made on the read-only
+    /// connection, if any.
+    private static func migrate(
+        _ database: JournalDatabase, planned: JournalMigrator?, configuration: JournalConfiguration
+    ) throws(JournalError) -> JournalMigrationReport? {
+        let path = database.path
+        let migrator: JournalMigrator
+        if let planned {
+            migrator = planned
+        } else {
+            migrator = try JournalMigrator(schema: configuration.schema, database: database)
+        }
+        guard migrator.isNeeded else {
+            if migrator.versionsChanged {
+                try database.setVersions(migrator.versions)
+            }
+            return nil
+        }
+        return try migrator.run(
+            on: database,
+            checkState: { sequence, payload throws(JournalError) in
+                _ = try decodeSnapshot(payload, sequence: sequence, configuration: configuration, path: path)
+            },
+            checkEvents: { first, payload throws(JournalError) in
+                let row = JournalRows.StoredRow(first: first, last: first, payload: payload)
+                _ = try JournalRows.decode([row], as: Event.self) { sequence, error in
+                    .undecodableEvent(
+                        path: path, sequence: sequence, writtenByVersion: configuration.schema.version(of: .events),
+                        detail: "\(error)"
+                    )
+                }
+            }
+        )
     }
 
     /// What the checks of an existing journal found.

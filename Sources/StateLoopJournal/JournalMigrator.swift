@@ -9,7 +9,7 @@ import GRDB
 /// aside untouched), run on the writer.
 struct JournalMigrator {
     /// What one kind needs: the stored version and the steps from it.
-    private struct Work {
+    private struct Work: Sendable {
         let kind: JournalRecordKind
         let from: Int
         let steps: [JournalSchema.Step]
@@ -68,7 +68,7 @@ struct JournalMigrator {
     func run(
         on database: JournalDatabase,
         checkState: (Int64, Data) throws(JournalError) -> Void,
-        checkEvents: (Int64, Data) throws(JournalError) -> Void
+        checkEvents: @escaping @Sendable (Int64, Data) throws(JournalError) -> Void
     ) throws(JournalError) -> JournalMigrationReport {
         var report = JournalMigrationReport(
             migrated: work.map { .init(kind: $0.kind, from: $0.from, to: versions[$0.kind] ?? $0.from) },
@@ -88,7 +88,7 @@ struct JournalMigrator {
                 case .state:
                     try migrateSnapshot(item, db, coder, checkState)
                 case .events:
-                    report.droppedEvents += try migrateEvents(item, db, coder, checkEvents)
+                    report.droppedEvents += try migrateEvents(item, db, checkEvents)
                 case .mutations(let store):
                     report.droppedMutations += try migrateMutations(item, of: store, db, coder)
                 case .confirmedValue(let store):
@@ -120,46 +120,66 @@ struct JournalMigrator {
     /// Migrates each event of each row; a row whose events were all dropped goes. Returns the
     /// number of events dropped.
     private func migrateEvents(
-        _ item: Work, _ db: Database, _ coder: Coder, _ check: (Int64, Data) throws(JournalError) -> Void
+        _ item: Work, _ db: Database, _ check: @escaping @Sendable (Int64, Data) throws(JournalError) -> Void
     ) throws -> Int {
         var dropped = 0
         var after: Int64 = .min
         let update = try db.cachedStatement(sql: "UPDATE journal_batches SET payload = ? WHERE last = ?")
         let delete = try db.cachedStatement(sql: "DELETE FROM journal_batches WHERE last = ?")
-        // In pages, so that no cursor is open on the table while its rows change.
+        // In pages, so that no cursor is open on the table while its rows change; the rows of a
+        // page are migrated in parallel (each on its own), then written in order.
         while true {
             let page = try Row.fetchAll(
                 db,
                 sql: "SELECT first, last, payload FROM journal_batches WHERE last > ? ORDER BY last LIMIT 64",
                 arguments: [after]
-            )
+            ).map { JournalRows.StoredRow(first: $0[0], last: $0[1], payload: $0[2]) }
             guard let lastRow = page.last else { return dropped }
-            for row in page {
-                let first: Int64 = row[0]
-                let last: Int64 = row[1]
-                guard case .array(let events) = try coder.decode(row[2], kind: item.kind, from: item.from, record: "events \(first)...\(last)") else {
-                    throw JournalError.migrationFailed(
-                        path: path, kind: item.kind, from: item.from, detail: "events \(first)...\(last) are not a JSON array"
-                    )
-                }
-                var migrated: [JournalValue] = []
-                for (offset, event) in events.enumerated() {
-                    if let value = try coder.apply(item, to: event, record: "event \(first + Int64(offset))") {
-                        migrated.append(value)
-                    } else {
-                        dropped += 1
-                    }
-                }
-                if migrated.isEmpty {
-                    try delete.execute(arguments: [last])
-                } else {
-                    let payload = try coder.encode(.array(migrated))
-                    try check(first, payload)
-                    try update.execute(arguments: [payload, last])
+            let path = path
+            let results = JournalRows.concurrentMap(page.count) { index in
+                Result { () throws(JournalError) in
+                    try Self.migrate(page[index], item, path: path, check: check)
                 }
             }
-            after = lastRow[1]
+            for (row, result) in zip(page, results) {
+                let (payload, droppedHere) = try result.get()
+                dropped += droppedHere
+                if let payload {
+                    try update.execute(arguments: [payload, row.last])
+                } else {
+                    try delete.execute(arguments: [row.last])
+                }
+            }
+            after = lastRow.last
         }
+    }
+
+    /// One row of events migrated and checked: its new JSON array (`nil` when every event was
+    /// dropped) and the number dropped.
+    private static func migrate(
+        _ row: JournalRows.StoredRow, _ item: Work, path: String,
+        check: (Int64, Data) throws(JournalError) -> Void
+    ) throws(JournalError) -> (Data?, Int) {
+        let coder = Coder(path: path)
+        let record = "events \(row.first)...\(row.last)"
+        guard case .array(let events) = try coder.decode(row.payload, kind: item.kind, from: item.from, record: record) else {
+            throw JournalError.migrationFailed(path: path, kind: item.kind, from: item.from, detail: "\(record) are not a JSON array")
+        }
+        var migrated: [JournalValue] = []
+        for (offset, event) in events.enumerated() {
+            if let value = try coder.apply(item, to: event, record: "event \(row.first + Int64(offset))") {
+                migrated.append(value)
+            }
+        }
+        guard !migrated.isEmpty else { return (nil, events.count) }
+        let payload: Data
+        do {
+            payload = try coder.encode(.array(migrated))
+        } catch {
+            throw JournalError.migrationFailed(path: path, kind: item.kind, from: item.from, detail: "\(record): \(error)")
+        }
+        try check(row.first, payload)
+        return (payload, events.count - migrated.count)
     }
 
     /// Migrates the mutation inside each stored pending mutation, keeping its id and status;

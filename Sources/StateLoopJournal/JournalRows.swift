@@ -126,7 +126,7 @@ enum JournalRows {
     }
 
     /// `body` of `0..<count`, in order; in parallel over the cores from `serialBelow` items on.
-    private static func concurrentMap<T: Sendable>(
+    static func concurrentMap<T: Sendable>(
         _ count: Int,
         serialBelow: Int = 2,
         _ body: @Sendable (Int) -> T

@@ -10,11 +10,14 @@ package final class Subscribers<Element: Sendable>: Sendable {
         var continuations: [UInt64: AsyncStream<Element>.Continuation] = [:]
         var lastID: UInt64 = 0
         var isFinished = false
-        /// Published while nobody subscribed, for the next subscriber (see `holdsUndelivered`).
+        /// Published while nobody subscribed, for the next subscriber (see `holdsUndelivered`);
+        /// the newest `undeliveredLimit`, so that an app that never subscribes does not grow.
         var undelivered: [Element] = []
     }
 
     private let registry = Mutex(Registry())
+    /// How many elements wait for a first subscriber, at most.
+    static var undeliveredLimit: Int { 1_000 }
     private let replaysLatest: Bool
     private let holdsUndelivered: Bool
     private let bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy
@@ -76,6 +79,9 @@ package final class Subscribers<Element: Sendable>: Sendable {
             registry.latest = element
             if holdsUndelivered && registry.continuations.isEmpty && !registry.isFinished {
                 registry.undelivered.append(element)
+                if registry.undelivered.count > Self.undeliveredLimit {
+                    registry.undelivered.removeFirst()
+                }
             }
             return Array(registry.continuations.values)
         }

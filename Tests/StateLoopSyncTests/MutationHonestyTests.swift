@@ -174,4 +174,20 @@ final class Counter: Sendable {
     private let count = Mutex(0)
     func increment() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
+
+    @Test("failures published before anyone subscribes wait for the first subscriber, once; at most the newest 1,000")
+    func undeliveredFailuresWait() async {
+        let subscribers = Subscribers<Int>(replaysLatest: false, holdsUndelivered: true, bufferingPolicy: .unbounded)
+        for value in 1...1_005 { subscribers.publish(value) }
+        let first = subscribers.subscribe()
+        subscribers.publish(2_000)  // someone listens now: delivered, not held
+        let second = subscribers.subscribe()
+        subscribers.finishAll()
+        var firstSeen: [Int] = []
+        for await value in first { firstSeen.append(value) }
+        var secondSeen: [Int] = []
+        for await value in second { secondSeen.append(value) }
+        #expect(firstSeen == Array(6...1_005) + [2_000])
+        #expect(secondSeen.isEmpty)
+    }
 }

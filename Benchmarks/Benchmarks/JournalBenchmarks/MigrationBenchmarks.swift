@@ -70,7 +70,8 @@ struct MigrationImage: Sendable {
     static var schema: JournalSchema {
         var schema = JournalSchema()
         schema.migrateState(from: 1) { state in
-            state["tally"]?["count"] = state["tally"]?["count"] ?? .integer(0)
+            let count = state["tally"]?["count"] ?? .integer(0)
+            state["tally"]?["count"] = count
         }
         schema.migrateEvents(from: 1) { event in
             guard let (name, values) = event.enumCase, case .object(let fields) = values else { return event }
