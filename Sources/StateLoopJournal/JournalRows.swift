@@ -87,12 +87,11 @@ enum JournalRows {
         parallel: Bool = true,
         undecodable: (Int64, any Error) -> JournalError
     ) throws(JournalError) -> [Event] {
-        let decoder = JSONDecoder()
-        nonisolated(unsafe) let serialDecoder = decoder  // used only when not in parallel
+        let decoder = JSONDecoder()  // Sendable: one for every row, in parallel or not
         let results: [Result<[Event], RowError>] = concurrentMap(rows.count, serialBelow: parallel ? 2 : .max) { index in
             let row = rows[index]
             do {
-                return .success(try (parallel ? JSONDecoder() : serialDecoder).decode([Event].self, from: row.payload))
+                return .success(try decoder.decode([Event].self, from: row.payload))
             } catch {
                 return .failure(RowError(sequence: row.first + offset(in: error), error: error))
             }
