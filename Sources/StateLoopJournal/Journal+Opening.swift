@@ -150,8 +150,7 @@ extension Journal {
         try reader.forEachRow(after: contents.lastSequence) { first, last, payload in
             rows.append(JournalRows.StoredRow(first: first, last: last, payload: payload))
         }
-        let parallel = configuration.rowCapacity > 1
-        contents.restored.events = try JournalRows.decode(rows, as: Event.self, parallel: parallel) { sequence, error in
+        contents.restored.events = try JournalRows.decode(rows, as: Event.self) { sequence, error in
             .undecodableEvent(
                 path: path, sequence: sequence, writtenByVersion: configuration.schema.version(of: .events),
                 detail: "\(error)"
