@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "StateLoop", targets: ["StateLoop"]),
         .library(name: "StateLoopTesting", targets: ["StateLoopTesting"]),
         .library(name: "StateLoopViewModel", targets: ["StateLoopViewModel"]),
+        .library(name: "StateLoopWire", targets: ["StateLoopWire"]),
         .library(name: "StateLoopSync", targets: ["StateLoopSync"]),
         .library(name: "StateLoopSyncTransports", targets: ["StateLoopSyncTransports"]),
         .library(name: "StateLoopLogging", targets: ["StateLoopLogging"]),
@@ -50,9 +51,11 @@ let package = Package(
             name: "StateLoopViewModel",
             dependencies: ["StateLoop"]
         ),
+        // The protocol both sides share, and nothing else: what a server links.
+        .target(name: "StateLoopWire"),
         .target(
             name: "StateLoopSync",
-            dependencies: ["StateLoop", .product(name: "AsyncAlgorithms", package: "swift-async-algorithms")]
+            dependencies: ["StateLoop", "StateLoopWire", .product(name: "AsyncAlgorithms", package: "swift-async-algorithms")]
         ),
         .target(
             name: "StateLoopSyncTransports",
@@ -119,14 +122,14 @@ let package = Package(
         ),
         .target(
             name: "NightrideModel",
-            dependencies: ["StateLoopSync"],
+            dependencies: ["StateLoopWire"],
             path: "Nightride/Model"
         ),
         .target(
             name: "NightrideServer",
             dependencies: [
                 "NightrideModel",
-                "StateLoopSync",
+                "StateLoopWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
@@ -186,6 +189,8 @@ let package = Package(
             name: "NightrideServerTests",
             dependencies: [
                 "NightrideServer",
+                // For DriverModeChange's Mutation conformance, which is the client's.
+                "NightrideClient",
                 "NightrideModel",
                 "StateLoopSync",
                 "StateLoopSyncTransports",

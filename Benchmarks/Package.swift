@@ -36,6 +36,9 @@ let package = Package(
                 .product(name: "StateLoop", package: "StateLoop"),
                 .product(name: "StateLoopViewModel", package: "StateLoop"),
                 .product(name: "StateLoopSync", package: "StateLoop"),
+                // Named although StateLoopSync depends on it: without it, SwiftPM 6.3 leaves the
+                // module out of this package's build plan ("no such module 'StateLoopWire'").
+                .product(name: "StateLoopWire", package: "StateLoop"),
                 .product(name: "StateLoopSyncTransports", package: "StateLoop"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -69,6 +72,7 @@ let package = Package(
                 .product(name: "NightrideClient", package: "StateLoop"),
                 .product(name: "NightrideModel", package: "StateLoop"),
                 .product(name: "StateLoopSync", package: "StateLoop"),
+                .product(name: "StateLoopWire", package: "StateLoop"),
                 .product(name: "StateLoopSyncTransports", package: "StateLoop"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Benchmark", package: "benchmark"),

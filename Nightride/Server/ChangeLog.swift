@@ -1,5 +1,5 @@
 import NightrideModel
-import StateLoopSync
+import StateLoopWire
 
 /// Every change the core made, in order, so that a test or a demo can ask what the server held
 /// for a user at a given time and compare it with what a client showed.

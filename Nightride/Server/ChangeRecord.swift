@@ -1,4 +1,4 @@
-import StateLoopSync
+import StateLoopWire
 
 /// One change of one user's resource: the new value, its version, and when it happened.
 public struct ChangeRecord: Sendable, Hashable {

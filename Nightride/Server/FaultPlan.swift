@@ -1,4 +1,4 @@
-import StateLoopSync
+import StateLoopWire
 
 /// Network trouble the server inflicts on its clients, drawn from a seed so a run can be
 /// replayed: slow and reordered HTTP responses, lost pushes, push sockets cut every so often,

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NightrideModel
+import StateLoopWire
 
 /// JSON in and out of the routes, with sorted keys so that answers are byte-for-byte repeatable.
 enum JSON {
@@ -31,9 +32,9 @@ enum JSON {
         )
     }
 
-    /// An error response with an ``APIError`` body.
+    /// An error response with an ``ErrorBody`` body.
     static func error(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Response {
-        response(APIError(error: code, message: message), status: status)
+        response(ErrorBody(error: code, message: message), status: status)
     }
 
     /// The request body decoded as `T`, or `nil` when it is missing, too big or malformed.

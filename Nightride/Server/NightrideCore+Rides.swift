@@ -1,5 +1,5 @@
 import NightrideModel
-import StateLoopSync
+import StateLoopWire
 
 /// The ride flow. A transition sets the status of both sides at once, so a passenger and their
 /// driver never disagree about where the ride is for longer than the pushes take.

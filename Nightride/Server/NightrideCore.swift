@@ -1,6 +1,6 @@
 import Foundation
 import NightrideModel
-import StateLoopSync
+import StateLoopWire
 
 /// The Nightride domain: users, their versioned driver mode and ride status, the rides between
 /// them, and the log of every change.

@@ -4,7 +4,7 @@ import Hummingbird
 import HummingbirdBcrypt
 import HummingbirdWebSocket
 import NightrideModel
-import StateLoopSync
+import StateLoopWire
 
 /// The HTTP and WebSocket routes. Each handler reads or changes the core under the server's
 /// lock and answers from what it saw there; the fault middleware may then hold the answer back.

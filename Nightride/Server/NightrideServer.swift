@@ -4,7 +4,7 @@ import HummingbirdWebSocket
 import Logging
 import NightrideModel
 import ServiceLifecycle
-import StateLoopSync
+import StateLoopWire
 import Synchronization
 
 /// The Nightride backend: the ``NightrideCore`` behind HTTP routes and WebSocket pushes, with

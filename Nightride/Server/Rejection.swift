@@ -1,6 +1,7 @@
 import NightrideModel
+import StateLoopWire
 
-/// Why the core refused a request. Served as an ``APIError`` body; see ``code`` for the status.
+/// Why the core refused a request. Served as an ``ErrorBody`` body; see ``code`` for the status.
 public struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kinds of refusal.
     public enum Code: String, Sendable, Hashable {
@@ -32,8 +33,8 @@ public struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The JSON body sent to the client.
-    public var body: APIError {
-        APIError(error: code.rawValue, message: message)
+    public var body: ErrorBody {
+        ErrorBody(error: code.rawValue, message: message)
     }
 
     /// `code: message`.

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import NightrideModel
-import StateLoopSync
+import StateLoopWire
 
 /// Everything the server guards with its one lock: the core, the push sockets and the counters.
 /// Pushes are queued while the lock is held, so each socket gets a user's changes in version

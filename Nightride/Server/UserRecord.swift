@@ -1,5 +1,5 @@
 import NightrideModel
-import StateLoopSync
+import StateLoopWire
 
 /// What the core keeps per user.
 struct UserRecord: Sendable {

@@ -1,5 +1,5 @@
 import NightrideModel
-import StateLoopSync
+import StateLoopWire
 
 /// Both resources of one user at one moment: what a client should be showing once it has caught
 /// up with the server.

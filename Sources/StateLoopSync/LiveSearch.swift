@@ -1,3 +1,4 @@
+import StateLoopWire
 import StateLoop
 
 /// The state of a live search box: what is typed, the results shown, and the query they answer.

@@ -1,3 +1,4 @@
+import StateLoopWire
 import StateLoop
 
 /// The state of an optimistic resource: the server's confirmed value, and the queue of the

@@ -1,3 +1,4 @@
+import StateLoopWire
 import StateLoop
 import Synchronization
 

@@ -1,3 +1,4 @@
+import StateLoopWire
 import StateLoop
 
 /// Where a remote resource's data comes from. Transport-agnostic: closures and sequences.

@@ -1,3 +1,4 @@
+import StateLoopWire
 import StateLoop
 
 /// Everything a remote resource knows, as one state: the value, the request in flight, the

@@ -1,3 +1,4 @@
+import StateLoopWire
 /// How a ``RemoteResource`` retries, polls and reports slowness.
 public struct ResourcePolicy: Sendable {
     /// Retries after a transient failure before giving up (then no polling until a refresh).

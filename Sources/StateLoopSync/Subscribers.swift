@@ -1,3 +1,4 @@
+import StateLoopWire
 import Synchronization
 
 /// The subscribers of a stream of elements, registered synchronously from any isolation.

@@ -1,3 +1,4 @@
+import StateLoopWire
 import StateLoop
 
 /// The actor a resource's system lives on: `RemoteResource` and `OptimisticResource` each run

@@ -46,10 +46,6 @@ public struct HTTPMutationSender<M: Mutation>: Sendable {
         }
         request.httpBody = try JSONEncoder().encode(mutation)
         let data = try await HTTPExchange.body(of: request, session: session, limit: maximumResponseBytes)
-        return try JSONDecoder().decode(Acknowledgement.self, from: data).version
-    }
-
-    private struct Acknowledgement: Decodable {
-        let version: Version
+        return try JSONDecoder().decode(MutationReceipt.self, from: data).version
     }
 }

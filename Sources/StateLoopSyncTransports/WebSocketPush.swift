@@ -208,7 +208,7 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         do {
             return .value(try decoder.decode(VersionedPayload<Value>.self, from: data).versioned)
         } catch {
-            if let hint = try? decoder.decode(ChangedHint.self, from: data) {
+            if let hint = try? decoder.decode(ChangeHint.self, from: data) {
                 return hint.changed ? .changed : nil
             }
             // Neither shape: the value's error says more than the hint's.
@@ -233,11 +233,6 @@ extension ResourceSources where Value: Decodable {
         self.init(pull: { try await pull() })
         self.push = { receive in await push.run(receive: receive) }
     }
-}
-
-/// `{"changed": true}`: something changed, pull to see what.
-struct ChangedHint: Decodable {
-    let changed: Bool
 }
 
 /// When the handler of one connection attempt started, on the push source's clock: whether it

@@ -144,7 +144,7 @@ struct NightrideCoreTests {
             try core.perform(.cancel, for: "nobody", at: .seconds(6))
         }
         let rejection = Rejection(.invalidTransition, "cancel is not possible while riding")
-        #expect(rejection.body == APIError(error: "invalidTransition", message: "cancel is not possible while riding"))
+        #expect(rejection.body == ErrorBody(error: "invalidTransition", message: "cancel is not possible while riding"))
     }
 
     @Test("a passenger cancelling while offered or approaching changes the driver's state too")

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NightrideClient
 import NightrideModel
 import NightrideServer
 import StateLoopSync
@@ -43,12 +44,12 @@ struct ServerLoopbackTests {
             for wrong in [LoginRequest(name: "alice", password: "guess"), LoginRequest(name: "alice")] {
                 let (status, body) = try await client.send("POST", "/login", body: wrong)
                 #expect(status == 401)
-                #expect(try JSONDecoder().decode(APIError.self, from: body).error == "wrongPassword")
+                #expect(try JSONDecoder().decode(ErrorBody.self, from: body).error == "wrongPassword")
             }
             for invalid in ["", String(repeating: "é", count: 37)] {
                 let (status, body) = try await client.send("POST", "/login", body: LoginRequest(name: "alice", password: invalid))
                 #expect(status == 400)
-                #expect(try JSONDecoder().decode(APIError.self, from: body).error == "invalidPassword")
+                #expect(try JSONDecoder().decode(ErrorBody.self, from: body).error == "invalidPassword")
             }
             #expect(server.core.passwordHash(of: "alice") == stored)
         }
@@ -71,7 +72,7 @@ struct ServerLoopbackTests {
             // A ride action that doesn't fit: 409 with a JSON reason, through the sender too.
             let (status, body) = try await client.send("POST", "/me/ride", token: token, body: RideAction.accept, mutationID: "m")
             #expect(status == 409)
-            #expect(try JSONDecoder().decode(APIError.self, from: body).error == "invalidTransition")
+            #expect(try JSONDecoder().decode(ErrorBody.self, from: body).error == "invalidTransition")
             let (badStatus, _) = try await client.send("POST", "/me/driver-mode", token: token, body: ["on": "yes"])
             #expect(badStatus == 400)
         }
@@ -193,7 +194,7 @@ struct ServerLoopbackTests {
             for path in ["/me/driver-mode", "/me/ride", "/me/history", "/places?q=gare"] {
                 let (status, body) = try await client.send("GET", path)
                 #expect(status == 401, "\(path)")
-                #expect(try JSONDecoder().decode(APIError.self, from: body).error == "unauthorized")
+                #expect(try JSONDecoder().decode(ErrorBody.self, from: body).error == "unauthorized")
             }
             let (posted, _) = try await client.send("POST", "/me/driver-mode", token: "nope", body: DriverModeChange(on: true))
             #expect(posted == 401)

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Logging
+import NightrideClient
 import NightrideModel
 import NightrideServer
 import StateLoopSync

@@ -1,4 +1,5 @@
 import Foundation
+import NightrideClient
 import NightrideModel
 @testable import NightrideServer
 import StateLoopSync

@@ -1,6 +1,4 @@
-import StateLoopSync
-
-/// The answer to a mutation (`POST /me/driver-mode`, `POST /me/ride`):
+/// The answer to a mutation that was applied:
 /// `{"version": {"epoch": 1, "counter": 7}}`, the version of the resource once the mutation was
 /// applied. A repeated `Mutation-ID` gets the receipt of the first time.
 public struct MutationReceipt: Codable, Sendable, Hashable {

@@ -1,8 +1,8 @@
-/// The body of every error response: `{"error": "invalidTransition", "message": "…"}`.
+/// The body of an error response: `{"error": "invalidTransition", "message": "…"}`.
 ///
 /// `error` is a stable code a client can switch on; `message` is for people. The HTTP status
 /// tells how to react: 4xx is a refusal that retrying will not change, 5xx is worth retrying.
-public struct APIError: Error, Codable, Sendable, Hashable {
+public struct ErrorBody: Error, Codable, Sendable, Hashable {
     /// A stable, machine-readable code, such as `invalidTransition` or `unauthorized`.
     public var error: String
     /// A human-readable explanation.
