@@ -13,6 +13,11 @@ public struct LoginRequest: Codable, Sendable, Hashable {
     /// The longest name the server takes, in characters (after trimming spaces).
     public static let maximumNameLength = 40
 
+    /// The longest name the server takes, in bytes of UTF-8 (after trimming spaces and
+    /// composing accents, NFC): a character may carry any number of combining marks, so a
+    /// limit in characters alone bounds nothing.
+    public static let maximumNameBytes = 160
+
     /// The longest password the server takes, in bytes of UTF-8 (what bcrypt reads).
     public static let maximumPasswordBytes = 72
 

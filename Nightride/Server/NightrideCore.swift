@@ -80,8 +80,11 @@ public struct NightrideCore: Sendable {
     public mutating func login(name: String, token: String, proof: PasswordProof = .none, at now: Duration) throws(Rejection) -> LoginResponse {
         let now = advance(to: now)
         let name = Self.normalized(name)
-        guard !name.isEmpty, name.count <= LoginRequest.maximumNameLength else {
-            throw Rejection(.invalidName, "a name has 1 to \(LoginRequest.maximumNameLength) characters")
+        guard Self.isValid(name) else {
+            throw Rejection(
+                .invalidName,
+                "a name has 1 to \(LoginRequest.maximumNameLength) characters (at most \(LoginRequest.maximumNameBytes) bytes), none of them a control character"
+            )
         }
         let stored = users[name]?.passwordHash
         let newHash: String?
@@ -120,8 +123,21 @@ public struct NightrideCore: Sendable {
     }
 
     /// A login name as stored: without surrounding spaces.
+    /// A name as the server keeps it: without surrounding spaces, accents composed (NFC), so
+    /// that the two spellings of "é" are one user.
     private static func normalized(_ name: String) -> String {
-        name.trimmingCharacters(in: .whitespacesAndNewlines)
+        name.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
+    }
+
+    /// Whether a normalized name is acceptable: not empty, within the limits in characters and
+    /// bytes, and free of control and format characters (which would hide or reorder text).
+    private static func isValid(_ name: String) -> Bool {
+        !name.isEmpty
+            && name.count <= LoginRequest.maximumNameLength
+            && name.utf8.count <= LoginRequest.maximumNameBytes
+            && !name.unicodeScalars.contains { scalar in
+                scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format
+            }
     }
 
     /// The user a token was issued to, while it is valid at `now` (`nil` checks no expiry).

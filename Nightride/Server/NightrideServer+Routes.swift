@@ -61,10 +61,16 @@ extension NightrideServer {
         guard let body = await JSON.decode(LoginRequest.self, from: request) else {
             return JSON.error(.badRequest, "badRequest", #"expected {"name": "…"} or {"name": "…", "password": "…"}"#)
         }
-        if let password = body.password, password.isEmpty || password.utf8.count > LoginRequest.maximumPasswordBytes {
-            return Self.response(for: Rejection(.invalidPassword, "a password has 1 to \(LoginRequest.maximumPasswordBytes) bytes"))
+        // bcrypt reads a C string: a NUL would end the password early, so that "\0secret" and
+        // "\0WRONG" would be the same password.
+        if let password = body.password,
+            password.isEmpty || password.utf8.count > LoginRequest.maximumPasswordBytes || password.utf8.contains(0)
+        {
+            return Self.response(
+                for: Rejection(.invalidPassword, "a password has 1 to \(LoginRequest.maximumPasswordBytes) bytes, none of them NUL")
+            )
         }
-        let token = UUID().uuidString.lowercased()
+        let token = Self.newToken()
         do {
             let stored = state.withLock { $0.core.passwordHash(of: body.name) }
             let proof = try Self.proof(of: body.password, against: stored)
@@ -77,6 +83,17 @@ extension NightrideServer {
             logger.debug("login refused", metadata: ["name": "\(body.name)", "reason": "\(error)"])
             return Self.response(for: error)
         }
+    }
+
+    /// A new session token: 256 bits from the system's cryptographic generator (`getrandom` on
+    /// Linux, which needs no file descriptor, so a server out of descriptors still never issues
+    /// a predictable token), as 64 hexadecimal digits.
+    static func newToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in
+            let word = String(generator.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - word.count) + word
+        }.joined()
     }
 
     /// The slow half of a login, run outside the lock: checks `password` against the `stored`

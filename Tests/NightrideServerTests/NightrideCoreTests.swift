@@ -20,9 +20,34 @@ struct NightrideCoreTests {
         #expect(core.user(forToken: "c") == nil)
         #expect(core.driverMode(of: "ann")?.version == Fixture.version(2))
         #expect(core.userNames == ["ann"])
-        #expect(throws: Rejection(.invalidName, "a name has 1 to 40 characters")) {
-            try core.login(name: "   ", token: "x", at: .seconds(4))
-        }
+        let invalidName = Rejection(.invalidName, "a name has 1 to 40 characters (at most 160 bytes), none of them a control character")
+        #expect(throws: invalidName) { try core.login(name: "   ", token: "x", at: .seconds(4)) }
+    }
+
+    @Test("a session token is 256 random bits, as 64 hexadecimal digits")
+    func tokens() {
+        let tokens = (0..<10_000).map { _ in NightrideServer.newToken() }
+        #expect(Set(tokens).count == 10_000)
+        #expect(tokens.allSatisfy { $0.utf8.count == 64 && $0.allSatisfy(\.isHexDigit) })
+    }
+
+    @Test("names are bounded in bytes, composed (NFC) and free of control characters")
+    func nameRules() throws {
+        var core = NightrideCore(epoch: 7)
+        let invalidName = Rejection(.invalidName, "a name has 1 to 40 characters (at most 160 bytes), none of them a control character")
+        // 40 characters, each a letter with 700 combining marks: 56 KB that counts as 40.
+        let heavy = String(repeating: "a" + String(repeating: "\u{301}", count: 700), count: 40)
+        #expect(heavy.count == 40)
+        #expect(throws: invalidName) { try core.login(name: heavy, token: "h", at: .seconds(1)) }
+        #expect(throws: invalidName) { try core.login(name: "ann\u{7}", token: "b", at: .seconds(1)) }
+        #expect(throws: invalidName) { try core.login(name: "ann\u{202E}", token: "r", at: .seconds(1)) }
+        // The two spellings of "zoé" are one user.
+        _ = try core.login(name: "zo\u{E9}", token: "c", at: .seconds(2))
+        _ = try core.login(name: "zoe\u{301}", token: "d", at: .seconds(3))
+        #expect(core.userNames == ["zo\u{E9}"])
+        #expect(core.user(forToken: "d") == "zo\u{E9}")
+        // 40 three-byte characters (120 bytes) are a valid name.
+        _ = try core.login(name: String(repeating: "\u{6771}", count: 40), token: "e", at: .seconds(4))
     }
 
     @Test("a password is set by the first login that gives one, then needed; a racing claim loses")

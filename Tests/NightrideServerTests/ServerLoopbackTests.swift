@@ -46,7 +46,8 @@ struct ServerLoopbackTests {
                 #expect(status == 401)
                 #expect(try JSONDecoder().decode(ErrorBody.self, from: body).error == "wrongPassword")
             }
-            for invalid in ["", String(repeating: "é", count: 37)] {
+            // A NUL would end the password for bcrypt: "\0WRONG" would match "\0secret".
+            for invalid in ["", String(repeating: "é", count: 37), "\u{0}secret"] {
                 let (status, body) = try await client.send("POST", "/login", body: LoginRequest(name: "alice", password: invalid))
                 #expect(status == 400)
                 #expect(try JSONDecoder().decode(ErrorBody.self, from: body).error == "invalidPassword")
