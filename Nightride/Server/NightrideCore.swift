@@ -140,6 +140,11 @@ public struct NightrideCore: Sendable {
             }
     }
 
+    /// The mutation ids whose answers are remembered for `user`, for tests and diagnostics.
+    func rememberedMutationIDs(of user: String) -> [String] {
+        users[user].map { Array($0.answers.keys) } ?? []
+    }
+
     /// The user a token was issued to, while it is valid at `now` (`nil` checks no expiry).
     public func user(forToken token: String, at now: Duration? = nil) -> String? {
         guard let issued = tokens[token] else { return nil }
@@ -212,7 +217,7 @@ public struct NightrideCore: Sendable {
         _ on: Bool, for user: String, mutationID: String? = nil, at now: Duration
     ) throws(Rejection) -> Version {
         let now = advance(to: now)
-        return try remembering(mutationID, for: user) { core throws(Rejection) in
+        return try remembering(mutationID, for: user, change: "driver-mode \(on)") { core throws(Rejection) in
             try core.applyDriverMode(on, for: user, at: now)
         }.get()
     }
@@ -223,7 +228,7 @@ public struct NightrideCore: Sendable {
         _ action: RideAction, for user: String, mutationID: String? = nil, at now: Duration
     ) throws(Rejection) -> Version {
         let now = advance(to: now)
-        return try remembering(mutationID, for: user) { core throws(Rejection) in
+        return try remembering(mutationID, for: user, change: "ride \(action)") { core throws(Rejection) in
             try core.apply(action, for: user, at: now)
         }.get()
     }
@@ -261,13 +266,18 @@ public struct NightrideCore: Sendable {
 
     /// Runs `body` unless `mutationID` was seen for `user`, in which case the first answer is
     /// returned; rejections are remembered too, so a retry can't turn a refusal into a change.
+    /// `change` says what the mutation does (route and body): an id seen with another change is
+    /// refused (`mutationIDReused`), since the first answer is not an answer to it.
     private mutating func remembering(
-        _ mutationID: String?, for user: String,
+        _ mutationID: String?, for user: String, change: String,
         _ body: (inout NightrideCore) throws(Rejection) -> Version
     ) -> Result<Version, Rejection> {
         guard users[user] != nil else { return .failure(Rejection(.unknownUser, "no user \(user)")) }
-        if let mutationID, let answer = users[user]?.answers[mutationID] {
-            return answer
+        if let mutationID, let remembered = users[user]?.answers[mutationID] {
+            guard remembered.change == change else {
+                return .failure(Rejection(.mutationIDReused, "Mutation-ID \(mutationID) was used for another change"))
+            }
+            return remembered.answer
         }
         let answer: Result<Version, Rejection>
         do throws(Rejection) {
@@ -276,7 +286,7 @@ public struct NightrideCore: Sendable {
             answer = .failure(error)
         }
         if let mutationID {
-            users[user]?.remember(answer, for: mutationID, limit: Self.rememberedMutations)
+            users[user]?.remember(answer, to: change, for: mutationID, limit: Self.rememberedMutations)
             let applied = if case .success = answer { true } else { false }
             processedMutations.append(ProcessedMutation(user: user, id: mutationID, epoch: epoch, applied: applied))
         }

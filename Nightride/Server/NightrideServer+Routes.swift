@@ -144,9 +144,9 @@ extension NightrideServer {
         guard let change = await JSON.decode(DriverModeChange.self, from: request) else {
             return JSON.error(.badRequest, "badRequest", #"expected {"on": true|false}"#)
         }
-        let mutationID = Self.mutationID(of: request)
         return acknowledge { () throws(Rejection) in
-            try update { (core, now) throws(Rejection) in
+            let mutationID = try Self.mutationID(of: request)
+            return try update { (core, now) throws(Rejection) in
                 try core.setDriverMode(change.on, for: user, mutationID: mutationID, at: now)
             }
         }
@@ -157,9 +157,9 @@ extension NightrideServer {
         guard let action = await JSON.decode(RideAction.self, from: request) else {
             return JSON.error(.badRequest, "badRequest", #"expected {"action": "request"|"cancel"|"accept"|"arrive"|"finish"|"finishSurvey"}"#)
         }
-        let mutationID = Self.mutationID(of: request)
         return acknowledge { () throws(Rejection) in
-            try update { (core, now) throws(Rejection) in
+            let mutationID = try Self.mutationID(of: request)
+            return try update { (core, now) throws(Rejection) in
                 try core.perform(action, for: user, mutationID: mutationID, at: now)
             }
         }
@@ -213,8 +213,18 @@ extension NightrideServer {
         }
     }
 
-    private static func mutationID(of request: Request) -> String? {
-        HTTPField.Name("Mutation-ID").flatMap { request.headers[$0] }
+    /// The request's `Mutation-ID`, if any, once checked: 1 to 64 bytes of letters, digits and
+    /// `-_.:`, so that an id is never stored at any size or used to smuggle text into logs.
+    private static func mutationID(of request: Request) throws(Rejection) -> String? {
+        guard let id = HTTPField.Name("Mutation-ID").flatMap({ request.headers[$0] }) else { return nil }
+        let allowed = id.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || Array("-_.:".utf8).contains(byte)
+        }
+        guard !id.isEmpty, id.utf8.count <= 64, allowed else {
+            throw Rejection(.invalidMutationID, "a Mutation-ID has 1 to 64 letters, digits, '-', '_', '.' or ':'")
+        }
+        return id
     }
 
     /// The reader's client id (`Client-ID` header, or `?clientID=` on a push upgrade), whose
@@ -229,9 +239,9 @@ extension NightrideServer {
 
     static func response(for rejection: Rejection) -> Response {
         let status: HTTPResponse.Status = switch rejection.code {
-        case .invalidTransition, .driverBusy: .conflict
+        case .invalidTransition, .driverBusy, .mutationIDReused: .conflict
         case .unknownUser: .notFound
-        case .invalidName, .invalidPassword, .invalidCursor: .badRequest
+        case .invalidName, .invalidPassword, .invalidCursor, .invalidMutationID: .badRequest
         case .wrongPassword: .unauthorized
         }
         return JSON.response(rejection.body, status: status)

@@ -19,6 +19,12 @@ public struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
         case wrongPassword
         /// The history cursor is not one the server handed out (HTTP 400).
         case invalidCursor
+        /// The `Mutation-ID` is empty, longer than 64 bytes, or has characters other than
+        /// letters, digits, `-`, `_`, `.` and `:` (HTTP 400).
+        case invalidMutationID
+        /// The `Mutation-ID` was already used for another change (another body or route): the
+        /// first answer is not the answer to this one (HTTP 409).
+        case mutationIDReused
     }
 
     /// The kind of refusal.

@@ -12,13 +12,15 @@ struct UserRecord: Sendable {
     var history: [Ride]
     /// The bcrypt hash of the user's password; `nil` until a login gives one.
     var passwordHash: String?
-    /// Answers to mutations by client mutation id, and the ids in the order they came, to forget
-    /// the oldest first.
-    var answers: [String: Result<Version, Rejection>] = [:]
+    /// Answers to mutations by client mutation id, with the change each id was used for.
+    var answers: [String: RememberedAnswer] = [:]
     /// Per client (the `<client>` of `<client>:<sequence>` mutation ids), the newest sequence
     /// number processed, applied or rejected: the `lastMutationID` that values tell that client.
     var lastMutationIDs: [String: UInt64] = [:]
-    private var answerOrder: [String] = []
+    /// Per client, the sequence numbers whose answers are remembered, in order.
+    private var clientAnswers: [String: [(sequence: UInt64, id: String)]] = [:]
+    /// Ids of no client's numbering, in the order they came, to forget the oldest first.
+    private var otherAnswers: [String] = []
 
     init(driverMode: Versioned<Bool>, ride: Versioned<RideStatus>, lastDriverActivity: Duration, history: [Ride], passwordHash: String?) {
         self.driverMode = driverMode
@@ -42,14 +44,33 @@ struct UserRecord: Sendable {
         driverMode.value && ride.value == .none
     }
 
-    mutating func remember(_ answer: Result<Version, Rejection>, for mutationID: String, limit: Int) {
-        answers[mutationID] = answer
-        if let (client, sequence) = MutationID(rawValue: mutationID).parts {
-            lastMutationIDs[client.rawValue] = max(lastMutationIDs[client.rawValue] ?? 0, sequence)
+    /// Remembers the answer to `mutationID`, and forgets what no retry can ask for any more: a
+    /// client sends its mutations one at a time, in order, each until it is answered, so its
+    /// mutation N means it has the answers before N. Ids outside a client's numbering are kept
+    /// up to `limit`, oldest forgotten first.
+    mutating func remember(_ answer: Result<Version, Rejection>, to change: String, for mutationID: String, limit: Int) {
+        answers[mutationID] = RememberedAnswer(change: change, answer: answer)
+        guard let (client, sequence) = MutationID(rawValue: mutationID).parts else {
+            otherAnswers.append(mutationID)
+            if otherAnswers.count > limit {
+                answers[otherAnswers.removeFirst()] = nil
+            }
+            return
         }
-        answerOrder.append(mutationID)
-        if answerOrder.count > limit {
-            answers[answerOrder.removeFirst()] = nil
-        }
+        lastMutationIDs[client.rawValue] = max(lastMutationIDs[client.rawValue] ?? 0, sequence)
+        var remembered = clientAnswers[client.rawValue, default: []]
+        let answered = remembered.prefix { $0.sequence < sequence }
+        for old in answered { answers[old.id] = nil }
+        remembered.removeFirst(answered.count)
+        // In order of sequence, even if a client's ids come out of order.
+        let position = remembered.firstIndex { $0.sequence > sequence } ?? remembered.endIndex
+        remembered.insert((sequence, mutationID), at: position)
+        clientAnswers[client.rawValue] = remembered
     }
+}
+
+/// The answer to a mutation id, and the change it answered (route and body).
+struct RememberedAnswer: Sendable {
+    let change: String
+    let answer: Result<Version, Rejection>
 }

@@ -347,4 +347,32 @@ struct NightrideCoreTests {
         _ = try core.setDriverMode(false, for: "bob", at: .seconds(5))
         #expect(core.changeLog.records.last?.time == .seconds(10))
     }
+
+    @Test("a Mutation-ID used for another change is refused (409), not answered with the first answer")
+    func mutationIDReused() throws {
+        var core = NightrideCore(epoch: 7)
+        _ = try core.login(name: "ann", token: "a", at: .seconds(1))
+        let first = try core.setDriverMode(true, for: "ann", mutationID: "c:1", at: .seconds(2))
+        #expect(try core.setDriverMode(true, for: "ann", mutationID: "c:1", at: .seconds(3)) == first)
+        let reused = Rejection(.mutationIDReused, "Mutation-ID c:1 was used for another change")
+        #expect(throws: reused) { try core.setDriverMode(false, for: "ann", mutationID: "c:1", at: .seconds(4)) }
+        #expect(throws: reused) { try core.perform(.cancel, for: "ann", mutationID: "c:1", at: .seconds(4)) }
+        #expect(core.driverMode(of: "ann")?.value == true)
+    }
+
+    @Test("remembered answers are forgotten once the client sends a later mutation, not by a count")
+    func answersPrunedByLastMutationID() throws {
+        var core = NightrideCore(epoch: 7)
+        _ = try core.login(name: "ann", token: "a", at: .seconds(1))
+        for sequence in 1...3 {
+            _ = try core.setDriverMode(sequence % 2 == 1, for: "ann", mutationID: "c:\(sequence)", at: .seconds(2))
+        }
+        _ = try core.setDriverMode(true, for: "ann", mutationID: "d:9", at: .seconds(3))
+        // c:3 and d:9 are remembered; c:1 and c:2 were answered before c:3 was sent.
+        #expect(Set(core.rememberedMutationIDs(of: "ann")) == ["c:3", "d:9"])
+        // A retry of the newest is still answered alike, without applying again.
+        let version = core.driverMode(of: "ann")?.version
+        _ = try core.setDriverMode(true, for: "ann", mutationID: "c:3", at: .seconds(4))
+        #expect(core.driverMode(of: "ann")?.version == version)
+    }
 }

@@ -76,6 +76,23 @@ struct ServerLoopbackTests {
             #expect(try JSONDecoder().decode(ErrorBody.self, from: body).error == "invalidTransition")
             let (badStatus, _) = try await client.send("POST", "/me/driver-mode", token: token, body: ["on": "yes"])
             #expect(badStatus == 400)
+
+            // Ids are checked before anything is stored: empty, too long, or with other characters.
+            for invalid in ["", String(repeating: "x", count: 65), "a b", "id\u{E9}"] {
+                let (status, body) = try await client.send(
+                    "POST", "/me/driver-mode", token: token, body: DriverModeChange(on: true), mutationID: invalid
+                )
+                #expect(status == 400, "Mutation-ID \(invalid.debugDescription)")
+                #expect(try JSONDecoder().decode(ErrorBody.self, from: body).error == "invalidMutationID")
+            }
+            // The id of the refused ride action, reused for a driver-mode change: refused, and
+            // nothing changes.
+            let (reusedStatus, reusedBody) = try await client.send(
+                "POST", "/me/driver-mode", token: token, body: DriverModeChange(on: true), mutationID: "m"
+            )
+            #expect(reusedStatus == 409)
+            #expect(try JSONDecoder().decode(ErrorBody.self, from: reusedBody).error == "mutationIDReused")
+            #expect(server.core.driverMode(of: "bob")?.version == Version(epoch: 1, counter: 3))
         }
     }
 
