@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "StateLoopSyncTransports", targets: ["StateLoopSyncTransports"]),
         .library(name: "StateLoopLogging", targets: ["StateLoopLogging"]),
         .library(name: "StateLoopJournal", targets: ["StateLoopJournal"]),
+        .library(name: "StateLoopServer", targets: ["StateLoopServer"]),
         // The demo app's parts, as products so that the benchmarks package can load the server
         // with simulated clients.
         .library(name: "NightrideModel", targets: ["NightrideModel"]),
@@ -34,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         // NIOCore, for the Nightride server's connection tracker (Hummingbird's own dependency).
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
     ],
     targets: [
         .target(
@@ -73,6 +76,37 @@ let package = Package(
         .target(
             name: "StateLoopJournal",
             dependencies: ["StateLoop", "StateLoopSync", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // The backend half: versioned resources, pushes and idempotent mutations on a store.
+        .target(
+            name: "StateLoopServer",
+            dependencies: [
+                "StateLoopWire",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(
+            name: "StateLoopServerTests",
+            dependencies: [
+                "StateLoopServer",
+                "StateLoopSync",
+                "StateLoopSyncTransports",
+                "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "StateLoopJournalTests",

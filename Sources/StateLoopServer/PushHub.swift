@@ -1,0 +1,162 @@
+import StateLoopWire
+import Synchronization
+
+/// Every open push socket, by the key it follows, and the fan-out of committed changes to
+/// their outboxes.
+///
+/// The store's change feed calls ``publish(_:)`` once per commit, in commit order; the hub
+/// keeps, per socket, the reader's `lastMutationID` as of the newest commit it has seen, so a
+/// value is pushed with the number that was true when it was committed, never a later one.
+final class PushHub: Sendable {
+    /// One socket: what it follows, for whom, and its outbox.
+    struct Subscriber: Sendable {
+        let key: ResourceKey
+        let scope: String
+        let client: ClientID?
+        let outbox: PushOutbox
+        /// Asks the access policy again at each push: access can be taken away while the
+        /// socket is open.
+        let mayRead: @Sendable () -> Bool
+        var lastMutationID: UInt64?
+    }
+
+    /// Why a socket could not be registered.
+    enum Refusal: Error {
+        /// The principal already has the most sockets allowed.
+        case tooManySockets
+        /// The server is shutting down.
+        case shuttingDown
+    }
+
+    private struct State {
+        var subscribers: [ResourceKey: [Int: Subscriber]] = [:]
+        var socketsPerScope: [String: Int] = [:]
+        /// The sockets of each reading client, whose `lastMutationID` commits move on.
+        var socketsPerClient: [ClientProgressKey: [Int: ResourceKey]] = [:]
+        var nextID = 0
+        var isAccepting = true
+        var openSockets = 0
+    }
+
+    private let state = Mutex(State())
+    private let maximumSocketsPerPrincipal: Int
+    private let metrics: ServerMetrics
+
+    init(maximumSocketsPerPrincipal: Int, metrics: ServerMetrics) {
+        self.maximumSocketsPerPrincipal = maximumSocketsPerPrincipal
+        self.metrics = metrics
+    }
+
+    /// Registers a socket; returns its id, which ``unregister(_:key:)`` takes.
+    func register(_ subscriber: Subscriber) throws(Refusal) -> Int {
+        let result: Result<Int, Refusal> = state.withLock { state in
+            guard state.isAccepting else { return .failure(.shuttingDown) }
+            guard state.socketsPerScope[subscriber.scope, default: 0] < maximumSocketsPerPrincipal else {
+                return .failure(.tooManySockets)
+            }
+            state.nextID += 1
+            state.subscribers[subscriber.key, default: [:]][state.nextID] = subscriber
+            state.socketsPerScope[subscriber.scope, default: 0] += 1
+            if let client = subscriber.client {
+                state.socketsPerClient[ClientProgressKey(scope: subscriber.scope, client: client), default: [:]][state.nextID] = subscriber.key
+            }
+            state.openSockets += 1
+            return .success(state.nextID)
+        }
+        let id = try result.get()
+        metrics.openSockets.record(openSockets)
+        return id
+    }
+
+    /// Whether `scope` may open another socket now.
+    func hasRoom(for scope: String) -> Bool {
+        state.withLock { $0.isAccepting && $0.socketsPerScope[scope, default: 0] < maximumSocketsPerPrincipal }
+    }
+
+    /// Removes a socket and closes its outbox.
+    func unregister(_ id: Int, key: ResourceKey) {
+        let removed = state.withLock { state -> Subscriber? in
+            guard let subscriber = state.subscribers[key]?.removeValue(forKey: id) else { return nil }
+            if state.subscribers[key]?.isEmpty == true { state.subscribers[key] = nil }
+            state.socketsPerScope[subscriber.scope, default: 1] -= 1
+            if state.socketsPerScope[subscriber.scope] == 0 { state.socketsPerScope[subscriber.scope] = nil }
+            if let client = subscriber.client {
+                let clientKey = ClientProgressKey(scope: subscriber.scope, client: client)
+                state.socketsPerClient[clientKey]?[id] = nil
+                if state.socketsPerClient[clientKey]?.isEmpty == true { state.socketsPerClient[clientKey] = nil }
+            }
+            state.openSockets -= 1
+            return subscriber
+        }
+        removed?.outbox.close()
+        metrics.openSockets.record(openSockets)
+    }
+
+    /// Raises the `lastMutationID` a socket pushes with to `lastMutationID` (what the socket's
+    /// first read found), if it is higher.
+    func adopt(lastMutationID: UInt64?, for id: Int, key: ResourceKey) {
+        state.withLock { state in
+            guard let lastMutationID, var subscriber = state.subscribers[key]?[id] else { return }
+            subscriber.lastMutationID = max(subscriber.lastMutationID ?? 0, lastMutationID)
+            state.subscribers[key]?[id] = subscriber
+        }
+    }
+
+    /// Hands one commit's changes to the sockets that follow them. Called in commit order.
+    func publish(_ changes: CommittedChanges) {
+        var offers: [(Subscriber, PushOutbox.Entry)] = []
+        state.withLock { state in
+            for progress in changes.progress {
+                let clientKey = ClientProgressKey(scope: progress.scope, client: progress.client)
+                for (id, key) in state.socketsPerClient[clientKey] ?? [:] {
+                    guard let known = state.subscribers[key]?[id] else { continue }
+                    state.subscribers[key]?[id]?.lastMutationID = max(known.lastMutationID ?? 0, progress.lastMutationID)
+                }
+            }
+            for value in changes.values {
+                for subscriber in state.subscribers[value.key]?.values ?? [:].values {
+                    offers.append((subscriber, PushOutbox.Entry(value: value, lastMutationID: subscriber.lastMutationID)))
+                }
+            }
+        }
+        // Outside the hub's lock: the access check is the app's code. A socket whose reader
+        // lost the right to read is closed; its client learns why when it reconnects.
+        for (subscriber, entry) in offers {
+            guard subscriber.mayRead() else {
+                subscriber.outbox.close(discardingWaiting: true)
+                metrics.pushesDropped.increment()
+                continue
+            }
+            switch subscriber.outbox.offer(entry) {
+            case .queued: metrics.pushesQueued.increment()
+            case .coalesced: metrics.pushesCoalesced.increment()
+            case .outdated, .closed: metrics.pushesDropped.increment()
+            }
+        }
+    }
+
+    /// Stops accepting sockets and closes every outbox: each writer sends what was waiting,
+    /// then closes its socket.
+    func closeAll() {
+        let outboxes = state.withLock { state in
+            state.isAccepting = false
+            return state.subscribers.values.flatMap { $0.values.map(\.outbox) }
+        }
+        for outbox in outboxes { outbox.close() }
+    }
+
+    /// Whether sockets are accepted: false once the server is shutting down.
+    var isAccepting: Bool {
+        state.withLock { $0.isAccepting }
+    }
+
+    var openSockets: Int {
+        state.withLock { $0.openSockets }
+    }
+}
+
+/// A reading client under its principal.
+struct ClientProgressKey: Hashable, Sendable {
+    var scope: String
+    var client: ClientID
+}

@@ -1,0 +1,56 @@
+import Foundation
+import StateLoopWire
+
+/// Where a ``SyncServer`` keeps what it owns: versioned values, the answers to mutation ids,
+/// and each client's processed mutations. ``SQLiteStore`` is the embedded default.
+///
+/// A store guarantees, for every implementation:
+/// - **One transaction per change.** ``write(_:)`` runs its body in one transaction: the values
+///   it writes, the versions it allocates for them, the answers it remembers and the clients'
+///   progress commit together or not at all.
+/// - **Versions allocated in the change's transaction.** Each key has its own counter, raised
+///   by one by every write of the key; the epoch is stored with the data and changes only when
+///   the data's history restarts (a restore from a backup), never on a restart of the process.
+/// - **A change feed in commit order.** Every commit that changed something is handed to the
+///   observers registered with ``observeCommits(_:)``, one commit at a time, in commit order.
+///
+/// The transaction body is synchronous on purpose: it runs while the store holds its write
+/// lock, so it cannot wait on a network call or another transaction.
+public protocol ServerStore: Sendable {
+    /// The epoch of every version this store allocates.
+    var epoch: UInt64 { get }
+
+    /// Runs `body` in one transaction and commits it; throws, with nothing committed, if `body`
+    /// or the commit throws. Commit observers are called before it returns.
+    func write<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result
+
+    /// Reads `key`'s value and, in the same consistent view, the `lastMutationID` of `client`
+    /// under `scope`: the number never names a mutation the value does not contain.
+    func read(_ key: ResourceKey, lastMutationIDOf client: ClientID?, scope: String) async throws -> (value: StoredValue?, lastMutationID: UInt64?)
+
+    /// Calls `observer` with the changes of every later commit, in commit order.
+    func observeCommits(_ observer: @escaping @Sendable (CommittedChanges) -> Void)
+}
+
+/// The operations of one store transaction. Only valid inside the body of
+/// ``ServerStore/write(_:)``.
+public protocol StoreTransaction: AnyObject {
+    /// The store's epoch.
+    var epoch: UInt64 { get }
+    /// The value of `key`, as this transaction sees it.
+    func value(of key: ResourceKey) throws -> StoredValue?
+    /// Writes `json` as `key`'s value and returns the version allocated for it: the key's
+    /// counter raised by one, in the store's epoch.
+    func write(_ json: Data, to key: ResourceKey) throws -> Version
+    /// The answer remembered for the mutation id `mutation` of principal `scope`.
+    func answer(to mutation: String, scope: String) throws -> RememberedAnswer?
+    /// Remembers the answer to `mutation`; `client` and `sequence` when the id is a client's
+    /// numbered mutation, so that the answer is forgotten once that client moves past it.
+    func remember(_ answer: RememberedAnswer, to mutation: String, scope: String, client: ClientID?, sequence: UInt64?) throws
+    /// The newest processed sequence number of `client` under `scope`.
+    func lastMutationID(of client: ClientID, scope: String) throws -> UInt64?
+    /// Records `sequence` as `client`'s newest processed mutation and forgets the answers to
+    /// its earlier ones: a client sends its mutations in order, each until answered, so once
+    /// it sends `sequence` it has every earlier answer.
+    func setLastMutationID(_ sequence: UInt64, of client: ClientID, scope: String) throws
+}

@@ -1,0 +1,60 @@
+import Foundation
+import StateLoopWire
+
+/// What a mutation handler or a server-side ``SyncServer/update(_:)`` reads and writes: typed
+/// values of declared resources, inside one store transaction.
+///
+/// Writes are held until the body returns and then written in the order they were made, each
+/// key once, so a body that throws (a ``MutationRefusal`` included) leaves the store as it was;
+/// reads see the body's own writes. Valid only inside the body it is handed to.
+public final class ServerTransaction {
+    private let store: any StoreTransaction
+    private let mayWrite: (ResourceKey) -> Bool
+    private var pending: [ResourceKey: Data] = [:]
+    private var order: [ResourceKey] = []
+    private let encoder = JSONEncoder()
+    private let decoder = JSONDecoder()
+
+    init(store: any StoreTransaction, mayWrite: @escaping (ResourceKey) -> Bool) {
+        self.store = store
+        self.mayWrite = mayWrite
+    }
+
+    /// The value `id` of `resource`, with this transaction's writes; `nil` if it was never
+    /// written.
+    ///
+    /// - Throws: the store's error, or `DecodingError` if the stored JSON is not a `Value`.
+    public func read<Value>(_ resource: ServerResource<Value>, _ id: String) throws -> Value? {
+        let key = resource.key(id)
+        guard let json = try pending[key] ?? store.value(of: key)?.json else { return nil }
+        return try decoder.decode(Value.self, from: json)
+    }
+
+    /// The stored version of `id` of `resource`, before this transaction's writes.
+    public func version<Value>(of resource: ServerResource<Value>, _ id: String) throws -> Version? {
+        try store.value(of: resource.key(id))?.version
+    }
+
+    /// Sets `id` of `resource` to `value`. The new version is allocated when the body returns.
+    ///
+    /// - Throws: a ``MutationRefusal`` with status 404 when the principal the mutation runs for
+    ///   may not write the key (the same answer as a key that does not exist), or the encoder's
+    ///   error.
+    public func write<Value>(_ value: Value, to resource: ServerResource<Value>, _ id: String) throws {
+        let key = resource.key(id)
+        guard mayWrite(key) else { throw MutationRefusal.notFound }
+        if pending[key] == nil { order.append(key) }
+        pending[key] = try encoder.encode(value)
+    }
+
+    /// Writes the held values; returns the versions allocated.
+    func commitWrites() throws -> [ResourceKey: Version] {
+        var versions: [ResourceKey: Version] = [:]
+        for key in order {
+            versions[key] = try store.write(pending[key]!, to: key)
+        }
+        pending = [:]
+        order = []
+        return versions
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import NIOWebSocket
+import StateLoopWire
+
+/// Push sockets: `GET <path>/push` upgraded to a WebSocket per declared resource. Each socket
+/// registers with the hub before it reads the current value, so no commit falls between the
+/// two; its one writer task drains its outbox; its reader notices the client's close.
+extension SyncServer {
+    /// Adds a push route (`<path>/push`) for each declared resource to `router`.
+    ///
+    /// An upgrade is refused when the caller has no session, may not read the key, or holds
+    /// the most sockets allowed. Hummingbird answers every refused upgrade with 400 whatever the
+    /// reason, so the statuses thrown below are for the logs: a StateLoop client takes any
+    /// refusal as a cue to pull, and the `GET` tells it why (401, 404, 503).
+    public func addPushRoutes(to router: Router<BasicWebSocketRequestContext>) {
+        for case .read(let path, let resource, let key) in declared {
+            router.ws(RouterPath(path + "/push")) { request, context in
+                let principal: Access.Principal?
+                do {
+                    principal = try await self.access.principal(for: request)
+                } catch {
+                    throw HTTPError(.serviceUnavailable, headers: [.retryAfter: "1"])
+                }
+                guard let principal else { throw HTTPError(.unauthorized) }
+                guard let id = key(principal, context.parameters), self.access.mayRead(ResourceKey(resource: resource, id: id), as: principal) else {
+                    throw HTTPError(.notFound)
+                }
+                guard self.hub.hasRoom(for: self.access.id(of: principal)) else {
+                    throw HTTPError(.tooManyRequests, headers: [.retryAfter: "5"])
+                }
+                return .upgrade([:])
+            } onUpgrade: { inbound, outbound, context in
+                // The principal and key again: the upgrade's decision cannot hand them over.
+                guard let principal = try? await self.access.principal(for: context.request),
+                    let id = key(principal, context.requestContext.parameters)
+                else { return }
+                let socket = PushSocket(
+                    key: ResourceKey(resource: resource, id: id), scope: self.access.id(of: principal),
+                    client: Self.clientID(of: context.request)
+                )
+                await self.serve(socket, principal: principal, inbound: inbound, outbound: outbound)
+            }
+        }
+    }
+
+    /// Who a socket is for.
+    struct PushSocket: Sendable {
+        let key: ResourceKey
+        let scope: String
+        let client: ClientID?
+    }
+
+    private func serve(
+        _ socket: PushSocket, principal: Access.Principal, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter
+    ) async {
+        let outbox = PushOutbox()
+        let access = self.access
+        let subscriber = PushHub.Subscriber(
+            key: socket.key, scope: socket.scope, client: socket.client, outbox: outbox,
+            mayRead: { access.mayRead(socket.key, as: principal) }, lastMutationID: nil
+        )
+        let id: Int
+        do {
+            id = try hub.register(subscriber)
+        } catch {
+            // Another socket of the principal won the last place, or the server is stopping.
+            try? await outbound.close(.policyViolation, reason: "too many sockets")
+            return
+        }
+        defer { hub.unregister(id, key: socket.key) }
+        do {
+            let (value, lastMutationID) = try await store.read(socket.key, lastMutationIDOf: socket.client, scope: socket.scope)
+            hub.adopt(lastMutationID: lastMutationID, for: id, key: socket.key)
+            if let value { _ = outbox.offer(PushOutbox.Entry(value: value, lastMutationID: lastMutationID)) }
+        } catch {
+            try? await outbound.close(.unexpectedServerError, reason: "the server cannot reach its data")
+            return
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // Reading answers pings and notices the client's close (or a frame too large,
+                // which the WebSocket handler answers with 1009).
+                do {
+                    for try await _ in inbound {}
+                } catch {}
+                outbox.close(discardingWaiting: true)
+            }
+            let closing = await drain(outbox, to: outbound)
+            group.cancelAll()
+            if let closing {
+                try? await outbound.close(closing, reason: nil)
+            }
+        }
+    }
+
+    /// Writes what the outbox holds until it closes. Returns the code to close with: going
+    /// away when the server stops, nothing when the reader left or stopped reading (a socket
+    /// that does not read cannot be told anything).
+    private func drain(_ outbox: PushOutbox, to outbound: WebSocketOutboundWriter) async -> WebSocketErrorCode? {
+        let timeout = configuration.slowReaderTimeout
+        let limit = configuration.maximumPushBytes
+        while let entry = await outbox.next() {
+            let message = entry.value.json.count <= limit
+                ? WireMessage.versioned(entry.value, lastMutationID: entry.lastMutationID) : WireMessage.hint
+            let outcome = await withTaskGroup(of: WriteOutcome.self) { group in
+                group.addTask {
+                    (try? await outbound.write(.text(message))) != nil ? .written : .failed
+                }
+                group.addTask {
+                    (try? await Task.sleep(for: timeout)) != nil ? .timedOut : .failed
+                }
+                // A write that cannot go out suspends (the channel is not writable) until the
+                // sleep wins and cancels it.
+                let first = await group.next() ?? .failed
+                group.cancelAll()
+                return first
+            }
+            switch outcome {
+            case .written: break
+            case .failed: return nil
+            case .timedOut:
+                metrics.slowReadersClosed.increment()
+                logger.info("push socket closed: its reader does not read", metadata: ["key": "\(entry.value.key)"])
+                return nil
+            }
+            metrics.pushesSent.increment()
+        }
+        return hub.isAccepting ? nil : .goingAway
+    }
+
+    private enum WriteOutcome: Sendable {
+        case written, failed, timedOut
+    }
+}

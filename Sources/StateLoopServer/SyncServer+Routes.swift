@@ -1,0 +1,211 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import StateLoopWire
+
+/// The HTTP routes: reads and mutations. Every answer is JSON (StateLoopWire's types), every
+/// error an `ErrorBody`, and every answer is counted in the metrics by route and status.
+extension SyncServer {
+    /// Adds the declared resources' `GET` (and `HEAD`) routes, the mutation routes and
+    /// `GET /metrics` to `router`.
+    public func addRoutes(to router: Router<BasicRequestContext>) {
+        for declaration in declared {
+            switch declaration {
+            case .read(let path, let resource, let key):
+                let route = "GET /\(path)"
+                router.get(RouterPath(path)) { request, context in
+                    await self.counted(route, self.read(request, context, resource: resource, key: key))
+                }
+                router.head(RouterPath(path)) { request, context in
+                    var response = await self.counted("HEAD /\(path)", self.read(request, context, resource: resource, key: key))
+                    response.body = ResponseBody()
+                    return response
+                }
+            case .mutation(let path, let run):
+                let route = "POST /\(path)"
+                router.post(RouterPath(path)) { request, context in
+                    await self.counted(route, self.mutate(request, context, route: route, run: run))
+                }
+            }
+        }
+        router.get("metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: self.metrics.rendered()))
+            )
+        }
+    }
+
+    private func read(
+        _ request: Request, _ context: BasicRequestContext, resource: String, key: (Access.Principal, Parameters) -> String?
+    ) async -> Response {
+        do {
+            guard let principal = try await access.principal(for: request) else { return Self.unauthorized }
+            guard let id = key(principal, context.parameters) else { return Self.notFound }
+            let resourceKey = ResourceKey(resource: resource, id: id)
+            guard access.mayRead(resourceKey, as: principal) else { return Self.notFound }
+            let (value, lastMutationID) = try await store.read(
+                resourceKey, lastMutationIDOf: Self.clientID(of: request), scope: access.id(of: principal)
+            )
+            guard let value else { return Self.notFound }
+            return Self.json(200, Data(WireMessage.versioned(value, lastMutationID: lastMutationID).utf8))
+        } catch {
+            logger.warning("read failed", metadata: ["error": "\(error)"])
+            return Self.unavailable
+        }
+    }
+
+    private func mutate(_ request: Request, _ context: BasicRequestContext, route: String, run: MutationRunner) async -> Response {
+        let principal: Access.Principal
+        do {
+            guard let found = try await access.principal(for: request) else { return Self.unauthorized }
+            principal = found
+        } catch {
+            return Self.unavailable
+        }
+        let mutationID: MutationID
+        switch Self.mutationID(of: request) {
+        case .success(let id): mutationID = id
+        case .failure(let refusal): return Self.json(refusal.status, WireMessage.error(refusal.body.error, refusal.body.message))
+        }
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: configuration.maximumBodyBytes)
+        } catch is NIOTooManyBytesError {
+            return Self.json(413, WireMessage.error("bodyTooLarge", "a request body has at most \(configuration.maximumBodyBytes) bytes"))
+        } catch {
+            return Self.json(400, WireMessage.error("badRequest", "the body could not be read"))
+        }
+        let key: ResourceKey
+        let apply: (ServerTransaction) throws -> Void
+        do {
+            (key, apply) = try run(request, context, principal, body)
+        } catch let refusal as MutationRefusal {
+            return Self.json(refusal.status, WireMessage.error(refusal.body.error, refusal.body.message))
+        } catch {
+            return Self.json(400, WireMessage.error("badRequest", "\(error)"))
+        }
+        guard access.mayRead(key, as: principal) else { return Self.notFound }
+        let mutation = PendingMutation(
+            id: mutationID, scope: access.id(of: principal), fingerprint: Self.fingerprint(route: route, body: body), key: key
+        )
+        let mayWrite: @Sendable (ResourceKey) -> Bool = { [access] key in access.mayWrite(key, as: principal) }
+        let sendableApply = UncheckedBox(apply)
+        do {
+            let answer = try await timedWrite { store in
+                try mutation.process(in: store, mayWrite: mayWrite, apply: sendableApply.value)
+            }
+            return Self.json(answer.status, answer.body)
+        } catch {
+            // Nothing was committed, so nothing is remembered: the client's retry runs it anew.
+            logger.error("mutation failed", metadata: ["mutation": "\(mutationID)", "error": "\(error)"])
+            return Self.unavailable
+        }
+    }
+
+    // MARK: Requests
+
+    /// The `Mutation-ID` header, checked: `<client>:<sequence>`, 1 to 64 bytes of letters,
+    /// digits and `-_.:`, so an id is never stored at any size or used to smuggle text into logs.
+    static func mutationID(of request: Request) -> Result<MutationID, MutationRefusal> {
+        guard let raw = HTTPField.Name("Mutation-ID").flatMap({ request.headers[$0] }) else {
+            return .failure(MutationRefusal("missingMutationID", "a mutation needs a Mutation-ID header (<client>:<sequence>)", status: 400))
+        }
+        let id = MutationID(rawValue: raw)
+        guard Self.isToken(raw, maximumBytes: 64, extra: "-_.:"), id.parts != nil else {
+            return .failure(MutationRefusal(
+                "invalidMutationID", "a Mutation-ID is <client>:<sequence>, at most 64 letters, digits, '-', '_', '.' or ':'", status: 400
+            ))
+        }
+        return .success(id)
+    }
+
+    /// The reader's client id (`Client-ID` header, or `?clientID=` where headers cannot be
+    /// set), if it is a well-formed one.
+    static func clientID(of request: Request) -> ClientID? {
+        let raw = HTTPField.Name("Client-ID").flatMap { request.headers[$0] } ?? request.uri.queryParameters.get("clientID")
+        guard let raw, isToken(raw, maximumBytes: 64, extra: "-_.") else { return nil }
+        return ClientID(rawValue: raw)
+    }
+
+    static func isToken(_ text: String, maximumBytes: Int, extra: String) -> Bool {
+        let extraBytes = Array(extra.utf8)
+        return !text.isEmpty && text.utf8.count <= maximumBytes && text.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || extraBytes.contains(byte)
+        }
+    }
+
+    /// What a mutation asks for, digested (FNV-1a, 64 bits): a retry must ask for the same.
+    static func fingerprint(route: String, body: ByteBuffer) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ byte: UInt8) {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        route.utf8.forEach(mix)
+        mix(0)
+        body.readableBytesView.forEach(mix)
+        return hash
+    }
+
+    /// Decodes a request body, with an error that says what is wrong where.
+    static func decode<Body: Decodable>(_ type: Body.Type, from body: ByteBuffer) throws -> Body {
+        do {
+            return try JSONDecoder().decode(Body.self, from: Data(body.readableBytesView))
+        } catch let error as DecodingError {
+            throw MutationRefusal("badRequest", Self.describe(error), status: 400)
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            return path.isEmpty ? "the body" : "'\(path)'"
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "\(path(context)) is missing '\(key.stringValue)'"
+        case .typeMismatch(let type, let context): return "\(path(context)) is not a \(type)"
+        case .valueNotFound(let type, let context): return "\(path(context)) is null, expected a \(type)"
+        case .dataCorrupted(let context): return "\(path(context)) is not valid: \(context.debugDescription)"
+        @unknown default: return "the body is not valid"
+        }
+    }
+
+    // MARK: Answers
+
+    static func json(_ status: Int, _ body: Data) -> Response {
+        Response(
+            status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body))
+        )
+    }
+
+    static var unauthorized: Response {
+        json(401, WireMessage.error("unauthorized", "no valid session: sign in again"))
+    }
+
+    static var notFound: Response {
+        json(404, WireMessage.error("notFound", "no such resource"))
+    }
+
+    /// The store could not be reached or the commit failed: worth retrying.
+    static var unavailable: Response {
+        var response = json(503, WireMessage.error("unavailable", "the server cannot reach its data now: retry"))
+        response.headers[.retryAfter] = "1"
+        return response
+    }
+
+    private func counted(_ route: String, _ response: Response) -> Response {
+        metrics.countRequest(route, status: Int(response.status.code))
+        return response
+    }
+}
+
+/// A value handed into a `@Sendable` store body that runs it on the store's queue while the
+/// request's task waits: never used from two places at once.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

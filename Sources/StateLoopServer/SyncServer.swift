@@ -1,0 +1,158 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import Prometheus
+import ServiceLifecycle
+import StateLoopWire
+import Synchronization
+
+/// The backend half of StateLoop: versioned resources served over `GET` and push sockets,
+/// idempotent mutations, and server-side changes, all on a durable ``ServerStore``.
+///
+/// The app declares its domain; the kit does the rest:
+///
+/// ```swift
+/// let server = SyncServer(store: try SQLiteStore(path: path), access: Rules())
+/// server.serve(todos, at: "me/todos") { user, _ in user }
+/// server.mutation(at: "me/todos", body: NewTodo.self, changes: todos, key: { user, _ in user }) { transaction, user, todo in
+///     var list = try transaction.read(todos, user) ?? []
+///     list.append(todo.title)
+///     try transaction.write(list, to: todos, user)
+/// }
+/// try await ServiceGroup(services: [server.application(port: 8080), server], logger: logger).run()
+/// ```
+///
+/// - `GET <path>` answers the value as StateLoopWire's `Versioned` JSON with the caller's
+///   `lastMutationID` (its `Client-ID` header), read in one consistent view.
+/// - `GET <path>/push` upgrades to a WebSocket that receives the value, then every later
+///   version of it, in version order; a slow reader's outbox keeps only the newest value.
+/// - `POST <path>` runs a mutation handler inside one store transaction together with the
+///   versions it allocates and the record of its answer: a repeated `Mutation-ID` gets the
+///   first answer without running again, and no answer is remembered for a change that was not
+///   committed. Answers are forgotten once the client's later mutation arrives.
+/// - ``update(_:)`` makes server-side changes (timers, one user's action changing another's
+///   state) with the same guarantees, pushed to every affected socket.
+///
+/// Every route checks the ``AccessPolicy``. The wire format is `docs/SyncProtocol.md`.
+///
+/// Threading: declarations (``serve(_:at:key:)``, ``mutation(at:body:changes:key:handler:)``)
+/// are made before the routes are built; everything else may be called from any task.
+public final class SyncServer<Access: AccessPolicy>: Sendable {
+    /// Where the values live.
+    public let store: any ServerStore
+    /// Who may do what.
+    public let access: Access
+    /// Limits and timings.
+    public let configuration: SyncServerConfiguration
+    let logger: Logger
+    let hub: PushHub
+    let metrics: ServerMetrics
+    private let declarations = Mutex<[Declaration]>([])
+
+    /// A server on `store`, checking `access` on every route and push. Metrics go to
+    /// `registry` (a new one by default), which the `/metrics` route renders.
+    public init(
+        store: any ServerStore,
+        access: Access,
+        configuration: SyncServerConfiguration = SyncServerConfiguration(),
+        metrics registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+        logger: Logger = Logger(label: "stateloop.server")
+    ) {
+        self.store = store
+        self.access = access
+        self.configuration = configuration
+        self.logger = logger
+        metrics = ServerMetrics(registry: registry)
+        hub = PushHub(maximumSocketsPerPrincipal: configuration.maximumSocketsPerPrincipal, metrics: metrics)
+        store.observeCommits { [hub] changes in hub.publish(changes) }
+    }
+
+    /// Serves `resource` at `path` (`GET`, and `GET <path>/push` for its push socket). `key`
+    /// says which value a principal means there (from the path's parameters, say, for
+    /// `"rides/:id"`), or `nil` for none (404).
+    public func serve<Value>(
+        _ resource: ServerResource<Value>,
+        at path: String,
+        key: @escaping @Sendable (Access.Principal, Parameters) -> String?
+    ) {
+        declarations.withLock { $0.append(.read(path: path, resource: resource.name, key: key)) }
+    }
+
+    /// Accepts mutations at `POST <path>`: each request's JSON body is decoded as `Body` and
+    /// handed to `handler` inside one store transaction. The answer is the version that `key`
+    /// of `resource` has once the handler's writes are committed (StateLoopWire's
+    /// `MutationReceipt`), or the ``MutationRefusal`` it threw. Each request needs a
+    /// `Mutation-ID` header (1 to 64 bytes of letters, digits and `-_.:`).
+    public func mutation<Body: Decodable & Sendable, Value>(
+        at path: String,
+        body: Body.Type,
+        changes resource: ServerResource<Value>,
+        key: @escaping @Sendable (Access.Principal, Parameters) -> String?,
+        handler: @escaping @Sendable (ServerTransaction, Access.Principal, Body) throws -> Void
+    ) {
+        let run: MutationRunner = { request, context, principal, bodyBytes in
+            guard let id = key(principal, context.parameters) else { throw MutationRefusal.notFound }
+            let decoded = try Self.decode(Body.self, from: bodyBytes)
+            return (resource.key(id), { transaction in try handler(transaction, principal, decoded) })
+        }
+        declarations.withLock { $0.append(.mutation(path: path, run: run)) }
+    }
+
+    /// Makes a server-side change in one transaction and pushes it to every socket that
+    /// follows a key it wrote. No access rule applies: the server itself acts.
+    ///
+    /// - Throws: what `body` throws (nothing is written then), or the store's error.
+    @discardableResult
+    public func update<Result: Sendable>(_ body: @escaping @Sendable (ServerTransaction) throws -> Result) async throws -> Result {
+        try await timedWrite { store in
+            let transaction = ServerTransaction(store: store, mayWrite: { _ in true })
+            let result = try body(transaction)
+            _ = try transaction.commitWrites()
+            return result
+        }
+    }
+
+    /// The number of push sockets open now.
+    public var openSockets: Int {
+        hub.openSockets
+    }
+
+    /// The metrics in Prometheus's text format, as the `/metrics` route answers them.
+    public var renderedMetrics: String {
+        metrics.rendered()
+    }
+
+    /// A store write, timed into the commit-latency metric.
+    func timedWrite<Result: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> Result) async throws -> Result {
+        let start = ContinuousClock.now
+        defer { metrics.commitLatency.recordNanoseconds(Int64((ContinuousClock.now - start) / .nanoseconds(1))) }
+        return try await store.write(body)
+    }
+
+    var declared: [Declaration] {
+        declarations.withLock { $0 }
+    }
+
+    /// What a mutation route does with one request once its principal is known: the key whose
+    /// version answers it, and the handler bound to the decoded body.
+    typealias MutationRunner = @Sendable (Request, BasicRequestContext, Access.Principal, ByteBuffer) throws -> (
+        ResourceKey, (ServerTransaction) throws -> Void
+    )
+
+    enum Declaration: Sendable {
+        case read(path: String, resource: String, key: @Sendable (Access.Principal, Parameters) -> String?)
+        case mutation(path: String, run: MutationRunner)
+    }
+}
+
+extension SyncServer: Service {
+    /// Waits for the service group's graceful shutdown, then closes every push socket with
+    /// "going away" once what its outbox held is sent. List the server after the application
+    /// in the group, so that it is shut down first and the sockets do not hold the HTTP server
+    /// open.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        hub.closeAll()
+    }
+}

@@ -1,0 +1,33 @@
+/// The limits and timings of a ``SyncServer``. Every limit answers with a clear error and
+/// leaves the server serving others.
+public struct SyncServerConfiguration: Sendable {
+    /// The largest request body read, in bytes; a larger one is answered 413.
+    public var maximumBodyBytes: Int
+    /// The largest WebSocket frame a client may send, in bytes; a larger one closes the socket
+    /// with code 1009 (message too big).
+    public var maximumFrameBytes: Int
+    /// The largest value pushed as itself, in bytes of JSON; a larger one is pushed as a hint
+    /// (`{"changed": true}`) and the client pulls it. The default leaves room for the version
+    /// in one 16 KiB frame, the largest WebSocket clients accept by default.
+    public var maximumPushBytes: Int
+    /// The most push sockets one principal may hold open; the next upgrade is answered 429.
+    public var maximumSocketsPerPrincipal: Int
+    /// How long a push may wait for a socket that does not read before the socket is closed.
+    /// Meanwhile its outbox keeps only the newest value per key.
+    public var slowReaderTimeout: Duration
+
+    /// A configuration; every parameter has a default fit for a small service.
+    public init(
+        maximumBodyBytes: Int = 1 << 20,
+        maximumFrameBytes: Int = 1 << 14,
+        maximumPushBytes: Int = 15_000,
+        maximumSocketsPerPrincipal: Int = 32,
+        slowReaderTimeout: Duration = .seconds(10)
+    ) {
+        self.maximumBodyBytes = maximumBodyBytes
+        self.maximumFrameBytes = maximumFrameBytes
+        self.maximumPushBytes = maximumPushBytes
+        self.maximumSocketsPerPrincipal = maximumSocketsPerPrincipal
+        self.slowReaderTimeout = slowReaderTimeout
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import StateLoopServer
+import StateLoopWire
+import Synchronization
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The tests' app: each user has a list of notes; everyone shares a board counter. Tokens are
+/// `t-<user>`; a user reads and writes their own notes, everyone reads and writes the board,
+/// and "eve" may read nothing.
+enum Notes {
+    static let notes = ServerResource("notes", of: [String].self)
+    static let board = ServerResource("board", of: Int.self)
+    /// A large shared value, for slow readers.
+    static let pages = ServerResource("pages", of: String.self)
+
+    struct Rules: AccessPolicy {
+        func principal(for request: Request) async throws -> String? {
+            guard let header = request.headers[.authorization], header.hasPrefix("Bearer t-") else { return nil }
+            return String(header.dropFirst("Bearer t-".count))
+        }
+        func id(of user: String) -> String { user }
+        func mayRead(_ key: ResourceKey, as user: String) -> Bool {
+            user != "eve" && (key.resource != "notes" || key.id == user)
+        }
+        func mayWrite(_ key: ResourceKey, as user: String) -> Bool {
+            key.resource == "board" || key.id == user
+        }
+    }
+
+    struct NewNote: Codable, Sendable {
+        var text: String
+    }
+
+    struct BoardChange: Codable, Sendable {
+        var add: Int
+    }
+
+    /// Counts note handler runs per user, to tell a remembered answer from a second run.
+    static let runs = Mutex<[String: Int]>([:])
+
+    static func declare(on server: SyncServer<Rules>) {
+        server.serve(notes, at: "me/notes") { user, _ in user }
+        server.serve(notes, at: "users/:user/notes") { _, parameters in parameters.get("user") }
+        server.serve(board, at: "board") { _, _ in "main" }
+        server.serve(pages, at: "pages") { _, _ in "main" }
+        server.mutation(at: "me/notes", body: NewNote.self, changes: notes, key: { user, _ in user }) { transaction, user, note in
+            runs.withLock { $0[user, default: 0] += 1 }
+            guard !note.text.isEmpty else { throw MutationRefusal("emptyNote", "a note needs some text") }
+            var list = try transaction.read(notes, user) ?? []
+            list.append(note.text)
+            try transaction.write(list, to: notes, user)
+        }
+        // Writes someone else's notes: refused by the access rules for anyone but that user.
+        server.mutation(at: "users/:user/notes", body: NewNote.self, changes: notes, key: { user, _ in user }) { transaction, _, note in
+            try transaction.write([note.text], to: notes, "ann")
+        }
+        server.mutation(at: "board", body: BoardChange.self, changes: board, key: { _, _ in "main" }) { transaction, _, change in
+            try transaction.write((try transaction.read(board, "main") ?? 0) + change.add, to: board, "main")
+        }
+    }
+}
+
+/// Runs a notes server on a free loopback port for the duration of `body`, then shuts it down
+/// gracefully (the sync server first, as an app would list it).
+func withNotesServer(
+    store: (any ServerStore)? = nil,
+    configuration: SyncServerConfiguration = SyncServerConfiguration(),
+    _ body: (SyncServer<Notes.Rules>, TestClient) async throws -> Void
+) async throws {
+    var logger = Logger(label: "stateloop.server.test")
+    logger.logLevel = .critical
+    let server = SyncServer(store: try store ?? SQLiteStore(), access: Notes.Rules(), configuration: configuration, logger: logger)
+    Notes.declare(on: server)
+    let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
+    let application = server.application(port: 0, onServerRunning: { channel in
+        readyContinuation.yield(channel.localAddress?.port ?? 0)
+    })
+    var group = ServiceGroupConfiguration(services: [application, server], logger: logger)
+    group.maximumGracefulShutdownDuration = .seconds(5)
+    let services = ServiceGroup(configuration: group)
+    try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { try await services.run() }
+        var port: Int?
+        for await bound in ready {
+            port = bound
+            break
+        }
+        var failure: (any Error)?
+        do {
+            try await body(server, TestClient(port: try #require(port)))
+        } catch {
+            failure = error
+        }
+        await services.triggerGracefulShutdown()
+        _ = try? await tasks.next()
+        if let failure { throw failure }
+    }
+}
+
+/// Plain HTTP against the test server.
+struct TestClient: Sendable {
+    let port: Int
+
+    /// A request as `user` (`nil`: no token) with an optional body and mutation id; returns
+    /// the status and the body.
+    func send(
+        _ method: String, _ path: String, as user: String?, body: Data? = nil, mutationID: String? = nil,
+        clientID: String? = nil
+    ) async throws -> (status: Int, body: Data) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/\(path)")!)
+        request.httpMethod = method
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        if let user { request.setValue("Bearer t-\(user)", forHTTPHeaderField: "Authorization") }
+        if let mutationID { request.setValue(mutationID, forHTTPHeaderField: "Mutation-ID") }
+        if let clientID { request.setValue(clientID, forHTTPHeaderField: "Client-ID") }
+        if let body {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = body
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+    }
+
+    /// A mutation posting `value` as JSON.
+    func mutate(_ path: String, as user: String, _ value: some Encodable, id: String) async throws -> (status: Int, body: Data) {
+        try await send("POST", path, as: user, body: JSONEncoder().encode(value), mutationID: id)
+    }
+
+    /// The error code of an error body.
+    static func errorCode(_ body: Data) -> String? {
+        try? JSONDecoder().decode(ErrorBody.self, from: body).error
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+import NIOWebSocket
+import StateLoopWire
+import Synchronization
+import WSClient
+
+/// A push socket of the test server read with swift-websocket's client: every text message it
+/// receives, and how it was closed.
+final class PushReader: Sendable {
+    private let messages = MessageLog()
+    private let task: Task<WebSocketCloseFrame?, any Error>
+
+    /// Connects to `path` as `user` (no token when `nil`) with an optional client id; sends
+    /// `send` once connected, if given.
+    init(port: Int, path: String, as user: String?, clientID: String? = nil, send: String? = nil) {
+        var configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 20)
+        if let user { configuration.additionalHeaders[.authorization] = "Bearer t-\(user)" }
+        let query = clientID.map { "?clientID=\($0)" } ?? ""
+        var logger = Logger(label: "push-reader")
+        logger.logLevel = .critical
+        let messages = self.messages
+        task = Task {
+            try await WebSocketClient.connect(
+                url: "ws://127.0.0.1:\(port)/\(path)\(query)", configuration: configuration, logger: logger
+            ) { inbound, outbound, _ in
+                if let send { try await outbound.write(.text(send)) }
+                for try await message in inbound.messages(maxSize: 1 << 20) {
+                    if case .text(let text) = message { messages.append(text) }
+                }
+            }
+        }
+    }
+
+    var received: [String] { messages.all }
+
+    /// The received values, decoded.
+    func values<Value: Codable>(_ type: Value.Type = Value.self) -> [Versioned<Value>] {
+        received.compactMap { try? JSONDecoder().decode(Versioned<Value>.self, from: Data($0.utf8)) }
+    }
+
+    /// Closes the socket from this side.
+    func cancel() {
+        task.cancel()
+    }
+
+    /// How the server closed the socket (`nil`: not by a close frame); throws if the connection
+    /// never opened (a refused upgrade).
+    func closeFrame() async throws -> WebSocketCloseFrame? {
+        try await task.value
+    }
+}
+
+/// Messages received, shared between the reading task and the test.
+final class MessageLog: Sendable {
+    private let messages = Mutex<[String]>([])
+
+    func append(_ message: String) {
+        messages.withLock { $0.append(message) }
+    }
+
+    var all: [String] { messages.withLock { $0 } }
+}

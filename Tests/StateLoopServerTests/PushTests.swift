@@ -1,0 +1,121 @@
+import Foundation
+import NIOWebSocket
+import StateLoopServer
+import StateLoopWire
+import TestSupport
+import Testing
+
+@Suite("Sync server: pushes")
+struct PushTests {
+    @Test("a socket gets the value, then each later version with its reader's lastMutationID")
+    func valuesInOrder() async throws {
+        try await withNotesServer { server, client in
+            _ = try await client.mutate("me/notes", as: "ann", Notes.NewNote(text: "a"), id: "c7:1")
+            let reader = PushReader(port: client.port, path: "me/notes/push", as: "ann", clientID: "c7")
+            let other = PushReader(port: client.port, path: "me/notes/push", as: "ann", clientID: "d7")
+            #expect(await eventually(within: .seconds(10)) { reader.values([String].self).count == 1 && other.values([String].self).count == 1 })
+            for (index, text) in ["b", "c", "d"].enumerated() {
+                _ = try await client.mutate("me/notes", as: "ann", Notes.NewNote(text: text), id: "c7:\(index + 2)")
+            }
+            #expect(await eventually(within: .seconds(10)) { reader.values([String].self).last?.value.count == 4 })
+            let values = reader.values([String].self)
+            #expect(values.first == Versioned(["a"], version: Version(epoch: server.store.epoch, counter: 1), lastMutationID: 1))
+            // In version order, each number the one true at its commit (coalescing may skip some).
+            #expect(values.map(\.version.counter) == values.map(\.version.counter).sorted())
+            #expect(values.allSatisfy { $0.lastMutationID == $0.version.counter })
+            #expect(await eventually(within: .seconds(10)) { other.values([String].self).last?.value.count == 4 })
+            #expect(other.values([String].self).allSatisfy { $0.lastMutationID == nil })
+            reader.cancel()
+            other.cancel()
+        }
+    }
+
+    @Test("a server-side update reaches every socket of the key, and no other")
+    func serverUpdateFansOut() async throws {
+        try await withNotesServer { server, client in
+            _ = try await server.update { try $0.write(0, to: Notes.board, "main") }
+            let readers = ["ann", "bob", "cid"].map { PushReader(port: client.port, path: "board/push", as: $0) }
+            let notes = PushReader(port: client.port, path: "me/notes/push", as: "ann")
+            #expect(await eventually(within: .seconds(10)) { readers.allSatisfy { $0.values(Int.self).count == 1 } })
+            _ = try await server.update { transaction in
+                try transaction.write(41, to: Notes.board, "main")
+                try transaction.write(42, to: Notes.board, "main")
+            }
+            #expect(await eventually(within: .seconds(10)) { readers.allSatisfy { $0.values(Int.self).last?.value == 42 } })
+            // One transaction, one version: its last write.
+            #expect(readers.allSatisfy { $0.values(Int.self).map(\.version.counter) == [1, 2] })
+            #expect(notes.received.isEmpty)
+            for reader in readers + [notes] { reader.cancel() }
+        }
+    }
+
+    @Test("limits: a frame too large closes with 1009; the sockets per principal are capped")
+    func socketLimits() async throws {
+        let configuration = SyncServerConfiguration(maximumFrameBytes: 1_000, maximumSocketsPerPrincipal: 2)
+        try await withNotesServer(configuration: configuration) { server, client in
+            let large = PushReader(port: client.port, path: "board/push", as: "ann", send: String(repeating: "x", count: 5_000))
+            let tooLarge = try await large.closeFrame()
+            #expect(tooLarge?.closeCode == .messageTooLarge)
+            let first = PushReader(port: client.port, path: "board/push", as: "bob")
+            let second = PushReader(port: client.port, path: "me/notes/push", as: "bob")
+            #expect(await eventually(within: .seconds(10)) { server.openSockets == 2 })
+            let third = PushReader(port: client.port, path: "board/push", as: "bob")
+            await #expect(throws: (any Error).self) { try await third.closeFrame() }
+            // Another principal is not counted against bob.
+            let ann = PushReader(port: client.port, path: "board/push", as: "ann")
+            #expect(await eventually(within: .seconds(10)) { server.openSockets == 3 })
+            for reader in [first, second, ann] { reader.cancel() }
+            #expect(await eventually(within: .seconds(10)) { server.openSockets == 0 })
+        }
+    }
+
+    @Test("shutting down closes every socket with 'going away' once its outbox is sent")
+    func gracefulShutdown() async throws {
+        var reader: PushReader?
+        try await withNotesServer { server, client in
+            _ = try await server.update { try $0.write(1, to: Notes.board, "main") }
+            reader = PushReader(port: client.port, path: "board/push", as: "ann")
+            #expect(await eventually(within: .seconds(10)) { reader?.values(Int.self).count == 1 })
+        }
+        let closed = try await reader?.closeFrame()
+        #expect(closed?.closeCode == .goingAway)
+    }
+
+    @Test("a socket that does not read is closed after the timeout; meanwhile its outbox keeps the newest value")
+    func slowReaderClosed() async throws {
+        let configuration = SyncServerConfiguration(slowReaderTimeout: .milliseconds(300))
+        try await withNotesServer(configuration: configuration) { server, client in
+            _ = try await server.update { try $0.write("", to: Notes.pages, "main") }
+            let socket = try SilentSocket(port: client.port, path: "pages/push", token: "t-ann")
+            #expect(await eventually(within: .seconds(10)) { server.openSockets == 1 })
+            // Pages of 10 KB until the socket's buffers are full, a write waits, and the
+            // timeout closes the socket.
+            var rounds = 0
+            while server.openSockets == 1, rounds < 20_000 {
+                rounds += 1
+                let page = String(repeating: "\(rounds % 10)", count: 10_000)
+                _ = try await server.update { try $0.write(page, to: Notes.pages, "main") }
+                if rounds % 100 == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(await eventually(within: .seconds(10)) { server.openSockets == 0 }, "after \(rounds) rounds")
+            let metrics = server.renderedMetrics
+            #expect(metrics.contains("stateloop_slow_readers_closed_total 1"), "\(metrics)")
+            #expect(!metrics.contains("stateloop_pushes_coalesced_total 0"), "\(metrics)")
+            socket.close()
+        }
+    }
+
+    @Test("the metrics route renders requests, pushes and sockets in Prometheus's format")
+    func metricsRoute() async throws {
+        try await withNotesServer { _, client in
+            _ = try await client.mutate("me/notes", as: "ann", Notes.NewNote(text: "a"), id: "c:1")
+            _ = try await client.send("GET", "me/notes", as: nil)
+            let (status, body) = try await client.send("GET", "metrics", as: nil)
+            let text = String(decoding: body, as: UTF8.self)
+            #expect(status == 200)
+            #expect(text.contains(#"stateloop_requests_total{route="POST /me/notes",status="200"} 1"#), "\(text)")
+            #expect(text.contains(#"stateloop_requests_total{route="GET /me/notes",status="401"} 1"#))
+            #expect(text.contains("stateloop_commit_seconds"))
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import StateLoopServer
+import StateLoopWire
+import Synchronization
+import Testing
+
+@Suite("SQLite store")
+struct SQLiteStoreTests {
+    let key = ResourceKey(resource: "notes", id: "ann")
+    let other = ResourceKey(resource: "notes", id: "bob")
+
+    @Test("each key has its own counter, raised in the transaction that writes it")
+    func versionsPerKey() async throws {
+        let store = try SQLiteStore()
+        let first = try await store.write { try $0.write(Data("[1]".utf8), to: key) }
+        let second = try await store.write { try $0.write(Data("[2]".utf8), to: key) }
+        let elsewhere = try await store.write { try $0.write(Data("[3]".utf8), to: other) }
+        #expect(first == Version(epoch: store.epoch, counter: 1))
+        #expect(second == Version(epoch: store.epoch, counter: 2))
+        #expect(elsewhere == Version(epoch: store.epoch, counter: 1))
+        let read = try await store.read(key, lastMutationIDOf: nil, scope: "ann")
+        #expect(read.value == StoredValue(key: key, version: second, json: Data("[2]".utf8)))
+    }
+
+    @Test("a transaction that throws leaves nothing: no value, no version, no answer, no commit seen")
+    func throwingTransactionCommitsNothing() async throws {
+        let store = try SQLiteStore()
+        let commits = CommitLog()
+        store.observeCommits { commits.append($0) }
+        _ = try await store.write { try $0.write(Data("1".utf8), to: key) }
+        struct Boom: Error {}
+        await #expect(throws: Boom.self) {
+            try await store.write { transaction in
+                _ = try transaction.write(Data("2".utf8), to: key)
+                try transaction.remember(RememberedAnswer(fingerprint: 1, status: 200, body: Data()), to: "c:1", scope: "ann", client: ClientID(rawValue: "c"), sequence: 1)
+                try transaction.setLastMutationID(1, of: ClientID(rawValue: "c"), scope: "ann")
+                throw Boom()
+            }
+        }
+        let after = try await store.read(key, lastMutationIDOf: ClientID(rawValue: "c"), scope: "ann")
+        #expect(after.value?.version.counter == 1)
+        #expect(after.value?.json == Data("1".utf8))
+        #expect(after.lastMutationID == nil)
+        #expect(try await store.write { try $0.answer(to: "c:1", scope: "ann") } == nil)
+        #expect(commits.count == 1)
+    }
+
+    @Test("the change feed sees every commit in commit order, with the versions allocated")
+    func changeFeedInOrder() async throws {
+        let store = try SQLiteStore()
+        let commits = CommitLog()
+        store.observeCommits { commits.append($0) }
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<50 {
+                group.addTask {
+                    _ = try? await store.write { try $0.write(Data("\(index)".utf8), to: key) }
+                }
+            }
+        }
+        #expect(commits.values.map(\.version.counter) == Array(1...50))
+    }
+
+    @Test("answers are kept per principal and forgotten once the client's later mutation is processed")
+    func answersPrunedByProgress() async throws {
+        let store = try SQLiteStore()
+        let client = ClientID(rawValue: "c")
+        let answer = RememberedAnswer(fingerprint: 7, status: 200, body: Data("{}".utf8))
+        try await store.write { transaction in
+            for sequence in UInt64(1)...3 {
+                try transaction.remember(answer, to: "c:\(sequence)", scope: "ann", client: client, sequence: sequence)
+                try transaction.setLastMutationID(sequence, of: client, scope: "ann")
+            }
+            try transaction.remember(answer, to: "c:1", scope: "bob", client: client, sequence: 1)
+            try transaction.setLastMutationID(1, of: client, scope: "bob")
+        }
+        try await store.write { transaction in
+            #expect(try transaction.answer(to: "c:1", scope: "ann") == nil)
+            #expect(try transaction.answer(to: "c:2", scope: "ann") == nil)
+            #expect(try transaction.answer(to: "c:3", scope: "ann") == answer)
+            #expect(try transaction.answer(to: "c:1", scope: "bob") == answer)
+            #expect(try transaction.lastMutationID(of: client, scope: "ann") == 3)
+            // Progress never moves back.
+            try transaction.setLastMutationID(2, of: client, scope: "ann")
+            #expect(try transaction.lastMutationID(of: client, scope: "ann") == 3)
+        }
+    }
+
+    @Test("the epoch is stored: a reopened file keeps it; only a restore or a new epoch changes it")
+    func epochKeptAcrossReopen() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stateloop-store-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("server.sqlite").path
+        let backup = folder.appendingPathComponent("backup.sqlite").path
+        let epoch: UInt64
+        do {
+            let store = try SQLiteStore(path: path)
+            epoch = store.epoch
+            _ = try await store.write { try $0.write(Data("1".utf8), to: key) }
+        }
+        try FileManager.default.copyItem(atPath: path, toPath: backup)
+        do {
+            let reopened = try SQLiteStore(path: path)
+            #expect(reopened.epoch == epoch)
+            let version = try await reopened.write { try $0.write(Data("2".utf8), to: key) }
+            #expect(version == Version(epoch: epoch, counter: 2))
+        }
+        let restored = try SQLiteStore.restore(from: backup, to: path)
+        #expect(restored > epoch)
+        let store = try SQLiteStore(path: path)
+        #expect(store.epoch == restored)
+        let read = try await store.read(key, lastMutationIDOf: nil, scope: "ann")
+        #expect(read.value?.version == Version(epoch: restored, counter: 1))
+        #expect(try SQLiteStore.startNewEpoch(at: path) > restored)
+    }
+}
+
+/// The commits a store's change feed delivered, in order.
+final class CommitLog: Sendable {
+    private let commits = Mutex<[CommittedChanges]>([])
+
+    func append(_ changes: CommittedChanges) {
+        commits.withLock { $0.append(changes) }
+    }
+
+    var count: Int { commits.withLock { $0.count } }
+    var values: [StoredValue] { commits.withLock { $0.flatMap(\.values) } }
+}
