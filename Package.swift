@@ -95,10 +95,27 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
             ]
         ),
+        // The server tests' app, shared with the process the crash test kills.
+        .target(
+            name: "ServerTestApp",
+            dependencies: ["StateLoopServer", .product(name: "Hummingbird", package: "hummingbird")],
+            path: "Tests/ServerTestApp"
+        ),
+        .executableTarget(
+            name: "sync-server-crash-child",
+            dependencies: [
+                "ServerTestApp", "StateLoopServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/SyncServerCrashChild"
+        ),
         .testTarget(
             name: "StateLoopServerTests",
             dependencies: [
                 "StateLoopServer",
+                "ServerTestApp",
+                "sync-server-crash-child",
                 "StateLoopSync",
                 "StateLoopSyncTransports",
                 "TestSupport",

@@ -10,15 +10,20 @@ import StateLoopWire
 /// }
 /// ```
 public struct MutationRefusal: Error, Sendable, Hashable {
-    /// The HTTP status: a 4xx other than 401, 403, 408 and 429, which clients take as "retry"
-    /// or "signed out" (409 Conflict unless said otherwise).
-    public var status: Int
+    /// The HTTP status: a 4xx other than 401, 403, 408 and 429 (409 Conflict unless said
+    /// otherwise).
+    public let status: Int
     /// The answer's body: a stable code and a message for people.
-    public var body: ErrorBody
+    public let body: ErrorBody
 
     /// A refusal with the code `error`, a `message`, and `status` (409 by default).
+    ///
+    /// A refusal is remembered and answered to every retry, so its status must be one that
+    /// clients take as final: a 4xx other than 401 and 403 (which sign the client out), 408 and
+    /// 429 (which it retries). Any other status is answered as 409.
     public init(_ error: String, _ message: String, status: Int = 409) {
-        self.status = status
+        let isFinal = (400...499).contains(status) && ![401, 403, 408, 429].contains(status)
+        self.status = isFinal ? status : 409
         self.body = ErrorBody(error: error, message: message)
     }
 

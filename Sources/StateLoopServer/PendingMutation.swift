@@ -1,21 +1,38 @@
 import Foundation
+import Logging
 import StateLoopWire
 
-/// One mutation request on its way into a store transaction: who sent it under which id, what
-/// it asks for, and which key's version answers it.
+/// One mutation request on its way into a store transaction: who sent it under which id and
+/// what it asks for.
 struct PendingMutation: Sendable {
     let id: MutationID
     /// The principal's id: ids and client numbers are kept apart per principal.
     let scope: String
+    /// The method, the path and the body in canonical form, digested.
     let fingerprint: UInt64
-    let key: ResourceKey
 
-    /// Answers the mutation inside `store`'s transaction: the remembered answer for a repeated
-    /// id, or the handler's outcome, remembered with the client's progress in the same
-    /// transaction. A handler error other than a ``MutationRefusal`` is thrown, so the
-    /// transaction rolls back and nothing is remembered.
+    /// What a mutation route makes of a request once its remembered answer is known to be
+    /// missing: the key whose version answers it, and the handler bound to the decoded body.
+    struct Prepared: Sendable {
+        let key: ResourceKey
+        let apply: @Sendable (ServerTransaction) throws -> Void
+    }
+
+    /// Answers the mutation inside `store`'s transaction.
+    ///
+    /// The remembered answer of a repeated id comes first, before anything that may have
+    /// changed since the first time (the body's type, the access rules), so a retry of an
+    /// applied mutation always gets the answer it missed. Otherwise `prepare` decodes and checks
+    /// the request (its refusals are answered, not remembered: nothing was processed), the
+    /// handler runs, and its outcome is remembered with the client's progress in the same
+    /// transaction. A store failure is thrown, so nothing is remembered and the retry runs anew;
+    /// any other handler error is a refusal (422), remembered like one, since a handler does no
+    /// I/O and would fail the same way again.
     func process(
-        in store: any StoreTransaction, mayWrite: @escaping (ResourceKey) -> Bool, apply: (ServerTransaction) throws -> Void
+        in store: any StoreTransaction,
+        mayWrite: @escaping (ResourceKey) -> Bool,
+        logger: Logger,
+        prepare: () throws -> Prepared
     ) throws -> RememberedAnswer {
         if let remembered = try store.answer(to: id.rawValue, scope: scope) {
             guard remembered.fingerprint == fingerprint else {
@@ -29,16 +46,13 @@ struct PendingMutation: Sendable {
             // follows the protocol never sends it again, and it must not run twice.
             return refusal(MutationRefusal("mutationAlreadyProcessed", "Mutation-ID \(id) is older than \(client)'s mutation \(last)"))
         }
-        let transaction = ServerTransaction(store: store, mayWrite: mayWrite)
-        let answer: RememberedAnswer
+        let prepared: Prepared
         do {
-            try apply(transaction)
-            let versions = try transaction.commitWrites()
-            let version = try versions[key] ?? store.value(of: key)?.version ?? Version(epoch: store.epoch, counter: 0)
-            answer = RememberedAnswer(fingerprint: fingerprint, status: 200, body: WireMessage.receipt(version))
+            prepared = try prepare()
         } catch let refused as MutationRefusal {
-            answer = refusal(refused)
+            return refusal(refused)
         }
+        let answer = try run(prepared, in: store, mayWrite: mayWrite, logger: logger)
         try store.remember(answer, to: id.rawValue, scope: scope, client: parts?.client, sequence: parts?.sequence)
         if let (client, sequence) = parts {
             try store.setLastMutationID(sequence, of: client, scope: scope)
@@ -46,7 +60,43 @@ struct PendingMutation: Sendable {
         return answer
     }
 
+    private func run(
+        _ prepared: Prepared, in store: any StoreTransaction, mayWrite: @escaping (ResourceKey) -> Bool, logger: Logger
+    ) throws -> RememberedAnswer {
+        let transaction = ServerTransaction(store: store, mayWrite: mayWrite)
+        do {
+            try prepared.apply(transaction)
+            let versions = try transaction.commitWrites()
+            let version = try versions[prepared.key] ?? StoreFailure.wrap { try store.value(of: prepared.key)?.version }
+                ?? Version(epoch: store.epoch, counter: 0)
+            return RememberedAnswer(fingerprint: fingerprint, status: 200, body: WireMessage.receipt(version))
+        } catch let refused as MutationRefusal {
+            return refusal(refused)
+        } catch let failure as StoreFailure {
+            throw failure
+        } catch {
+            logger.error("mutation handler failed", metadata: ["mutation": "\(id)", "error": "\(error)"])
+            return refusal(MutationRefusal("handlerFailed", "the server could not apply this mutation: \(error)", status: 422))
+        }
+    }
+
     private func refusal(_ refusal: MutationRefusal) -> RememberedAnswer {
         RememberedAnswer(fingerprint: fingerprint, status: refusal.status, body: WireMessage.error(refusal.body.error, refusal.body.message))
+    }
+}
+
+/// The store failed under a handler: thrown through it, so the transaction rolls back and the
+/// request is answered 503 (worth retrying), never remembered.
+struct StoreFailure: Error {
+    let underlying: any Error
+
+    static func wrap<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let failure as StoreFailure {
+            throw failure
+        } catch {
+            throw StoreFailure(underlying: error)
+        }
     }
 }

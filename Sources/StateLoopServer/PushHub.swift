@@ -1,3 +1,4 @@
+import CoreMetrics
 import StateLoopWire
 import Synchronization
 
@@ -14,9 +15,6 @@ final class PushHub: Sendable {
         let scope: String
         let client: ClientID?
         let outbox: PushOutbox
-        /// Asks the access policy again at each push: access can be taken away while the
-        /// socket is open.
-        let mayRead: @Sendable () -> Bool
         var lastMutationID: UInt64?
     }
 
@@ -49,7 +47,7 @@ final class PushHub: Sendable {
 
     /// Registers a socket; returns its id, which ``unregister(_:key:)`` takes.
     func register(_ subscriber: Subscriber) throws(Refusal) -> Int {
-        let result: Result<Int, Refusal> = state.withLock { state in
+        let result: Result<(id: Int, open: Int), Refusal> = state.withLock { state in
             guard state.isAccepting else { return .failure(.shuttingDown) }
             guard state.socketsPerScope[subscriber.scope, default: 0] < maximumSocketsPerPrincipal else {
                 return .failure(.tooManySockets)
@@ -61,11 +59,11 @@ final class PushHub: Sendable {
                 state.socketsPerClient[ClientProgressKey(scope: subscriber.scope, client: client), default: [:]][state.nextID] = subscriber.key
             }
             state.openSockets += 1
-            return .success(state.nextID)
+            return .success((state.nextID, state.openSockets))
         }
-        let id = try result.get()
-        metrics.openSockets.record(openSockets)
-        return id
+        let registered = try result.get()
+        metrics.openSockets.record(registered.open)
+        return registered.id
     }
 
     /// Whether `scope` may open another socket now.
@@ -75,7 +73,7 @@ final class PushHub: Sendable {
 
     /// Removes a socket and closes its outbox.
     func unregister(_ id: Int, key: ResourceKey) {
-        let removed = state.withLock { state -> Subscriber? in
+        let removed = state.withLock { state -> (subscriber: Subscriber, open: Int)? in
             guard let subscriber = state.subscribers[key]?.removeValue(forKey: id) else { return nil }
             if state.subscribers[key]?.isEmpty == true { state.subscribers[key] = nil }
             state.socketsPerScope[subscriber.scope, default: 1] -= 1
@@ -86,10 +84,12 @@ final class PushHub: Sendable {
                 if state.socketsPerClient[clientKey]?.isEmpty == true { state.socketsPerClient[clientKey] = nil }
             }
             state.openSockets -= 1
-            return subscriber
+            return (subscriber, state.openSockets)
         }
-        removed?.outbox.close()
-        metrics.openSockets.record(openSockets)
+        guard let removed else { return }
+        removed.subscriber.outbox.close()
+        // The count as of this change, not as of a later read: gauges must not go back in time.
+        metrics.openSockets.record(removed.open)
     }
 
     /// Raises the `lastMutationID` a socket pushes with to `lastMutationID` (what the socket's
@@ -104,7 +104,7 @@ final class PushHub: Sendable {
 
     /// Hands one commit's changes to the sockets that follow them. Called in commit order.
     func publish(_ changes: CommittedChanges) {
-        var offers: [(Subscriber, PushOutbox.Entry)] = []
+        var offers: [(PushOutbox, PushOutbox.Entry)] = []
         state.withLock { state in
             for progress in changes.progress {
                 let clientKey = ClientProgressKey(scope: progress.scope, client: progress.client)
@@ -115,24 +115,28 @@ final class PushHub: Sendable {
             }
             for value in changes.values {
                 for subscriber in state.subscribers[value.key]?.values ?? [:].values {
-                    offers.append((subscriber, PushOutbox.Entry(value: value, lastMutationID: subscriber.lastMutationID)))
+                    offers.append((subscriber.outbox, PushOutbox.Entry(value: value, lastMutationID: subscriber.lastMutationID)))
                 }
             }
         }
-        // Outside the hub's lock: the access check is the app's code. A socket whose reader
-        // lost the right to read is closed; its client learns why when it reconnects.
-        for (subscriber, entry) in offers {
-            guard subscriber.mayRead() else {
-                subscriber.outbox.close(discardingWaiting: true)
-                metrics.pushesDropped.increment()
-                continue
-            }
-            switch subscriber.outbox.offer(entry) {
+        // Outside the hub's lock. Access is checked by each socket's writer, not here: this runs
+        // on the store's writer queue, where the app's code would hold up every commit.
+        for (outbox, entry) in offers {
+            switch outbox.offer(entry) {
             case .queued: metrics.pushesQueued.increment()
             case .coalesced: metrics.pushesCoalesced.increment()
             case .outdated, .closed: metrics.pushesDropped.increment()
             }
         }
+    }
+
+    /// Closes the sockets of the principal `scope` (signed out, say): their clients reconnect
+    /// and learn why.
+    func close(scope: String) {
+        let outboxes = state.withLock { state in
+            state.subscribers.values.flatMap { $0.values.filter { $0.scope == scope }.map(\.outbox) }
+        }
+        for outbox in outboxes { outbox.close(discardingWaiting: true) }
     }
 
     /// Stops accepting sockets and closes every outbox: each writer sends what was waiting,

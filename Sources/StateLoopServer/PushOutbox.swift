@@ -67,6 +67,7 @@ final class PushOutbox: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Entry?, Never>) in
                 let immediate: Entry?? = state.withLock { state in
+                    precondition(state.writer == nil, "an outbox has one writer task")
                     if let entry = Self.take(&state) { return .some(entry) }
                     if state.isClosed || Task.isCancelled { return .some(nil) }
                     state.writer = continuation

@@ -16,6 +16,7 @@ public struct ResourceKey: Hashable, Sendable, CustomStringConvertible {
         self.id = id
     }
 
+    /// `resource/id`.
     public var description: String {
         "\(resource)/\(id)"
     }

@@ -24,6 +24,8 @@ public final class SQLiteStore: ServerStore {
 
     /// The file, or `nil` for an in-memory store.
     public let path: String?
+    /// The epoch stored in the file: the same on every open, until a restore or
+    /// ``startNewEpoch(at:)``.
     public let epoch: UInt64
     private let writer: any DatabaseWriter
     private let observers = Mutex<[@Sendable (CommittedChanges) -> Void]>([])
@@ -72,15 +74,32 @@ public final class SQLiteStore: ServerStore {
 
     /// Copies the store at `backup` over the store at `path` and starts a new epoch in it: the
     /// restored history is not the one clients followed. Nothing may have `path` open.
+    ///
+    /// The copy gets its new epoch before it takes the place of the store, so a crash during the
+    /// restore leaves either the old store or the restored one with its new epoch, never
+    /// restored values under an epoch clients have seen higher counters in.
     @discardableResult
     public static func restore(from backup: String, to path: String) throws -> UInt64 {
-        let source = try DatabaseQueue(path: backup, configuration: { var c = Configuration(); c.readonly = true; return c }())
-        let destination = try DatabaseQueue(path: path)
+        let staging = path + ".restoring"
+        let files = FileManager.default
+        for suffix in ["", "-wal", "-shm"] { try? files.removeItem(atPath: staging + suffix) }
+        var readOnly = Configuration()
+        readOnly.readonly = true
+        let source = try DatabaseQueue(path: backup, configuration: readOnly)
+        let destination = try DatabaseQueue(path: staging)
         try source.backup(to: destination)
+        try source.close()
         try destination.close()
-        return try startNewEpoch(at: path)
+        let epoch = try startNewEpoch(at: staging)
+        for suffix in ["-wal", "-shm"] { try? files.removeItem(atPath: path + suffix) }
+        if rename(staging, path) != 0 {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
+        return epoch
     }
 
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction; observers are told before the next
+    /// write starts.
     public func write<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result {
         let epoch = self.epoch
         return try await writer.writeWithoutTransaction { db in
@@ -98,6 +117,7 @@ public final class SQLiteStore: ServerStore {
         }
     }
 
+    /// Reads the value and the client's progress in one read transaction (one WAL snapshot).
     public func read(_ key: ResourceKey, lastMutationIDOf client: ClientID?, scope: String) async throws -> (value: StoredValue?, lastMutationID: UInt64?) {
         let epoch = self.epoch
         return try await writer.read { db in
@@ -108,6 +128,7 @@ public final class SQLiteStore: ServerStore {
         }
     }
 
+    /// Adds an observer of every later commit.
     public func observeCommits(_ observer: @escaping @Sendable (CommittedChanges) -> Void) {
         observers.withLock { $0.append(observer) }
     }
@@ -171,14 +192,16 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     func write(_ json: Data, to key: ResourceKey) throws -> Version {
-        let counter = try Int64.fetchOne(
-            db,
+        // An upsert, then a read of the counter (not RETURNING, which SQLite before 3.35 lacks).
+        try db.execute(
             sql: """
                 INSERT INTO stateloop_values (resource, id, counter, json) VALUES (?, ?, 1, ?)
                 ON CONFLICT (resource, id) DO UPDATE SET counter = counter + 1, json = excluded.json
-                RETURNING counter
                 """,
             arguments: [key.resource, key.id, json]
+        )
+        let counter = try Int64.fetchOne(
+            db, sql: "SELECT counter FROM stateloop_values WHERE resource = ? AND id = ?", arguments: [key.resource, key.id]
         ) ?? 1
         let version = Version(epoch: epoch, counter: UInt64(counter))
         if written[key] == nil { writeOrder.append(key) }

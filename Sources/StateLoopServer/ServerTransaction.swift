@@ -26,13 +26,13 @@ public final class ServerTransaction {
     /// - Throws: the store's error, or `DecodingError` if the stored JSON is not a `Value`.
     public func read<Value>(_ resource: ServerResource<Value>, _ id: String) throws -> Value? {
         let key = resource.key(id)
-        guard let json = try pending[key] ?? store.value(of: key)?.json else { return nil }
+        guard let json = try pending[key] ?? StoreFailure.wrap({ try store.value(of: key)?.json }) else { return nil }
         return try decoder.decode(Value.self, from: json)
     }
 
     /// The stored version of `id` of `resource`, before this transaction's writes.
     public func version<Value>(of resource: ServerResource<Value>, _ id: String) throws -> Version? {
-        try store.value(of: resource.key(id))?.version
+        try StoreFailure.wrap { try store.value(of: resource.key(id))?.version }
     }
 
     /// Sets `id` of `resource` to `value`. The new version is allocated when the body returns.
@@ -51,7 +51,7 @@ public final class ServerTransaction {
     func commitWrites() throws -> [ResourceKey: Version] {
         var versions: [ResourceKey: Version] = [:]
         for key in order {
-            versions[key] = try store.write(pending[key]!, to: key)
+            versions[key] = try StoreFailure.wrap { try store.write(pending[key]!, to: key) }
         }
         pending = [:]
         order = []

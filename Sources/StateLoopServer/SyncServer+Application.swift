@@ -9,8 +9,8 @@ extension SyncServer {
     /// with `routes` for the app's own (a login, say). Run it in a `ServiceGroup` before the
     /// server itself: `ServiceGroup(services: [server.application(...), server], …)`.
     ///
-    /// Connections that stay idle for `idleTimeout` are closed (an open push socket answers
-    /// pings, so it is not idle); WebSocket frames larger than the configuration's
+    /// HTTP connections that stay idle for `idleTimeout` between requests are closed (push
+    /// sockets are watched by the slow-reader timeout and WebSocket pings instead); WebSocket frames larger than the configuration's
     /// `maximumFrameBytes` close their socket with code 1009. At `maximumConnections` open
     /// connections the server stops accepting until one closes (new ones wait in the
     /// listener's backlog), so running out of file descriptors degrades service, nothing else.
@@ -26,7 +26,7 @@ extension SyncServer {
         let router = Router()
         addRoutes(to: router)
         routes(router)
-        let sockets = Router(context: BasicWebSocketRequestContext.self)
+        let sockets = Router(context: PushRequestContext.self)
         addPushRoutes(to: sockets)
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: additionalChannelHandlers(),

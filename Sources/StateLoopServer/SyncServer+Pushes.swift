@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
+import NIOCore
 import NIOWebSocket
 import StateLoopWire
 
@@ -14,7 +15,7 @@ extension SyncServer {
     /// the most sockets allowed. Hummingbird answers every refused upgrade with 400 whatever the
     /// reason, so the statuses thrown below are for the logs: a StateLoop client takes any
     /// refusal as a cue to pull, and the `GET` tells it why (401, 404, 503).
-    public func addPushRoutes(to router: Router<BasicWebSocketRequestContext>) {
+    public func addPushRoutes(to router: Router<PushRequestContext>) {
         for case .read(let path, let resource, let key) in declared {
             router.ws(RouterPath(path + "/push")) { request, context in
                 let principal: Access.Principal?
@@ -40,7 +41,9 @@ extension SyncServer {
                     key: ResourceKey(resource: resource, id: id), scope: self.access.id(of: principal),
                     client: Self.clientID(of: context.request)
                 )
-                await self.serve(socket, principal: principal, inbound: inbound, outbound: outbound)
+                await self.serve(
+                    socket, principal: principal, inbound: inbound, outbound: outbound, channel: context.requestContext.channel
+                )
             }
         }
     }
@@ -53,20 +56,20 @@ extension SyncServer {
     }
 
     private func serve(
-        _ socket: PushSocket, principal: Access.Principal, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter
+        _ socket: PushSocket, principal: Access.Principal, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        channel: any Channel
     ) async {
         let outbox = PushOutbox()
-        let access = self.access
-        let subscriber = PushHub.Subscriber(
-            key: socket.key, scope: socket.scope, client: socket.client, outbox: outbox,
-            mayRead: { access.mayRead(socket.key, as: principal) }, lastMutationID: nil
-        )
+        let subscriber = PushHub.Subscriber(key: socket.key, scope: socket.scope, client: socket.client, outbox: outbox, lastMutationID: nil)
         let id: Int
         do {
             id = try hub.register(subscriber)
-        } catch {
-            // Another socket of the principal won the last place, or the server is stopping.
+        } catch .tooManySockets {
+            // Another socket of the principal won the last place.
             try? await outbound.close(.policyViolation, reason: "too many sockets")
+            return
+        } catch {
+            try? await outbound.close(.goingAway, reason: "the server is stopping")
             return
         }
         defer { hub.unregister(id, key: socket.key) }
@@ -87,21 +90,39 @@ extension SyncServer {
                 } catch {}
                 outbox.close(discardingWaiting: true)
             }
-            let closing = await drain(outbox, to: outbound)
+            let mayRead: @Sendable () -> Bool = { [access] in access.mayRead(socket.key, as: principal) }
+            let ending = await drain(outbox, to: outbound, mayRead: mayRead)
             group.cancelAll()
-            if let closing {
-                try? await outbound.close(closing, reason: nil)
+            switch ending {
+            case .left: break
+            case .close(let code, let reason): try? await outbound.close(code, reason: reason)
+            case .stalled:
+                // The reader does not read: a close frame could not get through either.
+                channel.close(promise: nil)
             }
         }
     }
 
-    /// Writes what the outbox holds until it closes. Returns the code to close with: going
-    /// away when the server stops, nothing when the reader left or stopped reading (a socket
-    /// that does not read cannot be told anything).
-    private func drain(_ outbox: PushOutbox, to outbound: WebSocketOutboundWriter) async -> WebSocketErrorCode? {
+    /// How a socket's writing ended.
+    private enum Ending: Sendable {
+        /// The reader left, or its connection failed.
+        case left
+        /// To be closed with a close frame: the server stops, or the reader lost its access.
+        case close(WebSocketErrorCode, String)
+        /// The reader stopped reading: its connection is closed without a word.
+        case stalled
+    }
+
+    /// Writes what the outbox holds until it closes. Access is checked before each write, so
+    /// a reader whose access was taken away gets nothing more.
+    private func drain(_ outbox: PushOutbox, to outbound: WebSocketOutboundWriter, mayRead: @Sendable () -> Bool) async -> Ending {
         let timeout = configuration.slowReaderTimeout
         let limit = configuration.maximumPushBytes
         while let entry = await outbox.next() {
+            guard mayRead() else {
+                metrics.pushesDropped.increment()
+                return .close(.policyViolation, "access revoked")
+            }
             let message = entry.value.json.count <= limit
                 ? WireMessage.versioned(entry.value, lastMutationID: entry.lastMutationID) : WireMessage.hint
             let outcome = await withTaskGroup(of: WriteOutcome.self) { group in
@@ -119,15 +140,15 @@ extension SyncServer {
             }
             switch outcome {
             case .written: break
-            case .failed: return nil
+            case .failed: return .left
             case .timedOut:
                 metrics.slowReadersClosed.increment()
                 logger.info("push socket closed: its reader does not read", metadata: ["key": "\(entry.value.key)"])
-                return nil
+                return .stalled
             }
             metrics.pushesSent.increment()
         }
-        return hub.isAccepting ? nil : .goingAway
+        return hub.isAccepting ? .left : .close(.goingAway, "the server is stopping")
     }
 
     private enum WriteOutcome: Sendable {

@@ -7,8 +7,8 @@ import StateLoopWire
 /// The HTTP routes: reads and mutations. Every answer is JSON (StateLoopWire's types), every
 /// error an `ErrorBody`, and every answer is counted in the metrics by route and status.
 extension SyncServer {
-    /// Adds the declared resources' `GET` (and `HEAD`) routes, the mutation routes and
-    /// `GET /metrics` to `router`.
+    /// Adds the declared resources' `GET` (and `HEAD`) routes, the mutation routes and the
+    /// metrics route (`GET /metrics` unless configured otherwise) to `router`.
     public func addRoutes(to router: Router<BasicRequestContext>) {
         for declaration in declared {
             switch declaration {
@@ -25,11 +25,12 @@ extension SyncServer {
             case .mutation(let path, let run):
                 let route = "POST /\(path)"
                 router.post(RouterPath(path)) { request, context in
-                    await self.counted(route, self.mutate(request, context, route: route, run: run))
+                    await self.counted(route, self.mutate(request, context, run: run))
                 }
             }
         }
-        router.get("metrics") { _, _ in
+        guard let metricsPath = configuration.metricsPath else { return }
+        router.get(RouterPath(metricsPath)) { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: self.metrics.rendered()))
@@ -56,7 +57,7 @@ extension SyncServer {
         }
     }
 
-    private func mutate(_ request: Request, _ context: BasicRequestContext, route: String, run: MutationRunner) async -> Response {
+    private func mutate(_ request: Request, _ context: BasicRequestContext, run: @escaping MutationRunner) async -> Response {
         let principal: Access.Principal
         do {
             guard let found = try await access.principal(for: request) else { return Self.unauthorized }
@@ -77,24 +78,20 @@ extension SyncServer {
         } catch {
             return Self.json(400, WireMessage.error("badRequest", "the body could not be read"))
         }
-        let key: ResourceKey
-        let apply: (ServerTransaction) throws -> Void
-        do {
-            (key, apply) = try run(request, context, principal, body)
-        } catch let refusal as MutationRefusal {
-            return Self.json(refusal.status, WireMessage.error(refusal.body.error, refusal.body.message))
-        } catch {
-            return Self.json(400, WireMessage.error("badRequest", "\(error)"))
-        }
-        guard access.mayRead(key, as: principal) else { return Self.notFound }
+        let parameters = context.parameters
         let mutation = PendingMutation(
-            id: mutationID, scope: access.id(of: principal), fingerprint: Self.fingerprint(route: route, body: body), key: key
+            id: mutationID, scope: access.id(of: principal),
+            fingerprint: Self.fingerprint(method: request.method.rawValue, path: request.uri.path, body: body)
         )
-        let mayWrite: @Sendable (ResourceKey) -> Bool = { [access] key in access.mayWrite(key, as: principal) }
-        let sendableApply = UncheckedBox(apply)
+        let access = self.access
+        let logger = self.logger
         do {
             let answer = try await timedWrite { store in
-                try mutation.process(in: store, mayWrite: mayWrite, apply: sendableApply.value)
+                try mutation.process(in: store, mayWrite: { access.mayWrite($0, as: principal) }, logger: logger) {
+                    let prepared = try run(parameters, principal, body)
+                    guard access.mayRead(prepared.key, as: principal) else { throw MutationRefusal.notFound }
+                    return prepared
+                }
             }
             return Self.json(answer.status, answer.body)
         } catch {
@@ -113,7 +110,8 @@ extension SyncServer {
             return .failure(MutationRefusal("missingMutationID", "a mutation needs a Mutation-ID header (<client>:<sequence>)", status: 400))
         }
         let id = MutationID(rawValue: raw)
-        guard Self.isToken(raw, maximumBytes: 64, extra: "-_.:"), id.parts != nil else {
+        // A sequence beyond Int64 could not be stored and compared as a number.
+        guard Self.isToken(raw, maximumBytes: 64, extra: "-_.:"), let sequence = id.parts?.sequence, sequence <= UInt64(Int64.max) else {
             return .failure(MutationRefusal(
                 "invalidMutationID", "a Mutation-ID is <client>:<sequence>, at most 64 letters, digits, '-', '_', '.' or ':'", status: 400
             ))
@@ -137,16 +135,23 @@ extension SyncServer {
         }
     }
 
-    /// What a mutation asks for, digested (FNV-1a, 64 bits): a retry must ask for the same.
-    static func fingerprint(route: String, body: ByteBuffer) -> UInt64 {
+    /// What a mutation asks for, digested (FNV-1a, 64 bits): a retry must ask for the same. The
+    /// body is digested in a canonical form (keys sorted), since a client may encode the same
+    /// mutation with its keys in another order when it retries, even from another launch.
+    static func fingerprint(method: String, path: String, body: ByteBuffer) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         func mix(_ byte: UInt8) {
             hash ^= UInt64(byte)
             hash &*= 0x0000_0100_0000_01b3
         }
-        route.utf8.forEach(mix)
+        method.utf8.forEach(mix)
         mix(0)
-        body.readableBytesView.forEach(mix)
+        path.utf8.forEach(mix)
+        mix(0)
+        let raw = Data(body.readableBytesView)
+        let canonical = (try? JSONSerialization.jsonObject(with: raw, options: .fragmentsAllowed))
+            .flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys, .fragmentsAllowed]) }
+        (canonical ?? raw).forEach(mix)
         return hash
     }
 
@@ -201,11 +206,4 @@ extension SyncServer {
         metrics.countRequest(route, status: Int(response.status.code))
         return response
     }
-}
-
-/// A value handed into a `@Sendable` store body that runs it on the store's queue while the
-/// request's task waits: never used from two places at once.
-struct UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

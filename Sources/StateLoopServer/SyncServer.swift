@@ -39,8 +39,9 @@ import Synchronization
 /// Threading: declarations (``serve(_:at:key:)``, ``mutation(at:body:changes:key:handler:)``)
 /// are made before the routes are built; everything else may be called from any task.
 public final class SyncServer<Access: AccessPolicy>: Sendable {
-    /// Where the values live.
-    public let store: any ServerStore
+    /// Where the values live: written only through the kit, which keeps answers, progress and
+    /// access checks consistent.
+    let store: any ServerStore
     /// Who may do what.
     public let access: Access
     /// Limits and timings.
@@ -91,10 +92,10 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
         key: @escaping @Sendable (Access.Principal, Parameters) -> String?,
         handler: @escaping @Sendable (ServerTransaction, Access.Principal, Body) throws -> Void
     ) {
-        let run: MutationRunner = { request, context, principal, bodyBytes in
-            guard let id = key(principal, context.parameters) else { throw MutationRefusal.notFound }
+        let run: MutationRunner = { parameters, principal, bodyBytes in
+            guard let id = key(principal, parameters) else { throw MutationRefusal.notFound }
             let decoded = try Self.decode(Body.self, from: bodyBytes)
-            return (resource.key(id), { transaction in try handler(transaction, principal, decoded) })
+            return PendingMutation.Prepared(key: resource.key(id)) { transaction in try handler(transaction, principal, decoded) }
         }
         declarations.withLock { $0.append(.mutation(path: path, run: run)) }
     }
@@ -111,6 +112,18 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
             _ = try transaction.commitWrites()
             return result
         }
+    }
+
+    /// Closes every push socket of the principal whose ``AccessPolicy/id(of:)`` is `principalID`:
+    /// call it when its session ends (sign-out, revocation), since sockets are authorized when
+    /// they open. Their clients reconnect, are refused, and pull to learn why.
+    public func closeSockets(of principalID: String) {
+        hub.close(scope: principalID)
+    }
+
+    /// The epoch of every version the server hands out (its store's).
+    public var epoch: UInt64 {
+        store.epoch
     }
 
     /// The number of push sockets open now.
@@ -134,11 +147,9 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
         declarations.withLock { $0 }
     }
 
-    /// What a mutation route does with one request once its principal is known: the key whose
+    /// What a mutation route makes of one request once its principal is known: the key whose
     /// version answers it, and the handler bound to the decoded body.
-    typealias MutationRunner = @Sendable (Request, BasicRequestContext, Access.Principal, ByteBuffer) throws -> (
-        ResourceKey, (ServerTransaction) throws -> Void
-    )
+    typealias MutationRunner = @Sendable (Parameters, Access.Principal, ByteBuffer) throws -> PendingMutation.Prepared
 
     enum Declaration: Sendable {
         case read(path: String, resource: String, key: @Sendable (Access.Principal, Parameters) -> String?)
@@ -148,11 +159,15 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
 
 extension SyncServer: Service {
     /// Waits for the service group's graceful shutdown, then closes every push socket with
-    /// "going away" once what its outbox held is sent. List the server after the application
-    /// in the group, so that it is shut down first and the sockets do not hold the HTTP server
-    /// open.
+    /// "going away" once what its outbox held is sent, and returns when they are closed (or
+    /// after the slow-reader timeout). List the server after the application in the group, so
+    /// that it is shut down first and the sockets do not hold the HTTP server open.
     public func run() async throws {
         try? await gracefulShutdown()
         hub.closeAll()
+        let deadline = ContinuousClock.now + configuration.slowReaderTimeout
+        while hub.openSockets > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
     }
 }

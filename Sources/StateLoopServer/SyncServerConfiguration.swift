@@ -10,11 +10,17 @@ public struct SyncServerConfiguration: Sendable {
     /// (`{"changed": true}`) and the client pulls it. The default leaves room for the version
     /// in one 16 KiB frame, the largest WebSocket clients accept by default.
     public var maximumPushBytes: Int
-    /// The most push sockets one principal may hold open; the next upgrade is answered 429.
+    /// The most push sockets one principal may hold open; the next upgrade is refused (with
+    /// 400, as Hummingbird answers every refused upgrade).
     public var maximumSocketsPerPrincipal: Int
     /// How long a push may wait for a socket that does not read before the socket is closed.
     /// Meanwhile its outbox keeps only the newest value per key.
     public var slowReaderTimeout: Duration
+
+    /// The path of the Prometheus metrics route, `nil` for none. It needs no session: put it
+    /// behind the network's own protection, or choose `nil` and render
+    /// ``SyncServer/renderedMetrics`` on a route of the app's.
+    public var metricsPath: String?
 
     /// A configuration; every parameter has a default fit for a small service.
     public init(
@@ -22,8 +28,10 @@ public struct SyncServerConfiguration: Sendable {
         maximumFrameBytes: Int = 1 << 14,
         maximumPushBytes: Int = 15_000,
         maximumSocketsPerPrincipal: Int = 32,
-        slowReaderTimeout: Duration = .seconds(10)
+        slowReaderTimeout: Duration = .seconds(10),
+        metricsPath: String? = "metrics"
     ) {
+        self.metricsPath = metricsPath
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumFrameBytes = maximumFrameBytes
         self.maximumPushBytes = maximumPushBytes

@@ -44,7 +44,11 @@ public struct HTTPMutationSender<M: Mutation>: Sendable {
         for (name, value) in headers {
             request.setValue(value, forHTTPHeaderField: name)
         }
-        request.httpBody = try JSONEncoder().encode(mutation)
+        // Keys sorted: a retry sends the same bytes, which a server may compare to tell a retry
+        // from another mutation under the same id.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        request.httpBody = try encoder.encode(mutation)
         let data = try await HTTPExchange.body(of: request, session: session, limit: maximumResponseBytes)
         return try JSONDecoder().decode(MutationReceipt.self, from: data).version
     }

@@ -22,7 +22,7 @@ struct CrashTests {
         var attempted = 0
         var restoredCounts: [Int] = []
         for run in 0..<100 {
-            let child = try ChildProcess(["tally", folder.journal, "\(random.next())"])
+            let child = try ChildProcess("journal-crash-child", ["tally", folder.journal, "\(random.next())"])
             guard let first = child.readLine(), first.hasPrefix("restored ") else {
                 Issue.record("run \(run): no restore line; stderr: \(child.kill().stderr)")
                 return
@@ -70,7 +70,7 @@ struct CrashTests {
     @Test("a multi-step job killed halfway is finished by the next launch, without being told")
     func jobResumesAfterKill() async throws {
         let folder = TemporaryFolder()
-        let first = try ChildProcess(["job", folder.journal, "start"])
+        let first = try ChildProcess("journal-crash-child", ["job", folder.journal, "start"])
         #expect(first.readLine() == "restored 0")
         var line = first.readLine()
         while let current = line, current != "done 2" {
@@ -80,7 +80,7 @@ struct CrashTests {
         _ = first.kill()
 
         // Started again with no command: the restored state calls for the next step.
-        let second = try ChildProcess(["job", folder.journal])
+        let second = try ChildProcess("journal-crash-child", ["job", folder.journal])
         var lines: [String] = []
         while let line = second.readLine() {
             lines.append(line)
@@ -94,68 +94,5 @@ struct CrashTests {
         #expect(lines.contains("working 5"))
         #expect(lines.contains("working 3"))
         #expect(!lines.contains("working 1") && !lines.contains("working 2"))
-    }
-}
-
-/// The crash child, started with pipes; read line by line, killed, reaped.
-final class ChildProcess {
-    private let process = Process()
-    private let stdout = Pipe()
-    private let stderr = Pipe()
-    private var buffer: [UInt8] = []
-
-    init(_ arguments: [String]) throws {
-        process.executableURL = try builtProduct(named: "journal-crash-child")
-        process.arguments = arguments
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-    }
-
-    /// The next line, blocking until it is written; `nil` at the end of the output.
-    func readLine() -> String? {
-        while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeSubrange(...newline)
-                return line
-            }
-            var chunk = [UInt8](repeating: 0, count: 4_096)
-            let count = chunk.withUnsafeMutableBytes {
-                read(stdout.fileHandleForReading.fileDescriptor, $0.baseAddress, $0.count)
-            }
-            guard count > 0 else { return nil }
-            buffer.append(contentsOf: chunk[..<count])
-        }
-    }
-
-    struct Ended {
-        var status: Int32
-        var signal: Int32?
-        var stdout: String
-        var stderr: String
-    }
-
-    /// SIGKILL, then what was left in the pipes.
-    func kill() -> Ended {
-        #if canImport(Glibc)
-        Glibc.kill(process.processIdentifier, SIGKILL)
-        #else
-        Darwin.kill(process.processIdentifier, SIGKILL)
-        #endif
-        return wait()
-    }
-
-    func wait() -> Ended {
-        let rest = stdout.fileHandleForReading.readDataToEndOfFile()
-        let errors = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let killed = process.terminationReason == .uncaughtSignal
-        return Ended(
-            status: process.terminationStatus,
-            signal: killed ? process.terminationStatus : nil,
-            stdout: String(decoding: buffer, as: UTF8.self) + String(decoding: rest, as: UTF8.self),
-            stderr: String(decoding: errors, as: UTF8.self)
-        )
     }
 }

@@ -83,14 +83,14 @@ struct MigrationCrashTests {
     func killedDuringMigration() async throws {
         let folder = TemporaryFolder()
         let pristine = folder.path + "/pristine.journal"
-        let fill = try ChildProcess(["fill", pristine, "\(Self.events)"])
+        let fill = try ChildProcess("journal-crash-child", ["fill", pristine, "\(Self.events)"])
         #expect(fill.readLine() == "filled \(Self.events)")
         #expect(fill.wait().status == 0)
 
         // One migration to its end: it must work, and its duration spreads the kills.
         try FileManager.default.copyItem(atPath: pristine, toPath: folder.journal)
         let started = ContinuousClock.now
-        let full = try ChildProcess(["migrate", folder.journal])
+        let full = try ChildProcess("journal-crash-child", ["migrate", folder.journal])
         #expect(full.readLine() == "started")
         #expect(full.readLine() == Fold.expected.line)
         #expect(full.wait().status == 0)
@@ -104,7 +104,7 @@ struct MigrationCrashTests {
                 try? FileManager.default.removeItem(atPath: folder.journal)
                 try FileManager.default.copyItem(atPath: pristine, toPath: folder.journal)
             }
-            let child = try ChildProcess(["migrate", folder.journal])
+            let child = try ChildProcess("journal-crash-child", ["migrate", folder.journal])
             #expect(child.readLine() == "started")
             // Anywhere from the open to a little past the commit.
             let delay = duration * (Double(random.next() % 1_100) / 1_000)

@@ -1,4 +1,5 @@
 import Foundation
+import ServerTestApp
 import StateLoopServer
 import StateLoopWire
 import Testing

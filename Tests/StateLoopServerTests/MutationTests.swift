@@ -1,4 +1,5 @@
 import Foundation
+import ServerTestApp
 import StateLoopServer
 import StateLoopWire
 import Testing
@@ -73,6 +74,46 @@ struct MutationTests {
             #expect(repeated.status == 200)
             let notes = try await client.send("GET", "me/notes", as: "ann")
             #expect(try JSONDecoder().decode(Versioned<[String]>.self, from: notes.body).value == ["a", "b"])
+        }
+    }
+
+    @Test("a retry whose body has its keys in another order is a retry; the answer is remembered before any check")
+    func retryRecognized() async throws {
+        try await withNotesServer { _, client in
+            let first = try await client.send("POST", "me/notes", as: "hal", body: Data(#"{"text":"a","tag":1}"#.utf8), mutationID: "c6:1")
+            #expect(first.status == 200)
+            let reordered = try await client.send("POST", "me/notes", as: "hal", body: Data(#"{"tag":1,"text":"a"}"#.utf8), mutationID: "c6:1")
+            #expect(reordered.status == 200 && reordered.body == first.body)
+            // Access taken away after the answer was lost: the retry still gets the answer it
+            // missed, not a 404 that would roll back an applied mutation.
+            Notes.banned.withLock { _ = $0.insert("hal") }
+            defer { Notes.banned.withLock { _ = $0.remove("hal") } }
+            let afterBan = try await client.send("POST", "me/notes", as: "hal", body: Data(#"{"text":"a","tag":1}"#.utf8), mutationID: "c6:1")
+            #expect(afterBan.status == 200 && afterBan.body == first.body)
+            let newOne = try await client.mutate("me/notes", as: "hal", NewNote(text: "b"), id: "c6:2")
+            #expect(newOne.status == 404)
+            #expect(Notes.runs.withLock { $0["hal"] } == 1)
+        }
+    }
+
+    @Test("a handler that throws something other than a refusal: a remembered 422, never an endless 503")
+    func handlerBug() async throws {
+        try await withNotesServer { _, client in
+            let first = try await client.mutate("me/broken", as: "ann", NewNote(text: "a"), id: "c8:1")
+            #expect(first.status == 422)
+            #expect(TestClient.errorCode(first.body) == "handlerFailed")
+            let retry = try await client.mutate("me/broken", as: "ann", NewNote(text: "a"), id: "c8:1")
+            #expect(retry.status == 422 && retry.body == first.body)
+            #expect(try await client.mutate("me/notes", as: "ann", NewNote(text: "a"), id: "c8:2").status == 200)
+        }
+    }
+
+    @Test("a refusal's status is one clients take as final, whatever the handler asked for")
+    func refusalStatus() {
+        #expect(MutationRefusal("a", "b").status == 409)
+        #expect(MutationRefusal("a", "b", status: 422).status == 422)
+        for status in [200, 401, 403, 408, 429, 500, 503, 1_000, -1] {
+            #expect(MutationRefusal("a", "b", status: status).status == 409, "\(status)")
         }
     }
 

@@ -5,66 +5,11 @@ import ServiceLifecycle
 import StateLoopServer
 import StateLoopWire
 import Synchronization
+import ServerTestApp
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-
-/// The tests' app: each user has a list of notes; everyone shares a board counter. Tokens are
-/// `t-<user>`; a user reads and writes their own notes, everyone reads and writes the board,
-/// and "eve" may read nothing.
-enum Notes {
-    static let notes = ServerResource("notes", of: [String].self)
-    static let board = ServerResource("board", of: Int.self)
-    /// A large shared value, for slow readers.
-    static let pages = ServerResource("pages", of: String.self)
-
-    struct Rules: AccessPolicy {
-        func principal(for request: Request) async throws -> String? {
-            guard let header = request.headers[.authorization], header.hasPrefix("Bearer t-") else { return nil }
-            return String(header.dropFirst("Bearer t-".count))
-        }
-        func id(of user: String) -> String { user }
-        func mayRead(_ key: ResourceKey, as user: String) -> Bool {
-            user != "eve" && (key.resource != "notes" || key.id == user)
-        }
-        func mayWrite(_ key: ResourceKey, as user: String) -> Bool {
-            key.resource == "board" || key.id == user
-        }
-    }
-
-    struct NewNote: Codable, Sendable {
-        var text: String
-    }
-
-    struct BoardChange: Codable, Sendable {
-        var add: Int
-    }
-
-    /// Counts note handler runs per user, to tell a remembered answer from a second run.
-    static let runs = Mutex<[String: Int]>([:])
-
-    static func declare(on server: SyncServer<Rules>) {
-        server.serve(notes, at: "me/notes") { user, _ in user }
-        server.serve(notes, at: "users/:user/notes") { _, parameters in parameters.get("user") }
-        server.serve(board, at: "board") { _, _ in "main" }
-        server.serve(pages, at: "pages") { _, _ in "main" }
-        server.mutation(at: "me/notes", body: NewNote.self, changes: notes, key: { user, _ in user }) { transaction, user, note in
-            runs.withLock { $0[user, default: 0] += 1 }
-            guard !note.text.isEmpty else { throw MutationRefusal("emptyNote", "a note needs some text") }
-            var list = try transaction.read(notes, user) ?? []
-            list.append(note.text)
-            try transaction.write(list, to: notes, user)
-        }
-        // Writes someone else's notes: refused by the access rules for anyone but that user.
-        server.mutation(at: "users/:user/notes", body: NewNote.self, changes: notes, key: { user, _ in user }) { transaction, _, note in
-            try transaction.write([note.text], to: notes, "ann")
-        }
-        server.mutation(at: "board", body: BoardChange.self, changes: board, key: { _, _ in "main" }) { transaction, _, change in
-            try transaction.write((try transaction.read(board, "main") ?? 0) + change.add, to: board, "main")
-        }
-    }
-}
 
 /// Runs a notes server on a free loopback port for the duration of `body`, then shuts it down
 /// gracefully (the sync server first, as an app would list it).

@@ -1,5 +1,6 @@
 import Foundation
 import NIOWebSocket
+import ServerTestApp
 import StateLoopServer
 import StateLoopWire
 import TestSupport
@@ -19,7 +20,7 @@ struct PushTests {
             }
             #expect(await eventually(within: .seconds(10)) { reader.values([String].self).last?.value.count == 4 })
             let values = reader.values([String].self)
-            #expect(values.first == Versioned(["a"], version: Version(epoch: server.store.epoch, counter: 1), lastMutationID: 1))
+            #expect(values.first == Versioned(["a"], version: Version(epoch: server.epoch, counter: 1), lastMutationID: 1))
             // In version order, each number the one true at its commit (coalescing may skip some).
             #expect(values.map(\.version.counter) == values.map(\.version.counter).sorted())
             #expect(values.allSatisfy { $0.lastMutationID == $0.version.counter })
@@ -46,6 +47,38 @@ struct PushTests {
             #expect(readers.allSatisfy { $0.values(Int.self).map(\.version.counter) == [1, 2] })
             #expect(notes.received.isEmpty)
             for reader in readers + [notes] { reader.cancel() }
+        }
+    }
+
+    @Test("access taken away while a socket is open: the next change closes it instead of reaching it")
+    func accessRevoked() async throws {
+        try await withNotesServer { server, client in
+            _ = try await server.update { try $0.write(1, to: Notes.board, "main") }
+            let ivy = PushReader(port: client.port, path: "board/push", as: "ivy")
+            let ann = PushReader(port: client.port, path: "board/push", as: "ann")
+            #expect(await eventually(within: .seconds(10)) { ivy.values(Int.self).count == 1 && ann.values(Int.self).count == 1 })
+            Notes.banned.withLock { _ = $0.insert("ivy") }
+            defer { Notes.banned.withLock { _ = $0.remove("ivy") } }
+            _ = try await server.update { try $0.write(2, to: Notes.board, "main") }
+            #expect(await eventually(within: .seconds(10)) { ann.values(Int.self).last?.value == 2 })
+            _ = try await ivy.closeFrame()
+            #expect(ivy.values(Int.self).map(\.value) == [1])
+            #expect(try await client.send("GET", "board", as: "ivy").status == 404)
+            ann.cancel()
+        }
+    }
+
+    @Test("closing a principal's sockets (a sign-out) ends them; others stay")
+    func closeSocketsOfPrincipal() async throws {
+        try await withNotesServer { server, client in
+            _ = try await server.update { try $0.write(1, to: Notes.board, "main") }
+            let ann = PushReader(port: client.port, path: "board/push", as: "ann")
+            let bob = PushReader(port: client.port, path: "board/push", as: "bob")
+            #expect(await eventually(within: .seconds(10)) { server.openSockets == 2 })
+            server.closeSockets(of: "ann")
+            _ = try await ann.closeFrame()
+            #expect(await eventually(within: .seconds(10)) { server.openSockets == 1 })
+            bob.cancel()
         }
     }
 
@@ -98,6 +131,8 @@ struct PushTests {
                 if rounds % 100 == 0 { try await Task.sleep(for: .milliseconds(10)) }
             }
             #expect(await eventually(within: .seconds(10)) { server.openSockets == 0 }, "after \(rounds) rounds")
+            // Closed for real: the connection ends (no close frame could get through).
+            #expect(socket.waitForEnd(within: .seconds(10)), "the connection stayed open")
             let metrics = server.renderedMetrics
             #expect(metrics.contains("stateloop_slow_readers_closed_total 1"), "\(metrics)")
             #expect(!metrics.contains("stateloop_pushes_coalesced_total 0"), "\(metrics)")

@@ -53,6 +53,21 @@ final class SilentSocket: Sendable {
         self.descriptor = descriptor
     }
 
+    /// Reads (and throws away) what arrives until the server ends the connection; `false` if
+    /// it is still open after `limit`.
+    func waitForEnd(within limit: Duration) -> Bool {
+        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let deadline = ContinuousClock.now + limit
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while ContinuousClock.now < deadline {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count == 0 { return true }
+            if count < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR { return true }
+        }
+        return false
+    }
+
     func close() {
         _ = Glibc.close(descriptor)
     }

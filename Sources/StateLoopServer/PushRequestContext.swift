@@ -1,0 +1,19 @@
+import Hummingbird
+import HummingbirdWebSocket
+import NIOCore
+
+/// The request context of push routes: Hummingbird's WebSocket context plus the connection's
+/// channel, which the kit closes itself when a socket stops reading (a close frame could not
+/// get through the full buffers, and the reader would keep the connection open).
+public struct PushRequestContext: RequestContext, WebSocketRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let webSocket: WebSocketHandlerReference<Self>
+    let channel: any Channel
+
+    /// A context for a request arriving on `source`'s channel.
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = CoreRequestContextStorage(source: source)
+        webSocket = WebSocketHandlerReference()
+        channel = source.channel
+    }
+}

@@ -1,0 +1,44 @@
+// The server process that the kit's crash test kills: the tests' notes app on a SQLite file.
+//
+//   sync-server-crash-child <path> <port>
+//     listening <port> <epoch>   once it accepts connections; then serves until killed
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Logging
+import ServerTestApp
+import ServiceLifecycle
+import StateLoopServer
+
+/// Writes a line straight to the file descriptor, so that it is out before anything else runs.
+func report(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes[offset...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        guard written > 0 else { exit(3) }
+        offset += written
+    }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3, let port = Int(arguments[2]) else {
+    report("error usage: sync-server-crash-child <path> <port>")
+    exit(2)
+}
+var logger = Logger(label: "crash-child")
+logger.logLevel = .critical
+do {
+    let store = try SQLiteStore(path: arguments[1])
+    let server = SyncServer(store: store, access: Notes.Rules(), logger: logger)
+    Notes.declare(on: server)
+    let application = server.application(port: port, onServerRunning: { channel in
+        report("listening \(channel.localAddress?.port ?? 0) \(store.epoch)")
+    })
+    try await ServiceGroup(services: [application, server], logger: logger).run()
+} catch {
+    report("error \(error)")
+    exit(1)
+}

@@ -1,0 +1,73 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A child process of the tests (a crash child, built beside them), started with pipes; read
+/// line by line, killed, reaped.
+public final class ChildProcess {
+    private let process = Process()
+    private let stdout = Pipe()
+    private let stderr = Pipe()
+    private var buffer: [UInt8] = []
+
+    /// Starts the product `product` (built beside the tests) with `arguments`.
+    public init(_ product: String, _ arguments: [String]) throws {
+        process.executableURL = try builtProduct(named: product)
+        process.arguments = arguments
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+    }
+
+    /// The next line, blocking until it is written; `nil` at the end of the output.
+    public func readLine() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 4_096)
+            let count = chunk.withUnsafeMutableBytes {
+                read(stdout.fileHandleForReading.fileDescriptor, $0.baseAddress, $0.count)
+            }
+            guard count > 0 else { return nil }
+            buffer.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    /// How the process ended, and what it wrote that was not read.
+    public struct Ended {
+        public var status: Int32
+        public var signal: Int32?
+        public var stdout: String
+        public var stderr: String
+    }
+
+    /// SIGKILL, then what was left in the pipes.
+    public func kill() -> Ended {
+        #if canImport(Glibc)
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        #else
+        Darwin.kill(process.processIdentifier, SIGKILL)
+        #endif
+        return wait()
+    }
+
+    /// Waits for the end, then reads what was left in the pipes.
+    public func wait() -> Ended {
+        let rest = stdout.fileHandleForReading.readDataToEndOfFile()
+        let errors = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let killed = process.terminationReason == .uncaughtSignal
+        return Ended(
+            status: process.terminationStatus,
+            signal: killed ? process.terminationStatus : nil,
+            stdout: String(decoding: buffer, as: UTF8.self) + String(decoding: rest, as: UTF8.self),
+            stderr: String(decoding: errors, as: UTF8.self)
+        )
+    }
+}
