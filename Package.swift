@@ -104,7 +104,7 @@ let package = Package(
         .executableTarget(
             name: "sync-server-crash-child",
             dependencies: [
-                "ServerTestApp", "StateLoopServer",
+                "ServerTestApp", "StateLoopServer", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

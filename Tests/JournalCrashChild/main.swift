@@ -25,16 +25,6 @@ import StateLoop
 import StateLoopJournal
 import TestSupport
 
-func report(_ line: String) {
-    let bytes = Array((line + "\n").utf8)
-    var offset = 0
-    while offset < bytes.count {
-        let written = bytes[offset...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
-        guard written > 0 else { exit(3) }
-        offset += written
-    }
-}
-
 func fail(_ message: String) -> Never {
     report("error \(message)")
     exit(2)

@@ -22,6 +22,14 @@ func withNotesServer(
     logger.logLevel = .critical
     let server = SyncServer(store: try store ?? SQLiteStore(), access: Notes.Rules(), configuration: configuration, logger: logger)
     Notes.declare(on: server)
+    try await withRunning(server) { port in try await body(server, TestClient(port: port)) }
+}
+
+/// Runs `server` on a free loopback port for the duration of `body`, which gets the port, then
+/// shuts it down gracefully (the sync server first, as an app would list it).
+func withRunning<Access: AccessPolicy>(_ server: SyncServer<Access>, _ body: (Int) async throws -> Void) async throws {
+    var logger = Logger(label: "stateloop.server.test")
+    logger.logLevel = .critical
     let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
     let application = server.application(port: 0, onServerRunning: { channel in
         readyContinuation.yield(channel.localAddress?.port ?? 0)
@@ -38,7 +46,7 @@ func withNotesServer(
         }
         var failure: (any Error)?
         do {
-            try await body(server, TestClient(port: try #require(port)))
+            try await body(try #require(port))
         } catch {
             failure = error
         }

@@ -11,17 +11,7 @@ import Logging
 import ServerTestApp
 import ServiceLifecycle
 import StateLoopServer
-
-/// Writes a line straight to the file descriptor, so that it is out before anything else runs.
-func report(_ line: String) {
-    let bytes = Array((line + "\n").utf8)
-    var offset = 0
-    while offset < bytes.count {
-        let written = bytes[offset...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
-        guard written > 0 else { exit(3) }
-        offset += written
-    }
-}
+import TestSupport
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let port = Int(arguments[2]) else {
