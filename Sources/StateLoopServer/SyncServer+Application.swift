@@ -14,10 +14,15 @@ extension SyncServer {
     /// `maximumFrameBytes` close their socket with code 1009. At `maximumConnections` open
     /// connections the server stops accepting until one closes (new ones wait in the
     /// listener's backlog), so running out of file descriptors degrades service, nothing else.
+    /// A connection's first request head must arrive within `requestHeadTimeout` (408) and
+    /// within `maximumHeadBytes` (431), and start with an HTTP/1 request line (400); each is
+    /// answered and closed.
     public func application(
         host: String = "127.0.0.1",
         port: Int = 8080,
         idleTimeout: Duration = .seconds(60),
+        requestHeadTimeout: Duration = .seconds(10),
+        maximumHeadBytes: Int = 16_384,
         maximumConnections: Int = 10_000,
         additionalChannelHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] },
         routes: (Router<BasicRequestContext>) -> Void = { _ in },
@@ -30,14 +35,24 @@ extension SyncServer {
         addPushRoutes(to: sockets)
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: additionalChannelHandlers(),
-            idleTimeout: .nanoseconds(Int64(idleTimeout / .nanoseconds(1)))
+            idleTimeout: Self.timeAmount(idleTimeout)
         )
+        let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: http1, ws: WebSocketServerConfiguration(maxFrameSize: configuration.maximumFrameBytes)
+        )
+        let pushResponder = sockets.buildResponder()
+        let headTimeout = Self.timeAmount(requestHeadTimeout)
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: sockets,
-                configuration: .init(http1: http1, ws: .init(maxFrameSize: configuration.maximumFrameBytes))
-            ),
+            server: HTTPServerBuilder { responder in
+                HeadGuardedChannel(
+                    base: HTTP1WebSocketUpgradeChannel(
+                        responder: responder, webSocketResponder: pushResponder, configuration: channelConfiguration
+                    ),
+                    timeout: headTimeout,
+                    maximumBytes: maximumHeadBytes
+                )
+            },
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port),
                 availableConnectionsDelegate: MaximumAvailableConnections(maximumConnections)
@@ -45,5 +60,9 @@ extension SyncServer {
             onServerRunning: onServerRunning,
             logger: logger
         )
+    }
+
+    private static func timeAmount(_ duration: Duration) -> TimeAmount {
+        .nanoseconds(Int64(duration / .nanoseconds(1)))
     }
 }

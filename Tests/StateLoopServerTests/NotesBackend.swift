@@ -27,11 +27,13 @@ func withNotesServer(
 
 /// Runs `server` on a free loopback port for the duration of `body`, which gets the port, then
 /// shuts it down gracefully (the sync server first, as an app would list it).
-func withRunning<Access: AccessPolicy>(_ server: SyncServer<Access>, _ body: (Int) async throws -> Void) async throws {
+func withRunning<Access: AccessPolicy>(
+    _ server: SyncServer<Access>, requestHeadTimeout: Duration = .seconds(10), _ body: (Int) async throws -> Void
+) async throws {
     var logger = Logger(label: "stateloop.server.test")
     logger.logLevel = .critical
     let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
-    let application = server.application(port: 0, onServerRunning: { channel in
+    let application = server.application(port: 0, requestHeadTimeout: requestHeadTimeout, onServerRunning: { channel in
         readyContinuation.yield(channel.localAddress?.port ?? 0)
     })
     var group = ServiceGroupConfiguration(services: [application, server], logger: logger)

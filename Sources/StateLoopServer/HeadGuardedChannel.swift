@@ -1,0 +1,24 @@
+import HummingbirdCore
+import Logging
+import NIOCore
+
+/// A server child channel that puts a ``RequestHeadGuard`` in front of another one's pipeline.
+struct HeadGuardedChannel<Base: ServerChildChannel>: ServerChildChannel {
+    let base: Base
+    let timeout: TimeAmount
+    let maximumBytes: Int
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Base.Value> {
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(
+                RequestHeadGuard(timeout: timeout, maximumBytes: maximumBytes), position: .first
+            )
+        }.flatMap {
+            base.setup(channel: channel, logger: logger)
+        }
+    }
+
+    func handle(value: Base.Value, logger: Logger) async {
+        await base.handle(value: value, logger: logger)
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import StateLoopServer
+import Testing
+
+/// What reaches the server before any route: request heads that are garbage, too long, or
+/// never finished. Each is answered (when an answer can be given) and closed, so that such
+/// connections cannot pile up.
+@Suite("Sync server: connections")
+struct ConnectionTests {
+    @Test("a request head that is not HTTP is answered 400 and closed")
+    func garbageHead() async throws {
+        try await withNotesServer { _, client in
+            for garbage in ["GARBAGE\r\n\r\n", "GET\r\n\r\n", "\r\n\r\n", "GET / HTTP/9.9\r\n\r\n"] {
+                let connection = try RawConnection(port: client.port)
+                connection.send(Array(garbage.utf8))
+                let (text, closed) = connection.readUntilClosed(within: .seconds(5))
+                #expect(text.hasPrefix("HTTP/1.1 400"), "\(garbage.debugDescription): \(text)")
+                #expect(closed, "\(garbage.debugDescription) left the connection open")
+            }
+            // The server keeps serving.
+            #expect(try await client.send("GET", "board", as: "ann").status == 404)
+        }
+    }
+
+    @Test("a request line or headers over the limit are answered 431 and closed")
+    func headTooLarge() async throws {
+        try await withNotesServer { _, client in
+            let connection = try RawConnection(port: client.port)
+            connection.send(Array(("GET /" + String(repeating: "a", count: 100_000) + " HTTP/1.1\r\n\r\n").utf8))
+            let (text, closed) = connection.readUntilClosed(within: .seconds(5))
+            #expect(text.hasPrefix("HTTP/1.1 431"), "\(text.prefix(200))")
+            #expect(closed)
+            let headers = try RawConnection(port: client.port)
+            headers.send(Array(("GET /board HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "b", count: 100_000) + "\r\n\r\n").utf8))
+            #expect(headers.readUntilClosed(within: .seconds(5)).text.hasPrefix("HTTP/1.1 431"))
+        }
+    }
+
+    @Test("a connection that never finishes its request head is answered 408 and closed after the head timeout")
+    func unfinishedHead() async throws {
+        let server = SyncServer(store: try SQLiteStore(), access: TodoBackend.Rules(sessions: [:]))
+        try await withRunning(server, requestHeadTimeout: .milliseconds(300)) { port in
+            let silent = try RawConnection(port: port)
+            let partial = try RawConnection(port: port)
+            partial.send(Array("GET /me/todos HTTP/1.1\r\nHost: 127".utf8))
+            for connection in [silent, partial] {
+                let (text, closed) = connection.readUntilClosed(within: .seconds(5))
+                #expect(closed, "still open after 5 s")
+                #expect(text.hasPrefix("HTTP/1.1 408"), "\(text)")
+            }
+        }
+    }
+}
