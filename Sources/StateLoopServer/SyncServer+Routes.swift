@@ -10,6 +10,7 @@ extension SyncServer {
     /// Adds the declared resources' `GET` (and `HEAD`) routes, the mutation routes and the
     /// metrics route (`GET /metrics` unless configured otherwise) to `router`.
     public func addRoutes(to router: Router<BasicRequestContext>) {
+        router.add(middleware: RouteErrorMiddleware(routes: declaredMethods))
         for declaration in declared {
             switch declaration {
             case .read(let path, let resource, let key):
@@ -36,6 +37,21 @@ extension SyncServer {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: self.metrics.rendered()))
             )
         }
+    }
+
+    /// Each declared path with the methods the kit answers on it.
+    private var declaredMethods: [(segments: [Substring], methods: [HTTPRequest.Method])] {
+        var methods: [String: [HTTPRequest.Method]] = [:]
+        var order: [String] = []
+        for declaration in declared {
+            let (path, added): (String, [HTTPRequest.Method]) = switch declaration {
+            case .read(let path, _, _): (path, [.get, .head])
+            case .mutation(let path, _): (path, [.post])
+            }
+            if methods[path] == nil { order.append(path) }
+            methods[path, default: []] += added
+        }
+        return order.map { (segments: $0.split(separator: "/"), methods: methods[$0] ?? []) }
     }
 
     private func read(

@@ -157,7 +157,14 @@ struct MutationTests {
             let typeError = try await client.send("POST", "me/notes", as: "ann", body: Data(#"{"text": 7}"#.utf8), mutationID: "c5:9")
             #expect(String(decoding: typeError.body, as: UTF8.self).contains("text"))
             #expect(try await client.send("GET", "me/notes", as: "ann").status == 404)
-            #expect(try await client.send("GET", "nowhere", as: "ann").status == 404)
+            let nowhere = try await client.send("GET", "nowhere", as: "ann")
+            #expect(nowhere.status == 404 && TestClient.errorCode(nowhere.body) == "notFound")
+            // A declared path asked with another method: 405, saying which methods it answers.
+            for (method, path) in [("DELETE", "me/notes"), ("PUT", "board"), ("PATCH", "users/bob/notes")] {
+                let answer = try await client.send(method, path, as: "ann")
+                #expect(answer.status == 405, "\(method) \(path)")
+                #expect(TestClient.errorCode(answer.body) == "methodNotAllowed")
+            }
         }
     }
 }
