@@ -191,6 +191,29 @@ final class SQLiteTransaction: StoreTransaction {
         return row.map { StoredValue(key: key, version: Version(epoch: epoch, counter: UInt64($0["counter"] as Int64)), json: $0["json"]) }
     }
 
+    func values(of resource: String, prefix: String, after cursor: String?, limit: Int, descending: Bool) throws -> [StoredValue] {
+        // The ids from `prefix` up to `prefix` followed by the highest scalar: a range the
+        // primary key's index answers, where a LIKE or substr() would scan.
+        var conditions = "resource = ? AND id >= ? AND id < ?"
+        var arguments: StatementArguments = [resource, prefix, prefix + "\u{10FFFF}"]
+        if let cursor {
+            conditions += descending ? " AND id < ?" : " AND id > ?"
+            arguments += [cursor]
+        }
+        arguments += [max(0, limit)]
+        let rows = try Row.fetchAll(
+            db,
+            sql: "SELECT id, counter, json FROM stateloop_values WHERE \(conditions) ORDER BY id \(descending ? "DESC" : "ASC") LIMIT ?",
+            arguments: arguments
+        )
+        return rows.map { row in
+            StoredValue(
+                key: ResourceKey(resource: resource, id: row["id"]),
+                version: Version(epoch: epoch, counter: UInt64(row["counter"] as Int64)), json: row["json"]
+            )
+        }
+    }
+
     func write(_ json: Data, to key: ResourceKey) throws -> Version {
         // An upsert, then a read of the counter (not RETURNING, which SQLite before 3.35 lacks).
         try db.execute(

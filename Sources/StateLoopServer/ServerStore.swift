@@ -39,6 +39,10 @@ public protocol StoreTransaction: AnyObject {
     var epoch: UInt64 { get }
     /// The value of `key`, as this transaction sees it.
     func value(of key: ResourceKey) throws -> StoredValue?
+    /// Up to `limit` values of `resource` whose ids start with `prefix`, in the order of their
+    /// ids (descending when `descending`), after the id `cursor` in that order when given: the
+    /// rows of a paged list (a user's past rides as `ann/000042`, say).
+    func values(of resource: String, prefix: String, after cursor: String?, limit: Int, descending: Bool) throws -> [StoredValue]
     /// Writes `json` as `key`'s value and returns the version allocated for it: the key's
     /// counter raised by one, in the store's epoch.
     func write(_ json: Data, to key: ResourceKey) throws -> Version

@@ -30,6 +30,22 @@ public final class ServerTransaction {
         return try decoder.decode(Value.self, from: json)
     }
 
+    /// A page of `resource`'s values whose ids start with `prefix`, in the order of their ids
+    /// (newest first when `descending`), after `cursor`: each with its id. Reads what is stored,
+    /// not this transaction's own writes.
+    ///
+    /// ```swift
+    /// let page = try transaction.values(of: pastRides, prefix: "\(user)/", after: cursor, limit: 10, descending: true)
+    /// ```
+    public func values<Value>(
+        of resource: ServerResource<Value>, prefix: String, after cursor: String? = nil, limit: Int, descending: Bool = false
+    ) throws -> [(id: String, value: Value)] {
+        let stored = try StoreFailure.wrap {
+            try store.values(of: resource.name, prefix: prefix, after: cursor, limit: limit, descending: descending)
+        }
+        return try stored.map { ($0.key.id, try decoder.decode(Value.self, from: $0.json)) }
+    }
+
     /// The stored version of `id` of `resource`, before this transaction's writes.
     public func version<Value>(of resource: ServerResource<Value>, _ id: String) throws -> Version? {
         try StoreFailure.wrap { try store.value(of: resource.key(id))?.version }

@@ -85,6 +85,32 @@ struct SQLiteStoreTests {
         }
     }
 
+    @Test("pages of a resource's values by id prefix, either way, after a cursor; other prefixes and resources left out")
+    func pagesByPrefix() async throws {
+        let store = try SQLiteStore()
+        let server = SyncServer(store: store, access: TodoBackend.Rules(sessions: [:]))
+        let rides = ServerResource("past-ride", of: Int.self)
+        try await server.update { transaction in
+            for number in 1...25 {
+                try transaction.write(number, to: rides, "ann/" + String(format: "%06d", number))
+            }
+            try transaction.write(99, to: rides, "anna/000001")
+            try transaction.write(98, to: rides, "bob/000001")
+            try transaction.write(97, to: ServerResource("other", of: Int.self), "ann/000001")
+        }
+        let pages = try await server.update { transaction in
+            let newest = try transaction.values(of: rides, prefix: "ann/", limit: 10, descending: true)
+            let next = try transaction.values(of: rides, prefix: "ann/", after: newest.last?.id, limit: 10, descending: true)
+            let last = try transaction.values(of: rides, prefix: "ann/", after: next.last?.id, limit: 10, descending: true)
+            let oldest = try transaction.values(of: rides, prefix: "ann/", limit: 3)
+            return (newest.map(\.value), next.map(\.value), last.map(\.value), oldest.map(\.id))
+        }
+        #expect(pages.0 == Array((16...25).reversed()))
+        #expect(pages.1 == Array((6...15).reversed()))
+        #expect(pages.2 == Array((1...5).reversed()))
+        #expect(pages.3 == ["ann/000001", "ann/000002", "ann/000003"])
+    }
+
     @Test("the epoch is stored: a reopened file keeps it; only a restore or a new epoch changes it")
     func epochKeptAcrossReopen() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stateloop-store-\(UUID())")
