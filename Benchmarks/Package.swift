@@ -81,6 +81,23 @@ let package = Package(
             path: "Benchmarks/NightrideBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // StateLoopServer: mutations per second over loopback HTTP with a durable commit, beside
+        // the same store without the fsync and in memory. Runs alone with
+        // `swift package benchmark --target ServerBenchmarks`.
+        .executableTarget(
+            name: "ServerBenchmarks",
+            dependencies: [
+                .product(name: "StateLoopServer", package: "StateLoop"),
+                .product(name: "StateLoopWire", package: "StateLoop"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkSupport",
+            ],
+            path: "Benchmarks/ServerBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

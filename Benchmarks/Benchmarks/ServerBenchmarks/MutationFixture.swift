@@ -1,0 +1,123 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import StateLoopServer
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A running kit with one counter per client, and the clients' sequence numbers.
+final class MutationFixture: Sendable {
+    /// Where the values are kept.
+    enum StoreKind: CaseIterable, Sendable {
+        case durable, noFsync, memory
+
+        var name: String {
+            switch self {
+            case .durable: "SQLite file, fsync per commit"
+            case .noFsync: "baseline: SQLite file, no fsync"
+            case .memory: "baseline: SQLite in memory"
+            }
+        }
+    }
+
+    struct Rules: AccessPolicy {
+        func principal(for request: Request) async throws -> String? {
+            request.headers[.authorization].map { String($0.dropFirst("Bearer ".count)) }
+        }
+        func id(of user: String) -> String { user }
+        func mayRead(_ key: ResourceKey, as user: String) -> Bool { key.id == user }
+        func mayWrite(_ key: ResourceKey, as user: String) -> Bool { key.id == user }
+    }
+
+    struct Increment: Codable, Sendable {
+        var by: Int
+    }
+
+    static let counters = ServerResource("counter", of: Int.self)
+
+    let port: Int
+    private let folder: URL
+    private let services: ServiceGroup
+    private let running: Task<Void, any Error>
+    private let sequences = Mutex<[Int: UInt64]>([:])
+
+    private init(port: Int, folder: URL, services: ServiceGroup, running: Task<Void, any Error>) {
+        self.port = port
+        self.folder = folder
+        self.services = services
+        self.running = running
+    }
+
+    static func start(store kind: StoreKind) async throws -> MutationFixture {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stateloop-server-bench-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("server.sqlite").path
+        let store: any ServerStore = switch kind {
+        case .durable: try SQLiteStore(path: path, durability: .powerLoss)
+        case .noFsync: try SQLiteStore(path: path, durability: .processCrash)
+        case .memory: try SQLiteStore()
+        }
+        var logger = Logger(label: "bench")
+        logger.logLevel = .critical
+        let server = SyncServer(store: store, access: Rules(), logger: logger)
+        server.serve(counters, at: "me/counter") { user, _ in user }
+        server.mutation(at: "me/counter", body: Increment.self, changes: counters, key: { user, _ in user }) { transaction, user, increment in
+            try transaction.write((try transaction.read(counters, user) ?? 0) + increment.by, to: counters, user)
+        }
+        let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
+        let application = server.application(port: 0, onServerRunning: { channel in
+            readyContinuation.yield(channel.localAddress?.port ?? 0)
+        })
+        var configuration = ServiceGroupConfiguration(services: [application, server], logger: logger)
+        configuration.maximumGracefulShutdownDuration = .seconds(5)
+        let services = ServiceGroup(configuration: configuration)
+        let running = Task { try await services.run() }
+        var port = 0
+        for await bound in ready {
+            port = bound
+            break
+        }
+        return MutationFixture(port: port, folder: folder, services: services, running: running)
+    }
+
+    /// Sends `count` mutations from `clients` clients at once, each client one at a time.
+    func mutate(_ count: Int, clients: Int) async {
+        await withTaskGroup(of: Void.self) { group in
+            for client in 0..<clients {
+                let share = count / clients + (client < count % clients ? 1 : 0)
+                let first = sequences.withLock { sequences in
+                    defer { sequences[client, default: 0] += UInt64(share) }
+                    return sequences[client, default: 0] + 1
+                }
+                group.addTask {
+                    for sequence in first..<(first + UInt64(share)) {
+                        await self.send(client: client, sequence: sequence)
+                    }
+                }
+            }
+        }
+    }
+
+    private func send(client: Int, sequence: UInt64) async {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/me/counter")!)
+        request.httpMethod = "POST"
+        request.setValue("Bearer user\(client)", forHTTPHeaderField: "Authorization")
+        request.setValue("client\(client):\(sequence)", forHTTPHeaderField: "Mutation-ID")
+        request.httpBody = Data(#"{"by":1}"#.utf8)
+        guard let (_, response) = try? await URLSession.shared.data(for: request),
+              (response as? HTTPURLResponse)?.statusCode == 200
+        else {
+            FileHandle.standardError.write(Data("[Server] mutation client\(client):\(sequence) failed\n".utf8))
+            return
+        }
+    }
+
+    func stop() async {
+        await services.triggerGracefulShutdown()
+        _ = try? await running.value
+        try? FileManager.default.removeItem(at: folder)
+    }
+}

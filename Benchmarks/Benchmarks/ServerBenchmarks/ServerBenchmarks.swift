@@ -1,0 +1,33 @@
+import Benchmark
+import BenchmarkSupport
+
+// Entry point found by the BenchmarkPlugin boilerplate: StateLoopServer's mutations per second,
+// a target of its own (`swift package benchmark --target ServerBenchmarks`).
+//
+// Each benchmark runs the kit in this process on loopback, with clients that send numbered
+// mutations over HTTP, each waiting for its answer before the next (as StateLoopSync's
+// optimistic resources do). An iteration is `scaledIterations.count` mutations shared by the
+// clients; with `--scale` the throughput row reads as mutations per second. The durable store
+// (fsync per commit) runs beside its baselines in the same run: the same file without the fsync,
+// and the store in memory.
+let benchmarks: @Sendable () -> Void = {
+    for store in MutationFixture.StoreKind.allCases {
+        for clients in [1, 100] {
+            let box = FixtureBox<MutationFixture>()
+            Benchmark(
+                "Server: mutations, \(clients) client\(clients == 1 ? "" : "s"), \(store.name)",
+                configuration: .init(
+                    metrics: [.wallClock, .throughput, .cpuTotal],
+                    scalingFactor: .kilo,
+                    maxDuration: .seconds(20),
+                    maxIterations: 30
+                ),
+                closure: { benchmark, fixture in
+                    await fixture.mutate(benchmark.scaledIterations.count, clients: clients)
+                },
+                setup: { try await box.set(MutationFixture.start(store: store)) },
+                teardown: { await box.take()?.stop() }
+            )
+        }
+    }
+}
