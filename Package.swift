@@ -188,6 +188,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                // AttemptLimiter today; the whole kit once the server is rebuilt on it (#14).
+                "StateLoopServer",
             ],
             path: "Nightride/Server"
         ),

@@ -23,6 +23,27 @@ extension NightrideServer {
         /// 401 and the client must sign in again. `nil` never expires.
         public var tokenLifetime: Duration?
 
+        /// How many failed sign-ins a name, and an address, may have within a window before
+        /// the next sign-in waits (429 with `Retry-After`).
+        public var loginLimits: LoginLimits
+
+        /// Limits of failed sign-ins.
+        public struct LoginLimits: Sendable {
+            /// Failures per name within ``window``.
+            public var failuresPerName: Int
+            /// Failures per client address within ``window``.
+            public var failuresPerAddress: Int
+            /// The sliding window failures are counted in.
+            public var window: Duration
+
+            /// Limits; the defaults allow 5 failures per name and 50 per address a minute.
+            public init(failuresPerName: Int = 5, failuresPerAddress: Int = 50, window: Duration = .seconds(60)) {
+                self.failuresPerName = failuresPerName
+                self.failuresPerAddress = failuresPerAddress
+                self.window = window
+            }
+        }
+
         /// A configuration; the defaults listen on a free loopback port without faults, with
         /// tokens valid for 24 hours.
         public init(
@@ -34,8 +55,10 @@ extension NightrideServer {
             placesLatency: Duration = .zero,
             historyPageSize: Int = 10,
             epoch: UInt64? = nil,
-            tokenLifetime: Duration? = .seconds(24 * 3_600)
+            tokenLifetime: Duration? = .seconds(24 * 3_600),
+            loginLimits: LoginLimits = LoginLimits()
         ) {
+            self.loginLimits = loginLimits
             self.host = host
             self.port = port
             self.inactivityTimeout = inactivityTimeout

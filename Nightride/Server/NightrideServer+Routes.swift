@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdBcrypt
 import HummingbirdWebSocket
+import NIOPosix
 import NightrideModel
 import StateLoopWire
 
@@ -10,9 +11,9 @@ import StateLoopWire
 /// lock and answers from what it saw there; the fault middleware may then hold the answer back.
 extension NightrideServer {
     func makeApplication(port: Int, onRunning: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
-        let router = Router()
+        let router = Router(context: NightrideRequestContext.self)
         router.add(middleware: FaultMiddleware(server: self))
-        router.post("login") { request, _ in await self.login(request) }
+        router.post("login") { request, context in await self.login(request, from: context.peer) }
         router.get("me/driver-mode") { request, _ in self.read(.driverMode, request) }
         router.get("me/ride") { request, _ in self.read(.ride, request) }
         router.post("me/driver-mode") { request, _ in await self.changeDriverMode(request) }
@@ -57,7 +58,7 @@ extension NightrideServer {
 
     // MARK: Handlers
 
-    private func login(_ request: Request) async -> Response {
+    private func login(_ request: Request, from peer: String) async -> Response {
         guard let body = await JSON.decode(LoginRequest.self, from: request) else {
             return JSON.error(.badRequest, "badRequest", #"expected {"name": "…"} or {"name": "…", "password": "…"}"#)
         }
@@ -70,16 +71,26 @@ extension NightrideServer {
                 for: Rejection(.invalidPassword, "a password has 1 to \(LoginRequest.maximumPasswordBytes) bytes, none of them NUL")
             )
         }
+        // Guessing is slowed down before any hashing: failures are counted per name and per
+        // address, and past the limit the login waits, whatever the password.
+        if let wait = loginLimits.wait(name: body.name, peer: peer, at: now) {
+            var response = JSON.error(.tooManyRequests, "tooManyAttempts", "too many failed sign-ins: try again in \(wait.components.seconds + 1) s")
+            response.headers[.retryAfter] = "\(wait.components.seconds + 1)"
+            return response
+        }
         let token = Self.newToken()
         do {
             let stored = state.withLock { $0.core.passwordHash(of: body.name) }
-            let proof = try Self.proof(of: body.password, against: stored)
+            let proof = try await Self.proof(of: body.password, against: stored)
             let answer = try update { (core, now) throws(Rejection) in
                 try core.login(name: body.name, token: token, proof: proof, at: now)
             }
             logger.debug("login", metadata: ["user": "\(answer.user)"])
             return JSON.response(answer)
         } catch {
+            if error.code == .wrongPassword {
+                loginLimits.recordFailure(name: body.name, peer: peer, at: now)
+            }
             logger.debug("login refused", metadata: ["name": "\(body.name)", "reason": "\(error)"])
             return Self.response(for: error)
         }
@@ -96,24 +107,27 @@ extension NightrideServer {
         }.joined()
     }
 
-    /// The slow half of a login, run outside the lock: checks `password` against the `stored`
-    /// hash, or hashes a first password.
-    private static func proof(of password: String?, against stored: String?) throws(Rejection) -> PasswordProof {
-        switch (password, stored) {
-        case (nil, _):
-            return .none
-        case (let password?, nil):
-            return .sets(hash: Bcrypt.hash(password, cost: passwordCost))
-        case (let password?, let stored?):
-            guard Bcrypt.verify(password, hash: stored) else {
-                throw Rejection(.wrongPassword, "wrong name or password")
+    /// The slow half of a login, run outside the lock and on NIO's thread pool (bcrypt takes
+    /// milliseconds of CPU; on the request's task it would hold a cooperative thread that every
+    /// other request needs): checks `password` against the `stored` hash, or hashes a first
+    /// password.
+    private static func proof(of password: String?, against stored: String?) async throws(Rejection) -> PasswordProof {
+        guard let password else { return .none }
+        let result: Result<PasswordProof, Rejection>
+        do {
+            result = try await NIOThreadPool.singleton.runIfActive {
+                guard let stored else { return .success(.sets(hash: Bcrypt.hash(password, cost: passwordCost))) }
+                return Bcrypt.verify(password, hash: stored)
+                    ? .success(.matches(hash: stored)) : .failure(Rejection(.wrongPassword, "wrong name or password"))
             }
-            return .matches(hash: stored)
+        } catch {
+            throw Rejection(.wrongPassword, "the server could not check the password now")
         }
+        return try result.get()
     }
 
     /// bcrypt's work factor: about 15 ms a hash here, slow enough to make guessing costly and
-    /// fast enough not to hold a worker thread long (hashing runs on the request's task).
+    /// fast enough for a sign-in (hashing runs on NIO's thread pool, not on a request's task).
     static let passwordCost: UInt8 = 8
 
     private func read(_ resource: Resource, _ request: Request) -> Response {

@@ -27,6 +27,8 @@ public final class NightrideServer: Sendable {
     let logger: Logger
     let state: Mutex<ServerState>
     private let lifecycle = Mutex<Lifecycle>(Lifecycle())
+    /// Failed sign-ins per name and per address.
+    let loginLimits: LoginLimits
     /// Closed by `stop()` once the graceful shutdown is over.
     let connections = OpenConnections()
     private let readClock: @Sendable () -> Duration
@@ -42,6 +44,7 @@ public final class NightrideServer: Sendable {
     ) where C.Duration == Duration {
         self.configuration = configuration
         self.logger = logger
+        loginLimits = LoginLimits(configuration.loginLimits)
         let origin = clock.now
         readClock = { origin.duration(to: clock.now) }
         sleep = { try await clock.sleep(for: $0) }

@@ -164,6 +164,38 @@ struct ServerLoopbackTests {
         }
     }
 
+    @Test("guessing: past its failures a name waits (429 with Retry-After) before any password is checked, and so does an address")
+    func loginLimits() async throws {
+        let clock = TestClock()
+        let limits = NightrideServer.Configuration.LoginLimits(failuresPerName: 5, failuresPerAddress: 8, window: .seconds(60))
+        try await withNightride(.init(epoch: 1, loginLimits: limits), clock: clock) { _, client in
+            let (created, _) = try await client.send("POST", "/login", body: LoginRequest(name: "gus", password: "right"))
+            #expect(created == 200)
+            for _ in 1...5 {
+                let (status, _) = try await client.send("POST", "/login", body: LoginRequest(name: "gus", password: "wrong"))
+                #expect(status == 401)
+            }
+            // The sixth, even with the right password, waits.
+            let (limited, body) = try await client.send("POST", "/login", body: LoginRequest(name: "gus", password: "right"))
+            #expect(limited == 429)
+            #expect(try JSONDecoder().decode(ErrorBody.self, from: body).error == "tooManyAttempts")
+            // Successes never count: another name signs in as often as it likes.
+            for _ in 1...10 {
+                #expect(try await client.send("POST", "/login", body: LoginRequest(name: "hal", password: "pw")).0 == 200)
+            }
+            // Three failures under another name fill the address's eight: then every name waits.
+            #expect(try await client.send("POST", "/login", body: LoginRequest(name: "ida", password: "x")).0 == 200)
+            for _ in 1...3 {
+                #expect(try await client.send("POST", "/login", body: LoginRequest(name: "ida", password: "wrong")).0 == 401)
+            }
+            #expect(try await client.send("POST", "/login", body: LoginRequest(name: "hal", password: "pw")).0 == 429)
+            // A minute later, the window has passed.
+            await clock.advance(by: .seconds(61))
+            #expect(try await client.send("POST", "/login", body: LoginRequest(name: "gus", password: "right")).0 == 200)
+            #expect(try await client.send("POST", "/login", body: LoginRequest(name: "hal", password: "pw")).0 == 200)
+        }
+    }
+
     @Test("the seed's race: driver mode switches off while a slow GET is in flight; the push overtakes it, and versions tell")
     func seedRace() async throws {
         // The server's timers and the held-back answer run on a test clock, so the order of
