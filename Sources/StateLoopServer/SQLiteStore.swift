@@ -128,6 +128,22 @@ public final class SQLiteStore: ServerStore {
         }
     }
 
+    /// Forgets the clients that processed no mutation since `cutoff`, with their last answers.
+    public func forgetClients(idleSince cutoff: Date) async throws -> Int {
+        let milliseconds = Int64(max(0, cutoff.timeIntervalSince1970 * 1_000))
+        return try await writer.write { db in
+            try db.execute(
+                sql: """
+                    DELETE FROM stateloop_answers WHERE (scope, client) IN
+                        (SELECT scope, client FROM stateloop_clients WHERE last_seen < ?)
+                    """,
+                arguments: [milliseconds]
+            )
+            try db.execute(sql: "DELETE FROM stateloop_clients WHERE last_seen < ?", arguments: [milliseconds])
+            return db.changesCount
+        }
+    }
+
     /// Adds an observer of every later commit.
     public func observeCommits(_ observer: @escaping @Sendable (CommittedChanges) -> Void) {
         observers.withLock { $0.append(observer) }
@@ -148,7 +164,7 @@ public final class SQLiteStore: ServerStore {
                     PRIMARY KEY (scope, mutation)) WITHOUT ROWID;
                 CREATE INDEX stateloop_answers_by_client ON stateloop_answers (scope, client, sequence);
                 CREATE TABLE stateloop_clients (
-                    scope TEXT NOT NULL, client TEXT NOT NULL, last_sequence INTEGER NOT NULL,
+                    scope TEXT NOT NULL, client TEXT NOT NULL, last_sequence INTEGER NOT NULL, last_seen INTEGER NOT NULL,
                     PRIMARY KEY (scope, client)) WITHOUT ROWID;
                 """)
             try db.execute(sql: "INSERT INTO stateloop_meta (key, value) VALUES ('epoch', ?)", arguments: [Int64(millisecondsNow())])
@@ -261,10 +277,11 @@ final class SQLiteTransaction: StoreTransaction {
     func setLastMutationID(_ sequence: UInt64, of client: ClientID, scope: String) throws {
         try db.execute(
             sql: """
-                INSERT INTO stateloop_clients (scope, client, last_sequence) VALUES (?, ?, ?)
-                ON CONFLICT (scope, client) DO UPDATE SET last_sequence = max(last_sequence, excluded.last_sequence)
+                INSERT INTO stateloop_clients (scope, client, last_sequence, last_seen) VALUES (?, ?, ?, ?)
+                ON CONFLICT (scope, client) DO UPDATE
+                SET last_sequence = max(last_sequence, excluded.last_sequence), last_seen = excluded.last_seen
                 """,
-            arguments: [scope, client.rawValue, Int64(bitPattern: sequence)]
+            arguments: [scope, client.rawValue, Int64(bitPattern: sequence), Int64(SQLiteStore.millisecondsNow())]
         )
         try db.execute(
             sql: "DELETE FROM stateloop_answers WHERE scope = ? AND client = ? AND sequence < ?",

@@ -28,6 +28,13 @@ public protocol ServerStore: Sendable {
     /// under `scope`: the number never names a mutation the value does not contain.
     func read(_ key: ResourceKey, lastMutationIDOf client: ClientID?, scope: String) async throws -> (value: StoredValue?, lastMutationID: UInt64?)
 
+    /// Forgets the progress and remembered answers of every client that processed no mutation
+    /// since `cutoff`; returns how many clients were forgotten. Client ids are chosen by
+    /// clients, often one per launch, so without this they would pile up for ever. A client
+    /// forgotten while it still had a mutation in flight whose answer was lost would have it
+    /// applied again when it retries: choose a cutoff far beyond any client's offline time.
+    func forgetClients(idleSince cutoff: Date) async throws -> Int
+
     /// Calls `observer` with the changes of every later commit, in commit order.
     func observeCommits(_ observer: @escaping @Sendable (CommittedChanges) -> Void)
 }

@@ -157,13 +157,37 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
     }
 }
 
+extension SyncServer {
+    /// Forgets the clients silent for longer than `age`, now and then every hour, until cancelled.
+    func forgetIdleClients(silentFor age: Duration) async {
+        let seconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
+        while !Task.isCancelled {
+            do {
+                let forgotten = try await store.forgetClients(idleSince: Date(timeIntervalSinceNow: -seconds))
+                if forgotten > 0 {
+                    logger.info("forgot idle clients", metadata: ["count": "\(forgotten)"])
+                }
+            } catch {
+                logger.warning("could not forget idle clients", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: .seconds(3_600))
+        }
+    }
+}
+
 extension SyncServer: Service {
     /// Waits for the service group's graceful shutdown, then closes every push socket with
     /// "going away" once what its outbox held is sent, and returns when they are closed (or
     /// after the slow-reader timeout). List the server after the application in the group, so
     /// that it is shut down first and the sockets do not hold the HTTP server open.
     public func run() async throws {
-        try? await gracefulShutdown()
+        await withTaskGroup(of: Void.self) { group in
+            if let age = configuration.forgetClientsAfter {
+                group.addTask { await self.forgetIdleClients(silentFor: age) }
+            }
+            try? await gracefulShutdown()
+            group.cancelAll()
+        }
         hub.closeAll()
         let deadline = ContinuousClock.now + configuration.slowReaderTimeout
         while hub.openSockets > 0, ContinuousClock.now < deadline {

@@ -17,6 +17,11 @@ public struct SyncServerConfiguration: Sendable {
     /// Meanwhile its outbox keeps only the newest value per key.
     public var slowReaderTimeout: Duration
 
+    /// How long a client may stay silent (no mutation processed) before its progress and last
+    /// answer are forgotten, checked hourly; `nil` keeps them for ever. Thirty days by default:
+    /// far beyond an offline client's usual absence (see ``ServerStore/forgetClients(idleSince:)``).
+    public var forgetClientsAfter: Duration?
+
     /// The path of the Prometheus metrics route, `nil` for none. It needs no session: put it
     /// behind the network's own protection, or choose `nil` and render
     /// ``SyncServer/renderedMetrics`` on a route of the app's.
@@ -29,8 +34,10 @@ public struct SyncServerConfiguration: Sendable {
         maximumPushBytes: Int = 15_000,
         maximumSocketsPerPrincipal: Int = 32,
         slowReaderTimeout: Duration = .seconds(10),
+        forgetClientsAfter: Duration? = .seconds(30 * 86_400),
         metricsPath: String? = "metrics"
     ) {
+        self.forgetClientsAfter = forgetClientsAfter
         self.metricsPath = metricsPath
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumFrameBytes = maximumFrameBytes

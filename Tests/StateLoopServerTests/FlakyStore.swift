@@ -35,6 +35,10 @@ final class FlakyStore: ServerStore {
         try await base.read(key, lastMutationIDOf: client, scope: scope)
     }
 
+    func forgetClients(idleSince cutoff: Date) async throws -> Int {
+        try await base.forgetClients(idleSince: cutoff)
+    }
+
     func observeCommits(_ observer: @escaping @Sendable (CommittedChanges) -> Void) {
         base.observeCommits(observer)
     }

@@ -111,6 +111,21 @@ struct SQLiteStoreTests {
         #expect(pages.3 == ["ann/000001", "ann/000002", "ann/000003"])
     }
 
+    @Test("clients silent since a cutoff are forgotten with their answers; others are kept")
+    func idleClientsForgotten() async throws {
+        let store = try SQLiteStore()
+        let answer = RememberedAnswer(fingerprint: 1, status: 200, body: Data("{}".utf8))
+        try await store.write { transaction in
+            try transaction.remember(answer, to: "c:4", scope: "ann", client: ClientID(rawValue: "c"), sequence: 4)
+            try transaction.setLastMutationID(4, of: ClientID(rawValue: "c"), scope: "ann")
+        }
+        #expect(try await store.forgetClients(idleSince: Date(timeIntervalSinceNow: -60)) == 0)
+        #expect(try await store.read(key, lastMutationIDOf: ClientID(rawValue: "c"), scope: "ann").lastMutationID == 4)
+        #expect(try await store.forgetClients(idleSince: Date(timeIntervalSinceNow: 1)) == 1)
+        #expect(try await store.read(key, lastMutationIDOf: ClientID(rawValue: "c"), scope: "ann").lastMutationID == nil)
+        #expect(try await store.write { try $0.answer(to: "c:4", scope: "ann") } == nil)
+    }
+
     @Test("the epoch is stored: a reopened file keeps it; only a restore or a new epoch changes it")
     func epochKeptAcrossReopen() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stateloop-store-\(UUID())")
