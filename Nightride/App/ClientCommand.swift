@@ -24,7 +24,7 @@ struct ClientCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The user to log in as, skipping the login screen (created on first login).", valueName: "name"))
     var user: String?
 
-    @Option(help: ArgumentHelp("The password of --user, if it has one (the first login that gives one sets it).", valueName: "password"))
+    @Option(help: ArgumentHelp("The password of --user (for a new name, the account's new password).", valueName: "password"))
     var password: String?
 
     @Option(help: ArgumentHelp(
@@ -40,21 +40,21 @@ struct ClientCommand: AsyncParsableCommand {
         if let user, user.trimmingCharacters(in: .whitespaces).isEmpty {
             throw ValidationError("--user must not be empty; leave it out to get the login screen")
         }
-        if password != nil && user == nil {
-            throw ValidationError("--password goes with --user; without --user the login screen asks for both")
+        if (password == nil) != (user == nil) {
+            throw ValidationError("--user and --password go together (a new name creates an account with that password); without them the login screen asks for both")
         }
     }
 
     func run() async throws {
         // Validated above.
         let url = URL(string: server)!
-        if let user {
+        if let user, let password {
             let api: NightrideAPI
             do {
                 // Logged in before the terminal is taken over, so that a failure prints as usual.
                 api = try await NightrideAPI.login(server: url, name: user, password: password)
             } catch let error as HTTPStatusError where error.status == 401 {
-                throw LoginFailure(description: "cannot log in to \(server) as \(user): wrong or missing --password")
+                throw LoginFailure(description: "cannot log in to \(server) as \(user): wrong --password")
             } catch {
                 throw LoginFailure(description: "cannot log in to \(server) as \(user): \(NightrideAPI.message(for: error))")
             }

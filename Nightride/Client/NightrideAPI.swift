@@ -23,12 +23,12 @@ public struct NightrideAPI: Sendable {
         self.token = token
     }
 
-    /// Logs `name` in (creating the user on first login), with `password` if given: the first
-    /// login that gives a password sets it, and every later login of that name needs it.
+    /// Logs `name` in with `password`; a name the server has not seen creates an account with
+    /// that password.
     ///
-    /// - Throws: `HTTPStatusError` 401 for a wrong or missing password, 400 for a refused name
-    ///   or password; the transport's error when the server cannot be reached.
-    public static func login(server: URL, name: String, password: String? = nil) async throws -> NightrideAPI {
+    /// - Throws: `HTTPStatusError` 401 for a wrong password, 400 for a refused name or
+    ///   password; the transport's error when the server cannot be reached.
+    public static func login(server: URL, name: String, password: String) async throws -> NightrideAPI {
         var request = URLRequest(url: server.appendingPathComponent("login"))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")

@@ -77,7 +77,8 @@ public final class ChaosRun {
                     lostAnswerProbability: 0.1,
                     hintProbability: 0.2
                 ),
-                faultsEnabled: true
+                faultsEnabled: true,
+                passwordCost: 4
             ),
             logger: logger
         )
@@ -231,7 +232,7 @@ final class Scenario {
         var attempt = 0
         while true {
             do {
-                return try await NightrideAPI.login(server: server, name: name)
+                return try await NightrideAPI.login(server: server, name: name, password: DemoScenario.password(of: name))
             } catch let error as HTTPStatusError where error.status == 503 && attempt < 20 {
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(50))

@@ -62,7 +62,8 @@ public final class DemoScenario {
                     pushDropProbability: 0.2,
                     disconnectAfter: .seconds(2)...(.seconds(6))
                 ),
-                faultsEnabled: true
+                faultsEnabled: true,
+                passwordCost: 4
             ),
             logger: {
                 var logger = Logger(label: "nightride.server")
@@ -234,9 +235,14 @@ public final class DemoScenario {
         return client
     }
 
+    /// The password the scripted clients sign `name` up and in with.
+    public static func password(of name: String) -> String {
+        "\(name)-pass"
+    }
+
     /// A client of `name`, signed in, on its journal (the same one after a new sign-in).
     private func makeClient(_ name: String, to url: URL) async throws -> NightrideClient {
-        let api = try await NightrideAPI.login(server: url, name: name)
+        let api = try await NightrideAPI.login(server: url, name: name, password: Self.password(of: name))
         return try NightrideClient(
             api: api,
             options: ClientOptions(journalPath: options.journalFolder + "/\(name).journal", policy: Self.policy)

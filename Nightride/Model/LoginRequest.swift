@@ -1,13 +1,14 @@
 /// The body of `POST /login`: `{"name": "ann", "password": "…"}`.
 ///
-/// A name seen for the first time creates the user. The password is optional: the first login
-/// that gives one sets it for good, and from then on every login of that name must give it
-/// (a wrong or missing one is a 401). Names that never had a password log in by name alone, as
-/// the demo's scripted clients do.
+/// A name seen for the first time creates an account with the password given; every later
+/// login of that name must give it (a wrong or missing one is a 401). A new name without a
+/// password is refused (400 `passwordRequired`): there are no accounts without one. Names are
+/// one account whatever their case: "Ann" signs in to "ann".
 public struct LoginRequest: Codable, Sendable, Hashable {
     /// The user's name, which is also their identity.
     public var name: String
-    /// The user's password, if any; at most ``maximumPasswordBytes`` bytes of UTF-8.
+    /// The user's password, 1 to ``maximumPasswordBytes`` bytes of UTF-8 without NUL. Optional
+    /// on the wire so that a request without one gets a clear refusal, not a decoding error.
     public var password: String?
 
     /// The longest name the server takes, in characters (after trimming spaces).

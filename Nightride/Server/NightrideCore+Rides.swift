@@ -8,7 +8,12 @@ extension NightrideCore {
         guard let record = users[user] else { throw Rejection(.unknownUser, "no user \(user)") }
         let status = record.ride.value
         switch (action, status) {
-        case (.request(let destination), .none):
+        case (.request(let asked), .none):
+            // The catalog's place, not the client's copy of it: a name or area sent along with
+            // a known id is never stored.
+            guard let destination = catalog.place(id: asked.id) else {
+                throw Rejection(.unknownPlace, "there is no place \(asked.id)")
+            }
             let (id, number) = makeRideID()
             let ride = Ride(id: id, passenger: user, destination: destination)
             rides[id] = ActiveRide(number: number, ride: ride, stage: .waiting)

@@ -28,6 +28,8 @@ public struct NightrideCore: Sendable {
     public private(set) var processedMutations: [ProcessedMutation] = []
 
     var users: [String: UserRecord] = [:]
+    /// Each account's name by its case-folded form: the spelling it was created with.
+    private var accountNames: [String: String] = [:]
     /// Who each token was issued to, and until when (`nil`: for good).
     private var tokens: [String: IssuedToken] = [:]
     /// How long a login's token is accepted; `nil` for ever.
@@ -71,62 +73,75 @@ public struct NightrideCore: Sendable {
     /// Logs `name` in with `token`, creating the user (driver mode off, no ride, a fake history)
     /// on first sight. A user may hold several tokens, one per login.
     ///
-    /// `proof` says what the server established about the password (see ``PasswordProof``): a
-    /// user with a password needs `.matches` of that very hash; a user without one takes `.none`,
-    /// or `.sets` to keep the new hash.
+    /// Names are one account whatever their case: "Ann" signs in to "ann", whose spelling (the
+    /// first one seen) is the one the response and every value use. `proof` says what the
+    /// server established about the password (see ``PasswordProof``): an account is created
+    /// only with `.sets` (no account without a password), and signed in to only with
+    /// `.matches` of its stored hash.
     ///
-    /// - Throws: `invalidName` for an empty or overlong name; `wrongPassword` when the proof does
-    ///   not fit the stored password (missing, wrong, or set by a concurrent login meanwhile).
-    public mutating func login(name: String, token: String, proof: PasswordProof = .none, at now: Duration) throws(Rejection) -> LoginResponse {
+    /// - Throws: `invalidName` for an empty or overlong name; `passwordRequired` for a new name
+    ///   without a password; `wrongPassword` when the proof does not fit the stored password
+    ///   (missing, wrong, or set by a concurrent login meanwhile).
+    public mutating func login(name: String, token: String, proof: PasswordProof, at now: Duration) throws(Rejection) -> LoginResponse {
         let now = advance(to: now)
-        let name = Self.normalized(name)
-        guard Self.isValid(name) else {
+        let normalized = Self.normalized(name)
+        guard Self.isValid(normalized) else {
             throw Rejection(
                 .invalidName,
                 "a name has 1 to \(LoginRequest.maximumNameLength) characters (at most \(LoginRequest.maximumNameBytes) bytes), none of them a control character"
             )
         }
-        let stored = users[name]?.passwordHash
-        let newHash: String?
-        switch (stored, proof) {
-        case (nil, .none):
-            newHash = nil
-        case (nil, .sets(let hash)):
-            newHash = hash
+        let name = accountNames[Self.folded(normalized)] ?? normalized
+        switch (users[name]?.passwordHash, proof) {
         case (let stored?, .matches(let hash)) where stored == hash:
-            newHash = stored
+            break
+        case (nil, .sets(let hash)) where users[name] == nil:
+            createUser(name, passwordHash: hash, at: now)
+        case (nil, .none) where users[name] == nil:
+            throw Rejection(.passwordRequired, "a new account needs a password")
         default:
             throw Rejection(.wrongPassword, "wrong name or password")
-        }
-        if users[name] == nil {
-            let first = Version(epoch: epoch, counter: 1)
-            users[name] = UserRecord(
-                driverMode: Versioned(false, version: first),
-                ride: Versioned(.none, version: first),
-                lastDriverActivity: now,
-                history: FakeHistory.rides(for: name, places: catalog.places),
-                passwordHash: newHash
-            )
-            changeLog.append(ChangeRecord(time: now, user: name, version: first, value: .driverMode(false)))
-            changeLog.append(ChangeRecord(time: now, user: name, version: first, value: .ride(.none)))
-        } else {
-            users[name]?.passwordHash = newHash
         }
         tokens[token] = IssuedToken(user: name, expiry: tokenLifetime.map { now + $0 })
         return LoginResponse(token: token, user: name)
     }
 
-    /// The stored password hash of `name` (as a login would spell it), `nil` for a user without
-    /// a password or no such user.
-    public func passwordHash(of name: String) -> String? {
-        users[Self.normalized(name)]?.passwordHash
+    private mutating func createUser(_ name: String, passwordHash: String, at now: Duration) {
+        let first = Version(epoch: epoch, counter: 1)
+        users[name] = UserRecord(
+            driverMode: Versioned(false, version: first),
+            ride: Versioned(.none, version: first),
+            lastDriverActivity: now,
+            history: FakeHistory.rides(for: name, places: catalog.places),
+            passwordHash: passwordHash
+        )
+        accountNames[Self.folded(name)] = name
+        changeLog.append(ChangeRecord(time: now, user: name, version: first, value: .driverMode(false)))
+        changeLog.append(ChangeRecord(time: now, user: name, version: first, value: .ride(.none)))
     }
 
-    /// A login name as stored: without surrounding spaces.
+    /// The stored password hash of the account `name` names (as a login would spell it, in any
+    /// case), `nil` for no such account.
+    public func passwordHash(of name: String) -> String? {
+        let normalized = Self.normalized(name)
+        return users[accountNames[Self.folded(normalized)] ?? normalized]?.passwordHash
+    }
+
     /// A name as the server keeps it: without surrounding spaces, accents composed (NFC), so
     /// that the two spellings of "é" are one user.
     private static func normalized(_ name: String) -> String {
         name.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
+    }
+
+    /// The key that makes names one account whatever their case ("Ann", "ANN" and "ann").
+    private static func folded(_ normalized: String) -> String {
+        normalized.folding(options: [.caseInsensitive], locale: nil)
+    }
+
+    /// The account a login name means, as a key: spaces trimmed, accents composed, case
+    /// folded. Failed sign-ins are counted per account, so that "Ann" and "ANN" share a limit.
+    static func accountKey(of name: String) -> String {
+        folded(normalized(name))
     }
 
     /// Whether a normalized name is acceptable: not empty, within the limits in characters and

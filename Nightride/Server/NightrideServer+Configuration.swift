@@ -23,6 +23,12 @@ extension NightrideServer {
         /// 401 and the client must sign in again. `nil` never expires.
         public var tokenLifetime: Duration?
 
+        /// bcrypt's work factor for new passwords (4 to 31; each step doubles the cost): 8, the
+        /// default, is about 15 ms a hash here, slow enough to make guessing costly and fast
+        /// enough for a sign-in. Hashing runs on NIO's thread pool, not on a request's task.
+        /// Tests and the demo's scripted clients, which sign in by the hundred, use 4.
+        public var passwordCost: UInt8
+
         /// How many failed sign-ins a name, and an address, may have within a window before
         /// the next sign-in waits (429 with `Retry-After`).
         public var loginLimits: LoginLimits
@@ -56,8 +62,10 @@ extension NightrideServer {
             historyPageSize: Int = 10,
             epoch: UInt64? = nil,
             tokenLifetime: Duration? = .seconds(24 * 3_600),
-            loginLimits: LoginLimits = LoginLimits()
+            loginLimits: LoginLimits = LoginLimits(),
+            passwordCost: UInt8 = 8
         ) {
+            self.passwordCost = passwordCost
             self.loginLimits = loginLimits
             self.host = host
             self.port = port

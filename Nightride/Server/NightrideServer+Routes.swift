@@ -60,7 +60,7 @@ extension NightrideServer {
 
     private func login(_ request: Request, from peer: String) async -> Response {
         guard let body = await JSON.decode(LoginRequest.self, from: request) else {
-            return JSON.error(.badRequest, "badRequest", #"expected {"name": "…"} or {"name": "…", "password": "…"}"#)
+            return JSON.error(.badRequest, "badRequest", #"expected {"name": "…", "password": "…"}"#)
         }
         // bcrypt reads a C string: a NUL would end the password early, so that "\0secret" and
         // "\0WRONG" would be the same password.
@@ -81,14 +81,14 @@ extension NightrideServer {
         let token = Self.newToken()
         do {
             let stored = state.withLock { $0.core.passwordHash(of: body.name) }
-            let proof = try await Self.proof(of: body.password, against: stored)
+            let proof = try await Self.proof(of: body.password, against: stored, cost: configuration.passwordCost)
             let answer = try update { (core, now) throws(Rejection) in
                 try core.login(name: body.name, token: token, proof: proof, at: now)
             }
             logger.debug("login", metadata: ["user": "\(answer.user)"])
             return JSON.response(answer)
         } catch {
-            if error.code == .wrongPassword {
+            if error.code == .wrongPassword || error.code == .passwordRequired {
                 loginLimits.recordFailure(name: body.name, peer: peer, at: now)
             }
             logger.debug("login refused", metadata: ["name": "\(body.name)", "reason": "\(error)"])
@@ -111,12 +111,12 @@ extension NightrideServer {
     /// milliseconds of CPU; on the request's task it would hold a cooperative thread that every
     /// other request needs): checks `password` against the `stored` hash, or hashes a first
     /// password.
-    private static func proof(of password: String?, against stored: String?) async throws(Rejection) -> PasswordProof {
+    private static func proof(of password: String?, against stored: String?, cost: UInt8) async throws(Rejection) -> PasswordProof {
         guard let password else { return .none }
         let result: Result<PasswordProof, Rejection>
         do {
             result = try await NIOThreadPool.singleton.runIfActive {
-                guard let stored else { return .success(.sets(hash: Bcrypt.hash(password, cost: passwordCost))) }
+                guard let stored else { return .success(.sets(hash: Bcrypt.hash(password, cost: cost))) }
                 return Bcrypt.verify(password, hash: stored)
                     ? .success(.matches(hash: stored)) : .failure(Rejection(.wrongPassword, "wrong name or password"))
             }
@@ -125,10 +125,6 @@ extension NightrideServer {
         }
         return try result.get()
     }
-
-    /// bcrypt's work factor: about 15 ms a hash here, slow enough to make guessing costly and
-    /// fast enough for a sign-in (hashing runs on NIO's thread pool, not on a request's task).
-    static let passwordCost: UInt8 = 8
 
     private func read(_ resource: Resource, _ request: Request) -> Response {
         guard let user = authenticate(request) else { return Self.unauthorized }
@@ -255,7 +251,7 @@ extension NightrideServer {
         let status: HTTPResponse.Status = switch rejection.code {
         case .invalidTransition, .driverBusy, .mutationIDReused: .conflict
         case .unknownUser: .notFound
-        case .invalidName, .invalidPassword, .invalidCursor, .invalidMutationID: .badRequest
+        case .invalidName, .invalidPassword, .invalidCursor, .invalidMutationID, .passwordRequired, .unknownPlace: .badRequest
         case .wrongPassword: .unauthorized
         }
         return JSON.response(rejection.body, status: status)

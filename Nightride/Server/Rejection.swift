@@ -17,6 +17,11 @@ public struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidPassword
         /// The login's password is wrong or missing for a user who has one (HTTP 401).
         case wrongPassword
+        /// A login of a name that has no account yet gave no password: accounts are created
+        /// with one (HTTP 400).
+        case passwordRequired
+        /// A ride was requested to a place that is not in the catalog (HTTP 400).
+        case unknownPlace
         /// The history cursor is not one the server handed out (HTTP 400).
         case invalidCursor
         /// The `Mutation-ID` is empty, longer than 64 bytes, or has characters other than

@@ -27,7 +27,7 @@ struct ClientRelaunchTests {
         let place = server.core.catalog.search("gare", limit: 1)[0]
 
         // First launch: the screen loads, the network goes, ann asks for a ride.
-        let api = try await NightrideAPI.login(server: url, name: "ann")
+        let api = try await NightrideAPI.login(server: url, name: "ann", password: "ann-pw")
         do {
             let client = try NightrideClient(api: api, options: ClientOptions(journalPath: journalPath))
             try await until { client.state.screen == .passengerRequesting && !client.state.isOptimistic }

@@ -30,7 +30,7 @@ struct HonestClientTests {
     @Test("two toggles in one key batch flip driver mode twice: each from the value shown at its press")
     func toggleTwiceInOneBatch() async throws {
         let (server, url) = try await makeServer(epoch: 1)
-        let api = try await NightrideAPI.login(server: url, name: "bob")
+        let api = try await NightrideAPI.login(server: url, name: "bob", password: "bob-pw")
         let client = try NightrideClient(api: api)
         await until("the first screen") { client.state.screen == .passengerRequesting && !client.state.isOptimistic }
         client.perform(.toggleDriverMode)
@@ -60,7 +60,7 @@ struct HonestClientTests {
         let options = ClientOptions(journalPath: folder + "/ann.journal", policy: policy)
         let place = first.core.catalog.search("gare", limit: 1)[0]
 
-        let client = try NightrideClient(api: try await NightrideAPI.login(server: url, name: "ann"), options: options)
+        let client = try NightrideClient(api: try await NightrideAPI.login(server: url, name: "ann", password: "ann-pw"), options: options)
         await until("the first screen") { client.state.screen == .passengerRequesting && !client.state.isOptimistic }
         await first.stop()
         let (second, _) = try await makeServer(port: port, epoch: 2)
@@ -81,7 +81,7 @@ struct HonestClientTests {
         client.stop()
 
         // Signed in again: a client with the new session on the same journal.
-        let renewed = try NightrideClient(api: try await NightrideAPI.login(server: url, name: "ann"), options: options)
+        let renewed = try NightrideClient(api: try await NightrideAPI.login(server: url, name: "ann", password: "ann-pw"), options: options)
         #expect(!renewed.state.isSignedOut, "the journal's last state was signed out; the new session starts unknown, not signed out")
         await until("the request confirmed by the new server") {
             renewed.state.screen == .passengerWaiting && !renewed.state.isOptimistic && !renewed.state.isSignedOut
@@ -96,7 +96,7 @@ struct HonestClientTests {
     @Test("stop() closes the client's push sockets at once, even while something still holds the client")
     func stopClosesSockets() async throws {
         let (server, url) = try await makeServer(epoch: 1)
-        let client = try NightrideClient(api: try await NightrideAPI.login(server: url, name: "ann"))
+        let client = try NightrideClient(api: try await NightrideAPI.login(server: url, name: "ann", password: "ann-pw"))
         await until("both push sockets open", state: server.stats) { server.stats.openSockets == 2 }
         client.stop()
         await until("no socket left open", state: server.stats) { server.stats.openSockets == 0 }
@@ -109,7 +109,7 @@ struct HonestClientTests {
         let (server, url) = try await makeServer(epoch: 1)
         weak var released: NightrideClient?
         do {
-            let client = try NightrideClient(api: try await NightrideAPI.login(server: url, name: "ann"))
+            let client = try NightrideClient(api: try await NightrideAPI.login(server: url, name: "ann", password: "ann-pw"))
             released = client
             await until("the first screen") { client.state.screen == .passengerRequesting }
             client.stop()
@@ -125,7 +125,7 @@ struct HonestClientTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let options = ClientOptions(journalPath: folder + "/ann.journal")
-        let api = try await NightrideAPI.login(server: url, name: "ann")
+        let api = try await NightrideAPI.login(server: url, name: "ann", password: "ann-pw")
         do {
             let client = try NightrideClient(api: api, options: options)
             await until("the first screen") { client.state.screen == .passengerRequesting }

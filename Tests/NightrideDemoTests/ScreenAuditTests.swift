@@ -11,7 +11,7 @@ struct ScreenAuditTests {
     /// server switches him off at 5 s (v3).
     func history() throws -> ChangeLog {
         var core = NightrideCore(epoch: Self.epoch, inactivityTimeout: nil)
-        _ = try core.login(name: "bob", token: "t", at: .zero)
+        _ = try core.login(name: "bob", token: "t", proof: .sets(hash: "h"), at: .zero)
         _ = try core.setDriverMode(true, for: "bob", mutationID: "m1", at: .seconds(1))
         _ = try core.setDriverMode(false, for: "bob", mutationID: "m2", at: .seconds(5))
         return core.changeLog

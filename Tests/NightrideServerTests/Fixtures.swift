@@ -14,9 +14,9 @@ enum Fixture {
     /// `ann` (passenger) and the given drivers, logged in at 0; drivers switch on at 0 in order.
     static func world(drivers: [String] = ["bob"], timeout: Duration? = .seconds(60)) throws -> NightrideCore {
         var core = NightrideCore(epoch: epoch, inactivityTimeout: timeout)
-        _ = try core.login(name: "ann", token: "t-ann", at: .zero)
+        _ = try core.join("ann", token: "t-ann", at: .zero)
         for driver in drivers {
-            _ = try core.login(name: driver, token: "t-\(driver)", at: .zero)
+            _ = try core.join(driver, token: "t-\(driver)", at: .zero)
             _ = try core.setDriverMode(true, for: driver, at: .zero)
         }
         return core
@@ -24,6 +24,14 @@ enum Fixture {
 }
 
 extension NightrideCore {
+    /// Signs `name` up (with the password hash `hash-of-<name>`) or, once it has an account,
+    /// in with that hash.
+    @discardableResult
+    mutating func join(_ name: String, token: String, at now: Duration) throws(Rejection) -> LoginResponse {
+        let proof: PasswordProof = passwordHash(of: name).map { .matches(hash: $0) } ?? .sets(hash: "hash-of-\(name)")
+        return try login(name: name, token: token, proof: proof, at: now)
+    }
+
     func ride(_ user: String) -> RideStatus? { rideStatus(of: user)?.value }
     func mode(_ user: String) -> Bool? { driverMode(of: user)?.value }
 }

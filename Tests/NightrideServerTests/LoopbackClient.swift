@@ -13,7 +13,7 @@ import FoundationNetworking
 
 /// Runs a Nightride server on a free loopback port for the duration of `body`.
 func withNightride<C: Clock>(
-    _ configuration: NightrideServer.Configuration = .init(epoch: 1),
+    _ configuration: NightrideServer.Configuration = .init(epoch: 1, passwordCost: 4),
     clock: C = ContinuousClock(),
     _ body: (NightrideServer, LoopbackClient) async throws -> Void
 ) async throws where C.Duration == Duration {
@@ -45,9 +45,10 @@ struct LoopbackClient: Sendable {
         ["Authorization": "Bearer \(token)"]
     }
 
-    /// Logs in as `name`; returns the token.
+    /// Logs in as `name` (with the password `<name>-pw`, which a first login sets); returns
+    /// the token.
     func login(_ name: String) async throws -> String {
-        let (status, data) = try await send("POST", "/login", body: LoginRequest(name: name))
+        let (status, data) = try await send("POST", "/login", body: LoginRequest(name: name, password: "\(name)-pw"))
         #expect(status == 200)
         return try JSONDecoder().decode(LoginResponse.self, from: data).token
     }

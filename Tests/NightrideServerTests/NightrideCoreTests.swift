@@ -9,19 +9,19 @@ struct NightrideCoreTests {
     @Test("login creates a user at version 1 once; later logins keep the state and add a token")
     func login() throws {
         var core = NightrideCore(epoch: 7)
-        let first = try core.login(name: "  ann ", token: "a", at: .seconds(1))
+        let first = try core.join("  ann ", token: "a", at: .seconds(1))
         #expect(first == LoginResponse(token: "a", user: "ann"))
         #expect(core.driverMode(of: "ann") == Versioned(false, version: Fixture.version(1)))
         #expect(core.rideStatus(of: "ann") == Versioned(.none, version: Fixture.version(1)))
         _ = try core.setDriverMode(true, for: "ann", at: .seconds(2))
-        _ = try core.login(name: "ann", token: "b", at: .seconds(3))
+        _ = try core.join("ann", token: "b", at: .seconds(3))
         #expect(core.user(forToken: "a") == "ann")
         #expect(core.user(forToken: "b") == "ann")
         #expect(core.user(forToken: "c") == nil)
         #expect(core.driverMode(of: "ann")?.version == Fixture.version(2))
         #expect(core.userNames == ["ann"])
         let invalidName = Rejection(.invalidName, "a name has 1 to 40 characters (at most 160 bytes), none of them a control character")
-        #expect(throws: invalidName) { try core.login(name: "   ", token: "x", at: .seconds(4)) }
+        #expect(throws: invalidName) { try core.join("   ", token: "x", at: .seconds(4)) }
     }
 
     @Test("a session token is 256 random bits, as 64 hexadecimal digits")
@@ -38,46 +38,62 @@ struct NightrideCoreTests {
         // 40 characters, each a letter with 700 combining marks: 56 KB that counts as 40.
         let heavy = String(repeating: "a" + String(repeating: "\u{301}", count: 700), count: 40)
         #expect(heavy.count == 40)
-        #expect(throws: invalidName) { try core.login(name: heavy, token: "h", at: .seconds(1)) }
-        #expect(throws: invalidName) { try core.login(name: "ann\u{7}", token: "b", at: .seconds(1)) }
-        #expect(throws: invalidName) { try core.login(name: "ann\u{202E}", token: "r", at: .seconds(1)) }
+        #expect(throws: invalidName) { try core.join(heavy, token: "h", at: .seconds(1)) }
+        #expect(throws: invalidName) { try core.join("ann\u{7}", token: "b", at: .seconds(1)) }
+        #expect(throws: invalidName) { try core.join("ann\u{202E}", token: "r", at: .seconds(1)) }
         // The two spellings of "zoé" are one user.
-        _ = try core.login(name: "zo\u{E9}", token: "c", at: .seconds(2))
-        _ = try core.login(name: "zoe\u{301}", token: "d", at: .seconds(3))
+        _ = try core.join("zo\u{E9}", token: "c", at: .seconds(2))
+        _ = try core.join("zoe\u{301}", token: "d", at: .seconds(3))
         #expect(core.userNames == ["zo\u{E9}"])
         #expect(core.user(forToken: "d") == "zo\u{E9}")
         // 40 three-byte characters (120 bytes) are a valid name.
-        _ = try core.login(name: String(repeating: "\u{6771}", count: 40), token: "e", at: .seconds(4))
+        _ = try core.join(String(repeating: "\u{6771}", count: 40), token: "e", at: .seconds(4))
     }
 
-    @Test("a password is set by the first login that gives one, then needed; a racing claim loses")
+    @Test("an account is created with a password and signed in to with it; a racing claim loses; names are one account whatever their case")
     func passwords() throws {
         var core = NightrideCore(epoch: 7)
         let wrong = Rejection(.wrongPassword, "wrong name or password")
+        // No account without a password.
+        #expect(throws: Rejection(.passwordRequired, "a new account needs a password")) {
+            try core.login(name: "alice", token: "x0", proof: .none, at: .seconds(1))
+        }
+        #expect(core.userNames.isEmpty)
         // A new user with a password: created with it.
         _ = try core.login(name: "alice", token: "a1", proof: .sets(hash: "H1"), at: .seconds(1))
         #expect(core.passwordHash(of: " alice ") == "H1")
         _ = try core.login(name: "alice", token: "a2", proof: .matches(hash: "H1"), at: .seconds(2))
         #expect(core.user(forToken: "a2") == "alice")
         // Without the password, against another hash, or claiming it again: refused, no token.
-        #expect(throws: wrong) { try core.login(name: "alice", token: "x1", at: .seconds(3)) }
+        #expect(throws: wrong) { try core.login(name: "alice", token: "x1", proof: .none, at: .seconds(3)) }
         #expect(throws: wrong) { try core.login(name: "alice", token: "x2", proof: .matches(hash: "H2"), at: .seconds(3)) }
         #expect(throws: wrong) { try core.login(name: "alice", token: "x3", proof: .sets(hash: "H3"), at: .seconds(3)) }
         #expect(core.user(forToken: "x1") == nil && core.user(forToken: "x2") == nil && core.user(forToken: "x3") == nil)
         #expect(core.passwordHash(of: "alice") == "H1")
 
-        // A user created by name alone logs in by name until a login sets a password.
-        _ = try core.login(name: "bruno", token: "b1", at: .seconds(4))
-        #expect(core.passwordHash(of: "bruno") == nil)
-        _ = try core.login(name: "bruno", token: "b2", at: .seconds(5))
-        _ = try core.login(name: "bruno", token: "b3", proof: .sets(hash: "HB"), at: .seconds(6))
-        #expect(core.passwordHash(of: "bruno") == "HB")
-        #expect(throws: wrong) { try core.login(name: "bruno", token: "b4", at: .seconds(7)) }
+        // "ALICE" is alice: the same hash guards it, and the answer names the account as created.
+        #expect(core.passwordHash(of: "ALICE") == "H1")
+        #expect(try core.login(name: "ALICE", token: "a3", proof: .matches(hash: "H1"), at: .seconds(4)).user == "alice")
+        #expect(core.user(forToken: "a3") == "alice")
+        #expect(throws: wrong) { try core.login(name: "Alice", token: "x4", proof: .sets(hash: "H4"), at: .seconds(5)) }
+        #expect(core.userNames == ["alice"])
+        // Accents are folded by composition, not dropped: "élise" and "elise" are two accounts.
+        _ = try core.login(name: "\u{C9}lise", token: "e1", proof: .sets(hash: "HE"), at: .seconds(6))
+        #expect(core.passwordHash(of: "e\u{301}lise".uppercased()) == "HE")
+        #expect(core.passwordHash(of: "elise") == nil)
         // The user's state survived all of it: still version 1.
-        #expect(core.rideStatus(of: "bruno")?.version == Versioned(RideStatus.none, version: Version(epoch: 7, counter: 1)).version)
-        // A proof that a password matches, for a user who has none, is not accepted either.
-        _ = try core.login(name: "chloe", token: "c1", at: .seconds(8))
-        #expect(throws: wrong) { try core.login(name: "chloe", token: "c2", proof: .matches(hash: "HC"), at: .seconds(9)) }
+        #expect(core.rideStatus(of: "alice")?.version == Version(epoch: 7, counter: 1))
+    }
+
+    @Test("a ride to a place that is not in the catalog is refused and changes nothing")
+    func unknownPlace() throws {
+        var core = try Fixture.world()
+        let nowhere = Place(id: "atlantis", name: "Atlantis", area: "")
+        #expect(throws: Rejection(.unknownPlace, "there is no place atlantis")) {
+            try core.perform(.request(destination: nowhere), for: "ann", at: .seconds(1))
+        }
+        #expect(core.ride("ann") == RideStatus.none)
+        #expect(core.rideStatus(of: "ann")?.version == Fixture.version(1))
     }
 
     @Test("the whole ride: request, offer, accept, arrive, finish, survey; every change one version up")
@@ -118,7 +134,7 @@ struct NightrideCoreTests {
         var core = try Fixture.world(drivers: [])
         _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(1))
         #expect(core.ride("ann")?.phase == .pending)
-        _ = try core.login(name: "bob", token: "t-bob", at: .seconds(2))
+        _ = try core.join("bob", token: "t-bob", at: .seconds(2))
         #expect(core.ride("bob") == RideStatus.none)
         _ = try core.setDriverMode(true, for: "bob", at: .seconds(3))
         #expect(core.ride("bob")?.phase == .incoming)
@@ -130,7 +146,7 @@ struct NightrideCoreTests {
     func dispatchOrder() throws {
         var core = try Fixture.world(drivers: ["zoe", "bob"])
         _ = try core.setDriverMode(true, for: "zoe", at: .seconds(5))  // zoe acted later: bob waited longer
-        _ = try core.login(name: "cat", token: "t-cat", at: .seconds(6))
+        _ = try core.join("cat", token: "t-cat", at: .seconds(6))
         _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(7))
         _ = try core.perform(.request(destination: Fixture.bastille), for: "cat", at: .seconds(8))
         #expect(core.ride("bob")?.ride?.passenger == "ann")
@@ -194,7 +210,7 @@ struct NightrideCoreTests {
     @Test("a freed driver is offered the next waiting ride at once")
     func cancelRedispatches() throws {
         var core = try Fixture.world()
-        _ = try core.login(name: "cat", token: "t-cat", at: .zero)
+        _ = try core.join("cat", token: "t-cat", at: .zero)
         _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(1))
         _ = try core.perform(.request(destination: Fixture.bastille), for: "cat", at: .seconds(2))
         #expect(core.ride("cat")?.phase == .pending)
@@ -287,7 +303,7 @@ struct NightrideCoreTests {
     @Test("the change log answers what a user's state was at any time")
     func changeLogLookups() throws {
         var core = try Fixture.world(timeout: .seconds(60))
-        _ = try core.login(name: "cat", token: "t-cat", at: .seconds(5))
+        _ = try core.join("cat", token: "t-cat", at: .seconds(5))
         _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(10))
         _ = try core.perform(.accept, for: "bob", at: .seconds(20))
         let log = core.changeLog
@@ -351,7 +367,7 @@ struct NightrideCoreTests {
     @Test("a Mutation-ID used for another change is refused (409), not answered with the first answer")
     func mutationIDReused() throws {
         var core = NightrideCore(epoch: 7)
-        _ = try core.login(name: "ann", token: "a", at: .seconds(1))
+        _ = try core.join("ann", token: "a", at: .seconds(1))
         let first = try core.setDriverMode(true, for: "ann", mutationID: "c:1", at: .seconds(2))
         #expect(try core.setDriverMode(true, for: "ann", mutationID: "c:1", at: .seconds(3)) == first)
         let reused = Rejection(.mutationIDReused, "Mutation-ID c:1 was used for another change")
@@ -363,7 +379,7 @@ struct NightrideCoreTests {
     @Test("remembered answers are forgotten once the client sends a later mutation, not by a count")
     func answersPrunedByLastMutationID() throws {
         var core = NightrideCore(epoch: 7)
-        _ = try core.login(name: "ann", token: "a", at: .seconds(1))
+        _ = try core.join("ann", token: "a", at: .seconds(1))
         for sequence in 1...3 {
             _ = try core.setDriverMode(sequence % 2 == 1, for: "ann", mutationID: "c:\(sequence)", at: .seconds(2))
         }

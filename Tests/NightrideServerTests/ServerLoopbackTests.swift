@@ -30,7 +30,7 @@ struct ServerLoopbackTests {
         }
     }
 
-    @Test("passwords over HTTP: the first one given sticks, a wrong or missing one is a 401 with a reason")
+    @Test("passwords over HTTP: an account is created with one and needs it (401 with a reason), none is refused (400), names in any case are one account")
     func passwords() async throws {
         try await withNightride { server, client in
             let first = try await client.send("POST", "/login", body: LoginRequest(name: "alice", password: "s3cret"))
@@ -53,6 +53,42 @@ struct ServerLoopbackTests {
                 #expect(try JSONDecoder().decode(ErrorBody.self, from: body).error == "invalidPassword")
             }
             #expect(server.core.passwordHash(of: "alice") == stored)
+
+            // No account without a password; a name in another case is the same account.
+            let (unprotected, refusal) = try await client.send("POST", "/login", body: LoginRequest(name: "bruno"))
+            #expect(unprotected == 400)
+            #expect(try JSONDecoder().decode(ErrorBody.self, from: refusal).error == "passwordRequired")
+            let (shouted, answer) = try await client.send("POST", "/login", body: LoginRequest(name: "ALICE", password: "s3cret"))
+            #expect(shouted == 200)
+            #expect(try JSONDecoder().decode(LoginResponse.self, from: answer).user == "alice")
+            let (claimed, _) = try await client.send("POST", "/login", body: LoginRequest(name: "Alice", password: "other"))
+            #expect(claimed == 401)
+            #expect(server.core.userNames == ["alice"])
+        }
+    }
+
+    @Test("a ride to a place that is not in the catalog is refused; a known id rides to the catalog's place, whatever name came with it")
+    func destinationsChecked() async throws {
+        try await withNightride { server, client in
+            let token = try await client.login("ann")
+            let nowhere = Place(id: "atlantis", name: "Atlantis", area: "nowhere")
+            let (status, body) = try await client.send(
+                "POST", "/me/ride", token: token, body: RideAction.request(destination: nowhere), mutationID: "m1"
+            )
+            #expect(status == 400)
+            #expect(try JSONDecoder().decode(ErrorBody.self, from: body).error == "unknownPlace")
+            #expect(server.core.rideStatus(of: "ann")?.value == RideStatus.none)
+
+            let forged = Place(id: "bastille", name: "\u{1B}[2JFree rides", area: "anywhere")
+            let (accepted, _) = try await client.send(
+                "POST", "/me/ride", token: token, body: RideAction.request(destination: forged), mutationID: "m2"
+            )
+            #expect(accepted == 200)
+            guard case .pending(let ride)? = server.core.rideStatus(of: "ann")?.value else {
+                Issue.record("no pending ride")
+                return
+            }
+            #expect(ride.destination == bastille)
         }
     }
 
@@ -164,19 +200,20 @@ struct ServerLoopbackTests {
         }
     }
 
-    @Test("guessing: past its failures a name waits (429 with Retry-After) before any password is checked, and so does an address")
+    @Test("guessing: past its failures an account (in any case) waits (429 with Retry-After) before any password is checked, and so does an address")
     func loginLimits() async throws {
         let clock = TestClock()
         let limits = NightrideServer.Configuration.LoginLimits(failuresPerName: 5, failuresPerAddress: 8, window: .seconds(60))
-        try await withNightride(.init(epoch: 1, loginLimits: limits), clock: clock) { _, client in
+        try await withNightride(.init(epoch: 1, loginLimits: limits, passwordCost: 4), clock: clock) { _, client in
             let (created, _) = try await client.send("POST", "/login", body: LoginRequest(name: "gus", password: "right"))
             #expect(created == 200)
-            for _ in 1...5 {
-                let (status, _) = try await client.send("POST", "/login", body: LoginRequest(name: "gus", password: "wrong"))
+            // Failures count per account: spelling the name in another case is no way around it.
+            for spelling in ["gus", "GUS", "Gus", " gus", "gUS"] {
+                let (status, _) = try await client.send("POST", "/login", body: LoginRequest(name: spelling, password: "wrong"))
                 #expect(status == 401)
             }
             // The sixth, even with the right password, waits.
-            let (limited, body) = try await client.send("POST", "/login", body: LoginRequest(name: "gus", password: "right"))
+            let (limited, body) = try await client.send("POST", "/login", body: LoginRequest(name: "gUs", password: "right"))
             #expect(limited == 429)
             #expect(try JSONDecoder().decode(ErrorBody.self, from: body).error == "tooManyAttempts")
             // Successes never count: another name signs in as often as it likes.

@@ -24,7 +24,7 @@ struct TmuxEndToEndTests {
     func passengerFlow() async throws {
         try await withHarness { harness in
             let (server, tmux, folder) = (harness.server, harness.tmux, harness.folder)
-            try harness.start(try harness.wrapped("client --server \(harness.url) --user ann --journal '\(folder.path)/ann.journal'"))
+            try harness.start(try harness.wrapped("client --server \(harness.url) --user ann --password ann-pw --journal '\(folder.path)/ann.journal'"))
 
             // Logged in, both resources loaded: the passenger's empty box.
             var screen = try await tmux.waitFor("Type a place or a district.")
@@ -132,11 +132,11 @@ struct TmuxEndToEndTests {
             screen = try await tmux.waitFor("terminal ")
             #expect(screen.contains("terminal restored, exit 0"), "\(screen)\nstderr: \(harness.stderr)")
 
-            // --user without the password it now has: refused before the terminal is taken.
-            try harness.restart(try harness.wrapped("client --server \(harness.url) --user annette"))
+            // --user with a wrong password: refused before the terminal is taken.
+            try harness.restart(try harness.wrapped("client --server \(harness.url) --user annette --password wrong"))
             screen = try await tmux.waitFor("terminal ")
             #expect(screen.contains("terminal restored, exit 1"), "\(screen)")
-            #expect(harness.stderr.contains("cannot log in to \(harness.url) as annette: wrong or missing --password"), "stderr: \(harness.stderr)")
+            #expect(harness.stderr.contains("cannot log in to \(harness.url) as annette: wrong --password"), "stderr: \(harness.stderr)")
         }
     }
 
@@ -148,7 +148,7 @@ struct TmuxEndToEndTests {
     func killAndRelaunch() async throws {
         try await withHarness { harness in
             let (server, tmux) = (harness.server, harness.tmux)
-            let client = "client --server \(harness.url) --user kim --journal '\(harness.folder.path)/kim.journal'"
+            let client = "client --server \(harness.url) --user kim --password kim-pw --journal '\(harness.folder.path)/kim.journal'"
             // `exec`: the pane's process is the client itself, so that the kill reaches it alone.
             try harness.start("exec " + (try harness.command(client)))
             try await tmux.waitFor("Type a place or a district.")

@@ -166,7 +166,7 @@ func logIn(count: Int, server url: URL) async throws -> [NightrideAPI] {
             let index = next
             next += 1
             group.addTask {
-                (index, try await NightrideAPI.login(server: url, name: String(format: "rider-%04d", index)))
+                (index, try await NightrideAPI.login(server: url, name: String(format: "rider-%04d", index), password: "rider-pass"))
             }
         }
         while next < min(16, count) { start() }
