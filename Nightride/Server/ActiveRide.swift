@@ -1,8 +1,8 @@
 import NightrideModel
 
 /// A ride from its request until the passenger's survey is done.
-struct ActiveRide: Sendable {
-    enum Stage: Sendable, Hashable {
+struct ActiveRide: Codable, Sendable, Hashable {
+    enum Stage: Codable, Sendable, Hashable {
         /// In the queue; no driver is being asked.
         case waiting
         /// Offered to a driver, who hasn't accepted yet.

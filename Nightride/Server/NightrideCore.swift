@@ -2,18 +2,19 @@ import Foundation
 import NightrideModel
 import StateLoopWire
 
-/// The Nightride domain: users, their versioned driver mode and ride status, the rides between
-/// them, and the log of every change.
+/// The Nightride domain in memory: users, their versioned driver mode and ride status, the rides
+/// between them, their sessions, the answers to their mutations, and the log of every change.
 ///
-/// The core is a value with no I/O and no clock: every operation that can change something takes
-/// `now`, the time since the server started, so tests drive it with explicit times. Each change of
-/// a user's resource increments that resource's counter (starting at 1 when the user is created);
-/// the epoch is fixed for the core's life.
+/// The rules themselves are ``RideOperation``'s, run here on a ``MemoryWorld``; the core adds
+/// what a server keeps beside them. It is a value with no I/O and no clock: every operation that
+/// can change something takes `now`, the time since the server started, so tests drive it with
+/// explicit times. Each operation that changes a user's resource raises that resource's counter
+/// by one (from 1 when the user is created), however many steps of the operation touched it; the
+/// epoch is fixed for the core's life.
 ///
-/// Driver mode switches itself off once a driver has gone `inactivityTimeout` without a driver
-/// action (switching driver mode on, accepting, arriving, finishing) while waiting for or being
-/// offered a ride. Every operation taking `now` first applies the switch-offs due by then, so the
-/// state never depends on how often a timer calls ``expireInactiveDrivers(at:)``.
+/// Every operation taking `now` first applies the inactivity switch-offs due by then (see
+/// ``RideOperation``), so the state never depends on how often a timer calls
+/// ``expireInactiveDrivers(at:)``.
 public struct NightrideCore: Sendable {
     /// The epoch of every version this core hands out.
     public let epoch: UInt64
@@ -26,20 +27,17 @@ public struct NightrideCore: Sendable {
     public private(set) var changeLog = ChangeLog()
     /// Every mutation processed, in order; kept across restarts, like the change log, for audits.
     public private(set) var processedMutations: [ProcessedMutation] = []
-
-    var users: [String: UserRecord] = [:]
-    /// Each account's name by its case-folded form: the spelling it was created with.
-    private var accountNames: [String: String] = [:]
-    /// Who each token was issued to, and until when (`nil`: for good).
-    private var tokens: [String: IssuedToken] = [:]
     /// How long a login's token is accepted; `nil` for ever.
     public var tokenLifetime: Duration?
-    var rides: [String: ActiveRide] = [:]
-    /// Rides waiting for a driver, oldest request first.
-    var waiting: [String] = []
-    private var nextRideNumber = 1
+
+    /// The users' values, accounts, rides and histories.
+    private(set) var world: MemoryWorld
+    /// Who each token was issued to, and until when (`nil`: for good).
+    private var tokens: [String: IssuedToken] = [:]
+    /// Per user, the answers to their mutations.
+    private var memories: [String: MutationMemory] = [:]
     /// The latest time seen, so that a caller's slightly earlier `now` can't make the log go back.
-    var clock: Duration = .zero
+    private var clock: Duration = .zero
 
     /// How many mutation answers are remembered per user for idempotence.
     static let rememberedMutations = 1_000
@@ -55,6 +53,7 @@ public struct NightrideCore: Sendable {
         self.inactivityTimeout = inactivityTimeout
         self.tokenLifetime = tokenLifetime
         self.catalog = catalog
+        world = MemoryWorld(epoch: epoch)
     }
 
     /// The empty world of a server restarted with its data lost: a new `epoch`, the same
@@ -91,40 +90,30 @@ public struct NightrideCore: Sendable {
                 "a name has 1 to \(LoginRequest.maximumNameLength) characters (at most \(LoginRequest.maximumNameBytes) bytes), none of them a control character"
             )
         }
-        let name = accountNames[Self.folded(normalized)] ?? normalized
-        switch (users[name]?.passwordHash, proof) {
-        case (let stored?, .matches(let hash)) where stored == hash:
-            break
-        case (nil, .sets(let hash)) where users[name] == nil:
-            createUser(name, passwordHash: hash, at: now)
-        case (nil, .none) where users[name] == nil:
-            throw Rejection(.passwordRequired, "a new account needs a password")
-        default:
-            throw Rejection(.wrongPassword, "wrong name or password")
+        let key = Self.folded(normalized)
+        let places = catalog.places
+        let user = try operate(at: now) { operation in
+            switch (operation.world.account(key), proof) {
+            case (let account?, .matches(let hash)) where account.passwordHash == hash:
+                return account.name
+            case (nil, .sets(let hash)):
+                let history = FakeHistory.rides(for: normalized, places: places)
+                try operation.createAccount(Account(name: normalized, passwordHash: hash), key: key, history: history)
+                return normalized
+            case (nil, .none):
+                throw Rejection(.passwordRequired, "a new account needs a password")
+            default:
+                throw Rejection(.wrongPassword, "wrong name or password")
+            }
         }
-        tokens[token] = IssuedToken(user: name, expiry: tokenLifetime.map { now + $0 })
-        return LoginResponse(token: token, user: name)
-    }
-
-    private mutating func createUser(_ name: String, passwordHash: String, at now: Duration) {
-        let first = Version(epoch: epoch, counter: 1)
-        users[name] = UserRecord(
-            driverMode: Versioned(false, version: first),
-            ride: Versioned(.none, version: first),
-            lastDriverActivity: now,
-            history: FakeHistory.rides(for: name, places: catalog.places),
-            passwordHash: passwordHash
-        )
-        accountNames[Self.folded(name)] = name
-        changeLog.append(ChangeRecord(time: now, user: name, version: first, value: .driverMode(false)))
-        changeLog.append(ChangeRecord(time: now, user: name, version: first, value: .ride(.none)))
+        tokens[token] = IssuedToken(user: user, expiry: tokenLifetime.map { now + $0 })
+        return LoginResponse(token: token, user: user)
     }
 
     /// The stored password hash of the account `name` names (as a login would spell it, in any
     /// case), `nil` for no such account.
     public func passwordHash(of name: String) -> String? {
-        let normalized = Self.normalized(name)
-        return users[accountNames[Self.folded(normalized)] ?? normalized]?.passwordHash
+        world.account(Self.accountKey(of: name))?.passwordHash
     }
 
     /// A name as the server keeps it: without surrounding spaces, accents composed (NFC), so
@@ -157,7 +146,7 @@ public struct NightrideCore: Sendable {
 
     /// The mutation ids whose answers are remembered for `user`, for tests and diagnostics.
     func rememberedMutationIDs(of user: String) -> [String] {
-        users[user].map { Array($0.answers.keys) } ?? []
+        memories[user].map { Array($0.answers.keys) } ?? []
     }
 
     /// The user a token was issued to, while it is valid at `now` (`nil` checks no expiry).
@@ -176,27 +165,27 @@ public struct NightrideCore: Sendable {
     /// The newest mutation of `client` that the server processed for `user` (applied or
     /// rejected): what a value read by that client says as its `lastMutationID`.
     public func lastMutationID(of user: String, client: String?) -> UInt64? {
-        client.flatMap { users[user]?.lastMutationIDs[$0] }
+        client.flatMap { memories[user]?.lastMutationIDs[$0] }
     }
 
     /// Every user's name, sorted.
     public var userNames: [String] {
-        users.keys.sorted()
+        world.values.keys.sorted()
     }
 
     /// The user's driver mode now.
     public func driverMode(of user: String) -> Versioned<Bool>? {
-        users[user]?.driverMode
+        world.values[user]?.driverMode
     }
 
     /// The user's ride status now.
     public func rideStatus(of user: String) -> Versioned<RideStatus>? {
-        users[user]?.ride
+        world.values[user]?.ride
     }
 
     /// Both of the user's resources now.
     public func snapshot(of user: String) -> UserSnapshot? {
-        users[user].map { UserSnapshot(driverMode: $0.driverMode, ride: $0.ride) }
+        world.values[user]
     }
 
     /// One page of the user's past rides, newest first.
@@ -204,8 +193,7 @@ public struct NightrideCore: Sendable {
     /// The cursor counts rides from the oldest, so pages stay put when a newly finished ride is
     /// added on top; `next` is the path of the following page, `nil` on the last one.
     public func history(of user: String, cursor: String? = nil, pageSize: Int = 10) throws(Rejection) -> HistoryPage {
-        guard let record = users[user] else { throw Rejection(.unknownUser, "no user \(user)") }
-        let history = record.history
+        guard let history = world.histories[user] else { throw Rejection(.unknownUser, "no user \(user)") }
         var end = history.count
         if let cursor {
             guard let position = Int(cursor), (0...history.count).contains(position) else {
@@ -222,18 +210,16 @@ public struct NightrideCore: Sendable {
 
     // MARK: Mutations
 
-    /// Switches the user's driver mode; returns its version afterwards.
-    ///
-    /// Switching on counts as driver activity even when already on (it keeps the mode alive) and
-    /// may bring an offer. Switching off withdraws an offer being made; it is refused while the
-    /// user is driving someone. A repeated `mutationID` gets the first answer without applying
-    /// again.
+    /// Switches the user's driver mode; returns its version afterwards. See
+    /// ``RideOperation/setDriverMode(_:for:)`` for the rules. A repeated `mutationID` gets the
+    /// first answer without applying again.
     public mutating func setDriverMode(
         _ on: Bool, for user: String, mutationID: String? = nil, at now: Duration
     ) throws(Rejection) -> Version {
         let now = advance(to: now)
         return try remembering(mutationID, for: user, change: "driver-mode \(on)") { core throws(Rejection) in
-            try core.applyDriverMode(on, for: user, at: now)
+            try core.operate(at: now) { try $0.setDriverMode(on, for: user) }
+            return core.world.values[user]!.driverMode.version
         }.get()
     }
 
@@ -244,7 +230,8 @@ public struct NightrideCore: Sendable {
     ) throws(Rejection) -> Version {
         let now = advance(to: now)
         return try remembering(mutationID, for: user, change: "ride \(action)") { core throws(Rejection) in
-            try core.apply(action, for: user, at: now)
+            try core.operate(at: now) { try $0.perform(action, for: user) }
+            return core.world.values[user]!.ride.version
         }.get()
     }
 
@@ -257,8 +244,7 @@ public struct NightrideCore: Sendable {
 
     /// When the next inactivity switch-off is due, if any driver is waiting.
     public var nextInactivityDeadline: Duration? {
-        guard let inactivityTimeout else { return nil }
-        return users.values.filter(\.isIdleDriver).map { $0.lastDriverActivity + inactivityTimeout }.min()
+        world.book.nextInactivityDeadline(timeout: inactivityTimeout)
     }
 
     // MARK: Internals
@@ -266,17 +252,38 @@ public struct NightrideCore: Sendable {
     /// Moves the core's time forward to `now` (never back) and applies the switch-offs due.
     private mutating func advance(to now: Duration) -> Duration {
         clock = max(clock, now)
-        guard let inactivityTimeout else { return clock }
-        // Names only: this runs on every request, and is almost always empty.
-        let due = users.compactMap { name, record in
-            record.isIdleDriver && clock - record.lastDriverActivity >= inactivityTimeout ? name : nil
-        }
-        guard !due.isEmpty else { return clock }
-        for name in due.sorted() {
-            switchDriverModeOff(for: name, at: clock)
-        }
-        dispatch(at: clock)
+        guard let deadline = nextInactivityDeadline, deadline <= clock else { return clock }
+        // Switch-offs refuse nothing.
+        try? operate(at: clock) { try $0.expireInactiveDrivers() }
         return clock
+    }
+
+    /// Runs one operation of the rules at `now` and commits it: its changes become versions and
+    /// change records. An operation that throws changes nothing.
+    private mutating func operate<Result>(
+        at now: Duration, _ body: (inout RideOperation<MemoryWorld>) throws -> Result
+    ) throws(Rejection) -> Result {
+        let (changed, result) = try Self.run(body, on: world, at: now, rules: RideRules(inactivityTimeout: inactivityTimeout, catalog: catalog))
+        // The operation is over and its copy released: the commit writes the dictionaries in place.
+        world = changed
+        for record in world.commit(at: now) {
+            changeLog.append(record)
+        }
+        return result
+    }
+
+    private static func run<Result>(
+        _ body: (inout RideOperation<MemoryWorld>) throws -> Result, on world: MemoryWorld, at now: Duration, rules: RideRules
+    ) throws(Rejection) -> (MemoryWorld, Result) {
+        do {
+            var operation = try RideOperation(on: world, at: now, rules: rules)
+            let result = try body(&operation)
+            return (try operation.finish(), result)
+        } catch let rejection as Rejection {
+            throw rejection
+        } catch {
+            preconditionFailure("an operation in memory cannot fail but by a rejection: \(error)")
+        }
     }
 
     /// Runs `body` unless `mutationID` was seen for `user`, in which case the first answer is
@@ -287,8 +294,8 @@ public struct NightrideCore: Sendable {
         _ mutationID: String?, for user: String, change: String,
         _ body: (inout NightrideCore) throws(Rejection) -> Version
     ) -> Result<Version, Rejection> {
-        guard users[user] != nil else { return .failure(Rejection(.unknownUser, "no user \(user)")) }
-        if let mutationID, let remembered = users[user]?.answers[mutationID] {
+        guard world.values[user] != nil else { return .failure(Rejection(.unknownUser, "no user \(user)")) }
+        if let mutationID, let remembered = memories[user]?.answers[mutationID] {
             guard remembered.change == change else {
                 return .failure(Rejection(.mutationIDReused, "Mutation-ID \(mutationID) was used for another change"))
             }
@@ -301,56 +308,11 @@ public struct NightrideCore: Sendable {
             answer = .failure(error)
         }
         if let mutationID {
-            users[user]?.remember(answer, to: change, for: mutationID, limit: Self.rememberedMutations)
+            memories[user, default: MutationMemory()].remember(answer, to: change, for: mutationID, limit: Self.rememberedMutations)
             let applied = if case .success = answer { true } else { false }
             processedMutations.append(ProcessedMutation(user: user, id: mutationID, epoch: epoch, applied: applied))
         }
         return answer
-    }
-
-    private mutating func applyDriverMode(_ on: Bool, for user: String, at now: Duration) throws(Rejection) -> Version {
-        guard let record = users[user] else { throw Rejection(.unknownUser, "no user \(user)") }
-        if on {
-            users[user]?.lastDriverActivity = now
-            setDriverModeValue(true, for: user, at: now)
-            dispatch(at: now)
-        } else if record.driverMode.value {
-            switch record.ride.value {
-            case .approaching(let ride) where ride.driver == user, .riding(let ride) where ride.driver == user:
-                throw Rejection(.driverBusy, "driver mode can't be switched off during a ride you drive")
-            default:
-                switchDriverModeOff(for: user, at: now)
-                dispatch(at: now)
-            }
-        }
-        return users[user]!.driverMode.version
-    }
-
-    /// Turns driver mode off, giving back a ride being offered to the user.
-    private mutating func switchDriverModeOff(for user: String, at now: Duration) {
-        if case .incoming(let ride) = users[user]?.ride.value {
-            withdrawOffer(ride.id, at: now)
-        }
-        setDriverModeValue(false, for: user, at: now)
-    }
-
-    mutating func setDriverModeValue(_ on: Bool, for user: String, at now: Duration) {
-        guard let record = users[user], record.driverMode.value != on else { return }
-        let version = Version(epoch: epoch, counter: record.driverMode.version.counter + 1)
-        users[user]?.driverMode = Versioned(on, version: version)
-        changeLog.append(ChangeRecord(time: now, user: user, version: version, value: .driverMode(on)))
-    }
-
-    mutating func setRideStatus(_ status: RideStatus, for user: String, at now: Duration) {
-        guard let record = users[user], record.ride.value != status else { return }
-        let version = Version(epoch: epoch, counter: record.ride.version.counter + 1)
-        users[user]?.ride = Versioned(status, version: version)
-        changeLog.append(ChangeRecord(time: now, user: user, version: version, value: .ride(status)))
-    }
-
-    mutating func makeRideID() -> (id: String, number: Int) {
-        defer { nextRideNumber += 1 }
-        return ("r\(nextRideNumber)", nextRideNumber)
     }
 }
 

@@ -218,6 +218,49 @@ struct NightrideCoreTests {
         #expect(core.ride("bob")?.ride?.passenger == "cat")
     }
 
+    @Test("an operation is one change per value: a driver freed and offered the next ride in one step is one version, one record")
+    func oneVersionPerOperation() throws {
+        var core = try Fixture.world()
+        _ = try core.join("cat", token: "t-cat", at: .zero)
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(1))
+        _ = try core.perform(.accept, for: "bob", at: .seconds(2))
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "cat", at: .seconds(3))
+        let before = try #require(core.rideStatus(of: "bob"))
+        let logged = core.changeLog.records.count
+        // Bob goes from approaching ann to no ride to cat's offer within ann's cancel.
+        _ = try core.perform(.cancel, for: "ann", at: .seconds(4))
+        let after = try #require(core.rideStatus(of: "bob"))
+        #expect(after.value.phase == .incoming && after.value.ride?.passenger == "cat")
+        #expect(after.version == Version(epoch: before.version.epoch, counter: before.version.counter + 1))
+        let records = core.changeLog.records[logged...].filter { $0.user == "bob" }
+        #expect(records.map(\.version) == [after.version], "one record of bob's ride, the value he ends with")
+        #expect(records.first?.value == .ride(after.value))
+    }
+
+    @Test("a user in driver mode who rides as a passenger is neither offered rides nor switched off meanwhile")
+    func driverAsPassenger() throws {
+        var core = try Fixture.world(drivers: ["bob", "zoe"], timeout: .seconds(60))
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "bob", at: .seconds(1))
+        // Bob's own request goes to zoe, the other driver; ann's then waits rather than going to bob.
+        #expect(core.ride("zoe")?.ride?.passenger == "bob")
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(2))
+        #expect(core.ride("bob")?.phase == .pending)
+        #expect(core.ride("ann")?.phase == .pending)
+        // Zoe drives bob; long past the timeout bob is still in driver mode: he has a ride.
+        _ = try core.perform(.accept, for: "zoe", at: .seconds(3))
+        core.expireInactiveDrivers(at: .seconds(200))
+        #expect(core.mode("bob") == true)
+        #expect(core.nextInactivityDeadline == nil, "nobody is idle: zoe drives, bob rides, ann waits")
+        // Zoe, freed, gets ann's ride: bob is still a passenger (his survey), so not a candidate.
+        _ = try core.perform(.arrive, for: "zoe", at: .seconds(201))
+        _ = try core.perform(.finish, for: "zoe", at: .seconds(202))
+        #expect(core.ride("zoe")?.ride?.passenger == "ann")
+        #expect(core.ride("bob")?.phase == .survey)
+        _ = try core.perform(.finishSurvey, for: "bob", at: .seconds(203))
+        #expect(core.ride("bob") == RideStatus.none)
+        #expect(core.mode("bob") == true)
+    }
+
     @Test("switching driver mode off withdraws an offer, which goes to the next driver")
     func switchOffWithdrawsOffer() throws {
         var core = try Fixture.world(drivers: ["bob", "zoe"])
@@ -325,7 +368,7 @@ struct NightrideCoreTests {
     @Test("history pages go newest first, ten at a time, with a path to the next page")
     func history() throws {
         var core = try Fixture.world()
-        let total = try #require(core.users["ann"]?.history.count)
+        let total = try #require(core.world.histories["ann"]?.count)
         #expect((15...30).contains(total))
         var pages: [HistoryPage] = [try core.history(of: "ann")]
         while let next = pages.last?.next {

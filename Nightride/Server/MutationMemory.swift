@@ -1,17 +1,9 @@
 import NightrideModel
 import StateLoopWire
 
-/// What the core keeps per user.
-struct UserRecord: Sendable {
-    var driverMode: Versioned<Bool>
-    var ride: Versioned<RideStatus>
-    /// The last driver action, or the end of the last ride driven: the start of the idle time
-    /// that switches driver mode off.
-    var lastDriverActivity: Duration
-    /// Past rides, oldest first.
-    var history: [Ride]
-    /// The bcrypt hash of the user's password; `nil` until a login gives one.
-    var passwordHash: String?
+/// What the core remembers of one user's mutations, for idempotence: the answer to each id, and
+/// per client the newest sequence number processed (the `lastMutationID` values tell it).
+struct MutationMemory: Sendable {
     /// Answers to mutations by client mutation id, with the change each id was used for.
     var answers: [String: RememberedAnswer] = [:]
     /// Per client (the `<client>` of `<client>:<sequence>` mutation ids), the newest sequence
@@ -21,28 +13,6 @@ struct UserRecord: Sendable {
     private var clientAnswers: [String: [(sequence: UInt64, id: String)]] = [:]
     /// Ids of no client's numbering, in the order they came, to forget the oldest first.
     private var otherAnswers: [String] = []
-
-    init(driverMode: Versioned<Bool>, ride: Versioned<RideStatus>, lastDriverActivity: Duration, history: [Ride], passwordHash: String?) {
-        self.driverMode = driverMode
-        self.ride = ride
-        self.lastDriverActivity = lastDriverActivity
-        self.history = history
-        self.passwordHash = passwordHash
-    }
-
-    /// In driver mode with no ride, or being offered one: the states inactivity can end.
-    var isIdleDriver: Bool {
-        guard driverMode.value else { return false }
-        switch ride.value {
-        case .none, .incoming: return true
-        default: return false
-        }
-    }
-
-    /// In driver mode and free to be offered a ride.
-    var isAvailableDriver: Bool {
-        driverMode.value && ride.value == .none
-    }
 
     /// Remembers the answer to `mutationID`, and forgets what no retry can ask for any more: a
     /// client sends its mutations one at a time, in order, each until it is answered, so its

@@ -1,0 +1,8 @@
+/// A Nightride account: the name as it was first spelled, and its password's bcrypt hash.
+/// Stored under the name's case-folded form, so that "Ann" and "ann" are one account.
+struct Account: Codable, Sendable, Hashable {
+    /// The user's name as created: what every value and answer calls the user.
+    var name: String
+    /// The bcrypt hash of the password the account was created with.
+    var passwordHash: String
+}
