@@ -249,9 +249,11 @@ let package = Package(
                 "StateLoopSync",
                 "StateLoopSyncTransports",
                 "StateLoopTesting",
+                "StateLoopServer",
                 "TestSupport",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         .testTarget(

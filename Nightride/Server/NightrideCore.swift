@@ -83,28 +83,16 @@ public struct NightrideCore: Sendable {
     ///   (missing, wrong, or set by a concurrent login meanwhile).
     public mutating func login(name: String, token: String, proof: PasswordProof, at now: Duration) throws(Rejection) -> LoginResponse {
         let now = advance(to: now)
-        let normalized = Self.normalized(name)
-        guard Self.isValid(normalized) else {
+        let normalized = AccountName.normalized(name)
+        guard AccountName.isValid(normalized) else {
             throw Rejection(
                 .invalidName,
                 "a name has 1 to \(LoginRequest.maximumNameLength) characters (at most \(LoginRequest.maximumNameBytes) bytes), none of them a control character"
             )
         }
-        let key = Self.folded(normalized)
         let places = catalog.places
         let user = try operate(at: now) { operation in
-            switch (operation.world.account(key), proof) {
-            case (let account?, .matches(let hash)) where account.passwordHash == hash:
-                return account.name
-            case (nil, .sets(let hash)):
-                let history = FakeHistory.rides(for: normalized, places: places)
-                try operation.createAccount(Account(name: normalized, passwordHash: hash), key: key, history: history)
-                return normalized
-            case (nil, .none):
-                throw Rejection(.passwordRequired, "a new account needs a password")
-            default:
-                throw Rejection(.wrongPassword, "wrong name or password")
-            }
+            try operation.signIn(name: normalized, proof: proof) { FakeHistory.rides(for: $0, places: places) }
         }
         tokens[token] = IssuedToken(user: user, expiry: tokenLifetime.map { now + $0 })
         return LoginResponse(token: token, user: user)
@@ -113,35 +101,7 @@ public struct NightrideCore: Sendable {
     /// The stored password hash of the account `name` names (as a login would spell it, in any
     /// case), `nil` for no such account.
     public func passwordHash(of name: String) -> String? {
-        world.account(Self.accountKey(of: name))?.passwordHash
-    }
-
-    /// A name as the server keeps it: without surrounding spaces, accents composed (NFC), so
-    /// that the two spellings of "é" are one user.
-    private static func normalized(_ name: String) -> String {
-        name.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
-    }
-
-    /// The key that makes names one account whatever their case ("Ann", "ANN" and "ann").
-    private static func folded(_ normalized: String) -> String {
-        normalized.folding(options: [.caseInsensitive], locale: nil)
-    }
-
-    /// The account a login name means, as a key: spaces trimmed, accents composed, case
-    /// folded. Failed sign-ins are counted per account, so that "Ann" and "ANN" share a limit.
-    static func accountKey(of name: String) -> String {
-        folded(normalized(name))
-    }
-
-    /// Whether a normalized name is acceptable: not empty, within the limits in characters and
-    /// bytes, and free of control and format characters (which would hide or reorder text).
-    private static func isValid(_ name: String) -> Bool {
-        !name.isEmpty
-            && name.count <= LoginRequest.maximumNameLength
-            && name.utf8.count <= LoginRequest.maximumNameBytes
-            && !name.unicodeScalars.contains { scalar in
-                scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format
-            }
+        world.account(AccountName.key(of: AccountName.normalized(name)))?.passwordHash
     }
 
     /// The mutation ids whose answers are remembered for `user`, for tests and diagnostics.

@@ -83,9 +83,31 @@ struct RideOperation<World: RideWorld> {
         try world.setDriverMode(false, for: user)
     }
 
-    /// Creates the account `key`: its user starts with driver mode off, no ride and `history`.
-    mutating func createAccount(_ account: Account, key: String, history: [Ride]) throws {
-        try world.createAccount(account, key: key, history: history)
+    // MARK: Accounts
+
+    /// Signs in to the account `name` (already trimmed and composed) names, or creates it;
+    /// returns the account's name as created.
+    ///
+    /// `proof` says what the server established about the password (see ``PasswordProof``): an
+    /// account is created only with `.sets` (no account without a password), with driver mode
+    /// off, no ride and `history()` as its past rides, and signed in to only with `.matches` of
+    /// its stored hash. Names are one account whatever their case: "Ann" signs in to "ann".
+    ///
+    /// - Throws: `passwordRequired` for a new name without a password; `wrongPassword` when the
+    ///   proof does not fit the stored password (missing, wrong, or set by a concurrent login).
+    mutating func signIn(name: String, proof: PasswordProof, history: (String) -> [Ride]) throws -> String {
+        let key = AccountName.key(of: name)
+        switch (try world.account(key), proof) {
+        case (let account?, .matches(let hash)) where account.passwordHash == hash:
+            return account.name
+        case (nil, .sets(let hash)):
+            try world.createAccount(Account(name: name, passwordHash: hash), key: key, history: history(name))
+            return name
+        case (nil, .none):
+            throw Rejection(.passwordRequired, "a new account needs a password")
+        default:
+            throw Rejection(.wrongPassword, "wrong name or password")
+        }
     }
 
     /// Restarts the idle time of a user in driver mode.

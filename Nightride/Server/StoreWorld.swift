@@ -1,0 +1,120 @@
+import NightrideModel
+import StateLoopServer
+
+/// The ride world in one store transaction of StateLoopServer.
+///
+/// The store raises a value's version on every write, so the users' values are held here until
+/// ``flush()`` and written only where the operation left them different from what is stored (or
+/// for a new user): a value set and set back is no change, and a value set twice is one. The
+/// other resources go straight to the transaction, which holds its writes until the handler
+/// returns, so an operation that throws writes nothing.
+struct StoreWorld: RideWorld {
+    private let transaction: ServerTransaction
+    private var driverModes: [String: Bool] = [:]
+    private var rides: [String: RideStatus] = [:]
+    /// The values written, in the order first written.
+    private var order: [(user: String, resource: Resource)] = []
+    private var created: Set<String> = []
+    /// The next history sequence number per user, once known in this operation.
+    private var nextHistory: [String: Int] = [:]
+
+    /// A world reading and writing through `transaction`.
+    init(_ transaction: ServerTransaction) {
+        self.transaction = transaction
+    }
+
+    func driverMode(of user: String) throws -> Bool? {
+        try driverModes[user] ?? transaction.read(NightrideResources.driverMode, user)
+    }
+
+    func rideStatus(of user: String) throws -> RideStatus? {
+        try rides[user] ?? transaction.read(NightrideResources.ride, user)
+    }
+
+    mutating func setDriverMode(_ on: Bool, for user: String) {
+        if driverModes.updateValue(on, forKey: user) == nil {
+            order.append((user, .driverMode))
+        }
+    }
+
+    mutating func setRideStatus(_ status: RideStatus, for user: String) {
+        if rides.updateValue(status, forKey: user) == nil {
+            order.append((user, .ride))
+        }
+    }
+
+    func account(_ key: String) throws -> Account? {
+        try transaction.read(NightrideResources.account, key)
+    }
+
+    mutating func createAccount(_ account: Account, key: String, history: [Ride]) throws {
+        try transaction.write(account, to: NightrideResources.account, key)
+        created.insert(account.name)
+        setDriverMode(false, for: account.name)
+        setRideStatus(.none, for: account.name)
+        nextHistory[account.name] = 1
+        for ride in history {
+            try appendHistory(ride, for: account.name)
+        }
+    }
+
+    func dispatchBook() throws -> DispatchBook {
+        try transaction.read(NightrideResources.dispatch, NightrideResources.dispatchID) ?? DispatchBook()
+    }
+
+    mutating func setDispatchBook(_ book: DispatchBook) throws {
+        try transaction.write(book, to: NightrideResources.dispatch, NightrideResources.dispatchID)
+    }
+
+    mutating func appendHistory(_ ride: Ride, for user: String) throws {
+        let sequence = try nextHistory[user] ?? Self.lastHistorySequence(of: user, in: transaction) + 1
+        try transaction.write(ride, to: NightrideResources.history, NightrideResources.historyID(of: user, sequence))
+        nextHistory[user] = sequence + 1
+    }
+
+    /// Writes the users' values the operation changed. Call it once, after the operation
+    /// finished.
+    mutating func flush() throws {
+        for (user, resource) in order {
+            let isNew = created.contains(user)
+            switch resource {
+            case .driverMode:
+                guard let on = driverModes[user] else { continue }
+                let stored = isNew ? nil : try transaction.read(NightrideResources.driverMode, user)
+                if isNew || stored != on {
+                    try transaction.write(on, to: NightrideResources.driverMode, user)
+                }
+            case .ride:
+                guard let status = rides[user] else { continue }
+                let stored = isNew ? nil : try transaction.read(NightrideResources.ride, user)
+                if isNew || stored != status {
+                    try transaction.write(status, to: NightrideResources.ride, user)
+                }
+            }
+        }
+        order = []
+    }
+
+    /// The sequence number of `user`'s newest history row, 0 for none.
+    static func lastHistorySequence(of user: String, in transaction: ServerTransaction) throws -> Int {
+        let newest = try transaction.values(
+            of: NightrideResources.history, prefix: NightrideResources.historyPrefix(of: user), limit: 1, descending: true
+        )
+        return newest.first.flatMap { NightrideResources.historySequence(of: $0.id) } ?? 0
+    }
+
+    /// Runs one operation of the rules at `now` in `transaction`: the switch-offs due first, then
+    /// `body`; the users' changed values are written when it returns. What it throws leaves the
+    /// transaction's writes unmade (the kit discards them).
+    static func operate<Result>(
+        in transaction: ServerTransaction, at now: Duration, rules: RideRules,
+        _ body: (inout RideOperation<StoreWorld>) throws -> Result
+    ) throws -> Result {
+        var operation = try RideOperation(on: StoreWorld(transaction), at: now, rules: rules)
+        try operation.expireInactiveDrivers()
+        let result = try body(&operation)
+        var world = try operation.finish()
+        try world.flush()
+        return result
+    }
+}
