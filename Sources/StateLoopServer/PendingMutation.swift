@@ -63,7 +63,7 @@ struct PendingMutation: Sendable {
     private func run(
         _ prepared: Prepared, in store: any StoreTransaction, mayWrite: @escaping (ResourceKey) -> Bool, logger: Logger
     ) throws -> RememberedAnswer {
-        let transaction = ServerTransaction(store: store, mayWrite: mayWrite)
+        let transaction = ServerTransaction(store: store, mayWrite: mayWrite, mutationID: id)
         do {
             try prepared.apply(transaction)
             let versions = try transaction.commitWrites()

@@ -139,6 +139,14 @@ final class PushHub: Sendable {
         for outbox in outboxes { outbox.close(discardingWaiting: true) }
     }
 
+    /// Closes every outbox at once, dropping what waited; sockets are still accepted.
+    func closeOpenSockets() {
+        let outboxes = state.withLock { state in
+            state.subscribers.values.flatMap { $0.values.map(\.outbox) }
+        }
+        for outbox in outboxes { outbox.close(discardingWaiting: true) }
+    }
+
     /// Stops accepting sockets and closes every outbox: each writer sends what was waiting,
     /// then closes its socket.
     func closeAll() {

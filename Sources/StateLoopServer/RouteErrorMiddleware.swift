@@ -6,7 +6,7 @@ import Hummingbird
 /// route has, 405 (with `Allow`) for a declared path asked with another method, and the status
 /// of any other `HTTPError` a route or Hummingbird throws.
 struct RouteErrorMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+    typealias Context = SyncRequestContext
 
     /// The declared paths, split into segments (`:name` matches any one segment), with the
     /// methods each answers.

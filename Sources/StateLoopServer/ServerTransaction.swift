@@ -10,14 +10,19 @@ import StateLoopWire
 public final class ServerTransaction {
     private let store: any StoreTransaction
     private let mayWrite: (ResourceKey) -> Bool
+    /// The id of the mutation this transaction applies (its `Mutation-ID`), `nil` in a
+    /// server-side ``SyncServer/update(_:)``: for the handler's logs and audits. The kit runs a
+    /// handler at most once per id and principal, refusals included.
+    public let mutationID: MutationID?
     private var pending: [ResourceKey: Data] = [:]
     private var order: [ResourceKey] = []
     private let encoder = JSONEncoder()
     private let decoder = JSONDecoder()
 
-    init(store: any StoreTransaction, mayWrite: @escaping (ResourceKey) -> Bool) {
+    init(store: any StoreTransaction, mayWrite: @escaping (ResourceKey) -> Bool, mutationID: MutationID? = nil) {
         self.store = store
         self.mayWrite = mayWrite
+        self.mutationID = mutationID
     }
 
     /// The value `id` of `resource`, with this transaction's writes; `nil` if it was never

@@ -6,8 +6,10 @@ import NIOCore
 
 extension SyncServer {
     /// A Hummingbird application serving the declared resources and mutations on `host:port`,
-    /// with `routes` for the app's own (a login, say). Run it in a `ServiceGroup` before the
-    /// server itself: `ServiceGroup(services: [server.application(...), server], …)`.
+    /// with `routes` for the app's own (a login, say), and `middleware` in front of every route,
+    /// the kit's included (a request log, say: add it with `router.add(middleware:)`). Run it in
+    /// a `ServiceGroup` before the server itself:
+    /// `ServiceGroup(services: [server.application(...), server], …)`.
     ///
     /// HTTP connections that stay idle for `idleTimeout` between requests are closed (push
     /// sockets are watched by the slow-reader timeout and WebSocket pings instead); WebSocket frames larger than the configuration's
@@ -25,10 +27,12 @@ extension SyncServer {
         maximumHeadBytes: Int = 16_384,
         maximumConnections: Int = 10_000,
         additionalChannelHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] },
-        routes: (Router<BasicRequestContext>) -> Void = { _ in },
+        middleware: (Router<SyncRequestContext>) -> Void = { _ in },
+        routes: (Router<SyncRequestContext>) -> Void = { _ in },
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
-        let router = Router()
+        let router = Router(context: SyncRequestContext.self)
+        middleware(router)
         addRoutes(to: router)
         routes(router)
         let sockets = Router(context: PushRequestContext.self)

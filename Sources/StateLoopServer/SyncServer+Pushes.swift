@@ -31,6 +31,9 @@ extension SyncServer {
                 guard self.hub.hasRoom(for: self.access.id(of: principal)) else {
                     throw HTTPError(.tooManyRequests, headers: [.retryAfter: "5"])
                 }
+                if let status = self.pushFaults?.refusal(of: ResourceKey(resource: resource, id: id)) {
+                    throw HTTPError(status)
+                }
                 return .upgrade([:])
             } onUpgrade: { inbound, outbound, context in
                 // The principal and key again: the upgrade's decision cannot hand them over.
@@ -59,6 +62,8 @@ extension SyncServer {
         _ socket: PushSocket, principal: Access.Principal, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
         channel: any Channel
     ) async {
+        // Before the socket counts as open: whatever happens to open sockets happens to it.
+        let faults = pushFaults?.socket(following: socket.key)
         let outbox = PushOutbox()
         let subscriber = PushHub.Subscriber(key: socket.key, scope: socket.scope, client: socket.client, outbox: outbox, lastMutationID: nil)
         let id: Int
@@ -90,8 +95,14 @@ extension SyncServer {
                 } catch {}
                 outbox.close(discardingWaiting: true)
             }
+            if let faults {
+                group.addTask {
+                    await faults.cut()
+                    if !Task.isCancelled { outbox.close(discardingWaiting: true) }
+                }
+            }
             let mayRead: @Sendable () -> Bool = { [access] in access.mayRead(socket.key, as: principal) }
-            let ending = await drain(outbox, to: outbound, mayRead: mayRead)
+            let ending = await drain(outbox, to: outbound, mayRead: mayRead, faults: faults)
             group.cancelAll()
             switch ending {
             case .left: break
@@ -115,13 +126,20 @@ extension SyncServer {
 
     /// Writes what the outbox holds until it closes. Access is checked before each write, so
     /// a reader whose access was taken away gets nothing more.
-    private func drain(_ outbox: PushOutbox, to outbound: WebSocketOutboundWriter, mayRead: @Sendable () -> Bool) async -> Ending {
+    private func drain(
+        _ outbox: PushOutbox, to outbound: WebSocketOutboundWriter, mayRead: @Sendable () -> Bool, faults: (any PushSocketFaults)?
+    ) async -> Ending {
         let timeout = configuration.slowReaderTimeout
         let limit = configuration.maximumPushBytes
         while let entry = await outbox.next() {
             guard mayRead() else {
                 metrics.pushesDropped.increment()
                 return .close(.policyViolation, "access revoked")
+            }
+            let fate = faults?.fate(of: entry.value.version) ?? .send
+            if case .drop = fate {
+                metrics.pushesDropped.increment()
+                continue
             }
             let message = entry.value.json.count <= limit
                 ? WireMessage.versioned(entry.value, lastMutationID: entry.lastMutationID) : WireMessage.hint
@@ -137,6 +155,9 @@ extension SyncServer {
                 let first = await group.next() ?? .failed
                 group.cancelAll()
                 return first
+            }
+            if case .sendWithHint = fate, case .written = outcome {
+                _ = try? await outbound.write(.text(WireMessage.hint))
             }
             switch outcome {
             case .written: break

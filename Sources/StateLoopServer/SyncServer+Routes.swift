@@ -9,7 +9,7 @@ import StateLoopWire
 extension SyncServer {
     /// Adds the declared resources' `GET` (and `HEAD`) routes, the mutation routes and the
     /// metrics route (`GET /metrics` unless configured otherwise) to `router`.
-    public func addRoutes(to router: Router<BasicRequestContext>) {
+    public func addRoutes(to router: Router<SyncRequestContext>) {
         router.add(middleware: RouteErrorMiddleware(routes: declaredMethods))
         for declaration in declared {
             switch declaration {
@@ -55,7 +55,7 @@ extension SyncServer {
     }
 
     private func read(
-        _ request: Request, _ context: BasicRequestContext, resource: String, key: (Access.Principal, Parameters) -> String?
+        _ request: Request, _ context: SyncRequestContext, resource: String, key: (Access.Principal, Parameters) -> String?
     ) async -> Response {
         do {
             guard let principal = try await access.principal(for: request) else { return Self.unauthorized }
@@ -73,7 +73,7 @@ extension SyncServer {
         }
     }
 
-    private func mutate(_ request: Request, _ context: BasicRequestContext, run: @escaping MutationRunner) async -> Response {
+    private func mutate(_ request: Request, _ context: SyncRequestContext, run: @escaping MutationRunner) async -> Response {
         let principal: Access.Principal
         do {
             guard let found = try await access.principal(for: request) else { return Self.unauthorized }

@@ -50,6 +50,7 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
     let hub: PushHub
     let metrics: ServerMetrics
     private let declarations = Mutex<[Declaration]>([])
+    private let faults = Mutex<(any PushFaults)?>(nil)
 
     /// A server on `store`, checking `access` on every route and push. Metrics go to
     /// `registry` (a new one by default), which the `/metrics` route renders.
@@ -112,6 +113,20 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
             _ = try transaction.commitWrites()
             return result
         }
+    }
+
+    /// Trouble inflicted on the pushes (see ``PushFaults``); `nil`, the default, for none.
+    /// Applies to sockets opened after it is set.
+    package var pushFaults: (any PushFaults)? {
+        get { faults.withLock { $0 } }
+        set { faults.withLock { $0 = newValue } }
+    }
+
+    /// Closes every push socket now; new ones are still accepted. Their clients reconnect and
+    /// pull what they missed: call it when something every socket was authorized by changed
+    /// (sessions revoked in bulk, say).
+    public func closeAllSockets() {
+        hub.closeOpenSockets()
     }
 
     /// Closes every push socket of the principal whose ``AccessPolicy/id(of:)`` is `principalID`:

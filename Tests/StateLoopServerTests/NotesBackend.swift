@@ -26,14 +26,17 @@ func withNotesServer(
 }
 
 /// Runs `server` on a free loopback port for the duration of `body`, which gets the port, then
-/// shuts it down gracefully (the sync server first, as an app would list it).
+/// shuts it down gracefully (the sync server first, as an app would list it). `middleware` and
+/// `routes` are the application's.
 func withRunning<Access: AccessPolicy>(
-    _ server: SyncServer<Access>, requestHeadTimeout: Duration = .seconds(10), _ body: (Int) async throws -> Void
+    _ server: SyncServer<Access>, requestHeadTimeout: Duration = .seconds(10),
+    middleware: (Router<SyncRequestContext>) -> Void = { _ in }, routes: (Router<SyncRequestContext>) -> Void = { _ in },
+    _ body: (Int) async throws -> Void
 ) async throws {
     var logger = Logger(label: "stateloop.server.test")
     logger.logLevel = .critical
     let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
-    let application = server.application(port: 0, requestHeadTimeout: requestHeadTimeout, onServerRunning: { channel in
+    let application = server.application(port: 0, requestHeadTimeout: requestHeadTimeout, middleware: middleware, routes: routes, onServerRunning: { channel in
         readyContinuation.yield(channel.localAddress?.port ?? 0)
     })
     var group = ServiceGroupConfiguration(services: [application, server], logger: logger)

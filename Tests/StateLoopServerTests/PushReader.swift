@@ -10,6 +10,15 @@ import WSClient
 final class PushReader: Sendable {
     private let messages = MessageLog()
     private let task: Task<WebSocketCloseFrame?, any Error>
+    private let outcome = EndingBox()
+
+    /// How a socket ended, once it has.
+    enum Ending: Sendable, Equatable {
+        /// The upgrade was refused, or the connection failed.
+        case failed
+        /// The connection ended, with a close frame or without.
+        case closed
+    }
 
     /// Connects to `path` as `user` (no token when `nil`) with an optional client id; sends
     /// `send` once connected, if given.
@@ -20,14 +29,22 @@ final class PushReader: Sendable {
         var logger = Logger(label: "push-reader")
         logger.logLevel = .critical
         let messages = self.messages
+        let outcome = self.outcome
         task = Task {
-            try await WebSocketClient.connect(
-                url: "ws://127.0.0.1:\(port)/\(path)\(query)", configuration: configuration, logger: logger
-            ) { inbound, outbound, _ in
-                if let send { try await outbound.write(.text(send)) }
-                for try await message in inbound.messages(maxSize: 1 << 20) {
-                    if case .text(let text) = message { messages.append(text) }
+            do {
+                let frame = try await WebSocketClient.connect(
+                    url: "ws://127.0.0.1:\(port)/\(path)\(query)", configuration: configuration, logger: logger
+                ) { inbound, outbound, _ in
+                    if let send { try await outbound.write(.text(send)) }
+                    for try await message in inbound.messages(maxSize: 1 << 20) {
+                        if case .text(let text) = message { messages.append(text) }
+                    }
                 }
+                outcome.set(.closed)
+                return frame
+            } catch {
+                outcome.set(.failed)
+                throw error
             }
         }
     }
@@ -37,6 +54,12 @@ final class PushReader: Sendable {
     /// The received values, decoded.
     func values<Value: Codable>(_ type: Value.Type = Value.self) -> [Versioned<Value>] {
         received.compactMap { try? JSONDecoder().decode(Versioned<Value>.self, from: Data($0.utf8)) }
+    }
+
+    /// How the socket ended, `nil` while it is open: poll it with a bounded wait
+    /// (`eventually(within:)`), never await the end itself.
+    var ending: Ending? {
+        outcome.value
     }
 
     /// Closes the socket from this side.
@@ -60,4 +83,15 @@ final class MessageLog: Sendable {
     }
 
     var all: [String] { messages.withLock { $0 } }
+}
+
+/// How a push reader's socket ended, shared between its task and the test.
+private final class EndingBox: Sendable {
+    private let ending = Mutex<PushReader.Ending?>(nil)
+
+    func set(_ value: PushReader.Ending) {
+        ending.withLock { $0 = value }
+    }
+
+    var value: PushReader.Ending? { ending.withLock { $0 } }
 }
