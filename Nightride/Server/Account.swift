@@ -5,4 +5,13 @@ struct Account: Codable, Sendable, Hashable {
     var name: String
     /// The bcrypt hash of the password the account was created with.
     var passwordHash: String
+    /// The digests of the account's sessions that may still be live, so that revoking them
+    /// touches only this user's (expired ones are dropped at each sign-in).
+    var sessions: [String] = []
+
+    /// An account with no session yet.
+    init(name: String, passwordHash: String) {
+        self.name = name
+        self.passwordHash = passwordHash
+    }
 }
