@@ -115,7 +115,7 @@ public final class ChaosRun {
                 try await Task.sleep(for: .milliseconds(10))
             }
             let changeLog = server.changeLog
-            let core = server.core
+            let truth = server.truth
             for scenario in scenarios.sorted(by: { $0.seed < $1.seed }) {
                 let outcome = Outcome(
                     seed: scenario.seed,
@@ -123,7 +123,7 @@ public final class ChaosRun {
                     convergence: converged[scenario.seed],
                     screensShown: scenario.screenLog.screens.values.map(\.count).reduce(0, +),
                     unconverged: converged[scenario.seed] == nil ? scenario.describe(against: server) : [],
-                    mutationProblems: scenario.mutationProblems(against: core),
+                    mutationProblems: scenario.mutationProblems(against: truth),
                     mutationsQueued: scenario.made.count
                 )
                 outcomes.append(outcome)
@@ -161,12 +161,12 @@ public final class ChaosRun {
                 return "server restart failed: \(error)"
             }
         case 1:
-            server.revokeSessions()
+            try? await server.revokeSessions()
             return "every session revoked"
         default:
             let revoked = users.filter { random.bits("revoke \($0)") % 4 == 0 }
             for user in revoked {
-                server.revokeSessions(of: user)
+                try? await server.revokeSessions(of: user)
             }
             return "\(revoked.count) sessions revoked"
         }
@@ -242,7 +242,7 @@ final class Scenario {
 
     /// Random actions, valid or not, at random intervals.
     func play(steps: Int) async {
-        let place = server.core.catalog.search("a", limit: 5)
+        let place = server.truth.catalog.search("a", limit: 5)
         for _ in 0..<steps {
             await signInAgainIfNeeded()
             let passenger = clients[0]
@@ -271,14 +271,14 @@ final class Scenario {
 
     /// Whether both clients show the server's newest versions with nothing pending.
     func matches(_ server: NightrideServer) -> Bool {
-        let core = server.core
-        return clients.allSatisfy { $0.showsNewest(of: core) }
+        let truth = server.truth
+        return clients.allSatisfy { $0.showsNewest(of: truth) }
     }
 
     /// What went wrong with the scenario's mutations, once it converged: an id the server never
     /// processed (lost), or one it processed twice in the same epoch (applied twice).
-    func mutationProblems(against core: NightrideCore) -> [String] {
-        let processed = core.processedMutations.filter { users.contains($0.user) }
+    func mutationProblems(against truth: ServerTruth) -> [String] {
+        let processed = truth.processedMutations.filter { users.contains($0.user) }
         var seen: [String: Int] = [:]
         var problems: [String] = []
         for mutation in processed {
@@ -293,14 +293,14 @@ final class Scenario {
 
     /// Each client's view beside the server's, for a report.
     func describe(against server: NightrideServer) -> [String] {
-        let core = server.core
+        let truth = server.truth
         return clients.map { client in
             let state = client.state
-            let truth = core.snapshot(of: client.api.user)
+            let shown = truth.snapshot(of: client.api.user)
             return "\(client.api.user): shows driver mode \(String(describing: state.driverMode.value)) at \(String(describing: state.driverMode.confirmedVersion)) "
                 + "(\(state.driverMode.pendingMutations) pending, \(state.driverMode.health)), ride \(String(describing: state.ride.value)) "
                 + "at \(String(describing: state.ride.confirmedVersion)) (\(state.ride.pendingMutations) pending, \(state.ride.health)); "
-                + "server: \(String(describing: truth?.driverMode)), \(String(describing: truth?.ride))"
+                + "server: \(String(describing: shown?.driverMode)), \(String(describing: shown?.ride))"
         }
     }
 

@@ -101,7 +101,7 @@ public final class DemoScenario {
         let url = URL(string: "http://127.0.0.1:\(port)")!
         let ann = try await connect("ann", to: url)
         let bob = try await connect("bob", to: url)
-        let place = server.core.catalog.search("gare", limit: 1).first!
+        let place = server.truth.catalog.search("gare", limit: 1).first!
 
         try await step("bob switches driver mode on") {
             bob.perform(.toggleDriverMode)
@@ -158,18 +158,14 @@ public final class DemoScenario {
             server.isNetworkCut = true
             try await Task.sleep(for: .milliseconds(400))
             // The survey is skipped server-side while ann cannot hear it.
-            try server.update { core, now in
-                _ = try core.perform(.finishSurvey, for: "ann", mutationID: "demo-survey", at: now)
-            }
+            try await server.perform(.finishSurvey, for: "ann")
             try await Task.sleep(for: .milliseconds(400))
             server.isNetworkCut = false
         } until: { true }
         try await converge(after: "network cut")
 
         try await step("the server switches bob's driver mode off while pushes are still being lost") {
-            try server.update { core, now in
-                _ = try core.setDriverMode(false, for: "bob", mutationID: "demo-off", at: now)
-            }
+            try await server.setDriverMode(false, for: "bob")
             log("— faults off —")
             server.faultsEnabled = false
         } until: { true }
@@ -274,8 +270,8 @@ public final class DemoScenario {
     private func converge(after fault: String) async throws {
         let start = ContinuousClock.now
         try await waitUntil("converge after \(fault)") {
-            let core = server.core
-            return clients.allSatisfy { $0.showsNewest(of: core) }
+            let truth = server.truth
+            return clients.allSatisfy { $0.showsNewest(of: truth) }
         }
         let time = ContinuousClock.now - start
         convergence.append((fault, time))

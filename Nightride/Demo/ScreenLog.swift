@@ -48,8 +48,8 @@ final class ScreenLog {
 extension NightrideClient {
     /// Whether the client shows the server's newest versions of both values, with nothing
     /// pending: converged.
-    func showsNewest(of core: NightrideCore) -> Bool {
-        let truth = core.snapshot(of: api.user)
+    func showsNewest(of server: ServerTruth) -> Bool {
+        let truth = server.snapshot(of: api.user)
         return truth?.driverMode.version == state.driverMode.confirmedVersion
             && truth?.ride.version == state.ride.confirmedVersion
             && !state.isOptimistic

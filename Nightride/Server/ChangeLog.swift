@@ -47,6 +47,17 @@ public struct ChangeLog: Sendable {
         return UserSnapshot(driverMode: driverMode, ride: ride)
     }
 
+    /// Both of the user's resources as last changed; `nil` for a user never seen.
+    public func latest(of user: String) -> UserSnapshot? {
+        guard let last = positions[user]?.last else { return nil }
+        return snapshot(of: user, at: records[last].time)
+    }
+
+    /// Every user the log has seen, sorted.
+    public var userNames: [String] {
+        positions.keys.sorted()
+    }
+
     private func latest(of user: String, resource: Resource, at time: Duration) -> ChangeRecord? {
         guard let indices = positions[user] else { return nil }
         // Times only grow, so the answer is the last matching record at or before `time`:

@@ -33,7 +33,8 @@ final class FaultPlanPushes: PushFaults {
     }
 
     func refusal(of key: ResourceKey) -> HTTPResponse.Status? {
-        isNetworkCut() ? .serviceUnavailable : nil
+        count { $0.requests["GET /me/\(key.resource)/push", default: 0] += 1 }
+        return isNetworkCut() ? .serviceUnavailable : nil
     }
 
     func socket(following key: ResourceKey) -> any PushSocketFaults {

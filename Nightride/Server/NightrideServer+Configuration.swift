@@ -1,6 +1,9 @@
 extension NightrideServer {
     /// How a server listens and behaves.
     public struct Configuration: Sendable {
+        /// The SQLite file the server keeps its data in (users, sessions, rides, histories),
+        /// which survives a restart and a crash; `nil` keeps it in memory, lost on restart.
+        public var dataPath: String?
         /// The address to bind; loopback by default.
         public var host: String
         /// The port to bind; 0 picks a free one (read it back from ``NightrideServer/start()``).
@@ -16,8 +19,9 @@ extension NightrideServer {
         public var placesLatency: Duration
         /// Rides per history page.
         public var historyPageSize: Int
-        /// The epoch of every version; `nil` takes the wall-clock millisecond at start-up, so
-        /// that a restarted server's versions order after the previous one's.
+        /// The epoch of a new in-memory store's versions; `nil` takes the wall-clock millisecond
+        /// at start-up, so that a restarted server's versions order after the previous one's. A
+        /// data file keeps the epoch it was created with.
         public var epoch: UInt64?
         /// How long a login's token is accepted; afterwards every route and push socket answers
         /// 401 and the client must sign in again. `nil` never expires.
@@ -53,6 +57,7 @@ extension NightrideServer {
         /// A configuration; the defaults listen on a free loopback port without faults, with
         /// tokens valid for 24 hours.
         public init(
+            dataPath: String? = nil,
             host: String = "127.0.0.1",
             port: Int = 0,
             inactivityTimeout: Duration? = .seconds(300),
@@ -66,6 +71,7 @@ extension NightrideServer {
             passwordCost: UInt8 = 8
         ) {
             self.passwordCost = passwordCost
+            self.dataPath = dataPath
             self.loginLimits = loginLimits
             self.host = host
             self.port = port

@@ -1,14 +1,16 @@
 import Foundation
 import Hummingbird
-import HummingbirdWebSocket
 import Logging
 import NightrideModel
 import ServiceLifecycle
+import StateLoopServer
 import StateLoopWire
 import Synchronization
 
-/// The Nightride backend: the ``NightrideCore`` behind HTTP routes and WebSocket pushes, with
-/// an inactivity timer and optional fault injection, runnable in-process.
+/// The Nightride backend on StateLoopServer: the ride rules (``RideOperation``) run in the
+/// store's transactions, its two per-user values served over `GET` and push sockets with
+/// idempotent mutations, sign-in, places and history as routes of its own, an inactivity timer,
+/// and optional fault injection; runnable in-process.
 ///
 /// ```swift
 /// let server = NightrideServer(configuration: .init(faults: FaultPlan(seed: 7)))
@@ -19,24 +21,31 @@ import Synchronization
 /// await server.stop()
 /// ```
 ///
-/// Every change to the core, whether from a request, the timer or ``update(_:)``, is pushed to
-/// the affected user's sockets in version order.
+/// Its data lives in a ``Configuration/dataPath`` file, which a restart keeps, or in memory,
+/// which a restart loses (as a process with its data in memory would). Every change, whether
+/// from a request, the timer or a server-side call, is committed with its versions and pushed
+/// by the kit to the affected sockets in version order.
 public final class NightrideServer: Sendable {
     /// The configuration the server was made with.
     public let configuration: Configuration
     let logger: Logger
     let state: Mutex<ServerState>
     private let lifecycle = Mutex<Lifecycle>(Lifecycle())
-    /// Failed sign-ins per name and per address.
+    /// The store and the sync server on it, made at the first start.
+    private let data = Mutex<DataLife?>(nil)
+    /// Failed sign-ins per account and per address.
     let loginLimits: LoginLimits
     /// Closed by `stop()` once the graceful shutdown is over.
     let connections = OpenConnections()
+    let rules: RideRules
     private let readClock: @Sendable () -> Duration
     let sleep: @Sendable (Duration) async throws -> Void
+    /// The wall clock when the server's time began: stored times (drivers' idle times, session
+    /// expiries) are on the wall clock, so that they mean the same after a restart.
+    private let wallOrigin: Duration
 
     /// A server whose time and timers run on `clock` (a test clock, say): change-log times, the
-    /// inactivity timer, fault-plan latencies and socket cuts all follow it, so with a manual
-    /// clock and faults on, held-back responses wait for the test to advance it.
+    /// inactivity timer, session lifetimes, fault-plan latencies and socket cuts all follow it.
     public init<C: Clock>(
         configuration: Configuration = Configuration(),
         clock: C,
@@ -45,17 +54,12 @@ public final class NightrideServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         loginLimits = LoginLimits(configuration.loginLimits)
+        rules = RideRules(inactivityTimeout: configuration.inactivityTimeout, catalog: PlaceCatalog())
         let origin = clock.now
         readClock = { origin.duration(to: clock.now) }
         sleep = { try await clock.sleep(for: $0) }
-        // Milliseconds, so that a server restarted within the same second still starts a later
-        // epoch: its clients must re-bootstrap, not drop its low counters as outdated.
-        let epoch = configuration.epoch ?? UInt64(max(1, Date().timeIntervalSince1970 * 1_000))
-        state = Mutex(ServerState(
-            core: NightrideCore(epoch: epoch, inactivityTimeout: configuration.inactivityTimeout, tokenLifetime: configuration.tokenLifetime),
-            faultPlan: configuration.faults,
-            faultsEnabled: configuration.faultsEnabled
-        ))
+        wallOrigin = .milliseconds(Int64(Date().timeIntervalSince1970 * 1_000))
+        state = Mutex(ServerState(faultPlan: configuration.faults, faultsEnabled: configuration.faultsEnabled))
     }
 
     /// A server on the continuous clock.
@@ -63,27 +67,36 @@ public final class NightrideServer: Sendable {
         self.init(configuration: configuration, clock: ContinuousClock(), logger: logger)
     }
 
+    /// The store and the sync server serving it.
+    struct DataLife: Sendable {
+        let store: SQLiteStore
+        let sync: SyncServer<NightrideAccess>
+    }
+
     // MARK: Running
 
-    /// Binds and starts serving in the background; returns the bound port once it accepts
-    /// connections. Throws if binding fails or the server is already started.
+    /// Opens the data (the first time), binds and starts serving in the background; returns the
+    /// bound port once it accepts connections. Throws if the data cannot be opened, binding
+    /// fails, or the server is already started.
     @discardableResult
     public func start() async throws -> Int {
         try await start(port: configuration.port)
     }
 
-    /// Stops, forgets every user, token, ride and socket as a crashed in-memory server would,
-    /// and starts again on the same port with a later epoch, so that clients must sign in
-    /// again and re-bootstrap. The change log and the counters carry on, for audits.
+    /// Stops and starts again on the same port, as a restarted process would: a server whose
+    /// data is in a file keeps every user, session and ride; one whose data is in memory loses
+    /// them and starts a later epoch, so that its clients are signed out and re-bootstrap. The
+    /// change log and the audit carry on either way.
     ///
     /// - Returns: the port, the same as before.
     @discardableResult
     public func restart() async throws -> Int {
         guard let port else { throw StartFailure(description: "the server is not running") }
         await stop()
-        state.withLock { state in
-            let epoch = max(state.core.epoch + 1, UInt64(Date().timeIntervalSince1970 * 1_000))
-            state.core = state.core.restarted(epoch: epoch)
+        if configuration.dataPath == nil {
+            let previous = data.withLock { $0?.store.epoch } ?? 0
+            let fresh = try makeData(epoch: max(previous + 1, UInt64(Date().timeIntervalSince1970 * 1_000)))
+            data.withLock { $0 = fresh }
         }
         // The listening socket may take a moment to be released after the graceful shutdown.
         for attempt in 1...40 {
@@ -97,9 +110,10 @@ public final class NightrideServer: Sendable {
     }
 
     private func start(port: Int) async throws -> Int {
+        let life = try openData()
         let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
         var group = ServiceGroupConfiguration(
-            services: [makeApplication(port: port) { port in readyContinuation.yield(port) }, InactivityTimer(server: self)],
+            services: [makeApplication(life.sync, port: port) { port in readyContinuation.yield(port) }, InactivityTimer(server: self, sync: life.sync)],
             logger: logger
         )
         // A client that keeps a request open must not keep the server from stopping.
@@ -121,7 +135,7 @@ public final class NightrideServer: Sendable {
         lifecycle.withLock { $0.task = task }
         for await port in ready {
             lifecycle.withLock { $0.port = port }
-            logger.info("nightride listening", metadata: ["host": "\(configuration.host)", "port": "\(port)"])
+            logger.info("nightride listening", metadata: ["host": "\(configuration.host)", "port": "\(port)", "epoch": "\(life.store.epoch)"])
             return port
         }
         lifecycle.withLock { $0 = Lifecycle() }
@@ -138,10 +152,8 @@ public final class NightrideServer: Sendable {
             return lifecycle
         }
         guard let services = running.services else { return }
-        state.withLock { state in
-            state.acceptsSockets = false
-            state.disconnectAll()
-        }
+        state.withLock { $0.acceptsSockets = false }
+        closeAllSockets()
         await services.triggerGracefulShutdown()
         _ = try? await running.task?.value
         connections.closeAll()
@@ -158,38 +170,101 @@ public final class NightrideServer: Sendable {
         port.flatMap { URL(string: "http://\(configuration.host):\($0)") }
     }
 
-    // MARK: State
+    // MARK: Data
+
+    /// The data, opened at the first call.
+    func openData() throws -> DataLife {
+        if let life = data.withLock({ $0 }) { return life }
+        let made = try makeData(epoch: configuration.epoch)
+        return data.withLock { life in
+            if let life { return life }
+            life = made
+            return made
+        }
+    }
+
+    private func makeData(epoch: UInt64?) throws -> DataLife {
+        let store = try configuration.dataPath.map { try SQLiteStore(path: $0) } ?? SQLiteStore(epoch: epoch)
+        let access = NightrideAccess { [weak self] token in
+            guard let self else { return nil }
+            return try await Sessions.user(forToken: token, at: self.wallSeconds, in: store)
+        }
+        var syncLogger = logger
+        syncLogger[metadataKey: "part"] = "sync"
+        let sync = SyncServer(store: store, access: access, configuration: SyncServerConfiguration(forgetClientsAfter: nil), logger: syncLogger)
+        declareResources(on: sync)
+        sync.pushFaults = FaultPlanPushes(
+            activeFaults: { [weak self] in self?.activeFaults },
+            isNetworkCut: { [weak self] in self?.state.withLock { $0.isNetworkCut || !$0.acceptsSockets } ?? true },
+            sleep: sleep,
+            count: { [weak self] change in self?.state.withLock { change(&$0.stats) } }
+        )
+        store.observeCommits { [weak self] changes in self?.log(changes) }
+        return DataLife(store: store, sync: sync)
+    }
+
+    /// Adds the values of a commit to the change log, at the server's time.
+    private func log(_ changes: CommittedChanges) {
+        let now = self.now
+        let decoder = JSONDecoder()
+        var records: [ChangeRecord] = []
+        for stored in changes.values {
+            let value: ResourceValue? = switch stored.key.resource {
+            case NightrideResources.driverMode.name: (try? decoder.decode(Bool.self, from: stored.json)).map(ResourceValue.driverMode)
+            case NightrideResources.ride.name: (try? decoder.decode(RideStatus.self, from: stored.json)).map(ResourceValue.ride)
+            default: nil
+            }
+            if let value {
+                records.append(ChangeRecord(time: now, user: stored.key.id, version: stored.version, value: value))
+            }
+        }
+        guard !records.isEmpty else { return }
+        state.withLock { state in
+            for record in records { state.changeLog.append(record) }
+        }
+    }
+
+    // MARK: Time
 
     /// The server's time: how long since it was created, on its clock. Change-log times use it.
     public var now: Duration {
         readClock()
     }
 
-    /// A copy of the domain core as it is now.
-    public var core: NightrideCore {
-        state.withLock { $0.core }
+    /// The time on the wall clock, as the server's clock has moved it: what stored times use.
+    var wallNow: Duration {
+        wallOrigin + readClock()
+    }
+
+    /// ``wallNow`` in seconds since 1970.
+    var wallSeconds: Double {
+        let (seconds, attoseconds) = wallNow.components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    // MARK: State
+
+    /// What the server holds now, as its change log has it.
+    public var truth: ServerTruth {
+        state.withLock { ServerTruth(changeLog: $0.changeLog, catalog: rules.catalog, processedMutations: $0.processedMutations) }
     }
 
     /// A copy of the change log as it is now.
     public var changeLog: ChangeLog {
-        state.withLock { $0.core.changeLog }
+        state.withLock { $0.changeLog }
     }
 
-    /// Changes the core directly (a server-side event in a demo, say), with the server's time;
-    /// the changes made are pushed like any other.
-    public func update<Result: Sendable, Failure: Error>(
-        _ body: (inout NightrideCore, _ now: Duration) throws(Failure) -> Result
-    ) throws(Failure) -> Result {
-        try state.withLock { (state: inout ServerState) throws(Failure) -> Result in
-            let before = state.core.changeLog.records.count
-            defer { state.publish(from: before, logger: logger) }
-            return try body(&state.core, readClock())
-        }
+    /// The epoch of the versions the server hands out now; `nil` before the first start.
+    public var epoch: UInt64? {
+        data.withLock { $0?.store.epoch }
     }
 
     /// Counters of the traffic so far.
     public var stats: ServerStats {
-        state.withLock { $0.stats }
+        let open = data.withLock { $0?.sync.openSockets } ?? 0
+        var stats = state.withLock { $0.stats }
+        stats.openSockets = open
+        return stats
     }
 
     /// Whether the fault plan applies now; switch it off to let clients converge.
@@ -211,20 +286,6 @@ public final class NightrideServer: Sendable {
         }
     }
 
-    /// Forgets the sessions of `user` (of everyone when `nil`) and closes their push sockets,
-    /// as a server that lost its tokens would: their clients are answered 401 until they sign
-    /// in again.
-    public func revokeSessions(of user: String? = nil) {
-        state.withLock { state in
-            state.core.revokeTokens(of: user)
-            if let user {
-                state.disconnect(user: user)
-            } else {
-                state.disconnectAll()
-            }
-        }
-    }
-
     /// The fault plan (applied while ``faultsEnabled``); replaceable at runtime.
     public var faultPlan: FaultPlan? {
         get { state.withLock { $0.faultPlan } }
@@ -236,20 +297,8 @@ public final class NightrideServer: Sendable {
         state.withLock { $0.activeFaults }
     }
 
-    // MARK: Inactivity
-
-    /// Applies inactivity switch-offs as they fall due, so they are pushed without waiting for
-    /// a request. Sleeps until the next deadline, but wakes at least every quarter timeout (at
-    /// most a second), since a driver switching on meanwhile brings a deadline of their own.
-    func runInactivityTimer() async throws {
-        while !Task.isCancelled {
-            let (untilNext, timeout) = update { core, now in
-                core.expireInactiveDrivers(at: now)
-                return (core.nextInactivityDeadline.map { $0 - now }, core.inactivityTimeout)
-            }
-            let maximumPause = timeout.map { min(.seconds(1), max(.milliseconds(10), $0 / 4)) } ?? .seconds(1)
-            try await sleep(min(max(untilNext ?? maximumPause, .milliseconds(1)), maximumPause))
-        }
+    private func closeAllSockets() {
+        data.withLock { $0 }?.sync.closeAllSockets()
     }
 
     private struct Lifecycle {
@@ -262,10 +311,11 @@ public final class NightrideServer: Sendable {
 /// The inactivity timer as a service beside the HTTP server, ended by the same graceful shutdown.
 private struct InactivityTimer: Service {
     let server: NightrideServer
+    let sync: SyncServer<NightrideAccess>
 
     func run() async throws {
         do {
-            try await cancelWhenGracefulShutdown { try await server.runInactivityTimer() }
+            try await cancelWhenGracefulShutdown { try await server.runInactivityTimer(on: sync) }
         } catch is CancellationError {}
     }
 }

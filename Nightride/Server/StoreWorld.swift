@@ -117,4 +117,28 @@ struct StoreWorld: RideWorld {
         try world.flush()
         return result
     }
+
+    /// One page of `user`'s past rides, newest first, read from the stored rows.
+    ///
+    /// The cursor counts rides from the oldest, so pages stay put when a newly finished ride is
+    /// added on top; `next` is the path of the following page, `nil` on the last one.
+    ///
+    /// - Throws: `invalidCursor` for a cursor the server did not hand out.
+    static func historyPage(of user: String, cursor: String?, pageSize: Int, in transaction: ServerTransaction) throws -> HistoryPage {
+        let count = try lastHistorySequence(of: user, in: transaction)
+        var end = count
+        if let cursor {
+            guard let position = Int(cursor), (0...count).contains(position) else {
+                throw Rejection(.invalidCursor, "unknown history cursor \(cursor)")
+            }
+            end = position
+        }
+        let size = max(1, pageSize)
+        let rows = end == 0 ? [] : try transaction.values(
+            of: NightrideResources.history, prefix: NightrideResources.historyPrefix(of: user),
+            after: NightrideResources.historyID(of: user, end + 1), limit: size, descending: true
+        )
+        let start = max(0, end - size)
+        return HistoryPage(items: rows.map(\.value), next: start > 0 ? "/me/history?cursor=\(start)" : nil)
+    }
 }

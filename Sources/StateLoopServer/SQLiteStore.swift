@@ -49,12 +49,14 @@ public final class SQLiteStore: ServerStore {
         epoch = try Self.prepare(pool)
     }
 
-    /// A throwaway store in memory: everything is gone when it is released.
-    public init() throws {
+    /// A throwaway store in memory: everything is gone when it is released. Its versions are in
+    /// `epoch` (by default the current millisecond, later than any earlier store's): a server
+    /// that replaces a lost store gives its clients a later epoch, so they re-bootstrap.
+    public init(epoch: UInt64? = nil) throws {
         path = nil
         let queue = try DatabaseQueue()
         writer = queue
-        epoch = try Self.prepare(queue)
+        self.epoch = try Self.prepare(queue, epoch: epoch)
     }
 
     /// Starts a new epoch in the file at `path`: run it after restoring the file from a backup,
@@ -150,7 +152,7 @@ public final class SQLiteStore: ServerStore {
     }
 
     /// Creates the tables and the epoch if needed; returns the epoch.
-    private static func prepare(_ writer: any DatabaseWriter) throws -> UInt64 {
+    private static func prepare(_ writer: any DatabaseWriter, epoch: UInt64? = nil) throws -> UInt64 {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("stateloop-server-1") { db in
             try db.execute(sql: """
@@ -167,7 +169,7 @@ public final class SQLiteStore: ServerStore {
                     scope TEXT NOT NULL, client TEXT NOT NULL, last_sequence INTEGER NOT NULL, last_seen INTEGER NOT NULL,
                     PRIMARY KEY (scope, client)) WITHOUT ROWID;
                 """)
-            try db.execute(sql: "INSERT INTO stateloop_meta (key, value) VALUES ('epoch', ?)", arguments: [Int64(millisecondsNow())])
+            try db.execute(sql: "INSERT INTO stateloop_meta (key, value) VALUES ('epoch', ?)", arguments: [Int64(epoch ?? millisecondsNow())])
         }
         try migrator.migrate(writer)
         return try writer.read { db in

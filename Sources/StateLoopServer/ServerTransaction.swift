@@ -25,6 +25,11 @@ public final class ServerTransaction {
         self.mutationID = mutationID
     }
 
+    /// The epoch of the versions this transaction allocates.
+    public var epoch: UInt64 {
+        store.epoch
+    }
+
     /// The value `id` of `resource`, with this transaction's writes; `nil` if it was never
     /// written.
     ///

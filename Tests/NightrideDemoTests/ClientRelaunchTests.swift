@@ -24,7 +24,7 @@ struct ClientRelaunchTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let journalPath = folder + "/ann.journal"
-        let place = server.core.catalog.search("gare", limit: 1)[0]
+        let place = server.truth.catalog.search("gare", limit: 1)[0]
 
         // First launch: the screen loads, the network goes, ann asks for a ride.
         let api = try await NightrideAPI.login(server: url, name: "ann", password: "ann-pw")
@@ -39,7 +39,7 @@ struct ClientRelaunchTests {
             try await until { ((try? await store.load()) ?? []).count == 1 }
             client.stop()
         }
-        #expect(server.core.rideStatus(of: "ann")?.value == RideStatus.none)
+        #expect(server.truth.rideStatus(of: "ann")?.value == RideStatus.none)
 
         // Relaunch, still cut off: the journal restores the screen before any answer.
         let relaunched = try NightrideClient(api: api, options: ClientOptions(journalPath: journalPath))
@@ -53,7 +53,7 @@ struct ClientRelaunchTests {
         try await until {
             relaunched.state.screen == .passengerWaiting && !relaunched.state.isOptimistic
         }
-        guard case .pending(let ride)? = server.core.rideStatus(of: "ann")?.value else {
+        guard case .pending(let ride)? = server.truth.rideStatus(of: "ann")?.value else {
             Issue.record("the server has no pending ride for ann")
             return
         }

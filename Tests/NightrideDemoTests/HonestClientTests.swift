@@ -58,7 +58,7 @@ struct HonestClientTests {
         var policy = ClientOptions.demoPolicy
         policy.requestTimeout = .seconds(3)
         let options = ClientOptions(journalPath: folder + "/ann.journal", policy: policy)
-        let place = first.core.catalog.search("gare", limit: 1)[0]
+        let place = first.truth.catalog.search("gare", limit: 1)[0]
 
         let client = try NightrideClient(api: try await NightrideAPI.login(server: url, name: "ann", password: "ann-pw"), options: options)
         await until("the first screen") { client.state.screen == .passengerRequesting && !client.state.isOptimistic }
@@ -77,7 +77,7 @@ struct HonestClientTests {
         await until("the request shows") { client.state.screen == .passengerWaiting }
         let stored = client.journal!.mutationStore(named: "ride", for: RideMutation.self)
         #expect(await eventually(within: .seconds(20)) { ((try? await stored.load()) ?? []).count == 1 })
-        #expect(second.core.userNames.isEmpty)
+        #expect(second.truth.userNames.isEmpty)
         client.stop()
 
         // Signed in again: a client with the new session on the same journal.

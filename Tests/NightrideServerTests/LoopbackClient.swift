@@ -123,9 +123,10 @@ final class PushInbox<Value: Decodable & Sendable>: Sendable {
         }
     }
 
-    /// The next pushed value (reconnection hints are skipped).
-    func next() async -> Versioned<Value> {
-        await mailbox.take()
+    /// The next pushed value (reconnection hints are skipped); throws once `limit` passes
+    /// without one, so that a push that never comes fails the test instead of hanging it.
+    func next(within limit: Duration = .seconds(20)) async throws -> Versioned<Value> {
+        try await mailbox.take(within: limit)
     }
 
     /// Values pushed but not taken yet.
@@ -160,22 +161,30 @@ final class Mailbox<Element: Sendable>: Sendable {
         waiters.forEach { $0.resume() }
     }
 
-    func take() async -> Element {
+    /// The oldest item, waiting for one at most `limit` (polled: only real-socket tests use it).
+    func take(within limit: Duration) async throws -> Element {
+        let deadline = ContinuousClock.now + limit
         while true {
             if let item = state.withLock({ $0.items.isEmpty ? nil : $0.items.removeFirst() }) {
                 return item
             }
-            await withCheckedContinuation { continuation in
-                let ready = state.withLock { state in
-                    if state.items.isEmpty { state.waiters.append(continuation) }
-                    return !state.items.isEmpty
-                }
-                if ready { continuation.resume() }
-            }
+            guard ContinuousClock.now < deadline else { throw NothingArrived(limit: limit) }
+            try await Task.sleep(for: .milliseconds(5))
         }
+    }
+
+    /// No item arrived in time.
+    struct NothingArrived: Error, CustomStringConvertible {
+        let limit: Duration
+        var description: String { "nothing arrived within \(limit)" }
     }
 
     var pending: [Element] {
         state.withLock { $0.items }
     }
+}
+
+/// A mutation id of a client of its own, `<new client>:1`: the form StateLoopServer takes.
+func freshID() -> MutationID {
+    MutationID(client: ClientID(), sequence: 1)
 }

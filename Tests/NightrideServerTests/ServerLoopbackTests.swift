@@ -24,7 +24,7 @@ struct ServerLoopbackTests {
             let ride = try await client.pull("/me/ride", token: token, as: RideStatus.self)()
             #expect(mode == Versioned(false, version: Version(epoch: 1, counter: 1)))
             #expect(ride == Versioned(.none, version: Version(epoch: 1, counter: 1)))
-            #expect(server.core.userNames == ["ann"])
+            #expect(server.truth.userNames == ["ann"])
             #expect(server.stats.requests["GET /me/ride"] == 1)
             #expect(server.stats.requests["POST /login"] == 1)
         }
@@ -38,7 +38,7 @@ struct ServerLoopbackTests {
             let again = try await client.send("POST", "/login", body: LoginRequest(name: " alice", password: "s3cret"))
             #expect(again.0 == 200)
             // Stored hashed, never as given.
-            let stored = try #require(server.core.passwordHash(of: "alice"))
+            let stored = try #require(await server.passwordHash(of: "alice"))
             #expect(stored.hasPrefix("$2b$") && !stored.contains("s3cret"))
 
             for wrong in [LoginRequest(name: "alice", password: "guess"), LoginRequest(name: "alice")] {
@@ -52,7 +52,7 @@ struct ServerLoopbackTests {
                 #expect(status == 400)
                 #expect(try JSONDecoder().decode(ErrorBody.self, from: body).error == "invalidPassword")
             }
-            #expect(server.core.passwordHash(of: "alice") == stored)
+            #expect(try await server.passwordHash(of: "alice") == stored)
 
             // No account without a password; a name in another case is the same account.
             let (unprotected, refusal) = try await client.send("POST", "/login", body: LoginRequest(name: "bruno"))
@@ -63,7 +63,7 @@ struct ServerLoopbackTests {
             #expect(try JSONDecoder().decode(LoginResponse.self, from: answer).user == "alice")
             let (claimed, _) = try await client.send("POST", "/login", body: LoginRequest(name: "Alice", password: "other"))
             #expect(claimed == 401)
-            #expect(server.core.userNames == ["alice"])
+            #expect(server.truth.userNames == ["alice"])
         }
     }
 
@@ -73,18 +73,18 @@ struct ServerLoopbackTests {
             let token = try await client.login("ann")
             let nowhere = Place(id: "atlantis", name: "Atlantis", area: "nowhere")
             let (status, body) = try await client.send(
-                "POST", "/me/ride", token: token, body: RideAction.request(destination: nowhere), mutationID: "m1"
+                "POST", "/me/ride", token: token, body: RideAction.request(destination: nowhere), mutationID: "t:1"
             )
             #expect(status == 400)
             #expect(try JSONDecoder().decode(ErrorBody.self, from: body).error == "unknownPlace")
-            #expect(server.core.rideStatus(of: "ann")?.value == RideStatus.none)
+            #expect(server.truth.rideStatus(of: "ann")?.value == RideStatus.none)
 
             let forged = Place(id: "bastille", name: "\u{1B}[2JFree rides", area: "anywhere")
             let (accepted, _) = try await client.send(
-                "POST", "/me/ride", token: token, body: RideAction.request(destination: forged), mutationID: "m2"
+                "POST", "/me/ride", token: token, body: RideAction.request(destination: forged), mutationID: "t:2"
             )
             #expect(accepted == 200)
-            guard case .pending(let ride)? = server.core.rideStatus(of: "ann")?.value else {
+            guard case .pending(let ride)? = server.truth.rideStatus(of: "ann")?.value else {
                 Issue.record("no pending ride")
                 return
             }
@@ -97,17 +97,17 @@ struct ServerLoopbackTests {
         try await withNightride { server, client in
             let token = try await client.login("bob")
             let send = client.sender("/me/driver-mode", token: token, as: DriverModeChange.self)
-            let switchOn = MutationID()
+            let switchOn = freshID()
             let first = try await send(DriverModeChange(on: true), switchOn)
-            _ = try await send(DriverModeChange(on: false), MutationID())
+            _ = try await send(DriverModeChange(on: false), freshID())
             let retried = try await send(DriverModeChange(on: true), switchOn)
             #expect(first == Version(epoch: 1, counter: 2))
             #expect(retried == first)
-            #expect(server.core.driverMode(of: "bob") == Versioned(false, version: Version(epoch: 1, counter: 3)))
+            #expect(server.truth.driverMode(of: "bob") == Versioned(false, version: Version(epoch: 1, counter: 3)))
             #expect(server.changeLog.records(of: "bob").filter { $0.resource == .driverMode }.count == 3)
 
             // A ride action that doesn't fit: 409 with a JSON reason, through the sender too.
-            let (status, body) = try await client.send("POST", "/me/ride", token: token, body: RideAction.accept, mutationID: "m")
+            let (status, body) = try await client.send("POST", "/me/ride", token: token, body: RideAction.accept, mutationID: "t:1")
             #expect(status == 409)
             #expect(try JSONDecoder().decode(ErrorBody.self, from: body).error == "invalidTransition")
             let (badStatus, _) = try await client.send("POST", "/me/driver-mode", token: token, body: ["on": "yes"])
@@ -124,11 +124,11 @@ struct ServerLoopbackTests {
             // The id of the refused ride action, reused for a driver-mode change: refused, and
             // nothing changes.
             let (reusedStatus, reusedBody) = try await client.send(
-                "POST", "/me/driver-mode", token: token, body: DriverModeChange(on: true), mutationID: "m"
+                "POST", "/me/driver-mode", token: token, body: DriverModeChange(on: true), mutationID: "t:1"
             )
             #expect(reusedStatus == 409)
             #expect(try JSONDecoder().decode(ErrorBody.self, from: reusedBody).error == "mutationIDReused")
-            #expect(server.core.driverMode(of: "bob")?.version == Version(epoch: 1, counter: 3))
+            #expect(server.truth.driverMode(of: "bob")?.version == Version(epoch: 1, counter: 3))
         }
     }
 
@@ -142,16 +142,16 @@ struct ServerLoopbackTests {
             let bobPhone = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
             defer { [annPhone, annLaptop, bobPhone].forEach { $0.close() } }
             // Each socket starts with the current value.
-            #expect(await annPhone.next().version.counter == 1)
-            #expect(await annLaptop.next().version.counter == 1)
-            #expect(await bobPhone.next().version.counter == 1)
+            #expect(try await annPhone.next().version.counter == 1)
+            #expect(try await annLaptop.next().version.counter == 1)
+            #expect(try await bobPhone.next().version.counter == 1)
             #expect(server.stats.openSockets == 3)
 
-            _ = try await client.sender("/me/driver-mode", token: ann, as: DriverModeChange.self)(DriverModeChange(on: true), MutationID())
-            #expect(await annPhone.next() == Versioned(true, version: Version(epoch: 1, counter: 2)))
-            #expect(await annLaptop.next() == Versioned(true, version: Version(epoch: 1, counter: 2)))
-            _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), MutationID())
-            #expect(await bobPhone.next() == Versioned(true, version: Version(epoch: 1, counter: 2)))
+            _ = try await client.sender("/me/driver-mode", token: ann, as: DriverModeChange.self)(DriverModeChange(on: true), freshID())
+            #expect(try await annPhone.next() == Versioned(true, version: Version(epoch: 1, counter: 2)))
+            #expect(try await annLaptop.next() == Versioned(true, version: Version(epoch: 1, counter: 2)))
+            _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), freshID())
+            #expect(try await bobPhone.next() == Versioned(true, version: Version(epoch: 1, counter: 2)))
             #expect(bobPhone.pending.isEmpty)
         }
     }
@@ -163,22 +163,22 @@ struct ServerLoopbackTests {
             let bob = try await client.login("bob")
             let bobRide = client.pushes("/me/ride/push", token: bob, as: RideStatus.self)
             defer { bobRide.close() }
-            #expect(await bobRide.next().value == RideStatus.none)
-            _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), MutationID())
+            #expect(try await bobRide.next().value == RideStatus.none)
+            _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), freshID())
 
-            let (requested, _) = try await client.send("POST", "/me/ride", token: ann, body: RideAction.request(destination: bastille))
+            let (requested, _) = try await client.send("POST", "/me/ride", token: ann, body: RideAction.request(destination: bastille), mutationID: "t:1")
             #expect(requested == 200)
-            let offer = await bobRide.next()
+            let offer = try await bobRide.next()
             #expect(offer.value.phase == .incoming)
             #expect(offer.value.ride?.passenger == "ann")
 
-            let (cancelled, data) = try await client.send("POST", "/me/ride", token: ann, body: RideAction.cancel, mutationID: "c1")
+            let (cancelled, data) = try await client.send("POST", "/me/ride", token: ann, body: RideAction.cancel, mutationID: "t:2")
             #expect(cancelled == 200)
             #expect(try JSONDecoder().decode(MutationReceipt.self, from: data).version == Version(epoch: 1, counter: 3))
-            let withdrawn = await bobRide.next()
+            let withdrawn = try await bobRide.next()
             #expect(withdrawn.value == RideStatus.none)
             #expect(withdrawn.version.counter == offer.version.counter + 1)
-            #expect(server.core.rideStatus(of: "bob") == withdrawn)
+            #expect(server.truth.rideStatus(of: "bob") == withdrawn)
         }
     }
 
@@ -188,11 +188,11 @@ struct ServerLoopbackTests {
             let bob = try await client.login("bob")
             let mode = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
             defer { mode.close() }
-            #expect(await mode.next().value == false)
+            #expect(try await mode.next().value == false)
             let started = ContinuousClock.now
-            _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), MutationID())
-            #expect(await mode.next().value == true)
-            let off = await mode.next()
+            _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), freshID())
+            #expect(try await mode.next().value == true)
+            let off = try await mode.next()
             #expect(off == Versioned(false, version: Version(epoch: 1, counter: 3)))
             #expect(ContinuousClock.now - started >= .milliseconds(200))
             let record = try #require(server.changeLog.records(of: "bob").last)
@@ -244,20 +244,21 @@ struct ServerLoopbackTests {
             let bob = try await client.login("bob")
             let mode = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
             defer { mode.close() }
-            #expect(await mode.next().version.counter == 1)
-            _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), MutationID())
-            #expect(await mode.next().value == true)
+            #expect(try await mode.next().version.counter == 1)
+            _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), freshID())
+            #expect(try await mode.next().value == true)
 
             server.faultsEnabled = true
             let arrivals = Mailbox<String>()
             async let pulled = client.pull("/me/driver-mode", token: bob, as: Bool.self)()
             // The GET has read v2 and its answer is held back for 600 ms of the server's time.
             #expect(await eventually(within: .seconds(20)) { server.stats.requests["GET /me/driver-mode"] == 1 })
-            await clock.waitForSleepers(2)  // the held answer and the inactivity timer
-            for _ in 0..<10 where server.core.driverMode(of: "bob")?.value == true {
+            // The held answer, the inactivity timer and the push socket's cut watch.
+            #expect(await eventually(within: .seconds(20)) { clock.sleeperCount >= 3 }, "the GET's answer is held back")
+            for _ in 0..<10 where server.truth.driverMode(of: "bob")?.value == true {
                 await clock.advance(by: .milliseconds(50))
             }
-            let pushed = await mode.next()
+            let pushed = try await mode.next()
             arrivals.put("push")
             await clock.advance(by: .milliseconds(600))
             let response = try await pulled
@@ -299,7 +300,7 @@ struct ServerLoopbackTests {
             while let next = pages.last?.next {
                 pages.append(try await client.get(next, token: token, as: HistoryPage.self))
             }
-            let all = try server.core.history(of: "ann", pageSize: 1_000).items
+            let all = try await server.history(of: "ann", pageSize: 1_000).items
             #expect(pages.flatMap(\.items) == all)
             #expect(pages.count == (all.count + 9) / 10)
             let (badCursor, _) = try await client.send("GET", "/me/history?cursor=x", token: token)
@@ -319,7 +320,7 @@ struct ServerLoopbackTests {
                 let bob = try await client.login("bob")
                 let mode = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
                 defer { mode.close() }
-                _ = await mode.next()
+                _ = try await mode.next()
                 server.faultsEnabled = true
                 for _ in 0..<20 {
                     observed.statuses.append(try await client.send("GET", "/me/ride", token: bob).0)
@@ -327,12 +328,12 @@ struct ServerLoopbackTests {
                 server.faultPlan = FaultPlan(seed: 2024, latency: .zero...(.zero), pushDropProbability: 0.5, disconnectAfter: nil)
                 let send = client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)
                 for index in 0..<12 {
-                    _ = try await send(DriverModeChange(on: index % 2 == 0), MutationID())
+                    _ = try await send(DriverModeChange(on: index % 2 == 0), freshID())
                 }
                 server.faultsEnabled = false
-                let last = try await send(DriverModeChange(on: true), MutationID())
+                let last = try await send(DriverModeChange(on: true), freshID())
                 while true {
-                    let value = await mode.next()
+                    let value = try await mode.next()
                     observed.received.append(value.version.counter)
                     if value.version == last { break }
                 }
@@ -365,7 +366,7 @@ struct ServerLoopbackTests {
         let token = try await client.login("ann")
         let inbox = client.pushes("/me/ride/push", token: token, as: RideStatus.self)
         defer { inbox.close() }
-        _ = await inbox.next()
+        _ = try await inbox.next()
         #expect(server.stats.openSockets == 1)
         await server.stop()
         #expect(server.stats.openSockets == 0)
@@ -389,14 +390,14 @@ struct ServerTimerTests {
         let bob = try await client.login("bob")
         let mode = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
         defer { mode.close() }
-        #expect(await mode.next().value == false)
-        _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), MutationID())
-        #expect(await mode.next().value == true)
+        #expect(try await mode.next().value == false)
+        _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), freshID())
+        #expect(try await mode.next().value == true)
 
         await clock.advance(by: .seconds(59))
-        #expect(server.core.driverMode(of: "bob")?.value == true)
+        #expect(server.truth.driverMode(of: "bob")?.value == true)
         await clock.advance(by: .seconds(1))
-        let off = await mode.next()
+        let off = try await mode.next()
         #expect(off == Versioned(false, version: Version(epoch: 1, counter: 3)))
         #expect(server.changeLog.records(of: "bob").last?.time == .seconds(60))
         #expect(server.now == .seconds(60))
@@ -410,8 +411,8 @@ struct ServerTimerTests {
             let ann = try await client.login("ann")
             let ride = client.pushes("/me/ride/push", token: ann, as: RideStatus.self)
             defer { ride.close() }
-            let first = await ride.next()
-            let afterReconnection = await ride.next()
+            let first = try await ride.next()
+            let afterReconnection = try await ride.next()
             #expect(first == afterReconnection)
             #expect(server.stats.forcedDisconnects >= 1)
             #expect(server.stats.requests["GET /me/ride/push"].map { $0 >= 2 } == true)

@@ -21,11 +21,11 @@ struct SessionTests {
             let mine = ClientID(rawValue: "phone")
             let pushes = client.pushes("/me/driver-mode/push", token: ann, query: "?clientID=phone", as: Bool.self)
             defer { pushes.close() }
-            #expect(await pushes.next().lastMutationID == nil, "nothing processed yet")
+            #expect(try await pushes.next().lastMutationID == nil, "nothing processed yet")
 
             let send = client.sender("/me/driver-mode", token: ann, as: DriverModeChange.self)
             _ = try await send(DriverModeChange(on: true), MutationID(client: mine, sequence: 1))
-            let pushed = await pushes.next()
+            let pushed = try await pushes.next()
             #expect(pushed.value == true)
             #expect(pushed.lastMutationID == 1)
 
@@ -40,7 +40,7 @@ struct SessionTests {
             let (status, _) = try await client.send("POST", "/me/ride", token: ann, body: RideAction.accept, mutationID: MutationID(client: mine, sequence: 2).rawValue)
             #expect(status == 409)
             _ = try await send(DriverModeChange(on: false), MutationID(client: mine, sequence: 3))
-            #expect(await pushes.next().lastMutationID == 3)
+            #expect(try await pushes.next().lastMutationID == 3)
         }
     }
 

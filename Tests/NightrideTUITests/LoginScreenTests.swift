@@ -141,8 +141,8 @@ struct LoginScreenTests {
         let signedUp = try #require(await signIn("alice", "s3cret"))
         let token = try #require(signedUp.token)
         #expect(signedUp.message == "Signed in")
-        #expect(server.core.user(forToken: token) == "alice")
-        #expect(server.core.passwordHash(of: "alice") != nil)
+        #expect(try await server.user(forToken: token) == "alice")
+        #expect(try await server.passwordHash(of: "alice") != nil)
         #expect(!viewModel.isLoading)
 
         let wrong = try #require(await signIn("alice", "guess"))

@@ -43,7 +43,7 @@ struct TmuxEndToEndTests {
             #expect(screen.contains("c  cancel the request"))
             // The screen is optimistic: wait for the server to have it too.
             let pending = try await Self.eventually("ann's ride pending on the server") {
-                if case .pending(let ride) = server.core.rideStatus(of: "ann")?.value { return ride } else { return nil }
+                if case .pending(let ride) = server.truth.rideStatus(of: "ann")?.value { return ride } else { return nil }
             }
             #expect(pending.destination.id == "gare-de-l-est")
             #expect(server.changeLog.records(of: "ann").contains { $0.value == .ride(.pending(pending)) })
@@ -53,11 +53,11 @@ struct TmuxEndToEndTests {
             screen = try await tmux.waitFor("Where to?  (typing; Tab for commands)")
             #expect(screen.contains("Type a place or a district."))
             try await Self.eventually("ann's ride cancelled on the server") {
-                server.core.rideStatus(of: "ann")?.value == RideStatus.none ? true : nil
+                server.truth.rideStatus(of: "ann")?.value == RideStatus.none ? true : nil
             }
 
             // Tab leaves the box; h opens the history and loads its first page.
-            let firstPage = try server.core.history(of: "ann", pageSize: server.configuration.historyPageSize)
+            let firstPage = try await server.history(of: "ann")
             try tmux.run(["send-keys", "-t", "nightride", "Tab"])
             try await tmux.waitFor("r refresh · d driver mode · h history · q quit · Tab search box")
             try tmux.run(["send-keys", "-t", "nightride", "h"])
@@ -68,7 +68,7 @@ struct TmuxEndToEndTests {
             for _ in 1..<firstPage.items.count {
                 try tmux.run(["send-keys", "-t", "nightride", "Down"])
             }
-            let secondPage = try server.core.history(of: "ann", cursor: "\(Self.cursor(of: firstPage))", pageSize: server.configuration.historyPageSize)
+            let secondPage = try await server.history(of: "ann", cursor: "\(Self.cursor(of: firstPage))")
             try await tmux.waitFor("History · \(firstPage.items.count + secondPage.items.count) rides")
 
             // q quits: the normal screen is back, with the terminal settings found.
@@ -104,11 +104,11 @@ struct TmuxEndToEndTests {
             try tmux.run(["send-keys", "-t", "nightride", "Tab"])
             try tmux.run(["send-keys", "-t", "nightride", "-l", "ette"])
             try await tmux.waitFor("Enter to sign in")
-            #expect(server.core.userNames.isEmpty, "nothing was sent while the form was invalid")
+            #expect(server.truth.userNames.isEmpty, "nothing was sent while the form was invalid")
             try tmux.run(["send-keys", "-t", "nightride", "Enter"])
             screen = try await tmux.waitFor("Type a place or a district.")
             #expect(screen.contains("Nightride · annette · driver mode off"))
-            #expect(server.core.passwordHash(of: "annette") != nil)
+            #expect(try await server.passwordHash(of: "annette") != nil)
             try tmux.run(["send-keys", "-t", "nightride", "Tab"])
             try tmux.run(["send-keys", "-t", "nightride", "q"])
             screen = try await tmux.waitFor("terminal ")
@@ -166,7 +166,7 @@ struct TmuxEndToEndTests {
             try await Task.sleep(for: .milliseconds(300))
             let pid = try #require(pid_t(tmux.run(["display-message", "-p", "-t", "nightride", "#{pane_pid}"]).trimmingCharacters(in: .whitespacesAndNewlines)))
             #expect(kill(pid, SIGKILL) == 0)
-            #expect(server.core.rideStatus(of: "kim")?.value == RideStatus.none, "the server never got it")
+            #expect(server.truth.rideStatus(of: "kim")?.value == RideStatus.none, "the server never got it")
 
             // Started again with the network back: the journal shows the request, which then goes out.
             server.isNetworkCut = false
@@ -174,7 +174,7 @@ struct TmuxEndToEndTests {
             var screen = try await tmux.waitFor("Looking for a driver…")
             #expect(screen.contains("To: Gare du Nord"))
             let ride = try await Self.eventually("kim's ride pending on the server") {
-                if case .pending(let ride) = server.core.rideStatus(of: "kim")?.value { return ride } else { return nil }
+                if case .pending(let ride) = server.truth.rideStatus(of: "kim")?.value { return ride } else { return nil }
             }
             #expect(ride.destination.name == "Gare du Nord")
             #expect(server.changeLog.records(of: "kim").filter { record in
@@ -231,8 +231,8 @@ struct TmuxEndToEndTests {
             #expect(screen.contains("Nightride · annie · driver mode off"))
             screen = try await tmux.waitFor("Type a place or a district.", in: "bob")
             #expect(screen.contains("Nightride · bobby · driver mode off"))
-            #expect(server.core.rideStatus(of: "annie")?.value == RideStatus.none)
-            #expect(server.core.rideStatus(of: "bobby")?.value == RideStatus.none)
+            #expect(server.truth.rideStatus(of: "annie")?.value == RideStatus.none)
+            #expect(server.truth.rideStatus(of: "bobby")?.value == RideStatus.none)
 
             for session in ["nightride", "bob"] {
                 try tmux.run(["send-keys", "-t", session, "C-c"])

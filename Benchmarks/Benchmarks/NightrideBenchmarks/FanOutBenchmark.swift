@@ -76,18 +76,14 @@ final class FanOutFixture: Sendable {
         }
     }
 
-    /// One round: flips every user's driver mode in one `server.update`, then waits until every
+    /// One round: flips every user's driver mode in one transaction, then waits until every
     /// client's subscriber has the new version.
     func round(_ benchmark: Benchmark) async throws {
-        let current = server.core.driverMode(of: users[0])!
+        let current = server.truth.driverMode(of: users[0])!
         let on = !current.value
         let start = ContinuousClock.now
         fleet.probe.expect(Int(current.version.counter) + 1, from: start)
-        server.update { core, now in
-            for user in users {
-                _ = try? core.setDriverMode(on, for: user, at: now)
-            }
-        }
+        try await server.setDriverModes(on, for: users)
         let updated = ContinuousClock.now
         let latencies = try await fleet.probe.wait(orFailAfter: .seconds(30)).sorted()
         for latency in latencies {

@@ -1,0 +1,153 @@
+import Foundation
+import NightrideModel
+import StateLoopServer
+import StateLoopWire
+
+/// The ride rules in the store's transactions: the two mutation routes, server-side changes, the
+/// inactivity timer and sessions.
+extension NightrideServer {
+    /// Declares the two values clients follow and the mutations that change them.
+    func declareResources(on sync: SyncServer<NightrideAccess>) {
+        sync.serve(NightrideResources.driverMode, at: "me/driver-mode") { user, _ in user }
+        sync.serve(NightrideResources.ride, at: "me/ride") { user, _ in user }
+        sync.mutation(at: "me/driver-mode", body: DriverModeChange.self, changes: NightrideResources.driverMode, key: { user, _ in user }) {
+            [weak self] transaction, user, change in
+            try self?.apply(in: transaction, for: user) { try $0.setDriverMode(change.on, for: user) }
+        }
+        sync.mutation(at: "me/ride", body: RideAction.self, changes: NightrideResources.ride, key: { user, _ in user }) {
+            [weak self] transaction, user, action in
+            try self?.apply(in: transaction, for: user) { try $0.perform(action, for: user) }
+        }
+    }
+
+    /// Runs a mutation's operation of the rules (after the switch-offs due). A rejection becomes
+    /// the kit's refusal, which it remembers for retries and the client takes as final; either
+    /// way the mutation is added to the audit.
+    private func apply(
+        in transaction: ServerTransaction, for user: String, _ body: (inout RideOperation<StoreWorld>) throws -> Void
+    ) throws {
+        let epoch = transaction.epoch
+        do {
+            try StoreWorld.operate(in: transaction, at: wallNow, rules: rules, body)
+            audit(transaction.mutationID, of: user, epoch: epoch, applied: true)
+        } catch let rejection as Rejection {
+            audit(transaction.mutationID, of: user, epoch: epoch, applied: false)
+            throw MutationRefusal(rejection.code.rawValue, rejection.message, status: Self.status(of: rejection))
+        }
+    }
+
+    private func audit(_ id: MutationID?, of user: String, epoch: UInt64, applied: Bool) {
+        guard let id else { return }
+        state.withLock { $0.processedMutations.append(ProcessedMutation(user: user, id: id.rawValue, epoch: epoch, applied: applied)) }
+    }
+
+    // MARK: Server-side changes
+
+    /// Switches `user`'s driver mode as the server itself (a demo's server-side event); pushed
+    /// like any change.
+    ///
+    /// - Throws: the ``Rejection`` of the rules, or the store's error.
+    public func setDriverMode(_ on: Bool, for user: String) async throws {
+        try await operate { try $0.setDriverMode(on, for: user) }
+    }
+
+    /// Switches the driver mode of every user of `users` in one transaction: one commit, one push
+    /// per socket.
+    public func setDriverModes(_ on: Bool, for users: [String]) async throws {
+        try await operate { operation in
+            for user in users { try operation.setDriverMode(on, for: user) }
+        }
+    }
+
+    /// Applies a ride action of `user` as the server itself (a demo's server-side event).
+    public func perform(_ action: RideAction, for user: String) async throws {
+        try await operate { try $0.perform(action, for: user) }
+    }
+
+    private func operate(_ body: @escaping @Sendable (inout RideOperation<StoreWorld>) throws -> Void) async throws {
+        let sync = try openData().sync
+        let (now, rules) = (wallNow, rules)
+        try await sync.update { transaction in try StoreWorld.operate(in: transaction, at: now, rules: rules, body) }
+    }
+
+    // MARK: Inactivity
+
+    /// Applies inactivity switch-offs as they fall due, so they are pushed without waiting for
+    /// a request. Sleeps until the next deadline, but wakes at least every quarter timeout (at
+    /// most a second), since a driver switching on meanwhile brings a deadline of their own.
+    func runInactivityTimer(on sync: SyncServer<NightrideAccess>) async throws {
+        let timeout = rules.inactivityTimeout
+        let maximumPause = timeout.map { min(.seconds(1), max(.milliseconds(10), $0 / 4)) } ?? .seconds(1)
+        while !Task.isCancelled {
+            let (now, rules) = (wallNow, rules)
+            let deadline: Duration?
+            do {
+                deadline = try await sync.update { transaction in
+                    try StoreWorld.operate(in: transaction, at: now, rules: rules) { $0.book.nextInactivityDeadline(timeout: timeout) }
+                }
+            } catch {
+                logger.warning("inactivity check failed", metadata: ["error": "\(error)"])
+                deadline = nil
+            }
+            let untilNext = deadline.map { $0 - now }
+            try await sleep(min(max(untilNext ?? maximumPause, .milliseconds(1)), maximumPause))
+        }
+    }
+
+    // MARK: Sessions
+
+    /// Ends the sessions of `user` (of everyone when `nil`) and closes their push sockets, as a
+    /// server that lost its sessions would: their clients are answered 401 until they sign in
+    /// again.
+    public func revokeSessions(of user: String? = nil) async throws {
+        let sync = try openData().sync
+        try await sync.update { transaction in
+            if let user {
+                try Sessions.revoke(account: AccountName.key(of: AccountName.normalized(user)), in: transaction)
+            } else {
+                try Sessions.revokeAll(in: transaction)
+            }
+        }
+        if let user {
+            sync.closeSockets(of: user)
+        } else {
+            sync.closeAllSockets()
+        }
+    }
+
+    /// The user of a live session token at the server's time; `nil` for an unknown, expired or
+    /// revoked one.
+    public func user(forToken token: String) async throws -> String? {
+        try await Sessions.user(forToken: token, at: wallSeconds, in: openData().store)
+    }
+
+    /// The stored password hash of the account `name` means (in any case); `nil` for none.
+    public func passwordHash(of name: String) async throws -> String? {
+        try await account(AccountName.key(of: AccountName.normalized(name)))?.passwordHash
+    }
+
+    /// The account stored under `key`, read without a transaction.
+    func account(_ key: String) async throws -> Account? {
+        let (stored, _) = try await openData().store.read(NightrideResources.account.key(key), lastMutationIDOf: nil, scope: "")
+        return try stored.map { try JSONDecoder().decode(Account.self, from: $0.json) }
+    }
+
+    /// One page of `user`'s past rides, newest first, of `pageSize` rides (the configuration's
+    /// by default), as `GET /me/history` answers it.
+    public func history(of user: String, cursor: String? = nil, pageSize: Int? = nil) async throws -> HistoryPage {
+        let size = pageSize ?? configuration.historyPageSize
+        return try await openData().sync.update { transaction in
+            try StoreWorld.historyPage(of: user, cursor: cursor, pageSize: size, in: transaction)
+        }
+    }
+
+    /// The HTTP status a rejection is answered with.
+    static func status(of rejection: Rejection) -> Int {
+        switch rejection.code {
+        case .invalidTransition, .driverBusy, .mutationIDReused: 409
+        case .unknownUser: 404
+        case .invalidName, .invalidPassword, .invalidCursor, .invalidMutationID, .passwordRequired, .unknownPlace: 400
+        case .wrongPassword: 401
+        }
+    }
+}
