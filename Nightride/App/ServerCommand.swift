@@ -1,14 +1,34 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NightrideClient
 import NightrideServer
+import StateLoopServer
 
 /// `nightride server`: runs the backend until interrupted.
 struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",
-        abstract: "Run the Nightride server until Ctrl-C."
+        abstract: "Run the Nightride server until Ctrl-C.",
+        discussion: """
+        Users, sessions, rides and histories are kept in a SQLite file that survives restarts and \
+        kill -9: by default server.sqlite in $XDG_DATA_HOME/nightride (else ~/.local/share/nightride); \
+        --data chooses another file, --memory keeps nothing. After restoring a backup, start with \
+        --restore BACKUP (or --new-epoch on a file restored by hand), so that clients drop what they hold.
+        """
     )
+
+    @Option(help: ArgumentHelp("The SQLite file to keep the data in (created when missing).", valueName: "path"))
+    var data: String?
+
+    @Flag(help: "Keep the data in memory only: a throwaway server.")
+    var memory = false
+
+    @Option(help: ArgumentHelp("Copy this backup over the data file and start a new epoch before serving.", valueName: "backup"))
+    var restore: String?
+
+    @Flag(name: .customLong("new-epoch"), help: "Start a new epoch in the data file before serving (after restoring it by hand).")
+    var newEpoch = false
 
     @Option(help: "The address to listen on.")
     var host = "127.0.0.1"
@@ -35,14 +55,40 @@ struct ServerCommand: AsyncParsableCommand {
         guard inactivity > 0, inactivity.isFinite else { throw ValidationError("--inactivity must be a positive number of seconds") }
         guard tokenLifetime > 0, tokenLifetime.isFinite else { throw ValidationError("--token-lifetime must be a positive number of seconds") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
+        if memory && (data != nil || restore != nil || newEpoch) {
+            throw ValidationError("--memory keeps no file: it goes without --data, --restore and --new-epoch")
+        }
+        if restore != nil && newEpoch {
+            throw ValidationError("--restore starts a new epoch itself: leave out --new-epoch")
+        }
+        if let restore, !FileManager.default.fileExists(atPath: restore) {
+            throw ValidationError("--restore: no backup at \(restore)")
+        }
+    }
+
+    /// The data file: --data, or server.sqlite in the platform's data folder (created).
+    private func dataPath() throws -> String? {
+        guard !memory else { return nil }
+        if let data { return data }
+        let folder = JournalLocation.folder()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return folder + "/server.sqlite"
     }
 
     func run() async throws {
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         var logger = Logger(label: "nightride.server")
         logger.logLevel = verbose ? .debug : .notice
+        let path = try dataPath()
+        if let path, let restore {
+            let epoch = try SQLiteStore.restore(from: restore, to: path)
+            say("Restored \(restore) to \(path), epoch \(epoch)")
+        } else if let path, newEpoch {
+            say("New epoch \(try SQLiteStore.startNewEpoch(at: path)) in \(path)")
+        }
         let server = NightrideServer(
             configuration: .init(
+                dataPath: path,
                 host: host,
                 port: port,
                 inactivityTimeout: .milliseconds(Int64(inactivity * 1_000)),
@@ -52,7 +98,7 @@ struct ServerCommand: AsyncParsableCommand {
             logger: logger
         )
         let bound = try await server.start()
-        say("Nightride listening on http://\(host):\(bound)\(faultSeed.map { " (faults, seed \($0))" } ?? "")")
+        say("Nightride listening on http://\(host):\(bound)\(faultSeed.map { " (faults, seed \($0))" } ?? ""), data \(path ?? "in memory")")
         await Self.interrupted()
         say("Stopping…")
         await server.stop()
