@@ -64,8 +64,10 @@ public final class ChaosRun {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         var logger = Logger(label: "nightride.chaos")
         logger.logLevel = .critical
+        // A durable server: its data in a file of the run's folder, which a restart keeps.
         let server = NightrideServer(
             configuration: .init(
+                dataPath: folder + "/server.sqlite",
                 port: 0,
                 inactivityTimeout: .seconds(3),
                 faults: FaultPlan(
@@ -149,9 +151,9 @@ public final class ChaosRun {
             server.isNetworkCut = false
             try? await Task.sleep(for: .milliseconds(20 + Int(random.bits("back \(flap)") % 100)))
         }
-        // One batch in eight meets a server restart (everything forgotten, a new epoch), one
-        // in eight a server that forgot every token; the others lose a quarter of their users'
-        // sessions.
+        // One batch in eight meets a server restart (its data on disk: every session, ride and
+        // answer survives it), one in eight a server that revokes every session; the others
+        // lose a quarter of their users' sessions.
         switch random.bits("sessions") % 8 {
         case 0:
             do {

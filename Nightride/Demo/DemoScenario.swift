@@ -54,6 +54,7 @@ public final class DemoScenario {
         try FileManager.default.createDirectory(atPath: options.journalFolder, withIntermediateDirectories: true)
         server = NightrideServer(
             configuration: .init(
+                dataPath: options.journalFolder + "/server.sqlite",
                 port: 0,
                 inactivityTimeout: options.inactivity,
                 faults: FaultPlan(
@@ -182,20 +183,36 @@ public final class DemoScenario {
         } until: {
             ann.state.screen == .passengerDriverComing && bob.state.screen == .driverGoingToPassenger && !bob.state.isOptimistic
         }
-        try await restartServer()
+        try await restartServer(driver: bob)
+        try await revokeSessions()
     }
 
-    /// The server restarts in the middle of the ride with its memory gone: both clients must
-    /// say "signed out" (not offline, not the old ride as if nothing happened), sign in again,
-    /// and show the new server's truth: no ride, driver mode off.
-    private func restartServer() async throws {
-        log("▶ the server restarts mid-ride and forgets everything")
+    /// The server restarts in the middle of the ride, its data on disk: both clients keep the
+    /// ride and their sessions (no sign-in), and the driver's next step reaches both.
+    private func restartServer(driver: NightrideClient) async throws {
+        log("▶ the server restarts mid-ride; its data is on disk")
         let start = ContinuousClock.now
         try await server.restart()
+        driver.perform(.arrive)
+        try await waitUntil("the driver's arrival reaches both, nobody signed out") {
+            clients.allSatisfy { $0.state.screen == .riding && !$0.state.isOptimistic && !$0.state.isSignedOut }
+        }
+        let time = ContinuousClock.now - start
+        convergence.append(("server restart: ride kept", time))
+        log(String(format: "  both clients on with the ride %.0f ms after the restart, without signing in", time.seconds * 1_000))
+    }
+
+    /// Every session is revoked (a sign-out everywhere): both clients must say "signed out"
+    /// (not offline, not the ride as if nothing happened), sign in again on the same journals,
+    /// and show the ride as the server has it.
+    private func revokeSessions() async throws {
+        log("▶ the server revokes every session")
+        let start = ContinuousClock.now
+        try await server.revokeSessions()
         try await waitUntil("both clients signed out") { clients.allSatisfy(\.state.isSignedOut) }
-        // The truth of a server that forgot every session is "signed out": shown without a key press.
-        convergence.append(("server restart: signed out", ContinuousClock.now - start))
-        log(String(format: "  both clients signed out %.0f ms after the restart", (ContinuousClock.now - start).seconds * 1_000))
+        // The truth of a server that ended every session is "signed out": shown without a key press.
+        convergence.append(("sessions revoked: signed out", ContinuousClock.now - start))
+        log(String(format: "  both clients signed out %.0f ms after the revocation", (ContinuousClock.now - start).seconds * 1_000))
         for index in clients.indices {
             let name = clients[index].api.user
             clients[index].stop()
@@ -203,9 +220,9 @@ public final class DemoScenario {
             screenLog.watch(clients[index])
             log("  \(name) signs in again")
         }
-        try await converge(after: "server restart")
-        try await waitUntil("no ride, driver mode off") {
-            clients.allSatisfy { $0.state.screen == .passengerRequesting }
+        try await converge(after: "signing in again")
+        try await waitUntil("the ride, as the server has it") {
+            clients.allSatisfy { $0.state.screen == .riding }
         }
     }
 

@@ -14,7 +14,7 @@ struct EndToEndTests {
         #expect(report.passed, "\(report.table)\n\(transcript.joined(separator: "\n"))")
         #expect(report.clients.map(\.user) == ["ann", "bob"])
         #expect(report.clients.allSatisfy { $0.eventsJournaled > 0 })
-        #expect(report.convergence.map(\.fault) == ["network cut", "faults off", "server restart: signed out", "server restart"])
+        #expect(report.convergence.map(\.fault) == ["network cut", "faults off", "server restart: ride kept", "sessions revoked: signed out", "signing in again"])
         #expect(report.serverStats.pushesSent > 0)
     }
 
