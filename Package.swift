@@ -181,16 +181,16 @@ let package = Package(
             dependencies: [
                 "NightrideModel",
                 "StateLoopWire",
+                // The kit: resources, pushes, mutations, the store; Hummingbird for the routes
+                // of its own (sign-in, places, history).
+                "StateLoopServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                // AttemptLimiter today; the whole kit once the server is rebuilt on it (#14).
-                "StateLoopServer",
             ],
             path: "Nightride/Server"
         ),

@@ -22,6 +22,9 @@ struct ChaosCommand: AsyncParsableCommand {
         let failed = outcomes.filter { !$0.passed(within: DemoReport.convergenceBound) }
         for outcome in failed {
             print("seed \(outcome.seed): \(outcome.violations.map(\.description)) convergence \(outcome.convergence.map(String.init(describing:)) ?? "never") \(outcome.mutationProblems)")
+            for line in outcome.unconverged {
+                print("  \(line)")
+            }
         }
         print("\(outcomes.count) scenarios, \(outcomes.map(\.screensShown).reduce(0, +)) screens, \(failed.count) failed")
         if !failed.isEmpty {

@@ -55,6 +55,7 @@ public final class DemoScenario {
         server = NightrideServer(
             configuration: .init(
                 dataPath: options.journalFolder + "/server.sqlite",
+                durability: .processCrash,
                 port: 0,
                 inactivityTimeout: options.inactivity,
                 faults: FaultPlan(

@@ -85,21 +85,18 @@ struct MemoryWorld: RideWorld, Sendable {
     mutating func commit(at time: Duration) -> [ChangeRecord] {
         var records: [ChangeRecord] = []
         for (user, resource) in pending.order {
+            let isNew = pending.created.contains(user)
             switch resource {
             case .driverMode:
-                guard let on = pending.driverModes[user] else { continue }
-                let stored = pending.created.contains(user) ? nil : values[user]?.driverMode
-                guard stored?.value != on else { continue }
-                let version = Version(epoch: epoch, counter: (stored?.version.counter ?? 0) + 1)
-                values[user, default: Self.placeholder].driverMode = Versioned(on, version: version)
-                records.append(ChangeRecord(time: time, user: user, version: version, value: .driverMode(on)))
+                guard let on = pending.driverModes[user],
+                      let next = Self.next(on, over: isNew ? nil : values[user]?.driverMode, epoch: epoch) else { continue }
+                values[user, default: Self.placeholder].driverMode = next
+                records.append(ChangeRecord(time: time, user: user, version: next.version, value: .driverMode(on)))
             case .ride:
-                guard let status = pending.rides[user] else { continue }
-                let stored = pending.created.contains(user) ? nil : values[user]?.ride
-                guard stored?.value != status else { continue }
-                let version = Version(epoch: epoch, counter: (stored?.version.counter ?? 0) + 1)
-                values[user, default: Self.placeholder].ride = Versioned(status, version: version)
-                records.append(ChangeRecord(time: time, user: user, version: version, value: .ride(status)))
+                guard let status = pending.rides[user],
+                      let next = Self.next(status, over: isNew ? nil : values[user]?.ride, epoch: epoch) else { continue }
+                values[user, default: Self.placeholder].ride = next
+                records.append(ChangeRecord(time: time, user: user, version: next.version, value: .ride(status)))
             }
         }
         accounts.merge(pending.accounts) { $1 }
@@ -109,6 +106,13 @@ struct MemoryWorld: RideWorld, Sendable {
         }
         pending = Pending()
         return records
+    }
+
+    /// `value` as the next version after `stored` (the first for `nil`); `nil` when it is no
+    /// change.
+    private static func next<Value: Equatable & Sendable>(_ value: Value, over stored: Versioned<Value>?, epoch: UInt64) -> Versioned<Value>? {
+        guard stored?.value != value else { return nil }
+        return Versioned(value, version: Version(epoch: epoch, counter: (stored?.version.counter ?? 0) + 1))
     }
 
     /// A new user's values before its first commit fills both in.

@@ -1,9 +1,14 @@
+import StateLoopServer
+
 extension NightrideServer {
     /// How a server listens and behaves.
     public struct Configuration: Sendable {
         /// The SQLite file the server keeps its data in (users, sessions, rides, histories),
         /// which survives a restart and a crash; `nil` keeps it in memory, lost on restart.
         public var dataPath: String?
+        /// What a commit to the data file survives: a power cut (an fsync per commit, the
+        /// default) or any crash of the process, `kill -9` included (no fsync: faster).
+        public var durability: SQLiteStore.Durability
         /// The address to bind; loopback by default.
         public var host: String
         /// The port to bind; 0 picks a free one (read it back from ``NightrideServer/start()``).
@@ -58,6 +63,7 @@ extension NightrideServer {
         /// tokens valid for 24 hours.
         public init(
             dataPath: String? = nil,
+            durability: SQLiteStore.Durability = .powerLoss,
             host: String = "127.0.0.1",
             port: Int = 0,
             inactivityTimeout: Duration? = .seconds(300),
@@ -72,6 +78,7 @@ extension NightrideServer {
         ) {
             self.passwordCost = passwordCost
             self.dataPath = dataPath
+            self.durability = durability
             self.loginLimits = loginLimits
             self.host = host
             self.port = port

@@ -184,7 +184,7 @@ public final class NightrideServer: Sendable {
     }
 
     private func makeData(epoch: UInt64?) throws -> DataLife {
-        let store = try configuration.dataPath.map { try SQLiteStore(path: $0) } ?? SQLiteStore(epoch: epoch)
+        let store = try configuration.dataPath.map { try SQLiteStore(path: $0, durability: configuration.durability) } ?? SQLiteStore(epoch: epoch)
         let access = NightrideAccess { [weak self] token in
             guard let self else { return nil }
             return try await Sessions.user(forToken: token, at: self.wallSeconds, in: store)

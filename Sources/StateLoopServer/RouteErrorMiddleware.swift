@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Synchronization
 
 /// Answers what no route answers with a JSON error, as the kit's routes do: 404 for a path no
 /// route has, 405 (with `Allow`) for a declared path asked with another method, and the status
@@ -8,9 +9,9 @@ import Hummingbird
 struct RouteErrorMiddleware: RouterMiddleware {
     typealias Context = SyncRequestContext
 
-    /// The declared paths, split into segments (`:name` matches any one segment), with the
-    /// methods each answers.
-    let routes: [(segments: [Substring], methods: [HTTPRequest.Method])]
+    /// The paths answered, with their methods: the kit's at first, every route once the
+    /// application's router is complete.
+    let table: RouteTable
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
@@ -31,7 +32,7 @@ struct RouteErrorMiddleware: RouterMiddleware {
     private func methods(for path: String) -> [HTTPRequest.Method] {
         let segments = path.split(separator: "/")
         var found: [HTTPRequest.Method] = []
-        for route in routes where route.segments.count == segments.count {
+        for route in table.entries where route.segments.count == segments.count {
             let matches = zip(route.segments, segments).allSatisfy { pattern, segment in pattern.hasPrefix(":") || pattern == segment }
             if matches { found += route.methods.filter { !found.contains($0) } }
         }
@@ -43,5 +44,39 @@ struct RouteErrorMiddleware: RouterMiddleware {
             status: status, headers: [.contentType: "application/json"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: WireMessage.error(code, message)))
         )
+    }
+}
+
+/// The paths a router answers, split into segments (`:` first matches any one segment), with the
+/// methods each answers. Shared by reference: the middleware is added before the app's routes,
+/// which are learnt once the router is complete.
+final class RouteTable: Sendable {
+    typealias Entry = (segments: [Substring], methods: [HTTPRequest.Method])
+    private let storage: Mutex<[Entry]>
+
+    init(_ entries: [Entry]) {
+        storage = Mutex(entries)
+    }
+
+    var entries: [Entry] {
+        storage.withLock { $0 }
+    }
+
+    /// Replaces the table with every route of `router`, the app's own included.
+    func learn<Context>(_ router: Router<Context>) {
+        var methods: [String: [HTTPRequest.Method]] = [:]
+        var segments: [String: [Substring]] = [:]
+        for route in router.routes {
+            let parts = route.path.components.map { component -> Substring in
+                let text = component.description
+                return text.hasPrefix("{") || text.contains("*") ? Substring(":" + text) : Substring(text)
+            }
+            let key = parts.joined(separator: "/")
+            segments[key] = parts
+            if !(methods[key] ?? []).contains(route.method) { methods[key, default: []].append(route.method) }
+        }
+        storage.withLock { entries in
+            entries = segments.keys.sorted().map { (segments: segments[$0]!, methods: methods[$0]!) }
+        }
     }
 }

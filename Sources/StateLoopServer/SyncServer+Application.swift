@@ -33,8 +33,10 @@ extension SyncServer {
     ) -> some ApplicationProtocol {
         let router = Router(context: SyncRequestContext.self)
         middleware(router)
-        addRoutes(to: router)
+        let table = addKitRoutes(to: router)
         routes(router)
+        // The app's routes answer 405 with `Allow` for their other methods too.
+        table.learn(router)
         let sockets = Router(context: PushRequestContext.self)
         addPushRoutes(to: sockets)
         let http1 = HTTP1Channel.Configuration(

@@ -10,7 +10,20 @@ extension SyncServer {
     /// Adds the declared resources' `GET` (and `HEAD`) routes, the mutation routes and the
     /// metrics route (`GET /metrics` unless configured otherwise) to `router`.
     public func addRoutes(to router: Router<SyncRequestContext>) {
-        router.add(middleware: RouteErrorMiddleware(routes: declaredMethods))
+        _ = addKitRoutes(to: router)
+    }
+
+    /// Adds the kit's routes; returns the table the error middleware answers 404 and 405 from,
+    /// for ``application(host:port:idleTimeout:requestHeadTimeout:maximumHeadBytes:maximumConnections:additionalChannelHandlers:middleware:routes:onServerRunning:)``
+    /// to fill with the app's routes too.
+    func addKitRoutes(to router: Router<SyncRequestContext>) -> RouteTable {
+        let table = RouteTable(declaredMethods)
+        router.add(middleware: RouteErrorMiddleware(table: table))
+        addDeclaredRoutes(to: router)
+        return table
+    }
+
+    private func addDeclaredRoutes(to router: Router<SyncRequestContext>) {
         for declaration in declared {
             switch declaration {
             case .read(let path, let resource, let key):
