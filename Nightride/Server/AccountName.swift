@@ -10,6 +10,25 @@ enum AccountName {
         name.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
     }
 
+    /// `name` as the server keeps it (see ``normalized(_:)``), once checked.
+    ///
+    /// - Throws: `invalidName` for an empty or overlong name, or one with control characters.
+    static func checked(_ name: String) throws(Rejection) -> String {
+        let normalized = normalized(name)
+        guard isValid(normalized) else {
+            throw Rejection(
+                .invalidName,
+                "a name has 1 to \(LoginRequest.maximumNameLength) characters (at most \(LoginRequest.maximumNameBytes) bytes), none of them a control character"
+            )
+        }
+        return normalized
+    }
+
+    /// The key of the account a login name, as typed, means.
+    static func key(ofLogin name: String) -> String {
+        key(of: normalized(name))
+    }
+
     /// Whether a normalized name is acceptable: not empty, within the limits in characters and
     /// bytes, and free of control and format characters (which would hide or reorder text).
     static func isValid(_ name: String) -> Bool {

@@ -11,8 +11,8 @@ enum JSON {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()
-    /// One decoder for every request body.
-    private static let decoder = JSONDecoder()
+    /// One decoder for every request body and stored value the server reads.
+    static let decoder = JSONDecoder()
 
     static func data(_ value: some Encodable) -> Data? {
         try? encoder.encode(value)

@@ -14,11 +14,11 @@ struct LoginLimits: Sendable {
 
     /// How long a login of `name` from `peer` must wait at `now`; `nil` when it may go ahead.
     func wait(name: String, peer: String, at now: Duration) -> Duration? {
-        [perName.wait(for: AccountName.key(of: AccountName.normalized(name)), at: now), perAddress.wait(for: peer, at: now)].compactMap { $0 }.max()
+        [perName.wait(for: AccountName.key(ofLogin: name), at: now), perAddress.wait(for: peer, at: now)].compactMap { $0 }.max()
     }
 
     func recordFailure(name: String, peer: String, at now: Duration) {
-        perName.record(AccountName.key(of: AccountName.normalized(name)), at: now)
+        perName.record(AccountName.key(ofLogin: name), at: now)
         perAddress.record(peer, at: now)
     }
 }

@@ -83,13 +83,7 @@ public struct NightrideCore: Sendable {
     ///   (missing, wrong, or set by a concurrent login meanwhile).
     public mutating func login(name: String, token: String, proof: PasswordProof, at now: Duration) throws(Rejection) -> LoginResponse {
         let now = advance(to: now)
-        let normalized = AccountName.normalized(name)
-        guard AccountName.isValid(normalized) else {
-            throw Rejection(
-                .invalidName,
-                "a name has 1 to \(LoginRequest.maximumNameLength) characters (at most \(LoginRequest.maximumNameBytes) bytes), none of them a control character"
-            )
-        }
+        let normalized = try AccountName.checked(name)
         let places = catalog.places
         let user = try operate(at: now) { operation in
             try operation.signIn(name: normalized, proof: proof) { FakeHistory.rides(for: $0, places: places) }
@@ -101,7 +95,7 @@ public struct NightrideCore: Sendable {
     /// The stored password hash of the account `name` names (as a login would spell it, in any
     /// case), `nil` for no such account.
     public func passwordHash(of name: String) -> String? {
-        world.account(AccountName.key(of: AccountName.normalized(name)))?.passwordHash
+        world.account(AccountName.key(ofLogin: name))?.passwordHash
     }
 
     /// The mutation ids whose answers are remembered for `user`, for tests and diagnostics.

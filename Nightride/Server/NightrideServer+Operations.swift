@@ -103,7 +103,7 @@ extension NightrideServer {
         let sync = try openData().sync
         try await sync.update { transaction in
             if let user {
-                try Sessions.revoke(account: AccountName.key(of: AccountName.normalized(user)), in: transaction)
+                try Sessions.revoke(account: AccountName.key(ofLogin: user), in: transaction)
             } else {
                 try Sessions.revokeAll(in: transaction)
             }
@@ -123,13 +123,13 @@ extension NightrideServer {
 
     /// The stored password hash of the account `name` means (in any case); `nil` for none.
     public func passwordHash(of name: String) async throws -> String? {
-        try await account(AccountName.key(of: AccountName.normalized(name)))?.passwordHash
+        try await account(AccountName.key(ofLogin: name))?.passwordHash
     }
 
     /// The account stored under `key`, read without a transaction.
     func account(_ key: String) async throws -> Account? {
         let (stored, _) = try await openData().store.read(NightrideResources.account.key(key), lastMutationIDOf: nil, scope: "")
-        return try stored.map { try JSONDecoder().decode(Account.self, from: $0.json) }
+        return try stored.map { try JSON.decoder.decode(Account.self, from: $0.json) }
     }
 
     /// One page of `user`'s past rides, newest first, of `pageSize` rides (the configuration's

@@ -40,12 +40,11 @@ extension NightrideServer {
                 for: Rejection(.invalidPassword, "a password has 1 to \(LoginRequest.maximumPasswordBytes) bytes, none of them NUL")
             )
         }
-        let name = AccountName.normalized(body.name)
-        guard AccountName.isValid(name) else {
-            return Self.response(for: Rejection(
-                .invalidName,
-                "a name has 1 to \(LoginRequest.maximumNameLength) characters (at most \(LoginRequest.maximumNameBytes) bytes), none of them a control character"
-            ))
+        let name: String
+        do {
+            name = try AccountName.checked(body.name)
+        } catch {
+            return Self.response(for: error)
         }
         // Guessing is slowed down before any hashing: failures are counted per account and per
         // address, and past the limit the login waits, whatever the password.

@@ -206,7 +206,7 @@ public final class NightrideServer: Sendable {
     /// Adds the values of a commit to the change log, at the server's time.
     private func log(_ changes: CommittedChanges) {
         let now = self.now
-        let decoder = JSONDecoder()
+        let decoder = JSON.decoder
         var records: [ChangeRecord] = []
         for stored in changes.values {
             let value: ResourceValue? = switch stored.key.resource {

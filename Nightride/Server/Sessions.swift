@@ -67,7 +67,7 @@ enum Sessions {
     static func user(forToken token: String, at now: Double, in store: any ServerStore) async throws -> String? {
         let (stored, _) = try await store.read(resource.key(digest(of: token)), lastMutationIDOf: nil, scope: "")
         guard let stored else { return nil }
-        let record = try JSONDecoder().decode(Record.self, from: stored.json)
+        let record = try JSON.decoder.decode(Record.self, from: stored.json)
         return record.isLive(at: now) ? record.user : nil
     }
 }

@@ -145,27 +145,17 @@ final class PushInbox<Value: Decodable & Sendable>: Sendable {
 
 /// A queue whose `take` waits for a value.
 final class Mailbox<Element: Sendable>: Sendable {
-    private struct State {
-        var items: [Element] = []
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let state = Mutex(State())
+    private let items = Mutex<[Element]>([])
 
     func put(_ item: Element) {
-        let waiters = state.withLock { state in
-            state.items.append(item)
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        waiters.forEach { $0.resume() }
+        items.withLock { $0.append(item) }
     }
 
     /// The oldest item, waiting for one at most `limit` (polled: only real-socket tests use it).
     func take(within limit: Duration) async throws -> Element {
         let deadline = ContinuousClock.now + limit
         while true {
-            if let item = state.withLock({ $0.items.isEmpty ? nil : $0.items.removeFirst() }) {
+            if let item = items.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
                 return item
             }
             guard ContinuousClock.now < deadline else { throw NothingArrived(limit: limit) }
@@ -180,7 +170,7 @@ final class Mailbox<Element: Sendable>: Sendable {
     }
 
     var pending: [Element] {
-        state.withLock { $0.items }
+        items.withLock { $0 }
     }
 }
 
