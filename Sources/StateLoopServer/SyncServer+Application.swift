@@ -41,13 +41,13 @@ extension SyncServer {
         addPushRoutes(to: sockets)
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: additionalChannelHandlers(),
-            idleTimeout: Self.timeAmount(idleTimeout)
+            idleTimeout: TimeAmount(idleTimeout)
         )
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: http1, ws: WebSocketServerConfiguration(maxFrameSize: configuration.maximumFrameBytes)
         )
         let pushResponder = sockets.buildResponder()
-        let headTimeout = Self.timeAmount(requestHeadTimeout)
+        let headTimeout = TimeAmount(requestHeadTimeout)
         return Application(
             router: router,
             server: HTTPServerBuilder { responder in
@@ -66,9 +66,5 @@ extension SyncServer {
             onServerRunning: onServerRunning,
             logger: logger
         )
-    }
-
-    private static func timeAmount(_ duration: Duration) -> TimeAmount {
-        .nanoseconds(Int64(duration / .nanoseconds(1)))
     }
 }

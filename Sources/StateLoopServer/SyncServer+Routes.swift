@@ -17,9 +17,10 @@ extension SyncServer {
     /// for ``application(host:port:idleTimeout:requestHeadTimeout:maximumHeadBytes:maximumConnections:additionalChannelHandlers:middleware:routes:onServerRunning:)``
     /// to fill with the app's routes too.
     func addKitRoutes(to router: Router<SyncRequestContext>) -> RouteTable {
-        let table = RouteTable(declaredMethods)
+        let table = RouteTable([])
         router.add(middleware: RouteErrorMiddleware(table: table))
         addDeclaredRoutes(to: router)
+        table.learn(router)
         return table
     }
 
@@ -50,21 +51,6 @@ extension SyncServer {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: self.metrics.rendered()))
             )
         }
-    }
-
-    /// Each declared path with the methods the kit answers on it.
-    private var declaredMethods: [(segments: [Substring], methods: [HTTPRequest.Method])] {
-        var methods: [String: [HTTPRequest.Method]] = [:]
-        var order: [String] = []
-        for declaration in declared {
-            let (path, added): (String, [HTTPRequest.Method]) = switch declaration {
-            case .read(let path, _, _): (path, [.get, .head])
-            case .mutation(let path, _): (path, [.post])
-            }
-            if methods[path] == nil { order.append(path) }
-            methods[path, default: []] += added
-        }
-        return order.map { (segments: $0.split(separator: "/"), methods: methods[$0] ?? []) }
     }
 
     private func read(
@@ -114,10 +100,13 @@ extension SyncServer {
         )
         let access = self.access
         let logger = self.logger
+        // Decoded before the store's write lock, which every other writer waits on; its refusal
+        // still comes after the remembered answer, from inside the transaction.
+        let decoded = Result { try run(parameters, principal, body) }
         do {
             let answer = try await timedWrite { store in
                 try mutation.process(in: store, mayWrite: { access.mayWrite($0, as: principal) }, logger: logger) {
-                    let prepared = try run(parameters, principal, body)
+                    let prepared = try decoded.get()
                     guard access.mayRead(prepared.key, as: principal) else { throw MutationRefusal.notFound }
                     return prepared
                 }
@@ -217,11 +206,11 @@ extension SyncServer {
     }
 
     static var unauthorized: Response {
-        json(401, WireMessage.error("unauthorized", "no valid session: sign in again"))
+        json(401, WireMessage.unauthorized)
     }
 
     static var notFound: Response {
-        json(404, WireMessage.error("notFound", "no such resource"))
+        json(404, WireMessage.notFound)
     }
 
     /// The store could not be reached or the commit failed: worth retrying.

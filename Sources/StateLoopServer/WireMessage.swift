@@ -22,6 +22,11 @@ enum WireMessage {
         Data(#"{"version":{"epoch":\#(version.epoch),"counter":\#(version.counter)}}"#.utf8)
     }
 
+    /// The fixed error bodies, encoded once rather than on every answer.
+    static let unauthorized = error("unauthorized", "no valid session: sign in again")
+    static let notFound = error("notFound", "no such resource")
+    static let unavailable = error("unavailable", "the server cannot reach its data now: retry")
+
     /// `{"error": …, "message": …}`: StateLoopWire's `ErrorBody`, its keys always in the same
     /// order, so that equal answers are equal bytes (a hidden key's 404 is the missing one's).
     static func error(_ code: String, _ message: String) -> Data {
