@@ -63,9 +63,12 @@ extension RideOperation {
     /// Offers waiting rides, oldest first, to available drivers, the longest idle first (ties
     /// by name, so the choice is repeatable).
     mutating func dispatch() throws {
+        // Worked out once: an offer takes its driver out, and nothing else changes meanwhile.
+        var available = book.availableDrivers
         while let rideID = book.waiting.first {
-            guard let driver = book.availableDrivers.min(by: { ($0.value, $0.key) < ($1.value, $1.key) })?.key,
+            guard let driver = available.min(by: { ($0.value, $0.key) < ($1.value, $1.key) })?.key,
                   var active = book.rides[rideID] else { return }
+            available[driver] = nil
             book.waiting.removeFirst()
             active.stage = .offered(to: driver)
             book.rides[rideID] = active
