@@ -172,6 +172,8 @@ public final class NightrideClient {
                 headers: headers,
                 initialBackoff: options.reconnectBackoff,
                 maxBackoff: options.reconnectBackoff * 4,
+                // An upgrade is a request: no longer unanswered than the policy lets any be.
+                handshakeTimeout: options.policy.requestTimeout ?? .seconds(10),
                 logger: Logger(label: "nightride.push", factory: { _ in SwiftLogNoOpLogHandler() }),
                 onConnectionChange: { report.yield($0) }
             )

@@ -64,11 +64,12 @@ public final class ChaosRun {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         var logger = Logger(label: "nightride.chaos")
         logger.logLevel = .critical
-        // Its data in memory, so that a restart forgets every session: a durable restart leaves a
-        // client's optimistic resource offline with its mutations pending now and then (seeds
-        // 521 to 540 show it), which is to be fixed before the run restarts a durable server.
+        // Its data in a file, as the demo's: a restart opens it again, and every session and
+        // ride survives it.
         let server = NightrideServer(
             configuration: .init(
+                dataPath: folder + "/server.sqlite",
+                durability: .processCrash,
                 port: 0,
                 inactivityTimeout: .seconds(3),
                 faults: FaultPlan(
@@ -165,8 +166,9 @@ public final class ChaosRun {
     }
 
     /// The server's own trouble during a batch, drawn from `seed`: the network flaps (five cuts
-    /// within a second), then a restart that forgets everything, a revocation of every session,
-    /// or a quarter of the users signed out. Returns what happened, for the log.
+    /// within a second), then a restart on the same data file (sessions kept), a restart with a
+    /// new epoch (as after a restore: clients re-bootstrap, still signed in), a revocation of
+    /// every session, or a quarter of the users signed out. Returns what happened, for the log.
     private static func serverTrouble(_ server: NightrideServer, users: [String], seed: UInt64) async -> String {
         let random = SeededRandom(seed: seed)
         try? await Task.sleep(for: .milliseconds(Int(random.bits("trouble start") % 300)))
@@ -176,14 +178,15 @@ public final class ChaosRun {
             server.isNetworkCut = false
             try? await Task.sleep(for: .milliseconds(20 + Int(random.bits("back \(flap)") % 100)))
         }
-        // One batch in eight meets a server restart (everything forgotten, a new epoch), one in
-        // eight a revocation of every session; the others lose a quarter of their users'
-        // sessions.
-        switch random.bits("sessions") % 8 {
-        case 0:
+        // One batch in eight meets each of the restarts and the revocation of every session; the
+        // others lose a quarter of their users' sessions.
+        let trouble = random.bits("sessions") % 8
+        switch trouble {
+        case 0, 2:
+            let newEpoch = trouble == 2
             do {
-                try await server.restart()
-                return "server restarted"
+                try await server.restart(newEpoch: newEpoch)
+                return newEpoch ? "server restarted with a new epoch" : "server restarted"
             } catch {
                 return "server restart failed: \(error)"
             }

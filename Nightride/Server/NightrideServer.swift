@@ -84,20 +84,30 @@ public final class NightrideServer: Sendable {
     }
 
     /// Stops and starts again on the same port, as a restarted process would: a server whose
-    /// data is in a file keeps every user, session and ride; one whose data is in memory loses
-    /// them and starts a later epoch, so that its clients are signed out and re-bootstrap. The
-    /// change log and the audit carry on either way.
+    /// data is in a file opens it again and keeps every user, session and ride; one whose data
+    /// is in memory loses them and starts a later epoch, so that its clients are signed out and
+    /// re-bootstrap. The change log and the audit carry on either way.
     ///
+    /// - Parameter newEpoch: For a server on a file: start a new epoch in it first, as
+    ///   `nightride server --new-epoch` does after a restore, so that clients drop the versions
+    ///   they hold and take the server's values again, still signed in.
     /// - Returns: the port, the same as before.
     @discardableResult
-    public func restart() async throws -> Int {
+    public func restart(newEpoch: Bool = false) async throws -> Int {
         guard let port else { throw StartFailure(description: "the server is not running") }
         await stop()
-        if configuration.dataPath == nil {
+        let fresh: DataLife
+        if let path = configuration.dataPath {
+            // The file opened again, as a new process would: what survives is what it holds.
+            data.withLock { $0 = nil }
+            if newEpoch { _ = try SQLiteStore.startNewEpoch(at: path) }
+            fresh = try makeData(epoch: nil)
+            if newEpoch { try await logRelabelled(in: fresh.store) }
+        } else {
             let previous = data.withLock { $0?.store.epoch } ?? 0
-            let fresh = try makeData(epoch: max(previous + 1, UInt64(Date().timeIntervalSince1970 * 1_000)))
-            data.withLock { $0 = fresh }
+            fresh = try makeData(epoch: max(previous + 1, UInt64(Date().timeIntervalSince1970 * 1_000)))
         }
+        data.withLock { $0 = fresh }
         // The listening socket may take a moment to be released after the graceful shutdown.
         for attempt in 1...40 {
             do {
@@ -222,6 +232,22 @@ public final class NightrideServer: Sendable {
         state.withLock { state in
             for record in records { state.changeLog.append(record) }
         }
+    }
+
+    /// Notes in the change log the values a new epoch gave new versions to, unchanged: clients
+    /// now see them at those versions, and the truth (and the audit of their screens) must too.
+    private func logRelabelled(in store: SQLiteStore) async throws {
+        let users = state.withLock { $0.changeLog.userNames }
+        var values: [StoredValue] = []
+        for user in users {
+            for resource in [NightrideResources.driverMode.name, NightrideResources.ride.name] {
+                let key = ResourceKey(resource: resource, id: user)
+                if let value = try await store.read(key, lastMutationIDOf: nil, scope: user).value {
+                    values.append(value)
+                }
+            }
+        }
+        log(CommittedChanges(values: values, progress: []))
     }
 
     // MARK: Time

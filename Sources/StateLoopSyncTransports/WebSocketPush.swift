@@ -32,6 +32,7 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     private let maxBackoff: Duration
     private let healthyAfter: Duration
     private let pingInterval: Duration?
+    private let handshakeTimeout: Duration
     private let clock: any Clock<Duration>
     private let logger: Logger
     private let onConnectionChange: @Sendable (Bool) async -> Void
@@ -49,6 +50,13 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     ///     half-open connections, and connections swift-websocket has lost track of: a server that
     ///     closes right after the upgrade sometimes leaves the client waiting on a dead connection
     ///     forever otherwise. Measured on the real clock, where swift-websocket runs it.
+    ///   - handshakeTimeout: How long an attempt may wait for the server's answer to its upgrade;
+    ///     one still unanswered then is given up and retried after the backoff. swift-websocket
+    ///     waits for that answer forever, even once the server has closed its side (it keeps
+    ///     half-closed connections open), which a server stopping mid-upgrade does: without this
+    ///     deadline the source would never connect again, and its resource would stay offline.
+    ///     The attempt given up keeps its socket until the server's side goes away for good.
+    ///     Measured on the real clock, as the ping is.
     ///   - onConnectionChange: Told `true` on each connection and `false` on each loss; usable as
     ///     a connectivity source.
     public init(
@@ -58,6 +66,7 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         maxBackoff: Duration = .seconds(10),
         healthyAfter: Duration = .seconds(5),
         pingInterval: Duration? = .seconds(30),
+        handshakeTimeout: Duration = .seconds(10),
         clock: any Clock<Duration> = ContinuousClock(),
         logger: Logger = Logger(label: "StateLoopSync.WebSocketPush"),
         onConnectionChange: @escaping @Sendable (Bool) async -> Void = { _ in }
@@ -68,6 +77,7 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         self.maxBackoff = maxBackoff
         self.healthyAfter = healthyAfter
         self.pingInterval = pingInterval
+        self.handshakeTimeout = handshakeTimeout
         self.clock = clock
         self.logger = logger
         self.onConnectionChange = onConnectionChange
@@ -91,6 +101,11 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
                 }
             case .unreachable:
                 break
+            case .unanswered:
+                logger.warning(
+                    "push upgrade unanswered: the attempt is given up and retried",
+                    metadata: ["timeout": "\(handshakeTimeout)"]
+                )
             case .ended(let uptime):
                 askedWhyRefused = false
                 connections += 1
@@ -117,10 +132,36 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         case refused
         /// No connection (no server, a network error, a broken handshake).
         case unreachable
+        /// The upgrade was not answered within `handshakeTimeout`.
+        case unanswered
     }
 
-    /// Connects once and passes the messages on until the connection ends.
+    /// Connects once and passes the messages on until the connection ends, or until the
+    /// handshake deadline passes without an answer to the upgrade.
     private func connect(isReconnection: Bool, receive: @escaping @Sendable (PushMessage<Value>) async -> Void) async -> Attempt {
+        let gate = HandshakeGate<Attempt>()
+        // Unstructured: a hung attempt must not hold up its caller, as a child task would.
+        let attempt = Task {
+            gate.finish(await self.attempt(isReconnection: isReconnection, gate: gate, receive: receive))
+        }
+        let deadline = Task { [handshakeTimeout] in
+            if (try? await Task.sleep(for: handshakeTimeout)) != nil {
+                gate.giveUp(with: .unanswered)
+            }
+        }
+        defer { deadline.cancel() }
+        return await withTaskCancellationHandler {
+            await gate.outcome()
+        } onCancel: {
+            attempt.cancel()
+            gate.giveUp(with: .unreachable)
+        }
+    }
+
+    /// One connection attempt, as swift-websocket makes it: its end, once the connection ends.
+    private func attempt(
+        isReconnection: Bool, gate: HandshakeGate<Attempt>, receive: @escaping @Sendable (PushMessage<Value>) async -> Void
+    ) async -> Attempt {
         var configuration = WebSocketClientConfiguration()
         configuration.additionalHeaders = headerFields
         // The default frame limit (16 KiB) would end the connection for a message far under the
@@ -130,6 +171,8 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         let stopwatch = Stopwatch()
         do {
             let close = try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { inbound, _, _ in
+                // Upgraded after its deadline: a later attempt has taken over.
+                guard gate.upgraded() else { return }
                 stopwatch.start(on: clock)
                 await onConnectionChange(true)
                 if isReconnection {

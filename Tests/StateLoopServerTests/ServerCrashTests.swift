@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import StateLoopServer
 import StateLoopSync
 import StateLoopSyncTransports
@@ -123,7 +124,11 @@ struct ServerCrashTests {
         let remote = RemoteResource(
             sources: ResourceSources(
                 pull: HTTPPull<[String]>(url: URL(string: "http://\(base)")!, headers: headers),
-                push: WebSocketPush<[String]>(url: "ws://\(base)/push", headers: headers, initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(200))
+                push: WebSocketPush<[String]>(
+                    url: "ws://\(base)/push", headers: headers, initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(200),
+                    // Connections lost to the kills are the test's point, not warnings to read.
+                    logger: Logger(label: "crash-test.push") { _ in SwiftLogNoOpLogHandler() }
+                )
             ),
             policy: policy
         )

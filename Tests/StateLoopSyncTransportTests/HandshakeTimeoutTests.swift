@@ -1,0 +1,149 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOPosix
+import StateLoopSync
+import StateLoopSyncTransports
+import Synchronization
+import Testing
+
+/// Push upgrades a server never answers. A server stopping mid-upgrade reads the request and
+/// closes its side without a word; swift-websocket keeps such half-closed connections open and
+/// waits for the answer forever, and a push source that waited with it would never connect
+/// again (its resource offline for good: found by the Nightride chaos run across a server
+/// restart).
+@Suite("WebSocket push: unanswered upgrades", .timeLimit(.minutes(1)))
+struct HandshakeTimeoutTests {
+    @Test("an upgrade the server reads and never answers is given up after handshakeTimeout and tried again; nothing is reported as connected")
+    func unansweredUpgradeRetried() async throws {
+        try await withHalfClosingServer { port, requests in
+            let changes = Inbox<Bool>()
+            let warnings = Inbox<String>()
+            let push = WebSocketPush<String>(
+                url: "ws://127.0.0.1:\(port)/push", initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(20),
+                handshakeTimeout: .milliseconds(200),
+                logger: Logger(label: "test") { _ in CapturingLogHandler(messages: warnings) },
+                onConnectionChange: { changes.put($0) }
+            )
+            let received = Inbox<PushMessage<String>>()
+            let task = Task { await push.run { received.put($0) } }
+            defer { task.cancel() }
+
+            // Without the deadline the first request is the last.
+            let times = try await requests.waitFor(3)
+            let gaps = zip(times, times.dropFirst()).map { $0.duration(to: $1) }
+            #expect(gaps.allSatisfy { $0 >= .milliseconds(200) }, "gaps: \(gaps)")
+            #expect(changes.elements.isEmpty, "never connected, so never lost either")
+            #expect(received.elements.isEmpty, "no hint, no refusal: the server said nothing")
+            #expect(warnings.elements.contains { $0.contains("push upgrade unanswered") }, "\(warnings.elements)")
+        }
+    }
+
+    @Test("a source stopped while its upgrade hangs returns at once, long before the deadline")
+    func cancelledWhileHanging() async throws {
+        try await withHalfClosingServer { port, requests in
+            let push = WebSocketPush<String>(url: "ws://127.0.0.1:\(port)/push", handshakeTimeout: .seconds(60))
+            let returned = Inbox<Void>()
+            let task = Task {
+                await push.run { _ in }
+                returned.put(())
+            }
+            _ = try await requests.waitFor(1)
+            task.cancel()
+            // Polled rather than awaited: a run that hangs must fail this test, not stall it.
+            _ = try await returned.waitFor(1, seconds: 5)
+        }
+    }
+
+    @Test("an upgrade answered after its deadline is closed at once: the source never reports two connections, and the late one's messages never arrive")
+    func lateUpgradeTurnedAway() async throws {
+        // Attempts are told apart by their WebSocket keys, one per upgrade request.
+        let attempts = Mutex<[String: Int]>([:])
+        let served = Inbox<Int>()
+        let ended = Inbox<Int>()
+        let sockets = Router(context: BasicWebSocketRequestContext.self)
+        sockets.ws("push") { request, _ in
+            let key = request.headers[.secWebSocketKey] ?? ""
+            let attempt = attempts.withLock { $0[key] = $0.count + 1; return $0.count }
+            // The first answer comes long after the client's deadline.
+            if attempt == 1 { try await Task.sleep(for: .seconds(2)) }
+            return .upgrade()
+        } onUpgrade: { inbound, outbound, context in
+            let key = context.request.headers[.secWebSocketKey] ?? ""
+            let attempt = attempts.withLock { $0[key] ?? 0 }
+            served.put(attempt)
+            try? await outbound.write(.text(#"{"version":{"epoch":0,"counter":1},"value":"from attempt \#(attempt)"}"#))
+            for try await _ in inbound {}
+            ended.put(attempt)
+        }
+        try await withLoopback(Router(), sockets: sockets) { port in
+            let changes = Inbox<Bool>()
+            let push = WebSocketPush<String>(
+                url: "ws://127.0.0.1:\(port)/push", initialBackoff: .milliseconds(20), handshakeTimeout: .milliseconds(500),
+                onConnectionChange: { changes.put($0) }
+            )
+            let received = Inbox<PushMessage<String>>()
+            let task = Task { await push.run { received.put($0) } }
+            defer { task.cancel() }
+
+            // A later attempt connects; the first, upgraded late, is closed by the client at once.
+            _ = try await changes.waitFor(1)
+            try await bounded {
+                while !ended.elements.contains(1) { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(served.elements.contains(1))
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(changes.elements == [true], "one connection, still open: \(changes.elements)")
+            let values = received.elements.compactMap { message -> String? in
+                if case .value(let versioned) = message { versioned.value } else { nil }
+            }
+            #expect(!values.isEmpty && !values.contains("from attempt 1"), "\(received.elements)")
+        }
+    }
+
+    /// A TCP server on loopback that reads each request head and then closes its side, as a
+    /// server stopping mid-upgrade does; `body` gets its port and the time of each request.
+    private func withHalfClosingServer(_ body: (Int, Inbox<ContinuousClock.Instant>) async throws -> Void) async throws {
+        let requests = Inbox<ContinuousClock.Instant>()
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(HalfCloseAfterHead(requests: requests))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .get()
+        do {
+            try await body(try #require(channel.localAddress?.port), requests)
+        } catch {
+            try? await channel.close()
+            throw error
+        }
+        try? await channel.close()
+    }
+}
+
+/// Reads bytes until the end of a request head, then closes the output side of the connection.
+private final class HalfCloseAfterHead: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    private let requests: Inbox<ContinuousClock.Instant>
+    private var head = ""
+
+    init(requests: Inbox<ContinuousClock.Instant>) {
+        self.requests = requests
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buffer = unwrapInboundIn(data)
+        head += buffer.readString(length: buffer.readableBytes) ?? ""
+        if head.contains("\r\n\r\n") {
+            head = ""
+            requests.put(.now)
+            context.close(mode: .output, promise: nil)
+        }
+    }
+}
