@@ -17,6 +17,9 @@ struct StoreWorld: RideWorld {
     private var created: Set<String> = []
     /// The next history sequence number per user, once known in this operation.
     private var nextHistory: [String: Int] = [:]
+    /// The users' values as stored, once read: ``flush()`` compares with them rather than
+    /// reading and decoding each again.
+    private let stored = StoredValues()
 
     /// A world reading and writing through `transaction`.
     init(_ transaction: ServerTransaction) {
@@ -24,11 +27,25 @@ struct StoreWorld: RideWorld {
     }
 
     func driverMode(of user: String) throws -> Bool? {
-        try driverModes[user] ?? transaction.read(NightrideResources.driverMode, user)
+        try driverModes[user] ?? storedDriverMode(of: user)
     }
 
     func rideStatus(of user: String) throws -> RideStatus? {
-        try rides[user] ?? transaction.read(NightrideResources.ride, user)
+        try rides[user] ?? storedRideStatus(of: user)
+    }
+
+    private func storedDriverMode(of user: String) throws -> Bool? {
+        if let known = stored.driverModes[user] { return known }
+        let value = try transaction.read(NightrideResources.driverMode, user)
+        stored.driverModes[user] = .some(value)
+        return value
+    }
+
+    private func storedRideStatus(of user: String) throws -> RideStatus? {
+        if let known = stored.rides[user] { return known }
+        let value = try transaction.read(NightrideResources.ride, user)
+        stored.rides[user] = .some(value)
+        return value
     }
 
     mutating func setDriverMode(_ on: Bool, for user: String) {
@@ -80,14 +97,12 @@ struct StoreWorld: RideWorld {
             switch resource {
             case .driverMode:
                 guard let on = driverModes[user] else { continue }
-                let stored = isNew ? nil : try transaction.read(NightrideResources.driverMode, user)
-                if isNew || stored != on {
+                if try isNew || storedDriverMode(of: user) != on {
                     try transaction.write(on, to: NightrideResources.driverMode, user)
                 }
             case .ride:
                 guard let status = rides[user] else { continue }
-                let stored = isNew ? nil : try transaction.read(NightrideResources.ride, user)
-                if isNew || stored != status {
+                if try isNew || storedRideStatus(of: user) != status {
                     try transaction.write(status, to: NightrideResources.ride, user)
                 }
             }
@@ -141,4 +156,11 @@ struct StoreWorld: RideWorld {
         let start = max(0, end - size)
         return HistoryPage(items: rows.map(\.value), next: start > 0 ? "/me/history?cursor=\(start)" : nil)
     }
+}
+
+/// The values a ``StoreWorld`` read from its transaction, by user (`.some(nil)`: read, none
+/// stored). A class, so that the world's reads, which do not mutate it, can remember them.
+private final class StoredValues {
+    var driverModes: [String: Bool?] = [:]
+    var rides: [String: RideStatus?] = [:]
 }

@@ -204,7 +204,7 @@ final class SQLiteTransaction: StoreTransaction {
 
     func value(of key: ResourceKey) throws -> StoredValue? {
         let row = try Row.fetchOne(
-            db, sql: "SELECT counter, json FROM stateloop_values WHERE resource = ? AND id = ?", arguments: [key.resource, key.id]
+            db.cachedStatement(sql: "SELECT counter, json FROM stateloop_values WHERE resource = ? AND id = ?"), arguments: [key.resource, key.id]
         )
         return row.map { StoredValue(key: key, version: Version(epoch: epoch, counter: UInt64($0["counter"] as Int64)), json: $0["json"]) }
     }
@@ -220,8 +220,9 @@ final class SQLiteTransaction: StoreTransaction {
         }
         arguments += [max(0, limit)]
         let rows = try Row.fetchAll(
-            db,
-            sql: "SELECT id, counter, json FROM stateloop_values WHERE \(conditions) ORDER BY id \(descending ? "DESC" : "ASC") LIMIT ?",
+            db.cachedStatement(
+                sql: "SELECT id, counter, json FROM stateloop_values WHERE \(conditions) ORDER BY id \(descending ? "DESC" : "ASC") LIMIT ?"
+            ),
             arguments: arguments
         )
         return rows.map { row in
@@ -234,15 +235,15 @@ final class SQLiteTransaction: StoreTransaction {
 
     func write(_ json: Data, to key: ResourceKey) throws -> Version {
         // An upsert, then a read of the counter (not RETURNING, which SQLite before 3.35 lacks).
-        try db.execute(
+        // Statements are prepared once per connection: a server-side change can write thousands.
+        try db.cachedStatement(
             sql: """
                 INSERT INTO stateloop_values (resource, id, counter, json) VALUES (?, ?, 1, ?)
                 ON CONFLICT (resource, id) DO UPDATE SET counter = counter + 1, json = excluded.json
-                """,
-            arguments: [key.resource, key.id, json]
-        )
+                """
+        ).execute(arguments: [key.resource, key.id, json])
         let counter = try Int64.fetchOne(
-            db, sql: "SELECT counter FROM stateloop_values WHERE resource = ? AND id = ?", arguments: [key.resource, key.id]
+            db.cachedStatement(sql: "SELECT counter FROM stateloop_values WHERE resource = ? AND id = ?"), arguments: [key.resource, key.id]
         ) ?? 1
         let version = Version(epoch: epoch, counter: UInt64(counter))
         if written[key] == nil { writeOrder.append(key) }
@@ -252,7 +253,7 @@ final class SQLiteTransaction: StoreTransaction {
 
     func answer(to mutation: String, scope: String) throws -> RememberedAnswer? {
         try Row.fetchOne(
-            db, sql: "SELECT fingerprint, status, body FROM stateloop_answers WHERE scope = ? AND mutation = ?",
+            db.cachedStatement(sql: "SELECT fingerprint, status, body FROM stateloop_answers WHERE scope = ? AND mutation = ?"),
             arguments: [scope, mutation]
         ).map { row in
             RememberedAnswer(fingerprint: UInt64(bitPattern: row["fingerprint"]), status: row["status"], body: row["body"])
@@ -260,11 +261,12 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     func remember(_ answer: RememberedAnswer, to mutation: String, scope: String, client: ClientID?, sequence: UInt64?) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT OR REPLACE INTO stateloop_answers (scope, mutation, client, sequence, fingerprint, status, body)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
-                """,
+                """
+        ).execute(
             arguments: [scope, mutation, client?.rawValue, sequence.map { Int64(bitPattern: $0) },
                         Int64(bitPattern: answer.fingerprint), answer.status, answer.body]
         )
@@ -272,23 +274,22 @@ final class SQLiteTransaction: StoreTransaction {
 
     func lastMutationID(of client: ClientID, scope: String) throws -> UInt64? {
         try Int64.fetchOne(
-            db, sql: "SELECT last_sequence FROM stateloop_clients WHERE scope = ? AND client = ?", arguments: [scope, client.rawValue]
+            db.cachedStatement(sql: "SELECT last_sequence FROM stateloop_clients WHERE scope = ? AND client = ?"),
+            arguments: [scope, client.rawValue]
         ).map { UInt64(bitPattern: $0) }
     }
 
     func setLastMutationID(_ sequence: UInt64, of client: ClientID, scope: String) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO stateloop_clients (scope, client, last_sequence, last_seen) VALUES (?, ?, ?, ?)
                 ON CONFLICT (scope, client) DO UPDATE
                 SET last_sequence = max(last_sequence, excluded.last_sequence), last_seen = excluded.last_seen
-                """,
-            arguments: [scope, client.rawValue, Int64(bitPattern: sequence), Int64(SQLiteStore.millisecondsNow())]
-        )
-        try db.execute(
-            sql: "DELETE FROM stateloop_answers WHERE scope = ? AND client = ? AND sequence < ?",
-            arguments: [scope, client.rawValue, Int64(bitPattern: sequence)]
-        )
+                """
+        ).execute(arguments: [scope, client.rawValue, Int64(bitPattern: sequence), Int64(SQLiteStore.millisecondsNow())])
+        try db.cachedStatement(
+            sql: "DELETE FROM stateloop_answers WHERE scope = ? AND client = ? AND sequence < ?"
+        ).execute(arguments: [scope, client.rawValue, Int64(bitPattern: sequence)])
         let newest = try lastMutationID(of: client, scope: scope) ?? sequence
         progress.removeAll { $0.scope == scope && $0.client == client }
         progress.append(ClientProgress(scope: scope, client: client, lastMutationID: newest))

@@ -30,6 +30,9 @@ struct OptimisticMachine<M: Mutation>: Sendable {
     /// Set when the server refused a mutation's credentials, to the resource session then:
     /// nothing is sent until the resource reports a later session (a new sign-in).
     var blockedSession: UInt64?
+    /// The resource session the mutation in flight was sent in: a 401 answers for that session,
+    /// which a new sign-in may have replaced while the request was out.
+    var sentInSession: UInt64?
 
     init(client: ClientID = ClientID()) {
         self.client = client
@@ -120,6 +123,7 @@ struct OptimisticMachine<M: Mutation>: Sendable {
             queue.append(pending)
             if let sequence = pending.id.sequence(of: client) { lastQueued = max(lastQueued, sequence) }
         case .sending(let id):
+            sentInSession = resource.session
             update(id) { $0.status = .sent }
         case .acknowledged(let id, let version):
             update(id) { $0.status = .confirmed(version) }
@@ -148,9 +152,18 @@ struct OptimisticMachine<M: Mutation>: Sendable {
                 backoff: retryAfter ?? policy.jitter(policy.backoff(beforeRetry: next))
             )
         case .unauthorized:
-            // Not the mutation's fault: it waits, unsent, for the next session.
-            blockedSession = resource.session
-            attempt = nil
+            // Not the mutation's fault: it waits, unsent, for a session later than the one it
+            // was sent in. When the user signed in again while the request was out, that session
+            // is already here, and it goes again at once: waiting for one more sign-in would
+            // hold the queue for good.
+            let refusedSession = sentInSession ?? resource.session
+            if resource.session <= refusedSession || resource.isUnauthorized {
+                blockedSession = refusedSession
+                attempt = nil
+            } else {
+                // A new attempt number, so that the send starts again though nothing else changed.
+                attempt = SendAttempt(id: current.id, number: current.attempt + 1, backoff: nil)
+            }
             update(current.id) { $0.status = .pending }
         case .transient, .unrecoverable:
             reject(current.id, error)
@@ -305,7 +318,8 @@ extension OptimisticMachine: Equatable where M: Equatable, M.Value: Equatable {
     static func == (lhs: OptimisticMachine, rhs: OptimisticMachine) -> Bool {
         lhs.confirmed == rhs.confirmed && lhs.resource.looksLike(rhs.resource) && lhs.queue == rhs.queue
             && lhs.failures == rhs.failures && lhs.isRestored == rhs.isRestored && lhs.client == rhs.client
-            && lhs.attempt == rhs.attempt && lhs.blockedSession == rhs.blockedSession && lhs.lastQueued == rhs.lastQueued
+            && lhs.attempt == rhs.attempt && lhs.blockedSession == rhs.blockedSession && lhs.sentInSession == rhs.sentInSession
+            && lhs.lastQueued == rhs.lastQueued
     }
 }
 extension OptimisticMachine.Event: Equatable where M: Equatable, M.Value: Equatable {}

@@ -140,6 +140,31 @@ struct MutationHonestyTests {
         await store.finish()
     }
 
+    @Test("unauthorized: a 401 that arrives after a new sign-in (the request left in the old session) sends the mutation again at once, with its id, instead of waiting for yet another sign-in")
+    func refusalOfAnEarlierSession() async {
+        let store = await makeStore()
+        confirm(["ann"], version: 1)
+        await store.settle()
+        let bob = mutation("bob", 1)
+        await store.send(.mutate(bob))
+        await store.settle()
+        #expect(server.sent == [bob.id], "in flight in session 0")
+        // Meanwhile the session is revoked and the user signs in again. The resource's statuses
+        // reach the queue coalesced: the unauthorized one between may never be seen (had it
+        // been, the request would have been cancelled).
+        confirm(["ann"], version: 1, session: 1)
+        await store.settle()
+        // Only now does the old request's 401 arrive.
+        server.reject(HTTPStatusError(status: 401))
+        await store.settle()
+        #expect(server.sent == [bob.id, bob.id], "sent again in session 1, with its id")
+        #expect(await store.state.blockedSession == nil)
+        server.acknowledge(version: 2)
+        await store.settle()
+        #expect(await store.state.queue.map(\.status) == [.confirmed(Version(counter: 2))])
+        await store.finish()
+    }
+
     @Test("unauthorized: while the resource is unauthorized nothing is sent; mutations still show")
     func nothingSentWhileUnauthorized() async {
         let store = await makeStore()
