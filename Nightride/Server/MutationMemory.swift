@@ -1,14 +1,12 @@
 import NightrideModel
 import StateLoopWire
 
-/// What the core remembers of one user's mutations, for idempotence: the answer to each id, and
-/// per client the newest sequence number processed (the `lastMutationID` values tell it).
+/// What the in-memory core remembers of one user's mutations, for idempotence: the answer to
+/// each id. (The server's own memory of answers is StateLoopServer's, in its store; this one
+/// keeps ``NightrideCore`` a whole server in memory for the rules' tests.)
 struct MutationMemory: Sendable {
     /// Answers to mutations by client mutation id, with the change each id was used for.
-    var answers: [String: RememberedAnswer] = [:]
-    /// Per client (the `<client>` of `<client>:<sequence>` mutation ids), the newest sequence
-    /// number processed, applied or rejected: the `lastMutationID` that values tell that client.
-    var lastMutationIDs: [String: UInt64] = [:]
+    var answers: [String: CoreAnswer] = [:]
     /// Per client, the sequence numbers whose answers are remembered, in order.
     private var clientAnswers: [String: [(sequence: UInt64, id: String)]] = [:]
     /// Ids of no client's numbering, in the order they came, to forget the oldest first.
@@ -19,7 +17,7 @@ struct MutationMemory: Sendable {
     /// mutation N means it has the answers before N. Ids outside a client's numbering are kept
     /// up to `limit`, oldest forgotten first.
     mutating func remember(_ answer: Result<Version, Rejection>, to change: String, for mutationID: String, limit: Int) {
-        answers[mutationID] = RememberedAnswer(change: change, answer: answer)
+        answers[mutationID] = CoreAnswer(change: change, answer: answer)
         guard let (client, sequence) = MutationID(rawValue: mutationID).parts else {
             otherAnswers.append(mutationID)
             if otherAnswers.count > limit {
@@ -27,7 +25,6 @@ struct MutationMemory: Sendable {
             }
             return
         }
-        lastMutationIDs[client.rawValue] = max(lastMutationIDs[client.rawValue] ?? 0, sequence)
         var remembered = clientAnswers[client.rawValue, default: []]
         let answered = remembered.prefix { $0.sequence < sequence }
         for old in answered { answers[old.id] = nil }
@@ -39,8 +36,9 @@ struct MutationMemory: Sendable {
     }
 }
 
-/// The answer to a mutation id, and the change it answered (route and body).
-struct RememberedAnswer: Sendable {
+/// The answer the in-memory core gave to a mutation id, and the change it answered (route and
+/// body). Not the kit's `RememberedAnswer`, which keeps an HTTP answer's bytes.
+struct CoreAnswer: Sendable {
     let change: String
     let answer: Result<Version, Rejection>
 }

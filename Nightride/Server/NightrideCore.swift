@@ -56,17 +56,6 @@ public struct NightrideCore: Sendable {
         world = MemoryWorld(epoch: epoch)
     }
 
-    /// The empty world of a server restarted with its data lost: a new `epoch`, the same
-    /// settings, and the change log of the previous life kept as history (an audit trail, as
-    /// an external log would keep it).
-    func restarted(epoch: UInt64) -> NightrideCore {
-        var core = NightrideCore(epoch: epoch, inactivityTimeout: inactivityTimeout, tokenLifetime: tokenLifetime, catalog: catalog)
-        core.changeLog = changeLog
-        core.processedMutations = processedMutations
-        core.clock = clock
-        return core
-    }
-
     // MARK: Users
 
     /// Logs `name` in with `token`, creating the user (driver mode off, no ride, a fake history)
@@ -108,18 +97,6 @@ public struct NightrideCore: Sendable {
         guard let issued = tokens[token] else { return nil }
         if let now, let expiry = issued.expiry, now >= expiry { return nil }
         return issued.user
-    }
-
-    /// Forgets every token of `user` (of every user when `nil`), as a server that lost its
-    /// sessions would: their clients get 401 until they sign in again.
-    public mutating func revokeTokens(of user: String? = nil) {
-        tokens = tokens.filter { user != nil && $0.value.user != user }
-    }
-
-    /// The newest mutation of `client` that the server processed for `user` (applied or
-    /// rejected): what a value read by that client says as its `lastMutationID`.
-    public func lastMutationID(of user: String, client: String?) -> UInt64? {
-        client.flatMap { memories[user]?.lastMutationIDs[$0] }
     }
 
     /// Every user's name, sorted.
