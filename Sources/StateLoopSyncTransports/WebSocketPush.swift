@@ -50,13 +50,16 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     ///     half-open connections, and connections swift-websocket has lost track of: a server that
     ///     closes right after the upgrade sometimes leaves the client waiting on a dead connection
     ///     forever otherwise. Measured on the real clock, where swift-websocket runs it.
-    ///   - handshakeTimeout: How long an attempt may wait for the server's answer to its upgrade;
-    ///     one still unanswered then is given up and retried after the backoff. swift-websocket
-    ///     waits for that answer forever, even once the server has closed its side (it keeps
-    ///     half-closed connections open), which a server stopping mid-upgrade does: without this
-    ///     deadline the source would never connect again, and its resource would stay offline.
-    ///     The attempt given up keeps its socket until the server's side goes away for good.
-    ///     Measured on the real clock, as the ping is.
+    ///   - handshakeTimeout: The longest an attempt may wait for the server's answer to its
+    ///     upgrade; one still unanswered then is given up and retried after the backoff.
+    ///     swift-websocket waits for that answer forever, even once the server has closed its
+    ///     side (it keeps half-closed connections open), which a server stopping mid-upgrade
+    ///     does: without a deadline the source would never connect again, and its resource would
+    ///     stay offline. The first attempt waits at most ``firstHandshakeTimeout``, each attempt
+    ///     left unanswered doubles that up to `handshakeTimeout`, and an answer (a connection or
+    ///     a refusal) starts again from the first: a restarted server costs its clients about a
+    ///     second, a slow one still gets the time it needs. An attempt given up keeps its socket
+    ///     until the server's side goes away for good. Measured on the real clock, as the ping is.
     ///   - onConnectionChange: Told `true` on each connection and `false` on each loss; usable as
     ///     a connectivity source.
     public init(
@@ -83,14 +86,21 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         self.onConnectionChange = onConnectionChange
     }
 
+    /// The deadline of the first upgrade attempt, and of the first after any answer (see
+    /// `handshakeTimeout`): an upgrade on a working network is answered in milliseconds.
+    static var firstHandshakeTimeout: Duration { .seconds(1) }
+
     /// Receives messages until the task is cancelled, reconnecting as needed.
     public func run(receive: @escaping @Sendable (PushMessage<Value>) async -> Void) async {
         var backoff = initialBackoff
         var connections = 0
         var askedWhyRefused = false
+        let firstDeadline = min(handshakeTimeout, Self.firstHandshakeTimeout)
+        var deadline = firstDeadline
         while !Task.isCancelled {
-            switch await connect(isReconnection: connections > 0, receive: receive) {
+            switch await connect(isReconnection: connections > 0, deadline: deadline, receive: receive) {
             case .refused:
+                deadline = firstDeadline
                 // swift-websocket does not say the refusal's status, and asking again over
                 // URLSession is no answer (an accepted upgrade would hang that request). The
                 // server is there: the resource pulls to find out why, once per outage, and a 401
@@ -102,11 +112,10 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
             case .unreachable:
                 break
             case .unanswered:
-                logger.warning(
-                    "push upgrade unanswered: the attempt is given up and retried",
-                    metadata: ["timeout": "\(handshakeTimeout)"]
-                )
+                logger.warning("push upgrade unanswered: the attempt is given up and retried", metadata: ["deadline": "\(deadline)"])
+                deadline = min(deadline * 2, handshakeTimeout)
             case .ended(let uptime):
+                deadline = firstDeadline
                 askedWhyRefused = false
                 connections += 1
                 await onConnectionChange(false)
@@ -132,24 +141,26 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         case refused
         /// No connection (no server, a network error, a broken handshake).
         case unreachable
-        /// The upgrade was not answered within `handshakeTimeout`.
+        /// The upgrade was not answered within the attempt's deadline.
         case unanswered
     }
 
     /// Connects once and passes the messages on until the connection ends, or until the
     /// handshake deadline passes without an answer to the upgrade.
-    private func connect(isReconnection: Bool, receive: @escaping @Sendable (PushMessage<Value>) async -> Void) async -> Attempt {
+    private func connect(
+        isReconnection: Bool, deadline: Duration, receive: @escaping @Sendable (PushMessage<Value>) async -> Void
+    ) async -> Attempt {
         let gate = HandshakeGate<Attempt>()
         // Unstructured: a hung attempt must not hold up its caller, as a child task would.
         let attempt = Task {
             gate.finish(await self.attempt(isReconnection: isReconnection, gate: gate, receive: receive))
         }
-        let deadline = Task { [handshakeTimeout] in
-            if (try? await Task.sleep(for: handshakeTimeout)) != nil {
+        let watchdog = Task {
+            if (try? await Task.sleep(for: deadline)) != nil {
                 gate.giveUp(with: .unanswered)
             }
         }
-        defer { deadline.cancel() }
+        defer { watchdog.cancel() }
         return await withTaskCancellationHandler {
             await gate.outcome()
         } onCancel: {

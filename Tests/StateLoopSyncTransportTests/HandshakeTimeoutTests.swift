@@ -42,6 +42,24 @@ struct HandshakeTimeoutTests {
         }
     }
 
+    @Test("the first attempt waits at most firstHandshakeTimeout (a restarted server costs about a second); each unanswered one doubles the wait, up to handshakeTimeout")
+    func deadlineGrows() async throws {
+        try await withHalfClosingServer { port, requests in
+            let push = WebSocketPush<String>(
+                url: "ws://127.0.0.1:\(port)/push", initialBackoff: .milliseconds(10), maxBackoff: .milliseconds(10),
+                handshakeTimeout: .milliseconds(2_500)
+            )
+            let task = Task { await push.run { _ in } }
+            defer { task.cancel() }
+            let times = try await requests.waitFor(4, seconds: 20)
+            let gaps = zip(times, times.dropFirst()).map { $0.duration(to: $1) }
+            // 1 s, 2 s, then 2.5 s (the cap), each plus a 10 ms backoff and scheduling.
+            for (gap, (low, high)) in zip(gaps, [(1_000, 1_900), (2_000, 2_450), (2_500, 3_400)]) {
+                #expect(gap >= .milliseconds(low) && gap < .milliseconds(high), "gaps: \(gaps)")
+            }
+        }
+    }
+
     @Test("a source stopped while its upgrade hangs returns at once, long before the deadline")
     func cancelledWhileHanging() async throws {
         try await withHalfClosingServer { port, requests in
