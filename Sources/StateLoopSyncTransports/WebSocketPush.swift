@@ -112,7 +112,7 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
             case .unreachable:
                 break
             case .unanswered:
-                logger.warning("push upgrade unanswered: the attempt is given up and retried", metadata: ["deadline": "\(deadline)"])
+                logger.warning("push upgrade unanswered within \(deadline): the attempt is given up and retried")
                 deadline = min(deadline * 2, handshakeTimeout)
             case .ended(let uptime):
                 deadline = firstDeadline
