@@ -14,8 +14,8 @@ import WSClient
 /// (`{"changed": true}`); any other message is reported as ``PushMessage/failed(_:)`` with a
 /// ``PushDecodingError``, and the resource pulls instead. When the connection drops, it
 /// reconnects after a backoff (doubling from `initialBackoff` up to `maxBackoff`), and every
-/// successful reconnection is followed by a `.changed` hint, so the resource pulls once to catch
-/// up on pushes it missed while disconnected. A refused upgrade is reported once per outage as
+/// connection but that of the first attempt is followed by a `.changed` hint, so the resource
+/// pulls once to catch up on pushes it missed meanwhile. A refused upgrade is reported once per outage as
 /// `.failed(PushRefusedError())`: the resource pulls to learn why, and a 401 there makes it
 /// unauthorized, which cancels this source until the app signs in again.
 ///
@@ -93,12 +93,16 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     /// Receives messages until the task is cancelled, reconnecting as needed.
     public func run(receive: @escaping @Sendable (PushMessage<Value>) async -> Void) async {
         var backoff = initialBackoff
-        var connections = 0
+        // Every connection but the one of the first attempt is a reconnection: whatever came
+        // between (a lost connection, an attempt refused, unanswered or turned away after its
+        // upgrade) may have hidden a change from this source.
+        var attempts = 0
         var askedWhyRefused = false
         let firstDeadline = min(handshakeTimeout, Self.firstHandshakeTimeout)
         var deadline = firstDeadline
         while !Task.isCancelled {
-            switch await connect(isReconnection: connections > 0, deadline: deadline, receive: receive) {
+            attempts += 1
+            switch await connect(isReconnection: attempts > 1, deadline: deadline, receive: receive) {
             case .refused:
                 deadline = firstDeadline
                 // swift-websocket does not say the refusal's status, and asking again over
@@ -117,7 +121,6 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
             case .ended(let uptime):
                 deadline = firstDeadline
                 askedWhyRefused = false
-                connections += 1
                 await onConnectionChange(false)
                 if uptime >= healthyAfter {
                     backoff = initialBackoff

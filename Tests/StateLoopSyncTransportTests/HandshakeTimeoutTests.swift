@@ -59,8 +59,9 @@ struct HandshakeTimeoutTests {
             let deadlines = warnings.elements.prefix(3).map { $0.components(separatedBy: "within ").last?.components(separatedBy: ":").first ?? $0 }
             #expect(deadlines == ["1.0 seconds", "2.0 seconds", "2.5 seconds"], "\(warnings.elements)")
             let gaps = zip(times, times.dropFirst()).map { $0.duration(to: $1) }
+            // Measured between the requests' arrivals, which the connections' setup shifts a little.
             for (gap, low) in zip(gaps, [1_000, 2_000, 2_500]) {
-                #expect(gap >= .milliseconds(low), "gaps: \(gaps)")
+                #expect(gap >= .milliseconds(low - 100), "gaps: \(gaps)")
             }
         }
     }
@@ -81,7 +82,7 @@ struct HandshakeTimeoutTests {
         }
     }
 
-    @Test("an upgrade answered after its deadline is closed at once: the source never reports two connections, and the late one's messages never arrive")
+    @Test("an upgrade answered after its deadline is closed at once: the source never reports two connections, the late one's messages never arrive, and the live one brings a hint to pull")
     func lateUpgradeTurnedAway() async throws {
         // Attempts are told apart by their WebSocket keys, one per upgrade request.
         let attempts = Mutex<[String: Int]>([:])
@@ -124,6 +125,9 @@ struct HandshakeTimeoutTests {
                 if case .value(let versioned) = message { versioned.value } else { nil }
             }
             #expect(!values.isEmpty && !values.contains("from attempt 1"), "\(received.elements)")
+            // The live connection is not the first attempt's: a change may have been pushed to
+            // the one turned away, so a hint has the resource pull.
+            #expect(received.elements.contains { if case .changed = $0 { true } else { false } }, "\(received.elements)")
         }
     }
 
