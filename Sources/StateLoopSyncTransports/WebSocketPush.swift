@@ -15,9 +15,9 @@ import WSClient
 /// ``PushDecodingError``, and the resource pulls instead. When the connection drops, it
 /// reconnects after a backoff (doubling from `initialBackoff` up to `maxBackoff`), and every
 /// connection but that of the first attempt is followed by a `.changed` hint, so the resource
-/// pulls once to catch up on pushes it missed meanwhile. A refused upgrade is reported once per outage as
-/// `.failed(PushRefusedError())`: the resource pulls to learn why, and a 401 there makes it
-/// unauthorized, which cancels this source until the app signs in again.
+/// pulls once to catch up on pushes it missed meanwhile. A refused upgrade is reported once per
+/// outage as `.failed(PushRefusedError())`: the resource pulls to learn why, and a 401 there
+/// makes it unauthorized, which cancels this source until the app signs in again.
 ///
 /// Built on `WebSocketClient` from swift-websocket, which works on Linux (URLSession's WebSocket
 /// task does not).
@@ -55,11 +55,13 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     ///     swift-websocket waits for that answer forever, even once the server has closed its
     ///     side (it keeps half-closed connections open), which a server stopping mid-upgrade
     ///     does: without a deadline the source would never connect again, and its resource would
-    ///     stay offline. The first attempt waits at most ``firstHandshakeTimeout``, each attempt
-    ///     left unanswered doubles that up to `handshakeTimeout`, and an answer (a connection or
-    ///     a refusal) starts again from the first: a restarted server costs its clients about a
-    ///     second, a slow one still gets the time it needs. An attempt given up keeps its socket
-    ///     until the server's side goes away for good. Measured on the real clock, as the ping is.
+    ///     stay offline. The first attempt waits at most a second, each attempt left unanswered
+    ///     doubles that up to `handshakeTimeout`, and an answer (a connection or a refusal)
+    ///     starts again from a second: a restarted server costs its clients about a second, a
+    ///     slow one still gets the time it needs. An attempt given up keeps its socket, which
+    ///     swift-websocket gives no way to close before the upgrade: one per server that stalls
+    ///     an upgrade, until the process ends or the connection is reset. Measured on the real
+    ///     clock, as the ping is.
     ///   - onConnectionChange: Told `true` on each connection and `false` on each loss; usable as
     ///     a connectivity source.
     public init(
