@@ -10,60 +10,83 @@ extension URLSession {
     /// On Linux (swift-corelibs-foundation up to at least Swift 6.3.1), cancelling a task that
     /// awaits `data(for:)` can deadlock the process: the cancellation runs with the task's
     /// status locked and waits for the session's queue, while that queue, delivering the
-    /// answer, waits for the task's status lock (swift-corelibs-foundation issue 5412). Every
-    /// StateLoop effect can be cancelled (that is how a changed request stops the old one),
-    /// so the transports use this instead: the cancellation only *asks* for the transfer to
-    /// stop, from another queue, and returns at once.
+    /// answer, waits for the task's status lock (swift-corelibs-foundation issue 5412). And
+    /// `URLSessionTask.cancel()` itself crashes the process when the transfer completes between
+    /// its check of the task's state and the failure it then delivers ("a task that is not in
+    /// the registry"). Every StateLoop effect can be cancelled (that is how a changed request
+    /// stops the old one), so the transports use this instead: a cancellation answers the
+    /// caller at once with `URLError.cancelled` and leaves the transfer to finish on its own
+    /// (within the request's `timeoutInterval`), its answer dropped. Only a transfer not yet
+    /// started is cancelled, which cannot race its completion.
     ///
-    /// - Throws: the transport's error, as `data(for:)` would (a cancelled transfer fails with
+    /// - Throws: the transport's error, as `data(for:)` would (a cancelled call fails with
     ///   `URLError.cancelled`).
     public func cancellationSafeData(for request: URLRequest) async throws -> (Data, URLResponse) {
-        let transfer = CancellableTransfer()
+        let transfer = AbandonableTransfer<(Data, URLResponse)>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task = dataTask(with: request) { data, response, error in
                     if let data, let response {
-                        continuation.resume(returning: (data, response))
+                        transfer.finish(.success((data, response)))
                     } else {
-                        continuation.resume(throwing: error ?? URLError(.badServerResponse))
+                        transfer.finish(.failure(error ?? URLError(.badServerResponse)))
                     }
                 }
-                transfer.start(task)
+                transfer.start(task, answering: continuation)
             }
         } onCancel: {
-            transfer.cancel()
+            transfer.abandon()
         }
     }
 }
 
-/// One transfer's task and whether it was cancelled, for a cancellation that may come before
-/// the task exists. Shared by `cancellationSafeData(for:)` and `LimitedTransfers`.
-final class CancellableTransfer: Sendable {
+/// One transfer's caller, answered once: by the transfer's end, or at once by a cancellation,
+/// which leaves the transfer to finish unheard (see `cancellationSafeData(for:)` for why it is
+/// not cancelled). Shared by `cancellationSafeData(for:)` and `LimitedTransfers`.
+final class AbandonableTransfer<Answer: Sendable>: Sendable {
     private struct State {
-        var task: URLSessionDataTask?
-        var isCancelled = false
+        var caller: CheckedContinuation<Answer, any Error>?
+        var isAbandoned = false
     }
 
     private let state = Mutex<State>(State())
 
-    func start(_ task: URLSessionDataTask) {
-        let cancelled = state.withLock { state in
-            state.task = task
-            return state.isCancelled
+    /// Starts `task` for `caller`; when the call was cancelled before, cancels the task instead
+    /// (never started, it cannot race its completion) and answers `URLError.cancelled`.
+    func start(_ task: URLSessionTask, answering caller: CheckedContinuation<Answer, any Error>) {
+        let abandoned = state.withLock { state in
+            if !state.isAbandoned { state.caller = caller }
+            return state.isAbandoned
         }
-        task.resume()
-        if cancelled { Self.stop(task) }
+        if abandoned {
+            Self.stop(task)
+            caller.resume(throwing: URLError(.cancelled))
+        } else {
+            task.resume()
+        }
     }
 
-    func cancel() {
-        let task = state.withLock { state in
-            state.isCancelled = true
-            return state.task
-        }
-        if let task { Self.stop(task) }
+    /// The transfer's answer, for the caller if it still waits.
+    func finish(_ answer: Result<Answer, any Error>) {
+        state.withLock { state in
+            defer { state.caller = nil }
+            return state.caller
+        }?.resume(with: answer)
     }
 
-    /// `cancel()` waits for the session's queue: never from the cancelling thread.
+    /// The caller stops waiting: answered `URLError.cancelled` now, the transfer's answer
+    /// dropped when it comes.
+    func abandon() {
+        state.withLock { state in
+            state.isAbandoned = true
+            defer { state.caller = nil }
+            return state.caller
+        }?.resume(throwing: URLError(.cancelled))
+    }
+
+    /// Stops a transfer never started, or one whose body went over its limit (still receiving,
+    /// far from its end); not a running transfer the caller gave up on (see above). `cancel()`
+    /// waits for the session's queue, so it runs on another queue.
     static func stop(_ task: URLSessionTask) {
         DispatchQueue.global().async { task.cancel() }
     }

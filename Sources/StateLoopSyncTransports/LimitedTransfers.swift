@@ -11,8 +11,9 @@ import FoundationNetworking
 /// whose cancellation can deadlock (see `cancellationSafeData(for:)`). So the bytes come to a
 /// session-level delegate instead: one delegate session per session the app gave, with the same
 /// configuration (and so the same headers, timeouts and cookies), kept for the process's life
-/// as `URLSession.shared` is. Cancelling, by the limit or by the caller's task, only asks the
-/// transfer to stop, from another queue, as `cancellationSafeData(for:)` does.
+/// as `URLSession.shared` is. A body over its limit stops the transfer, from another queue; the
+/// caller's cancellation answers it at once and leaves the transfer to finish unheard, as
+/// `cancellationSafeData(for:)` does.
 final class LimitedTransfers: Sendable {
     private let session: URLSession
     private let delegate: Delegate
@@ -38,15 +39,15 @@ final class LimitedTransfers: Sendable {
     /// ``ResponseTooLargeError`` once it passes `limit` bytes, or as soon as `Content-Length`
     /// announces more); for any other status, an empty body, the rest of it not read.
     func data(for request: URLRequest, limit: Int) async throws -> (Data, URLResponse) {
-        let transfer = CancellableTransfer()
+        let transfer = AbandonableTransfer<(Data, URLResponse)>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task = session.dataTask(with: request)
-                delegate.register(task, limit: limit, continuation: continuation)
-                transfer.start(task)
+                delegate.register(task, limit: limit) { transfer.finish($0) }
+                transfer.start(task, answering: continuation)
             }
         } onCancel: {
-            transfer.cancel()
+            transfer.abandon()
         }
     }
 
@@ -55,7 +56,7 @@ final class LimitedTransfers: Sendable {
     private final class Delegate: NSObject, URLSessionDataDelegate, Sendable {
         private struct Transfer {
             let limit: Int
-            let continuation: CheckedContinuation<(Data, URLResponse), any Error>
+            let answer: @Sendable (Result<(Data, URLResponse), any Error>) -> Void
             var data = Data()
             var response: URLResponse?
             /// Set once the limit is passed: the transfer ends with ``ResponseTooLargeError``.
@@ -66,8 +67,8 @@ final class LimitedTransfers: Sendable {
 
         private let transfers = Mutex<[Int: Transfer]>([:])
 
-        func register(_ task: URLSessionDataTask, limit: Int, continuation: CheckedContinuation<(Data, URLResponse), any Error>) {
-            transfers.withLock { $0[task.taskIdentifier] = Transfer(limit: limit, continuation: continuation) }
+        func register(_ task: URLSessionDataTask, limit: Int, answer: @escaping @Sendable (Result<(Data, URLResponse), any Error>) -> Void) {
+            transfers.withLock { $0[task.taskIdentifier] = Transfer(limit: limit, answer: answer) }
         }
 
         func urlSession(
@@ -97,22 +98,22 @@ final class LimitedTransfers: Sendable {
                 transfers[dataTask.taskIdentifier] = transfer
                 return transfer.tooLarge
             }
-            if overLimit { CancellableTransfer.stop(dataTask) }
+            if overLimit { AbandonableTransfer<(Data, URLResponse)>.stop(dataTask) }
         }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
             guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
             if transfer.tooLarge {
                 let declared = transfer.response.flatMap(HTTPExchange.declaredLength(of:))
-                transfer.continuation.resume(throwing: ResponseTooLargeError(limit: transfer.limit, declaredLength: declared))
+                transfer.answer(.failure(ResponseTooLargeError(limit: transfer.limit, declaredLength: declared)))
             } else if transfer.statusOnly, let response = transfer.response {
-                transfer.continuation.resume(returning: (Data(), response))
+                transfer.answer(.success((Data(), response)))
             } else if let error {
-                transfer.continuation.resume(throwing: error)
+                transfer.answer(.failure(error))
             } else if let response = transfer.response {
-                transfer.continuation.resume(returning: (transfer.data, response))
+                transfer.answer(.success((transfer.data, response)))
             } else {
-                transfer.continuation.resume(throwing: URLError(.badServerResponse))
+                transfer.answer(.failure(URLError(.badServerResponse)))
             }
         }
     }

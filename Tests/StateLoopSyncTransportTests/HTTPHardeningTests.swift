@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import HTTPTypes
 import Hummingbird
 import StateLoopSync
@@ -48,6 +51,13 @@ private func hostileRouter(retryAfter: Shared<String>) -> Router<BasicRequestCon
     let declared: @Sendable (Request, BasicRequestContext) async throws -> Response = { _, _ in
         Response(status: .ok, body: .init(byteBuffer: ByteBuffer(repeating: UInt8(ascii: "a"), count: 10_000_000)))
     }
+    // An answer that takes 3 s: long after the callers below gave up on it.
+    let slow: @Sendable (Request, BasicRequestContext) async throws -> Response = { _, _ in
+        try await Task.sleep(for: .seconds(3))
+        return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: #"{"version":{"epoch":0,"counter":1},"value":"late"}"#)))
+    }
+    router.get("slow", use: slow)
+    router.post("slow", use: slow)
     router.get("declared", use: declared)
     router.post("declared", use: declared)
     // A body without a length that never ends (until the client hangs up): only a client that
@@ -93,6 +103,26 @@ struct HTTPHardeningTests {
                     #expect(error?.status == 503)
                     #expect(error?.retryAfter == (header == "2" ? .seconds(2) : nil), "\(name), \(header)")
                 }
+            }
+        }
+    }
+
+    @Test("a cancelled call is answered URLError.cancelled at once, its transfer left to finish unheard (cancelling a running URLSessionTask can crash FoundationNetworking)")
+    func cancelledAtOnce() async throws {
+        try await withLoopback(hostileRouter(retryAfter: Shared(""))) { port in
+            let plain: (name: String, call: @Sendable () async throws -> Void) = ("cancellationSafeData", {
+                _ = try await URLSession.shared.cancellationSafeData(for: URLRequest(url: URL(string: "http://127.0.0.1:\(port)/slow")!))
+            })
+            for (name, call) in transports(port: port, path: "slow") + [plain] {
+                let call = Task { try await call() }
+                try await Task.sleep(for: .milliseconds(200))
+                let cancelled = ContinuousClock.now
+                call.cancel()
+                let error = await #expect(throws: URLError.self, "\(name)") {
+                    try await bounded(seconds: 5) { try await call.value }
+                }
+                #expect(error?.code == .cancelled, "\(name)")
+                #expect(ContinuousClock.now - cancelled < .seconds(1), "\(name): answered at once, not when the server did")
             }
         }
     }

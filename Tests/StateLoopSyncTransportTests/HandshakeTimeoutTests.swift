@@ -35,7 +35,8 @@ struct HandshakeTimeoutTests {
             // Without the deadline the first request is the last.
             let times = try await requests.waitFor(3)
             let gaps = zip(times, times.dropFirst()).map { $0.duration(to: $1) }
-            #expect(gaps.allSatisfy { $0 >= .milliseconds(200) }, "gaps: \(gaps)")
+            // Between the requests' arrivals, which the connections' setup shifts a little.
+            #expect(gaps.allSatisfy { $0 >= .milliseconds(150) }, "gaps: \(gaps)")
             #expect(changes.elements.isEmpty, "never connected, so never lost either")
             #expect(received.elements.isEmpty, "no hint, no refusal: the server said nothing")
             #expect(warnings.elements.contains { $0.contains("push upgrade unanswered") }, "\(warnings.elements)")
