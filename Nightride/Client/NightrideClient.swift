@@ -172,8 +172,10 @@ public final class NightrideClient {
                 headers: headers,
                 initialBackoff: options.reconnectBackoff,
                 maxBackoff: options.reconnectBackoff * 4,
-                // An upgrade is a request: no longer unanswered than the policy lets any be.
+                // An upgrade is a request: no longer unanswered than the policy lets any be. The
+                // first waits a second: a restarted server would otherwise cost the whole deadline.
                 handshakeTimeout: options.policy.requestTimeout ?? .seconds(10),
+                firstHandshakeTimeout: .seconds(1),
                 logger: Logger(label: "nightride.push", factory: { _ in SwiftLogNoOpLogHandler() }),
                 onConnectionChange: { report.yield($0) }
             )

@@ -33,6 +33,7 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     private let healthyAfter: Duration
     private let pingInterval: Duration?
     private let handshakeTimeout: Duration
+    private let firstHandshakeTimeout: Duration
     private let clock: any Clock<Duration>
     private let logger: Logger
     private let onConnectionChange: @Sendable (Bool) async -> Void
@@ -55,13 +56,14 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     ///     swift-websocket waits for that answer forever, even once the server has closed its
     ///     side (it keeps half-closed connections open), which a server stopping mid-upgrade
     ///     does: without a deadline the source would never connect again, and its resource would
-    ///     stay offline. The first attempt waits at most a second, each attempt left unanswered
-    ///     doubles that up to `handshakeTimeout`, and an answer (a connection or a refusal)
-    ///     starts again from a second: a restarted server costs its clients about a second, a
-    ///     slow one still gets the time it needs. An attempt given up keeps its socket, which
-    ///     swift-websocket gives no way to close before the upgrade: one per server that stalls
-    ///     an upgrade, until the process ends or the connection is reset. Measured on the real
-    ///     clock, as the ping is.
+    ///     stay offline. An attempt given up keeps its socket, which swift-websocket gives no way
+    ///     to close before the upgrade: one per stalled upgrade, until the process ends or the
+    ///     connection is reset. Measured on the real clock, as the ping is.
+    ///   - firstHandshakeTimeout: A shorter deadline for the first attempt, and for the first
+    ///     after any answer (a connection or a refusal); each attempt left unanswered doubles it,
+    ///     up to `handshakeTimeout`. With a second here, a server restarted mid-upgrade costs its
+    ///     clients about a second, and a slow one still gets the time it needs. `nil`, the
+    ///     default: every attempt waits `handshakeTimeout`.
     ///   - onConnectionChange: Told `true` on each connection and `false` on each loss; usable as
     ///     a connectivity source.
     public init(
@@ -72,6 +74,7 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         healthyAfter: Duration = .seconds(5),
         pingInterval: Duration? = .seconds(30),
         handshakeTimeout: Duration = .seconds(10),
+        firstHandshakeTimeout: Duration? = nil,
         clock: any Clock<Duration> = ContinuousClock(),
         logger: Logger = Logger(label: "StateLoopSync.WebSocketPush"),
         onConnectionChange: @escaping @Sendable (Bool) async -> Void = { _ in }
@@ -83,14 +86,11 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         self.healthyAfter = healthyAfter
         self.pingInterval = pingInterval
         self.handshakeTimeout = handshakeTimeout
+        self.firstHandshakeTimeout = min(firstHandshakeTimeout ?? handshakeTimeout, handshakeTimeout)
         self.clock = clock
         self.logger = logger
         self.onConnectionChange = onConnectionChange
     }
-
-    /// The deadline of the first upgrade attempt, and of the first after any answer (see
-    /// `handshakeTimeout`): an upgrade on a working network is answered in milliseconds.
-    static var firstHandshakeTimeout: Duration { .seconds(1) }
 
     /// Receives messages until the task is cancelled, reconnecting as needed.
     public func run(receive: @escaping @Sendable (PushMessage<Value>) async -> Void) async {
@@ -100,7 +100,7 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         // upgrade) may have hidden a change from this source.
         var attempts = 0
         var askedWhyRefused = false
-        let firstDeadline = min(handshakeTimeout, Self.firstHandshakeTimeout)
+        let firstDeadline = firstHandshakeTimeout
         var deadline = firstDeadline
         while !Task.isCancelled {
             attempts += 1

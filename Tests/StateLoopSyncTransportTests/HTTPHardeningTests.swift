@@ -51,9 +51,9 @@ private func hostileRouter(retryAfter: Shared<String>) -> Router<BasicRequestCon
     let declared: @Sendable (Request, BasicRequestContext) async throws -> Response = { _, _ in
         Response(status: .ok, body: .init(byteBuffer: ByteBuffer(repeating: UInt8(ascii: "a"), count: 10_000_000)))
     }
-    // An answer that takes 3 s: long after the callers below gave up on it.
+    // An answer that takes 6 s: long after the callers below gave up on it.
     let slow: @Sendable (Request, BasicRequestContext) async throws -> Response = { _, _ in
-        try await Task.sleep(for: .seconds(3))
+        try await Task.sleep(for: .seconds(6))
         return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: #"{"version":{"epoch":0,"counter":1},"value":"late"}"#)))
     }
     router.get("slow", use: slow)
@@ -122,7 +122,8 @@ struct HTTPHardeningTests {
                     try await bounded(seconds: 5) { try await call.value }
                 }
                 #expect(error?.code == .cancelled, "\(name)")
-                #expect(ContinuousClock.now - cancelled < .seconds(1), "\(name): answered at once, not when the server did")
+                // At once: not when the server answers, 6 s after the request (room for a loaded machine).
+                #expect(ContinuousClock.now - cancelled < .seconds(3), "\(name): answered at once, not when the server did")
             }
         }
     }
