@@ -35,16 +35,20 @@ struct StoreWorld: RideWorld {
     }
 
     private func storedDriverMode(of user: String) throws -> Bool? {
-        if let known = stored.driverModes[user] { return known }
-        let value = try transaction.read(NightrideResources.driverMode, user)
-        stored.driverModes[user] = .some(value)
-        return value
+        try storedValue(of: NightrideResources.driverMode, user, remembered: \.driverModes)
     }
 
     private func storedRideStatus(of user: String) throws -> RideStatus? {
-        if let known = stored.rides[user] { return known }
-        let value = try transaction.read(NightrideResources.ride, user)
-        stored.rides[user] = .some(value)
+        try storedValue(of: NightrideResources.ride, user, remembered: \.rides)
+    }
+
+    /// `user`'s stored value of `resource`, read from the transaction the first time only.
+    private func storedValue<Value>(
+        of resource: ServerResource<Value>, _ user: String, remembered: ReferenceWritableKeyPath<StoredValues, [String: Value?]>
+    ) throws -> Value? {
+        if let known = stored[keyPath: remembered][user] { return known }
+        let value = try transaction.read(resource, user)
+        stored[keyPath: remembered][user] = .some(value)
         return value
     }
 

@@ -59,7 +59,7 @@ final class AbandonableTransfer<Answer: Sendable>: Sendable {
             return state.isAbandoned
         }
         if abandoned {
-            Self.stop(task)
+            task.stopFromAnotherQueue()
             caller.resume(throwing: URLError(.cancelled))
         } else {
             task.resume()
@@ -83,11 +83,14 @@ final class AbandonableTransfer<Answer: Sendable>: Sendable {
             return state.caller
         }?.resume(throwing: URLError(.cancelled))
     }
+}
 
+extension URLSessionTask {
     /// Stops a transfer never started, or one whose body went over its limit (still receiving,
-    /// far from its end); not a running transfer the caller gave up on (see above). `cancel()`
-    /// waits for the session's queue, so it runs on another queue.
-    static func stop(_ task: URLSessionTask) {
-        DispatchQueue.global().async { task.cancel() }
+    /// far from its end); not a running transfer a caller gave up on (see
+    /// `cancellationSafeData(for:)`). `cancel()` waits for the session's queue, so it runs on
+    /// another queue.
+    func stopFromAnotherQueue() {
+        DispatchQueue.global().async { self.cancel() }
     }
 }

@@ -98,7 +98,7 @@ final class LimitedTransfers: Sendable {
                 transfers[dataTask.taskIdentifier] = transfer
                 return transfer.tooLarge
             }
-            if overLimit { AbandonableTransfer<(Data, URLResponse)>.stop(dataTask) }
+            if overLimit { dataTask.stopFromAnotherQueue() }
         }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
