@@ -2,9 +2,6 @@ import Foundation
 import NightrideModel
 import StateLoopSync
 import StateLoopSyncTransports
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// The server's HTTP API, as one logged-in user: the bearer token and the addresses of the
 /// user's resources.
@@ -29,18 +26,17 @@ public struct NightrideAPI: Sendable {
     /// - Throws: `HTTPStatusError` 401 for a wrong password, 400 for a refused name or
     ///   password; the transport's error when the server cannot be reached.
     public static func login(server: URL, name: String, password: String) async throws -> NightrideAPI {
-        var request = URLRequest(url: server.appendingPathComponent("login"))
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONEncoder().encode(LoginRequest(name: name, password: password))
-        let answer = try await fetch(LoginResponse.self, request)
+        let body = try JSONEncoder().encode(LoginRequest(name: name, password: password))
+        let answer = try JSONDecoder().decode(
+            LoginResponse.self, from: try await HTTPExchange.post(server.appendingPathComponent("login"), json: body)
+        )
         return NightrideAPI(server: server, user: answer.user, token: answer.token)
     }
 
-    /// A short message for an error of this API, for a user: a transport error's own message
-    /// rather than the dump of its user info that its description is.
+    /// A short message for an error of this API, for a user: "connection refused" rather than
+    /// the dump of a transport error's fields.
     public static func message(for error: any Error) -> String {
-        (error as NSError).domain == NSURLErrorDomain ? error.localizedDescription : "\(error)"
+        HTTPExchange.message(for: error)
     }
 
     /// The `Authorization` header of every request.
@@ -64,27 +60,16 @@ public struct NightrideAPI: Sendable {
     public func places(matching query: String) async throws -> [Place] {
         var components = URLComponents(url: url("/places"), resolvingAgainstBaseURL: false)!
         components.queryItems = [URLQueryItem(name: "q", value: query)]
-        return try await Self.fetch([Place].self, authorized(URLRequest(url: components.url!)))
+        return try await fetch([Place].self, components.url!)
     }
 
     /// The history page at `address`, as the previous page named it.
     public func history(at address: String) async throws -> HistoryPage {
-        try await Self.fetch(HistoryPage.self, authorized(URLRequest(url: url(address))))
+        try await fetch(HistoryPage.self, url(address))
     }
 
-    private func authorized(_ request: URLRequest) -> URLRequest {
-        var request = request
-        for (name, value) in headers {
-            request.setValue(value, forHTTPHeaderField: name)
-        }
-        return request
-    }
-
-    private static func fetch<T: Decodable>(_ type: T.Type, _ request: URLRequest) async throws -> T {
-        let (data, response) = try await URLSession.shared.cancellationSafeData(for: request)
-        if let http = response as? HTTPURLResponse, !(200...299).contains(http.statusCode) {
-            throw HTTPStatusError(status: http.statusCode)
-        }
-        return try JSONDecoder().decode(T.self, from: data)
+    /// `GET url` as this user, decoded.
+    private func fetch<T: Decodable>(_ type: T.Type, _ url: URL) async throws -> T {
+        try JSONDecoder().decode(T.self, from: try await HTTPExchange.get(url, headers: headers))
     }
 }

@@ -1,9 +1,9 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
 import StateLoopSync
-import Synchronization
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// A response body larger than the client accepts (``HTTPPull`` and ``HTTPMutationSender``
 /// take a `maximumResponseBytes`), so that a server sending megabytes (by mistake, or to
@@ -32,32 +32,125 @@ public struct ResponseTooLargeError: Error, Hashable, Sendable, CustomStringConv
     }
 }
 
-/// One HTTP request and its answer, as both HTTP transports make it: the body read up to a
-/// limit, a status outside 200–299 turned into ``HTTPStatusError``.
-enum HTTPExchange {
+/// One HTTP request and its answer, as both HTTP transports (and an app's own calls beside them,
+/// such as Nightride's login) make it: the body read up to a limit, a status outside 200–299
+/// turned into ``HTTPStatusError``.
+///
+/// Built on AsyncHTTPClient rather than URLSession: on Linux, FoundationNetworking's URLSession
+/// deadlocks when a waiting call is cancelled (swift-corelibs-foundation issue 5412), crashes
+/// when a task is cancelled as its transfer completes, and has a family of use-after-free
+/// crashes in its libcurl glue around refused and closed connections (issues 4791, 5469), which
+/// a client meets every time its server restarts. Every StateLoop request can be cancelled (a
+/// changed request stops the old one; a timeout cancels), so cancellation must be safe:
+/// AsyncHTTPClient's is (the request is failed and its connection closed, on the event loop).
+package enum HTTPExchange {
+    /// The client the transports use when the app gives none: one for the process, never shut
+    /// down (as `URLSession.shared` is not).
+    ///
+    /// Two settings differ from AsyncHTTPClient's defaults, for a sync client: a connection
+    /// that cannot be made fails its requests at once (the resource's retry policy decides
+    /// when to try again, and reports "offline" meanwhile) rather than being retried inside the
+    /// client until the connect timeout; and a process may hold many sessions to one server
+    /// (tests and the chaos run hold dozens), so the pool keeps up to 64 connections per host.
+    package static let sharedClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        configuration.timeout = .init(connect: .seconds(10), read: .seconds(60))
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    /// The longest a request may take, start to end, when its caller sets no shorter bound
+    /// (``ResourcePolicy/requestTimeout`` cancels much earlier).
+    static let deadline: TimeAmount = .seconds(120)
+
+    /// A request for `url`, with `headers`, and `body` if any.
+    package static func request(
+        _ method: HTTPMethod, _ url: URL, headers: [String: String] = [:], body: Data? = nil
+    ) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = method
+        for (name, value) in headers {
+            request.headers.replaceOrAdd(name: name, value: value)
+        }
+        if let body {
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
+        return request
+    }
+
     /// Sends `request` and returns the body of its successful answer.
     ///
     /// - Throws: ``HTTPStatusError`` for a status outside 200–299 (whatever its body's size: the
     ///   body of an error is not read), ``ResponseTooLargeError`` for a successful answer over
-    ///   `limit` bytes, or what `session` throws.
-    static func body(of request: URLRequest, session: URLSession, limit: Int) async throws -> Data {
-        // Measured as it arrives, and cut once past the limit (see `LimitedTransfers`).
-        let (data, response) = try await LimitedTransfers.forSession(session).data(for: request, limit: limit)
+    ///   `limit` bytes, `CancellationError` or AsyncHTTPClient's `HTTPClientError.cancelled` when
+    ///   the calling task is cancelled, or the transport's error.
+    package static func body(of request: HTTPClientRequest, client: HTTPClient? = nil, limit: Int) async throws -> Data {
+        let response = try await (client ?? sharedClient).execute(request, timeout: deadline)
         if let failure = statusError(response) { throw failure }
-        return data
+        let declared = response.headers.first(name: "Content-Length").flatMap { Int($0) }
+        if let declared, declared > limit {
+            throw ResponseTooLargeError(limit: limit, declaredLength: declared)
+        }
+        do {
+            // Collected as it arrives: an endless body ends at the limit, when the body is dropped
+            // and with it the connection.
+            return Data(try await response.body.collect(upTo: limit).readableBytesView)
+        } catch is NIOTooManyBytesError {
+            throw ResponseTooLargeError(limit: limit, declaredLength: declared)
+        }
+    }
+
+    /// `method url` with `headers` and `body`: the status and the body of the answer, whatever
+    /// the status (for tests and tools that check refusals).
+    package static func send(
+        _ method: String, _ url: URL, headers: [String: String] = [:], body: Data? = nil, limit: Int = 4 << 20
+    ) async throws -> (status: Int, body: Data) {
+        let response = try await sharedClient.execute(
+            request(HTTPMethod(rawValue: method), url, headers: headers, body: body), timeout: deadline
+        )
+        return (Int(response.status.code), Data(try await response.body.collect(upTo: limit).readableBytesView))
+    }
+
+    /// `GET url` with `headers`: the body of its successful answer (see
+    /// ``body(of:client:limit:)``).
+    package static func get(_ url: URL, headers: [String: String] = [:], limit: Int = 4 << 20) async throws -> Data {
+        try await body(of: request(.GET, url, headers: headers), limit: limit)
+    }
+
+    /// `POST url` with a JSON `body` and `headers`: the body of its successful answer (see
+    /// ``body(of:client:limit:)``).
+    package static func post(_ url: URL, json: Data, headers: [String: String] = [:], limit: Int = 4 << 20) async throws -> Data {
+        let headers = headers.merging(["Content-Type": "application/json"]) { _, json in json }
+        return try await body(of: request(.POST, url, headers: headers, body: json), limit: limit)
     }
 
     /// The error for a status outside 200–299, with the server's `Retry-After` if usable.
-    static func statusError(_ response: URLResponse) -> HTTPStatusError? {
-        guard let http = response as? HTTPURLResponse, !(200...299).contains(http.statusCode) else { return nil }
+    static func statusError(_ response: HTTPClientResponse) -> HTTPStatusError? {
+        guard !(200...299).contains(response.status.code) else { return nil }
         return HTTPStatusError(
-            status: http.statusCode,
-            retryAfter: RetryAfter.parse(http.value(forHTTPHeaderField: "Retry-After"))
+            status: Int(response.status.code),
+            retryAfter: RetryAfter.parse(response.headers.first(name: "Retry-After"))
         )
     }
 
-    /// `Content-Length`, when the response has one.
-    static func declaredLength(of response: URLResponse) -> Int? {
-        response.expectedContentLength >= 0 ? Int(response.expectedContentLength) : nil
+    /// A short message for a transport error, for a user: "connection refused" rather than the
+    /// dump of a NIO error's fields.
+    package static func message(for error: any Error) -> String {
+        if let status = error as? HTTPStatusError { return status.description }
+        if let io = error as? IOError { return String(cString: strerror(io.errnoCode)).lowercased() }
+        if let connection = error as? NIOConnectionError, let first = connection.connectionErrors.first {
+            return message(for: first.error)
+        }
+        if let client = error as? HTTPClientError {
+            switch client {
+            case .connectTimeout: return "timed out connecting"
+            case .readTimeout, .deadlineExceeded: return "timed out"
+            case .remoteConnectionClosed: return "the server closed the connection"
+            case .cancelled: return "cancelled"
+            default: return "\(client)"
+            }
+        }
+        return "\(error)"
     }
 }

@@ -1,8 +1,6 @@
+import AsyncHTTPClient
 import Foundation
 import StateLoopSync
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// Sends mutations over HTTP: `POST url` with the mutation as JSON and its client mutation id in
 /// the `Mutation-ID` header; expects `{"version": {"epoch": 0, "counter": 15}}`, the version at
@@ -15,41 +13,38 @@ import FoundationNetworking
 public struct HTTPMutationSender<M: Mutation>: Sendable {
     private let url: URL
     private let headers: [String: String]
-    private let session: URLSession
+    private let client: HTTPClient?
     private let maximumResponseBytes: Int
 
     /// Mutations to `url`, with extra `headers` (an `Authorization` bearer token, say).
     ///
-    /// - Parameter maximumResponseBytes: The largest answer accepted (4 MiB by default, far
-    ///   more than an acknowledgement needs); a larger one is cut as it arrives and refused
-    ///   (see ``ResponseTooLargeError``).
+    /// - Parameters:
+    ///   - client: The AsyncHTTPClient to send with; `nil` (the default) shares one client for
+    ///     the process (see ``HTTPPull/init(url:headers:client:maximumResponseBytes:)``).
+    ///   - maximumResponseBytes: The largest answer accepted (4 MiB by default, far more than an
+    ///     acknowledgement needs); a larger one is cut as it arrives and refused (see
+    ///     ``ResponseTooLargeError``).
     public init(
         url: URL,
         headers: [String: String] = [:],
-        session: URLSession = .shared,
+        client: HTTPClient? = nil,
         maximumResponseBytes: Int = 4 << 20
     ) {
         self.url = url
         self.headers = headers
-        self.session = session
+        self.client = client
         self.maximumResponseBytes = maximumResponseBytes
     }
 
     /// Sends `mutation` with `id`; returns the version the server reached.
     public func callAsFunction(_ mutation: M, _ id: MutationID) async throws -> Version {
-        var request = URLRequest(url: url)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue(id.rawValue, forHTTPHeaderField: "Mutation-ID")
-        for (name, value) in headers {
-            request.setValue(value, forHTTPHeaderField: name)
-        }
         // Keys sorted: a retry sends the same bytes, which a server may compare to tell a retry
         // from another mutation under the same id.
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        request.httpBody = try encoder.encode(mutation)
-        let data = try await HTTPExchange.body(of: request, session: session, limit: maximumResponseBytes)
+        let headers = headers.merging(["Content-Type": "application/json", "Mutation-ID": id.rawValue]) { _, fixed in fixed }
+        let request = HTTPExchange.request(.POST, url, headers: headers, body: try encoder.encode(mutation))
+        let data = try await HTTPExchange.body(of: request, client: client, limit: maximumResponseBytes)
         return try JSONDecoder().decode(MutationReceipt.self, from: data).version
     }
 }

@@ -1,8 +1,6 @@
+import AsyncHTTPClient
 import Foundation
 import StateLoopSync
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// A pull source over HTTP: `GET url`, decoding a `Versioned<Value>` from JSON
 /// (`{"version": {"epoch": 0, "counter": 8}, "value": …}`).
@@ -10,38 +8,36 @@ import FoundationNetworking
 /// A status outside 200–299 throws ``HTTPStatusError`` with the server's `Retry-After` (in
 /// seconds or as a date; an unusable one is ignored), which ``FailureKind/classify(_:)`` turns
 /// into a retry or a stop; a body over `maximumResponseBytes` throws ``ResponseTooLargeError``;
-/// transport errors are thrown as URLSession reports them (transient). Works on Linux through
-/// FoundationNetworking.
+/// transport errors are thrown as AsyncHTTPClient reports them (transient). A cancelled pull
+/// ends at once, its connection closed.
 public struct HTTPPull<Value: Decodable & Sendable>: Sendable {
-    private let request: URLRequest
-    private let session: URLSession
+    private let request: HTTPClientRequest
+    private let client: HTTPClient?
     private let maximumResponseBytes: Int
 
     /// A pull of `url`, with extra `headers` (an `Authorization` bearer token, say).
     ///
-    /// - Parameter maximumResponseBytes: The largest body accepted (4 MiB by default); a larger
-    ///   one is cut as it arrives and refused rather than decoded and kept (see
-    ///   ``ResponseTooLargeError``).
+    /// - Parameters:
+    ///   - client: The AsyncHTTPClient to send with; `nil` (the default) shares one client for
+    ///     the process, which fails a request at once when its connection cannot be made (the
+    ///     resource's retry policy then decides when to try again).
+    ///   - maximumResponseBytes: The largest body accepted (4 MiB by default); a larger one is
+    ///     cut as it arrives and refused rather than decoded and kept (see
+    ///     ``ResponseTooLargeError``).
     public init(
         url: URL,
         headers: [String: String] = [:],
-        session: URLSession = .shared,
+        client: HTTPClient? = nil,
         maximumResponseBytes: Int = 4 << 20
     ) {
-        var request = URLRequest(url: url)
-        request.httpMethod = "GET"
-        request.cachePolicy = .reloadIgnoringLocalCacheData
-        for (name, value) in headers {
-            request.setValue(value, forHTTPHeaderField: name)
-        }
-        self.request = request
-        self.session = session
+        request = HTTPExchange.request(.GET, url, headers: headers)
+        self.client = client
         self.maximumResponseBytes = maximumResponseBytes
     }
 
     /// Fetches and decodes the current value.
     public func callAsFunction() async throws -> Versioned<Value> {
-        let data = try await HTTPExchange.body(of: request, session: session, limit: maximumResponseBytes)
+        let data = try await HTTPExchange.body(of: request, client: client, limit: maximumResponseBytes)
         return try JSONDecoder().decode(VersionedPayload<Value>.self, from: data).versioned
     }
 }

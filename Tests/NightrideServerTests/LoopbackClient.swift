@@ -7,9 +7,6 @@ import StateLoopSync
 import StateLoopSyncTransports
 import Synchronization
 import Testing
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// Runs a Nightride server on a free loopback port for the duration of `body`.
 func withNightride<C: Clock>(
@@ -90,17 +87,11 @@ struct LoopbackClient: Sendable {
     func send(
         _ method: String, _ path: String, token: String? = nil, body: (some Encodable)? = Optional<String>.none, mutationID: String? = nil
     ) async throws -> (Int, Data) {
-        var request = URLRequest(url: url(path))
-        request.httpMethod = method
-        request.cachePolicy = .reloadIgnoringLocalCacheData
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        if let mutationID { request.setValue(mutationID, forHTTPHeaderField: "Mutation-ID") }
-        if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = try JSONEncoder().encode(body)
-        }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+        var headers: [String: String] = [:]
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        if let mutationID { headers["Mutation-ID"] = mutationID }
+        if body != nil { headers["Content-Type"] = "application/json" }
+        return try await HTTPExchange.send(method, url(path), headers: headers, body: try body.map { try JSONEncoder().encode($0) })
     }
 
     func get<Value: Decodable>(_ path: String, token: String, as: Value.Type = Value.self) async throws -> Value {

@@ -1,13 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Logging
 import NightrideClient
 import NightrideModel
 import NightrideServer
 import StateLoopSync
 import StateLoopTesting
+import StateLoopSyncTransports
 import Testing
 
 /// What the server tells a client about its own session: which of its mutations a value
@@ -29,10 +27,7 @@ struct SessionTests {
             #expect(pushed.value == true)
             #expect(pushed.lastMutationID == 1)
 
-            var request = URLRequest(url: client.url("/me/driver-mode"))
-            request.setValue("Bearer \(ann)", forHTTPHeaderField: "Authorization")
-            request.setValue("phone", forHTTPHeaderField: "Client-ID")
-            let (data, _) = try await URLSession.shared.data(for: request)
+            let data = try await HTTPExchange.get(client.url("/me/driver-mode"), headers: ["Authorization": "Bearer \(ann)", "Client-ID": "phone"])
             #expect(try JSONDecoder().decode(Versioned<Bool>.self, from: data).lastMutationID == 1)
             #expect(try await client.pull("/me/driver-mode", token: ann, as: Bool.self)().lastMutationID == nil, "another reader, no number")
 

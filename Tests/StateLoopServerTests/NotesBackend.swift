@@ -6,10 +6,8 @@ import StateLoopServer
 import StateLoopWire
 import Synchronization
 import ServerTestApp
+import StateLoopSyncTransports
 import Testing
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// Runs a notes server on a free loopback port for the duration of `body`, then shuts it down
 /// gracefully (the sync server first, as an app would list it).
@@ -71,18 +69,12 @@ struct TestClient: Sendable {
         _ method: String, _ path: String, as user: String?, body: Data? = nil, mutationID: String? = nil,
         clientID: String? = nil
     ) async throws -> (status: Int, body: Data) {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/\(path)")!)
-        request.httpMethod = method
-        request.cachePolicy = .reloadIgnoringLocalCacheData
-        if let user { request.setValue("Bearer t-\(user)", forHTTPHeaderField: "Authorization") }
-        if let mutationID { request.setValue(mutationID, forHTTPHeaderField: "Mutation-ID") }
-        if let clientID { request.setValue(clientID, forHTTPHeaderField: "Client-ID") }
-        if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = body
-        }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+        var headers: [String: String] = [:]
+        if let user { headers["Authorization"] = "Bearer t-\(user)" }
+        if let mutationID { headers["Mutation-ID"] = mutationID }
+        if let clientID { headers["Client-ID"] = clientID }
+        if body != nil { headers["Content-Type"] = "application/json" }
+        return try await HTTPExchange.send(method, URL(string: "http://127.0.0.1:\(port)/\(path)")!, headers: headers, body: body)
     }
 
     /// A mutation posting `value` as JSON.
