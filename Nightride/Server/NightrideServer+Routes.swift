@@ -4,13 +4,14 @@ import Hummingbird
 import HummingbirdBcrypt
 import NIOPosix
 import NightrideModel
+import ServiceLifecycle
 import StateLoopServer
 import StateLoopWire
 
 /// The application: the kit's routes for the two values and their mutations, and Nightride's
 /// own: sign-in, places and history. The fault middleware sees every request first.
 extension NightrideServer {
-    func makeApplication(_ sync: SyncServer<NightrideAccess>, port: Int, onRunning: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
+    func makeApplication(_ sync: SyncServer<NightrideAccess>, port: Int, onRunning: @escaping @Sendable (Int) -> Void) -> some Service {
         sync.application(
             host: configuration.host,
             port: port,

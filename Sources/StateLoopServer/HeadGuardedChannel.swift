@@ -7,11 +7,12 @@ struct HeadGuardedChannel<Base: ServerChildChannel>: ServerChildChannel {
     let base: Base
     let timeout: TimeAmount
     let maximumBytes: Int
+    let stopping: OnceFlag
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Base.Value> {
         channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.addHandler(
-                RequestHeadGuard(timeout: timeout, maximumBytes: maximumBytes), position: .first
+                RequestHeadGuard(timeout: timeout, maximumBytes: maximumBytes, stopping: stopping), position: .first
             )
         }.flatMap {
             base.setup(channel: channel, logger: logger)

@@ -2,7 +2,8 @@ import NIOCore
 
 /// The first handler of every connection, until its first request head is complete: it
 /// answers and closes a connection whose head does not come within the time allowed (408),
-/// grows past the size allowed (431), or does not start with an HTTP/1 request line (400).
+/// grows past the size allowed (431), or does not start with an HTTP/1 request line (400); and,
+/// when the server starts to stop, one whose head has not come yet (503), at once.
 ///
 /// Why a handler of our own: Hummingbird installs its idle timeout and its parse-error answers
 /// only once a first request head has been read without an upgrade, so a client that sends a
@@ -18,16 +19,22 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let timeout: TimeAmount
     private let maximumBytes: Int
+    private let stopping: OnceFlag
     private var scanner = RequestHeadScanner()
     private var deadline: Scheduled<Void>?
     private var isDone = false
 
-    init(timeout: TimeAmount, maximumBytes: Int) {
+    init(timeout: TimeAmount, maximumBytes: Int, stopping: OnceFlag) {
         self.timeout = timeout
         self.maximumBytes = maximumBytes
+        self.stopping = stopping
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        if stopping.isRaised {
+            refuse(503, "shuttingDown", "the server is stopping", context: context)
+            return
+        }
         deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
             refuse(408, "requestTimeout", "the request head did not arrive in time", context: context)
         }
@@ -57,11 +64,23 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// The server is stopping (Hummingbird's graceful shutdown): a connection with no request
+    /// head yet has nothing under way, so it is answered and closed now. Left alone, it would
+    /// hold the shutdown until the head's deadline, and a client that reconnects as the server
+    /// stops (a push socket does, at once) opens exactly such connections. (One accepted after
+    /// this event was sent is refused by `handlerAdded`, through the `stopping` flag.)
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent, !isDone {
+            refuse(503, "shuttingDown", "the server is stopping", context: context)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     private func refuse(_ status: Int, _ code: String, _ message: String, context: ChannelHandlerContext) {
         guard !isDone else { return }
         isDone = true
         deadline?.cancel()
-        let reason = [400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large"][status] ?? "Error"
+        let reason = [400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large", 503: "Service Unavailable"][status] ?? "Error"
         let body = String(decoding: WireMessage.error(code, message), as: UTF8.self)
         let response = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: response)), promise: nil)

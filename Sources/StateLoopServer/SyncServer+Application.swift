@@ -3,6 +3,7 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 extension SyncServer {
     /// A Hummingbird application serving the declared resources and mutations on `host:port`,
@@ -18,7 +19,9 @@ extension SyncServer {
     /// listener's backlog), so running out of file descriptors degrades service, nothing else.
     /// A connection's first request head must arrive within `requestHeadTimeout` (408) and
     /// within `maximumHeadBytes` (431), and start with an HTTP/1 request line (400); each is
-    /// answered and closed.
+    /// answered and closed. Once its graceful shutdown begins, a connection with no request
+    /// head yet (and any accepted from then on) is answered 503 and closed at once, so that
+    /// clients reconnecting as the server stops do not hold the shutdown open.
     public func application(
         host: String = "127.0.0.1",
         port: Int = 8080,
@@ -30,7 +33,7 @@ extension SyncServer {
         middleware: (Router<SyncRequestContext>) -> Void = { _ in },
         routes: (Router<SyncRequestContext>) -> Void = { _ in },
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
-    ) -> some ApplicationProtocol {
+    ) -> some Service {
         let router = Router(context: SyncRequestContext.self)
         middleware(router)
         let table = addKitRoutes(to: router)
@@ -48,7 +51,8 @@ extension SyncServer {
         )
         let pushResponder = sockets.buildResponder()
         let headTimeout = TimeAmount(requestHeadTimeout)
-        return Application(
+        let stopping = OnceFlag()
+        let application = Application(
             router: router,
             server: HTTPServerBuilder { responder in
                 HeadGuardedChannel(
@@ -56,7 +60,8 @@ extension SyncServer {
                         responder: responder, webSocketResponder: pushResponder, configuration: channelConfiguration
                     ),
                     timeout: headTimeout,
-                    maximumBytes: maximumHeadBytes
+                    maximumBytes: maximumHeadBytes,
+                    stopping: stopping
                 )
             },
             configuration: ApplicationConfiguration(
@@ -66,5 +71,6 @@ extension SyncServer {
             onServerRunning: onServerRunning,
             logger: logger
         )
+        return StopAwareApplication(base: application, stopping: stopping)
     }
 }

@@ -86,6 +86,7 @@ extension SyncServer {
             try? await outbound.close(.unexpectedServerError, reason: "the server cannot reach its data")
             return
         }
+        let clientLeft = OnceFlag()
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 // Reading answers pings and notices the client's close (or a frame too large,
@@ -93,6 +94,7 @@ extension SyncServer {
                 do {
                     for try await _ in inbound {}
                 } catch {}
+                clientLeft.raise()
                 outbox.close(discardingWaiting: true)
             }
             if let faults {
@@ -102,15 +104,28 @@ extension SyncServer {
                 }
             }
             let mayRead: @Sendable () -> Bool = { [access] in access.mayRead(socket.key, as: principal) }
-            let ending = await drain(outbox, to: outbound, mayRead: mayRead, faults: faults)
-            group.cancelAll()
+            var ending = await drain(outbox, to: outbound, mayRead: mayRead, faults: faults)
+            if case .left = ending, !clientLeft.isRaised {
+                // The server closed the outbox (a sign-out, a cut): it says so with a close frame.
+                ending = .close(.normalClosure, "closed by the server")
+            }
             switch ending {
             case .left: break
-            case .close(let code, let reason): try? await outbound.close(code, reason: reason)
+            case .close(let code, let reason):
+                try? await outbound.close(code, reason: reason)
+                // The client's answer to the close frame ends the reader by itself, rather than a
+                // cancellation of its read (which has been seen to leave the socket open for
+                // good); a client that does not answer is cut off.
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(5))
+                    channel.close(promise: nil)
+                }
+                _ = await group.next()
             case .stalled:
                 // The reader does not read: a close frame could not get through either.
                 channel.close(promise: nil)
             }
+            group.cancelAll()
         }
     }
 

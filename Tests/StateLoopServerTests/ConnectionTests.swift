@@ -1,11 +1,13 @@
 import Foundation
+import Logging
+import ServiceLifecycle
 import StateLoopServer
 import Testing
 
 /// What reaches the server before any route: request heads that are garbage, too long, or
 /// never finished. Each is answered (when an answer can be given) and closed, so that such
 /// connections cannot pile up.
-@Suite("Sync server: connections")
+@Suite("Sync server: connections", .timeLimit(.minutes(2)))
 struct ConnectionTests {
     @Test("a request head that is not HTTP is answered 400 and closed")
     func garbageHead() async throws {
@@ -13,7 +15,7 @@ struct ConnectionTests {
             for garbage in ["GARBAGE\r\n\r\n", "GET\r\n\r\n", "\r\n\r\n", "GET / HTTP/9.9\r\n\r\n"] {
                 let connection = try RawConnection(port: client.port)
                 connection.send(Array(garbage.utf8))
-                let (text, closed) = connection.readUntilClosed(within: .seconds(5))
+                let (text, closed) = await connection.readUntilClosed(within: .seconds(5))
                 #expect(text.hasPrefix("HTTP/1.1 400"), "\(garbage.debugDescription): \(text)")
                 #expect(closed, "\(garbage.debugDescription) left the connection open")
             }
@@ -27,12 +29,12 @@ struct ConnectionTests {
         try await withNotesServer { _, client in
             let connection = try RawConnection(port: client.port)
             connection.send(Array(("GET /" + String(repeating: "a", count: 100_000) + " HTTP/1.1\r\n\r\n").utf8))
-            let (text, closed) = connection.readUntilClosed(within: .seconds(5))
+            let (text, closed) = await connection.readUntilClosed(within: .seconds(5))
             #expect(text.hasPrefix("HTTP/1.1 431"), "\(text.prefix(200))")
             #expect(closed)
             let headers = try RawConnection(port: client.port)
             headers.send(Array(("GET /board HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "b", count: 100_000) + "\r\n\r\n").utf8))
-            #expect(headers.readUntilClosed(within: .seconds(5)).text.hasPrefix("HTTP/1.1 431"))
+            #expect(await headers.readUntilClosed(within: .seconds(5)).text.hasPrefix("HTTP/1.1 431"))
         }
     }
 
@@ -44,10 +46,45 @@ struct ConnectionTests {
             let partial = try RawConnection(port: port)
             partial.send(Array("GET /me/todos HTTP/1.1\r\nHost: 127".utf8))
             for connection in [silent, partial] {
-                let (text, closed) = connection.readUntilClosed(within: .seconds(5))
+                let (text, closed) = await connection.readUntilClosed(within: .seconds(5))
                 #expect(closed, "still open after 5 s")
                 #expect(text.hasPrefix("HTTP/1.1 408"), "\(text)")
             }
         }
+    }
+
+    @Test("a server that stops answers 503 and closes, at once, every connection whose request head has not come: the stop does not wait for the head timeout")
+    func stoppingWithoutHead() async throws {
+        let server = SyncServer(store: try SQLiteStore(), access: TodoBackend.Rules(sessions: [:]))
+        var logger = Logger(label: "stateloop.server.test")
+        logger.logLevel = .critical
+        let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
+        let application = server.application(port: 0, requestHeadTimeout: .seconds(30), onServerRunning: { channel in
+            readyContinuation.yield(channel.localAddress?.port ?? 0)
+        })
+        var group = ServiceGroupConfiguration(services: [application, server], logger: logger)
+        // Longer than the test allows: only the guard's answer ends these connections in time.
+        group.maximumGracefulShutdownDuration = .seconds(30)
+        let services = ServiceGroup(configuration: group)
+        let running = Task { try await services.run() }
+        var port = 0
+        for await bound in ready {
+            port = bound
+            break
+        }
+        let silent = try RawConnection(port: port)
+        let partial = try RawConnection(port: port)
+        partial.send(Array("GET /me/todos HTTP/1.1\r\nHost: 127".utf8))
+        // Both accepted and read before the stop.
+        try await Task.sleep(for: .milliseconds(200))
+        let stopping = ContinuousClock.now
+        await services.triggerGracefulShutdown()
+        for connection in [silent, partial] {
+            let (text, closed) = await connection.readUntilClosed(within: .seconds(5))
+            #expect(closed, "still open 5 s into the stop")
+            #expect(text.hasPrefix("HTTP/1.1 503"), "\(text)")
+        }
+        _ = try? await running.value
+        #expect(ContinuousClock.now - stopping < .seconds(5), "stopped after \(ContinuousClock.now - stopping)")
     }
 }

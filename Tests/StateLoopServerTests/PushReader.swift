@@ -68,9 +68,23 @@ final class PushReader: Sendable {
     }
 
     /// How the server closed the socket (`nil`: not by a close frame); throws if the connection
-    /// never opened (a refused upgrade).
-    func closeFrame() async throws -> WebSocketCloseFrame? {
-        try await task.value
+    /// never opened (a refused upgrade), or if it has not ended within `limit` (the socket is
+    /// then closed from this side: a test fails, it never hangs).
+    func closeFrame(within limit: Duration = .seconds(10)) async throws -> WebSocketCloseFrame? {
+        let deadline = ContinuousClock.now + limit
+        while outcome.value == nil {
+            guard ContinuousClock.now < deadline else {
+                task.cancel()
+                throw StillOpen(limit: limit)
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return try await task.value
+    }
+
+    struct StillOpen: Error, CustomStringConvertible {
+        let limit: Duration
+        var description: String { "the push socket was still open after \(limit)" }
     }
 }
 

@@ -6,7 +6,7 @@ import StateLoopWire
 import TestSupport
 import Testing
 
-@Suite("Sync server: pushes")
+@Suite("Sync server: pushes", .timeLimit(.minutes(2)))
 struct PushTests {
     @Test("a socket gets the value, then each later version with its reader's lastMutationID")
     func valuesInOrder() async throws {
@@ -132,7 +132,7 @@ struct PushTests {
             }
             #expect(await eventually(within: .seconds(10)) { server.openSockets == 0 }, "after \(rounds) rounds")
             // Closed for real: the connection ends (no close frame could get through).
-            #expect(socket.waitForEnd(within: .seconds(10)), "the connection stayed open")
+            #expect(await socket.waitForEnd(within: .seconds(10)), "the connection stayed open")
             let metrics = server.renderedMetrics
             #expect(metrics.contains("stateloop_slow_readers_closed_total 1"), "\(metrics)")
             #expect(!metrics.contains("stateloop_pushes_coalesced_total 0"), "\(metrics)")

@@ -33,19 +33,21 @@ final class RawConnection {
     }
 
     /// Everything the server sends until it closes the connection, and whether it closed it
-    /// within `limit`.
-    func readUntilClosed(within limit: Duration) -> (text: String, closed: Bool) {
-        var timeout = timeval(tv_sec: 0, tv_usec: 50_000)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    /// within `limit`. Polled without blocking: a blocking read would hold one of the few
+    /// threads Swift concurrency has (as many as cores) while the server it waits for needs
+    /// them, which stalled every test in the process on a 2-core machine.
+    func readUntilClosed(within limit: Duration) async -> (text: String, closed: Bool) {
         let deadline = ContinuousClock.now + limit
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4_096)
         while ContinuousClock.now < deadline {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if count > 0 {
                 received += buffer[..<count]
             } else if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
                 return (String(decoding: received, as: UTF8.self), true)
+            } else {
+                try? await Task.sleep(for: .milliseconds(10))
             }
         }
         return (String(decoding: received, as: UTF8.self), false)

@@ -54,16 +54,16 @@ final class SilentSocket: Sendable {
     }
 
     /// Reads (and throws away) what arrives until the server ends the connection; `false` if
-    /// it is still open after `limit`.
-    func waitForEnd(within limit: Duration) -> Bool {
-        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    /// it is still open after `limit`. Polled without blocking (see
+    /// `RawConnection.readUntilClosed(within:)`).
+    func waitForEnd(within limit: Duration) async -> Bool {
         let deadline = ContinuousClock.now + limit
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while ContinuousClock.now < deadline {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if count == 0 { return true }
             if count < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR { return true }
+            if count < 0 { try? await Task.sleep(for: .milliseconds(10)) }
         }
         return false
     }
