@@ -38,9 +38,7 @@ struct TmuxEndToEndTests {
             try tmux.run(["send-keys", "-t", "nightride", "Down"])
             try await tmux.waitFor("> Gare de l'Est")
             try tmux.run(["send-keys", "-t", "nightride", "Enter"])
-            screen = try await tmux.waitFor("Looking for a driver…")
-            #expect(screen.contains("To: Gare de l'Est, Paris 10e"))
-            #expect(screen.contains("c  cancel the request"))
+            try await tmux.waitFor("Looking for a driver…", "To: Gare de l'Est, Paris 10e", "c  cancel the request")
             // The screen is optimistic: wait for the server to have it too.
             let pending = try await Self.eventually("ann's ride pending on the server") {
                 if case .pending(let ride) = server.truth.rideStatus(of: "ann")?.value { return ride } else { return nil }
@@ -50,8 +48,7 @@ struct TmuxEndToEndTests {
 
             // Cancelled: back to "Where to?", the box focused and emptied by the request.
             try tmux.run(["send-keys", "-t", "nightride", "c"])
-            screen = try await tmux.waitFor("Where to?  (typing; Tab for commands)")
-            #expect(screen.contains("Type a place or a district."))
+            try await tmux.waitFor("Where to?  (typing; Tab for commands)", "Type a place or a district.")
             try await Self.eventually("ann's ride cancelled on the server") {
                 server.truth.rideStatus(of: "ann")?.value == RideStatus.none ? true : nil
             }
@@ -61,9 +58,8 @@ struct TmuxEndToEndTests {
             try tmux.run(["send-keys", "-t", "nightride", "Tab"])
             try await tmux.waitFor("r refresh · d driver mode · h history · q quit · Tab search box")
             try tmux.run(["send-keys", "-t", "nightride", "h"])
-            screen = try await tmux.waitFor("History · \(firstPage.items.count) rides")
             let newest = try #require(firstPage.items.first)
-            #expect(screen.contains("> ") && screen.contains(newest.destination.name))
+            try await tmux.waitFor("History · \(firstPage.items.count) rides", "> ", newest.destination.name)
             // Down to the last row loaded: the next page comes in.
             for _ in 1..<firstPage.items.count {
                 try tmux.run(["send-keys", "-t", "nightride", "Down"])
@@ -171,8 +167,7 @@ struct TmuxEndToEndTests {
             // Started again with the network back: the journal shows the request, which then goes out.
             server.isNetworkCut = false
             try harness.restart(try harness.wrapped(client))
-            var screen = try await tmux.waitFor("Looking for a driver…")
-            #expect(screen.contains("To: Gare du Nord"))
+            try await tmux.waitFor("Looking for a driver…", "To: Gare du Nord")
             let ride = try await Self.eventually("kim's ride pending on the server") {
                 if case .pending(let ride) = server.truth.rideStatus(of: "kim")?.value { return ride } else { return nil }
             }
@@ -181,7 +176,7 @@ struct TmuxEndToEndTests {
                 if case .ride(.pending) = record.value { true } else { false }
             }.count == 1, "applied once")
             try tmux.run(["send-keys", "-t", "nightride", "q"])
-            screen = try await tmux.waitFor("terminal ")
+            let screen = try await tmux.waitFor("terminal ")
             #expect(screen.contains("terminal restored, exit 0"), "\(screen)\nstderr: \(harness.stderr)")
         }
     }
@@ -227,16 +222,14 @@ struct TmuxEndToEndTests {
                 try tmux.run(["send-keys", "-t", session, "-l", password])
                 try tmux.run(["send-keys", "-t", session, "Enter"])
             }
-            var screen = try await tmux.waitFor("Type a place or a district.")
-            #expect(screen.contains("Nightride · annie · driver mode off"))
-            screen = try await tmux.waitFor("Type a place or a district.", in: "bob")
-            #expect(screen.contains("Nightride · bobby · driver mode off"))
+            try await tmux.waitFor("Type a place or a district.", "Nightride · annie · driver mode off")
+            try await tmux.waitFor("Type a place or a district.", "Nightride · bobby · driver mode off", in: "bob")
             #expect(server.truth.rideStatus(of: "annie")?.value == RideStatus.none)
             #expect(server.truth.rideStatus(of: "bobby")?.value == RideStatus.none)
 
             for session in ["nightride", "bob"] {
                 try tmux.run(["send-keys", "-t", session, "C-c"])
-                screen = try await tmux.waitFor("terminal ", in: session)
+                let screen = try await tmux.waitFor("terminal ", in: session)
                 #expect(screen.contains("terminal restored, exit 0"), "\(screen)\nstderr: \(harness.stderr)")
             }
         }
@@ -259,6 +252,8 @@ struct TmuxEndToEndTests {
             try await body(harness)
         } catch {
             await server.stop()
+            // A client that crashed wrote its backtrace there (see `Harness.command`).
+            Issue.record("the clients' standard error:\n\(harness.stderr)")
             throw error
         }
         await server.stop()
@@ -290,9 +285,11 @@ struct Harness {
     let folder: URL
     let tmux: Tmux
 
-    /// The shell command of `nightride` with `arguments`, its standard error to a file.
+    /// The shell command of `nightride` with `arguments`, its standard error to a file, where a
+    /// crash's backtrace goes too (Swift's backtracer writes to standard output by default,
+    /// which is the pane: a capture would show its first line only).
     func command(_ arguments: String) throws -> String {
-        "'\(try builtProduct(named: "nightride").path)' \(arguments) 2>>'\(folder.path)/stderr.txt'"
+        "env SWIFT_BACKTRACE=enable=yes,interactive=no,output-to=stderr '\(try builtProduct(named: "nightride").path)' \(arguments) 2>>'\(folder.path)/stderr.txt'"
     }
 
     /// `command(arguments)` inside a wrapper that reports, once the client is gone, whether the
@@ -416,17 +413,20 @@ struct Tmux {
         return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     }
 
-    /// The visible pane of `session`, polled until it contains `text`; fails with the last
-    /// screen seen.
+    /// The visible pane of `session`, polled until it contains every one of `texts`; fails with
+    /// the last screen seen. Wait for everything a check reads: a capture can catch a frame
+    /// half drawn (tmux reads a large frame in several parts), so a line found says nothing of
+    /// the lines drawn after it.
     @discardableResult
-    func waitFor(_ text: String, in session: String = "nightride", timeout: Duration = .seconds(15)) async throws -> String {
+    func waitFor(_ texts: String..., in session: String = "nightride", timeout: Duration = .seconds(15)) async throws -> String {
         let deadline = ContinuousClock.now + timeout
         var screen = ""
         while true {
             screen = (try? run(["capture-pane", "-p", "-t", session])) ?? screen
-            if screen.contains(text) { return screen }
+            if texts.allSatisfy(screen.contains) { return screen }
             guard ContinuousClock.now < deadline else {
-                throw Timeout(description: "timed out waiting for “\(text)”; the screen was:\n\(screen)")
+                let missing = texts.filter { !screen.contains($0) }.map { "“\($0)”" }.joined(separator: ", ")
+                throw Timeout(description: "timed out waiting for \(missing); the screen was:\n\(screen)")
             }
             try await Task.sleep(for: .milliseconds(100))
         }

@@ -87,7 +87,7 @@ struct CrashTests {
         }
         // The restored effect may report "working 3" before the child prints what it restored.
         #expect(lines.filter { $0.hasPrefix("restored") } == ["restored 2"])
-        let ended = second.wait()
+        let ended = await second.ended()
         #expect(ended.status == 0, "\(ended.stderr)")
         #expect(lines.last == "finished")
         #expect(lines.contains("done 5"))

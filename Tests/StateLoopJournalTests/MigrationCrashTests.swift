@@ -85,7 +85,7 @@ struct MigrationCrashTests {
         let pristine = folder.path + "/pristine.journal"
         let fill = try ChildProcess("journal-crash-child", ["fill", pristine, "\(Self.events)"])
         #expect(fill.readLine() == "filled \(Self.events)")
-        #expect(fill.wait().status == 0)
+        #expect(await fill.ended().status == 0)
 
         // One migration to its end: it must work, and its duration spreads the kills.
         try FileManager.default.copyItem(atPath: pristine, toPath: folder.journal)
@@ -93,7 +93,7 @@ struct MigrationCrashTests {
         let full = try ChildProcess("journal-crash-child", ["migrate", folder.journal])
         #expect(full.readLine() == "started")
         #expect(full.readLine() == Fold.expected.line)
-        #expect(full.wait().status == 0)
+        #expect(await full.ended().status == 0)
         let duration = ContinuousClock.now - started
         #expect(try await Self.inspect(folder.journal, run: -1) == .migrated)
 

@@ -4,7 +4,7 @@ import StateLoopServer
 import StateLoopWire
 import Testing
 
-@Suite("Sync server: access")
+@Suite("Sync server: access", .timeLimit(.minutes(2)))
 struct AccessTests {
     @Test("no session: 401 with a JSON error, on reads and mutations")
     func unauthorized() async throws {

@@ -4,7 +4,7 @@ import StateLoopWire
 import Testing
 
 /// The guide's backend (`docs/Server.md`, whose code is `Guide/TodoBackend.swift`), run.
-@Suite("Guide: your backend in 100 lines")
+@Suite("Guide: your backend in 100 lines", .timeLimit(.minutes(2)))
 struct GuideTests {
     @Test("the guide shows the code that compiles here, byte for byte")
     func guideMatchesCode() throws {

@@ -4,7 +4,7 @@ import StateLoopServer
 import StateLoopWire
 import Testing
 
-@Suite("Sync server: mutations")
+@Suite("Sync server: mutations", .timeLimit(.minutes(2)))
 struct MutationTests {
     typealias NewNote = Notes.NewNote
 

@@ -4,7 +4,7 @@ import StateLoopWire
 import Synchronization
 import Testing
 
-@Suite("SQLite store")
+@Suite("SQLite store", .timeLimit(.minutes(2)))
 struct SQLiteStoreTests {
     let key = ResourceKey(resource: "notes", id: "ann")
     let other = ResourceKey(resource: "notes", id: "bob")

@@ -12,7 +12,7 @@ import Glibc
 
 /// The kit's durability under a real crash: a server process on a SQLite file, killed with
 /// SIGKILL at random points while StateLoopSync clients mutate through it.
-@Suite("Sync server: crash")
+@Suite("Sync server: crash", .timeLimit(.minutes(3)))
 struct ServerCrashTests {
     typealias AddNote = ClientEndToEndTests.AddNote
 

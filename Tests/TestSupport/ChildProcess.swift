@@ -40,7 +40,7 @@ public final class ChildProcess {
     }
 
     /// How the process ended, and what it wrote that was not read.
-    public struct Ended {
+    public struct Ended: Sendable {
         public var status: Int32
         public var signal: Int32?
         public var stdout: String
@@ -55,6 +55,20 @@ public final class ChildProcess {
         Darwin.kill(process.processIdentifier, SIGKILL)
         #endif
         return wait()
+    }
+
+    /// `wait()` on a thread of its own: a test awaiting a child for seconds must not hold one
+    /// of the few threads Swift concurrency has (as many as cores), which the rest of the
+    /// suite's tests need meanwhile.
+    public func ended() async -> Ended {
+        // The caller awaits until the thread is done with it: one user at a time.
+        nonisolated(unsafe) let child = self
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let ended = child.wait()
+                continuation.resume(returning: ended)
+            }
+        }
     }
 
     /// Waits for the end, then reads what was left in the pipes.
