@@ -32,7 +32,7 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         if stopping.isRaised {
-            refuse(503, "shuttingDown", "the server is stopping", context: context)
+            refuseStopping(context: context)
             return
         }
         deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
@@ -70,10 +70,14 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// stops (a push socket does, at once) opens exactly such connections. (One accepted after
     /// this event was sent is refused by `handlerAdded`, through the `stopping` flag.)
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ChannelShouldQuiesceEvent, !isDone {
-            refuse(503, "shuttingDown", "the server is stopping", context: context)
+        if event is ChannelShouldQuiesceEvent {
+            refuseStopping(context: context)
         }
         context.fireUserInboundEventTriggered(event)
+    }
+
+    private func refuseStopping(context: ChannelHandlerContext) {
+        refuse(503, "shuttingDown", "the server is stopping", context: context)
     }
 
     private func refuse(_ status: Int, _ code: String, _ message: String, context: ChannelHandlerContext) {

@@ -95,10 +95,17 @@ package enum HTTPExchange {
         do {
             // Collected as it arrives: an endless body ends at the limit, when the body is dropped
             // and with it the connection.
-            return Data(try await response.body.collect(upTo: limit).readableBytesView)
+            return try await collect(response, upTo: limit)
         } catch is NIOTooManyBytesError {
             throw ResponseTooLargeError(limit: limit, declaredLength: declared)
         }
+    }
+
+    /// `response`'s body, read as it arrives up to `limit` bytes.
+    ///
+    /// - Throws: `NIOTooManyBytesError` past the limit.
+    private static func collect(_ response: HTTPClientResponse, upTo limit: Int) async throws -> Data {
+        Data(try await response.body.collect(upTo: limit).readableBytesView)
     }
 
     /// `method url` with `headers` and `body`: the status and the body of the answer, whatever
@@ -109,7 +116,7 @@ package enum HTTPExchange {
         let response = try await sharedClient.execute(
             request(HTTPMethod(rawValue: method), url, headers: headers, body: body), timeout: deadline
         )
-        return (Int(response.status.code), Data(try await response.body.collect(upTo: limit).readableBytesView))
+        return (Int(response.status.code), try await collect(response, upTo: limit))
     }
 
     /// `GET url` with `headers`: the body of its successful answer (see
@@ -120,9 +127,11 @@ package enum HTTPExchange {
 
     /// `POST url` with a JSON `body` and `headers`: the body of its successful answer (see
     /// ``body(of:client:limit:)``).
-    package static func post(_ url: URL, json: Data, headers: [String: String] = [:], limit: Int = 4 << 20) async throws -> Data {
+    package static func post(
+        _ url: URL, json: Data, headers: [String: String] = [:], client: HTTPClient? = nil, limit: Int = 4 << 20
+    ) async throws -> Data {
         let headers = headers.merging(["Content-Type": "application/json"]) { _, json in json }
-        return try await body(of: request(.POST, url, headers: headers, body: json), limit: limit)
+        return try await body(of: request(.POST, url, headers: headers, body: json), client: client, limit: limit)
     }
 
     /// The error for a status outside 200–299, with the server's `Retry-After` if usable.

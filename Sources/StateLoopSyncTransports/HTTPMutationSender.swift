@@ -42,9 +42,10 @@ public struct HTTPMutationSender<M: Mutation>: Sendable {
         // from another mutation under the same id.
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let headers = headers.merging(["Content-Type": "application/json", "Mutation-ID": id.rawValue]) { _, fixed in fixed }
-        let request = HTTPExchange.request(.POST, url, headers: headers, body: try encoder.encode(mutation))
-        let data = try await HTTPExchange.body(of: request, client: client, limit: maximumResponseBytes)
+        let data = try await HTTPExchange.post(
+            url, json: try encoder.encode(mutation), headers: headers.merging(["Mutation-ID": id.rawValue]) { _, id in id },
+            client: client, limit: maximumResponseBytes
+        )
         return try JSONDecoder().decode(MutationReceipt.self, from: data).version
     }
 }

@@ -1,6 +1,4 @@
 import Foundation
-import Logging
-import ServiceLifecycle
 import StateLoopServer
 import Testing
 
@@ -56,22 +54,11 @@ struct ConnectionTests {
     @Test("a server that stops answers 503 and closes, at once, every connection whose request head has not come: the stop does not wait for the head timeout")
     func stoppingWithoutHead() async throws {
         let server = SyncServer(store: try SQLiteStore(), access: TodoBackend.Rules(sessions: [:]))
-        var logger = Logger(label: "stateloop.server.test")
-        logger.logLevel = .critical
-        let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
-        let application = server.application(port: 0, requestHeadTimeout: .seconds(30), onServerRunning: { channel in
-            readyContinuation.yield(channel.localAddress?.port ?? 0)
-        })
-        var group = ServiceGroupConfiguration(services: [application, server], logger: logger)
-        // Longer than the test allows: only the guard's answer ends these connections in time.
-        group.maximumGracefulShutdownDuration = .seconds(30)
-        let services = ServiceGroup(configuration: group)
-        let running = Task { try await services.run() }
-        var port = 0
-        for await bound in ready {
-            port = bound
-            break
-        }
+        // A shutdown allowed longer than the test allows: only the guard's answer ends these
+        // connections in time.
+        let (port, services, running) = try await startRunning(
+            server, requestHeadTimeout: .seconds(30), maximumGracefulShutdown: .seconds(30)
+        )
         let silent = try RawConnection(port: port)
         let partial = try RawConnection(port: port)
         partial.send(Array("GET /me/todos HTTP/1.1\r\nHost: 127".utf8))

@@ -31,6 +31,24 @@ func withRunning<Access: AccessPolicy>(
     middleware: (Router<SyncRequestContext>) -> Void = { _ in }, routes: (Router<SyncRequestContext>) -> Void = { _ in },
     _ body: (Int) async throws -> Void
 ) async throws {
+    let started = try await startRunning(server, requestHeadTimeout: requestHeadTimeout, middleware: middleware, routes: routes)
+    var failure: (any Error)?
+    do {
+        try await body(started.port)
+    } catch {
+        failure = error
+    }
+    await started.services.triggerGracefulShutdown()
+    _ = try? await started.running.value
+    if let failure { throw failure }
+}
+
+/// `server` and its application running in a service group, once listening: the port, the
+/// group (to stop it) and the task that runs it (done once it stopped).
+func startRunning<Access: AccessPolicy>(
+    _ server: SyncServer<Access>, requestHeadTimeout: Duration = .seconds(10), maximumGracefulShutdown: Duration = .seconds(5),
+    middleware: (Router<SyncRequestContext>) -> Void = { _ in }, routes: (Router<SyncRequestContext>) -> Void = { _ in }
+) async throws -> (port: Int, services: ServiceGroup, running: Task<Void, any Error>) {
     var logger = Logger(label: "stateloop.server.test")
     logger.logLevel = .critical
     let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
@@ -38,25 +56,15 @@ func withRunning<Access: AccessPolicy>(
         readyContinuation.yield(channel.localAddress?.port ?? 0)
     })
     var group = ServiceGroupConfiguration(services: [application, server], logger: logger)
-    group.maximumGracefulShutdownDuration = .seconds(5)
+    group.maximumGracefulShutdownDuration = maximumGracefulShutdown
     let services = ServiceGroup(configuration: group)
-    try await withThrowingTaskGroup(of: Void.self) { tasks in
-        tasks.addTask { try await services.run() }
-        var port: Int?
-        for await bound in ready {
-            port = bound
-            break
-        }
-        var failure: (any Error)?
-        do {
-            try await body(try #require(port))
-        } catch {
-            failure = error
-        }
-        await services.triggerGracefulShutdown()
-        _ = try? await tasks.next()
-        if let failure { throw failure }
+    let running = Task { try await services.run() }
+    var port: Int?
+    for await bound in ready {
+        port = bound
+        break
     }
+    return (try #require(port), services, running)
 }
 
 /// Plain HTTP against the test server.
