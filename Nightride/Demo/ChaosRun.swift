@@ -31,7 +31,7 @@ public final class ChaosRun {
         /// What each client showed against the server's truth when the run gave up waiting,
         /// for a seed that did not converge; empty otherwise.
         public var unconverged: [String]
-        /// Mutations lost or applied twice (see ``ProcessedMutation``); empty when every one
+        /// Mutations lost or applied twice (see ``MutationAudit``); empty when every one
         /// the clients queued was processed once.
         public var mutationProblems: [String]
         /// How many mutations the scenario's clients queued (the audit above covers them all).
@@ -215,8 +215,8 @@ final class Scenario {
     /// The scenario's choices follow its seed: the n-th draw is keyed by n.
     private let random: SeededRandom
     private var draws: UInt64 = 0
-    /// The ids of every mutation the scenario's clients queued, in order.
-    private(set) var made: [String] = []
+    /// Every mutation the scenario's clients queued, in order: its id and whose it is.
+    private(set) var made: [(id: String, user: String)] = []
 
     init(seed: UInt64, server: NightrideServer, url: URL, folder: String) async throws {
         self.seed = seed
@@ -277,18 +277,18 @@ final class Scenario {
             await signInAgainIfNeeded()
             let passenger = clients[0]
             let driver = clients[1]
-            let id: MutationID? = switch draw() % 9 {
-            case 0, 1: driver.perform(.toggleDriverMode)
-            case 2: passenger.perform(.requestRide(to: place[Int(draw() % UInt64(place.count))]))
-            case 3: passenger.perform(.cancelRide)
-            case 4: driver.perform(.acceptRide)
-            case 5: driver.perform(.arrive)
-            case 6: driver.perform(.finishRide)
-            case 7: passenger.perform(.finishSurvey)
-            default: clients[Int(draw() % 2)].perform(.refresh)
+            let made: (MutationID?, by: NightrideClient) = switch draw() % 9 {
+            case 0, 1: (driver.perform(.toggleDriverMode), driver)
+            case 2: (passenger.perform(.requestRide(to: place[Int(draw() % UInt64(place.count))])), passenger)
+            case 3: (passenger.perform(.cancelRide), passenger)
+            case 4: (driver.perform(.acceptRide), driver)
+            case 5: (driver.perform(.arrive), driver)
+            case 6: (driver.perform(.finishRide), driver)
+            case 7: (passenger.perform(.finishSurvey), passenger)
+            default: (clients[Int(draw() % 2)].perform(.refresh), passenger)  // pulls: no mutation
             }
-            if let id {
-                made.append(id.rawValue)
+            if let id = made.0 {
+                self.made.append((id.rawValue, made.by.api.user))
             }
             try? await Task.sleep(for: .milliseconds(Int(draw() % 120)))
         }
@@ -306,19 +306,10 @@ final class Scenario {
     }
 
     /// What went wrong with the scenario's mutations, once it converged: an id the server never
-    /// processed (lost), or one it processed twice in the same epoch (applied twice).
+    /// processed (lost), or one it applied twice in the same epoch, as its store's feed and
+    /// clients' progress say.
     func mutationProblems(against truth: ServerTruth) -> [String] {
-        let processed = truth.processedMutations.filter { users.contains($0.user) }
-        var seen: [String: Int] = [:]
-        var problems: [String] = []
-        for mutation in processed {
-            let key = "\(mutation.id)@\(mutation.epoch)"
-            seen[key, default: 0] += 1
-            if seen[key] == 2 { problems.append("\(mutation.id) processed twice in epoch \(mutation.epoch)") }
-        }
-        let processedIDs = Set(processed.map(\.id))
-        problems += made.filter { !processedIDs.contains($0) }.map { "\($0) was never processed (lost)" }
-        return problems
+        made.compactMap { made in truth.audit.problem(with: made.id, of: made.user) }
     }
 
     /// Each client's view beside the server's, for a report.

@@ -1,3 +1,6 @@
+import Foundation
+import NightrideModel
+import StateLoopServer
 import StateLoopWire
 
 /// One change of one user's resource: the new value, its version, and when it happened.
@@ -21,4 +24,17 @@ public struct ChangeRecord: Sendable, Hashable {
 
     /// Which resource changed.
     public var resource: Resource { value.resource }
+
+    /// The record of a stored value of one of the two resources clients follow; `nil` for
+    /// another resource.
+    init?(_ stored: StoredValue, at time: Duration) {
+        let decoder = JSON.decoder
+        let value: ResourceValue? = switch stored.key.resource {
+        case NightrideResources.driverMode.name: (try? decoder.decode(Bool.self, from: stored.json)).map(ResourceValue.driverMode)
+        case NightrideResources.ride.name: (try? decoder.decode(RideStatus.self, from: stored.json)).map(ResourceValue.ride)
+        default: nil
+        }
+        guard let value else { return nil }
+        self.init(time: time, user: stored.key.id, version: stored.version, value: value)
+    }
 }

@@ -25,8 +25,6 @@ public struct NightrideCore: Sendable {
     public let catalog: PlaceCatalog
     /// Every change so far.
     public private(set) var changeLog = ChangeLog()
-    /// Every mutation processed, in order; kept across restarts, like the change log, for audits.
-    public private(set) var processedMutations: [ProcessedMutation] = []
     /// How long a login's token is accepted; `nil` for ever.
     public var tokenLifetime: Duration?
 
@@ -240,8 +238,6 @@ public struct NightrideCore: Sendable {
         }
         if let mutationID {
             memories[user, default: MutationMemory()].remember(answer, to: change, for: mutationID, limit: Self.rememberedMutations)
-            let applied = if case .success = answer { true } else { false }
-            processedMutations.append(ProcessedMutation(user: user, id: mutationID, epoch: epoch, applied: applied))
         }
         return answer
     }

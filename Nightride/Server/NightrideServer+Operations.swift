@@ -21,24 +21,15 @@ extension NightrideServer {
     }
 
     /// Runs a mutation's operation of the rules (after the switch-offs due). A rejection becomes
-    /// the kit's refusal, which it remembers for retries and the client takes as final; either
-    /// way the mutation is added to the audit.
+    /// the kit's refusal, which it remembers for retries and the client takes as final.
     private func apply(
         in transaction: ServerTransaction, for user: String, _ body: (inout RideOperation<StoreWorld>) throws -> Void
     ) throws {
-        let epoch = transaction.epoch
         do {
             try StoreWorld.operate(in: transaction, at: wallNow, rules: rules, body)
-            audit(transaction.mutationID, of: user, epoch: epoch, applied: true)
         } catch let rejection as Rejection {
-            audit(transaction.mutationID, of: user, epoch: epoch, applied: false)
             throw MutationRefusal(rejection.code.rawValue, rejection.message, status: Self.status(of: rejection))
         }
-    }
-
-    private func audit(_ id: MutationID?, of user: String, epoch: UInt64, applied: Bool) {
-        guard let id else { return }
-        state.withLock { $0.processedMutations.append(ProcessedMutation(user: user, id: id.rawValue, epoch: epoch, applied: applied)) }
     }
 
     // MARK: Server-side changes

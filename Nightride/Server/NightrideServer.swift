@@ -42,7 +42,7 @@ public final class NightrideServer: Sendable {
     let sleep: @Sendable (Duration) async throws -> Void
     /// The wall clock when the server's time began: stored times (drivers' idle times, session
     /// expiries) are on the wall clock, so that they mean the same after a restart.
-    private let wallOrigin: Duration
+    let wallOrigin: Duration
 
     /// A server whose time and timers run on `clock` (a test clock, say): change-log times, the
     /// inactivity timer, session lifetimes, fault-plan latencies and socket cuts all follow it.
@@ -100,9 +100,8 @@ public final class NightrideServer: Sendable {
         if let path = configuration.dataPath {
             // The file opened again, as a new process would: what survives is what it holds.
             data.withLock { $0 = nil }
-            if newEpoch { _ = try SQLiteStore.startNewEpoch(at: path) }
+            if newEpoch { _ = try SQLiteStore.startNewEpoch(at: path, now: wallDate) }
             fresh = try makeData(epoch: nil)
-            if newEpoch { try await logRelabelled(in: fresh.store) }
         } else {
             let previous = data.withLock { $0?.store.epoch } ?? 0
             fresh = try makeData(epoch: max(previous + 1, UInt64(Date().timeIntervalSince1970 * 1_000)))
@@ -194,14 +193,19 @@ public final class NightrideServer: Sendable {
     }
 
     private func makeData(epoch: UInt64?) throws -> DataLife {
-        let store = try configuration.dataPath.map { try SQLiteStore(path: $0, durability: configuration.durability) } ?? SQLiteStore(epoch: epoch)
+        let (origin, clock) = (wallOrigin, readClock)
+        let now: @Sendable () -> Date = { Self.date(wallTime: origin + clock()) }
+        let store = try configuration.dataPath.map { try SQLiteStore(path: $0, durability: configuration.durability, now: now) }
+            ?? SQLiteStore(epoch: epoch, now: now)
         let access = NightrideAccess { [weak self] token in
             guard let self else { return nil }
             return try await Sessions.user(forToken: token, at: self.wallSeconds, in: store)
         }
         var syncLogger = logger
         syncLogger[metadataKey: "part"] = "sync"
-        let sync = SyncServer(store: store, access: access, configuration: SyncServerConfiguration(forgetClientsAfter: nil), logger: syncLogger)
+        let sync = SyncServer(
+            store: store, access: access, configuration: SyncServerConfiguration(forgetClientsAfter: nil, forgetChangesAfter: nil), logger: syncLogger
+        )
         declareResources(on: sync)
         sync.pushFaults = FaultPlanPushes(
             activeFaults: { [weak self] in self?.activeFaults },
@@ -209,45 +213,37 @@ public final class NightrideServer: Sendable {
             sleep: sleep,
             count: { [weak self] change in self?.state.withLock { change(&$0.stats) } }
         )
-        store.observeCommits { [weak self] changes in self?.log(changes) }
+        try catchUp(with: store)
+        store.observeCommits { [weak self] changes in self?.record(changes, epoch: store.epoch) }
         return DataLife(store: store, sync: sync)
     }
 
-    /// Adds the values of a commit to the change log, at the server's time.
-    private func log(_ changes: CommittedChanges) {
-        let now = self.now
-        let decoder = JSON.decoder
-        var records: [ChangeRecord] = []
-        for stored in changes.values {
-            let value: ResourceValue? = switch stored.key.resource {
-            case NightrideResources.driverMode.name: (try? decoder.decode(Bool.self, from: stored.json)).map(ResourceValue.driverMode)
-            case NightrideResources.ride.name: (try? decoder.decode(RideStatus.self, from: stored.json)).map(ResourceValue.ride)
-            default: nil
-            }
-            if let value {
-                records.append(ChangeRecord(time: now, user: stored.key.id, version: stored.version, value: value))
+    /// Reads into the change log and the audit what the store's feed holds beyond what they
+    /// have: everything on a first open (a restarted process), the relabelling of a new epoch on
+    /// a restart; a store in memory starts a feed of its own. Runs before anything can commit.
+    private func catchUp(with store: SQLiteStore) throws {
+        if store.path == nil { state.withLock { $0.feedPosition = 0 } }
+        while true {
+            let position = state.withLock { $0.feedPosition }
+            let entries = try store.changes(after: position, limit: 5_000)
+            guard !entries.isEmpty else { break }
+            for entry in entries {
+                let changes = CommittedChanges(
+                    values: [entry.value], progress: [], time: entry.time, cause: entry.cause, feed: entry.commit...entry.sequence
+                )
+                record(changes, epoch: store.epoch)
             }
         }
-        guard !records.isEmpty else { return }
+        let progress = try store.clientProgress()
         state.withLock { state in
-            for record in records { state.changeLog.append(record) }
+            for client in progress { state.audit.noteProgress(client) }
         }
     }
 
-    /// Notes in the change log the values a new epoch gave new versions to, unchanged: clients
-    /// now see them at those versions, and the truth (and the audit of their screens) must too.
-    private func logRelabelled(in store: SQLiteStore) async throws {
-        let users = state.withLock { $0.changeLog.userNames }
-        var values: [StoredValue] = []
-        for user in users {
-            for resource in [NightrideResources.driverMode.name, NightrideResources.ride.name] {
-                let key = ResourceKey(resource: resource, id: user)
-                if let value = try await store.read(key, lastMutationIDOf: nil, scope: user).value {
-                    values.append(value)
-                }
-            }
-        }
-        log(CommittedChanges(values: values, progress: []))
+    /// Adds a commit to the change log and the audit, at its time on the server's clock.
+    private func record(_ changes: CommittedChanges, epoch: UInt64) {
+        let time = Self.wallTime(of: changes.time) - wallOrigin
+        state.withLock { $0.record(changes, at: time, epoch: epoch) }
     }
 
     // MARK: Time
@@ -262,6 +258,21 @@ public final class NightrideServer: Sendable {
         wallOrigin + readClock()
     }
 
+    /// ``wallNow`` as a date: what times the store's change feed.
+    var wallDate: Date {
+        Self.date(wallTime: wallNow)
+    }
+
+    /// A time since 1970 as a date, to the microsecond (the feed's precision).
+    private static func date(wallTime: Duration) -> Date {
+        Date(timeIntervalSince1970: Double(wallTime / .microseconds(1)).rounded() / 1_000_000)
+    }
+
+    /// A date as a time since 1970, to the microsecond.
+    private static func wallTime(of date: Date) -> Duration {
+        .microseconds(Int64((date.timeIntervalSince1970 * 1_000_000).rounded()))
+    }
+
     /// ``wallNow`` in seconds since 1970.
     var wallSeconds: Double {
         let (seconds, attoseconds) = wallNow.components
@@ -270,14 +281,17 @@ public final class NightrideServer: Sendable {
 
     // MARK: State
 
-    /// What the server holds now, as its change log has it.
+    /// What the server holds now, as its store's change feed has it (the store is opened if the
+    /// server was not started yet, so a server on an earlier one's file knows its history).
     public var truth: ServerTruth {
-        state.withLock { ServerTruth(changeLog: $0.changeLog, catalog: rules.catalog, processedMutations: $0.processedMutations) }
+        _ = try? openData()
+        return state.withLock { ServerTruth(changeLog: $0.changeLog, catalog: rules.catalog, audit: $0.audit) }
     }
 
-    /// A copy of the change log as it is now.
+    /// A copy of the change log as it is now (the store opened first, as for ``truth``).
     public var changeLog: ChangeLog {
-        state.withLock { $0.changeLog }
+        _ = try? openData()
+        return state.withLock { $0.changeLog }
     }
 
     /// The epoch of the versions the server hands out now; `nil` before the first start.

@@ -1,9 +1,10 @@
 import NightrideModel
+import StateLoopServer
 import StateLoopWire
 
 /// What the server keeps beside its store, under one lock: the fault plan and its switches, the
-/// traffic counters, the log of every change and the audit of processed mutations. The log and
-/// the audit outlive a restart, as an external log would.
+/// traffic counters, and the change log and mutation audit read from the store's change feed
+/// (a copy that outlives a store in memory, as an external log would).
 struct ServerState: Sendable {
     var faultPlan: FaultPlan?
     var faultsEnabled: Bool
@@ -13,7 +14,9 @@ struct ServerState: Sendable {
     var acceptsSockets = true
     var stats = ServerStats()
     var changeLog = ChangeLog()
-    var processedMutations: [ProcessedMutation] = []
+    var audit = MutationAudit()
+    /// How far the change log has read the store's change feed.
+    var feedPosition: UInt64 = 0
 
     init(faultPlan: FaultPlan?, faultsEnabled: Bool) {
         self.faultPlan = faultPlan
@@ -22,6 +25,18 @@ struct ServerState: Sendable {
 
     var activeFaults: FaultPlan? {
         faultsEnabled ? faultPlan : nil
+    }
+
+    /// Adds a commit's changes to the change log and the audit at `time`, unless the feed was
+    /// read past them already.
+    mutating func record(_ changes: CommittedChanges, at time: Duration, epoch: UInt64) {
+        for client in changes.progress { audit.noteProgress(client) }
+        guard let feed = changes.feed, feed.upperBound > feedPosition else { return }
+        feedPosition = feed.upperBound
+        if let cause = changes.cause { audit.noteApplied(cause, commit: feed.lowerBound, epoch: epoch) }
+        for value in changes.values {
+            if let record = ChangeRecord(value, at: time) { changeLog.append(record) }
+        }
     }
 
     /// Counts a request of `route`; returns its number (from 1), which fault decisions use.

@@ -1,16 +1,16 @@
 import NightrideModel
 import StateLoopWire
 
-/// What a Nightride server holds now, as its change log has it: every user's two values with
-/// their versions, the catalog, and the audit of processed mutations. For demos and tests to
-/// compare with what clients show.
+/// What a Nightride server holds now, as its store's change feed has it: every user's two values
+/// with their versions, the catalog, and the audit of processed mutations. For demos and tests
+/// to compare with what clients show.
 public struct ServerTruth: Sendable {
     /// Every change so far, this life's and earlier ones'.
     public let changeLog: ChangeLog
     /// The destinations rides go to.
     public let catalog: PlaceCatalog
-    /// Every mutation processed, in order, across restarts.
-    public let processedMutations: [ProcessedMutation]
+    /// Which mutations were applied, and how far each client's were processed.
+    public let audit: MutationAudit
 
     /// Both of the user's values now; `nil` for no such user.
     public func snapshot(of user: String) -> UserSnapshot? {

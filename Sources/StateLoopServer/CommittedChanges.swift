@@ -1,3 +1,4 @@
+import Foundation
 import StateLoopWire
 
 /// What one committed transaction changed, as the store's change feed hands it on: the values
@@ -10,11 +11,24 @@ public struct CommittedChanges: Sendable {
     public var values: [StoredValue]
     /// The new `lastMutationID` of each client the transaction processed a mutation of.
     public var progress: [ClientProgress]
+    /// When the commit happened, on the store's clock: the time its feed entries carry.
+    public var time: Date
+    /// The mutation the transaction applied, `nil` for a server-side change.
+    public var cause: ChangeCause?
+    /// The positions of the commit's entries in the store's change feed (see
+    /// ``StoredChange``): the lower bound is the commit's ``StoredChange/commit``; read the feed
+    /// after the upper bound to catch up. `nil` when it wrote no value.
+    public var feed: ClosedRange<UInt64>?
 
     /// A commit's changes from their parts.
-    public init(values: [StoredValue], progress: [ClientProgress]) {
+    public init(
+        values: [StoredValue], progress: [ClientProgress], time: Date = Date(), cause: ChangeCause? = nil, feed: ClosedRange<UInt64>? = nil
+    ) {
         self.values = values
         self.progress = progress
+        self.time = time
+        self.cause = cause
+        self.feed = feed
     }
 
     /// Whether the transaction changed nothing that a push would carry.

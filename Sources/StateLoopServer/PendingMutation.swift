@@ -63,6 +63,7 @@ struct PendingMutation: Sendable {
     private func run(
         _ prepared: Prepared, in store: any StoreTransaction, mayWrite: @escaping (ResourceKey) -> Bool, logger: Logger
     ) throws -> RememberedAnswer {
+        store.cause = ChangeCause(scope: scope, mutation: id)
         let transaction = ServerTransaction(store: store, mayWrite: mayWrite, mutationID: id)
         do {
             try prepared.apply(transaction)

@@ -28,17 +28,23 @@ public final class SQLiteStore: ServerStore {
     /// ``startNewEpoch(at:)``.
     public let epoch: UInt64
     private let writer: any DatabaseWriter
+    /// The clock that times commits in the change feed.
+    private let now: @Sendable () -> Date
     private let observers = Mutex<[@Sendable (CommittedChanges) -> Void]>([])
 
     /// Opens or creates the store at `path`, creating its tables and, on first use, its epoch.
     ///
+    /// - Parameters:
+    ///   - durability: What a commit survives.
+    ///   - now: The clock that times commits in the change feed (a server's own clock in tests).
     /// - Throws: GRDB's `DatabaseError` when the file cannot be opened or is not a store.
-    public init(path: String, durability: Durability = .powerLoss) throws {
+    public init(path: String, durability: Durability = .powerLoss, now: @escaping @Sendable () -> Date = { Date() }) throws {
         var configuration = Configuration()
         configuration.label = "StateLoopServer"
         // A second process on the same file waits for the lock rather than failing at once.
         configuration.busyMode = .timeout(5)
         self.path = path
+        self.now = now
         let pool = try DatabasePool(path: path, configuration: configuration)
         // After opening: the pool sets NORMAL on its writer once the configuration's own
         // preparation has run, and the writer connection lives as long as the pool.
@@ -52,8 +58,9 @@ public final class SQLiteStore: ServerStore {
     /// A throwaway store in memory: everything is gone when it is released. Its versions are in
     /// `epoch` (by default the current millisecond, later than any earlier store's): a server
     /// that replaces a lost store gives its clients a later epoch, so they re-bootstrap.
-    public init(epoch: UInt64? = nil) throws {
+    public init(epoch: UInt64? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
         path = nil
+        self.now = now
         let queue = try DatabaseQueue()
         writer = queue
         self.epoch = try Self.prepare(queue, epoch: epoch)
@@ -62,14 +69,26 @@ public final class SQLiteStore: ServerStore {
     /// Starts a new epoch in the file at `path`: run it after restoring the file from a backup,
     /// before any server opens it, so that clients drop what they hold and take the restored
     /// values (whose counters may be lower than those they have seen). Returns the new epoch.
+    ///
+    /// Every value then has a new version (the new epoch, the same counter): the change feed
+    /// gets an entry for each, timed by `now`, so that its history names the versions clients
+    /// will see.
     @discardableResult
-    public static func startNewEpoch(at path: String) throws -> UInt64 {
+    public static func startNewEpoch(at path: String, now: Date = Date()) throws -> UInt64 {
         let pool = try DatabaseQueue(path: path)
         _ = try prepare(pool)
         return try pool.write { db in
             let old = try UInt64.fetchOne(db, sql: "SELECT value FROM stateloop_meta WHERE key = 'epoch'") ?? 0
             let epoch = max(old + 1, Self.millisecondsNow())
             try db.execute(sql: "UPDATE stateloop_meta SET value = ? WHERE key = 'epoch'", arguments: [Int64(epoch)])
+            try db.execute(
+                sql: """
+                    INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, counter, json)
+                    SELECT 0, ?, resource, id, counter, json FROM stateloop_values ORDER BY resource, id
+                    """,
+                arguments: [Self.microseconds(now)]
+            )
+            try db.execute(sql: "UPDATE stateloop_changes SET commit_seq = (SELECT min(seq) FROM stateloop_changes WHERE commit_seq = 0) WHERE commit_seq = 0")
             return epoch
         }
     }
@@ -103,9 +122,9 @@ public final class SQLiteStore: ServerStore {
     /// Runs `body` in one `BEGIN IMMEDIATE` transaction; observers are told before the next
     /// write starts.
     public func write<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result {
-        let epoch = self.epoch
+        let (epoch, now) = (self.epoch, self.now)
         return try await writer.writeWithoutTransaction { db in
-            let transaction = SQLiteTransaction(db: db, epoch: epoch)
+            let transaction = SQLiteTransaction(db: db, epoch: epoch, now: now)
             var result: Result?
             try db.inTransaction(.immediate) {
                 result = try body(transaction)
@@ -146,6 +165,53 @@ public final class SQLiteStore: ServerStore {
         }
     }
 
+    /// Reads the change feed after `sequence`, in one read transaction. Synchronous: a local
+    /// read, which a server may make while it opens, before anything can commit.
+    public func changes(after sequence: UInt64, limit: Int) throws -> [StoredChange] {
+        let epoch = self.epoch
+        return try writer.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT seq, commit_seq, committed_at, resource, id, counter, json, scope, mutation
+                    FROM stateloop_changes WHERE seq > ? ORDER BY seq LIMIT ?
+                    """,
+                arguments: [Int64(clamping: sequence), max(0, limit)]
+            )
+            return rows.map { row in
+                let scope: String? = row["scope"]
+                let mutation: String? = row["mutation"]
+                return StoredChange(
+                    sequence: UInt64(row["seq"] as Int64),
+                    commit: UInt64(row["commit_seq"] as Int64),
+                    time: SQLiteStore.date(microseconds: row["committed_at"]),
+                    value: StoredValue(
+                        key: ResourceKey(resource: row["resource"], id: row["id"]),
+                        version: Version(epoch: epoch, counter: UInt64(row["counter"] as Int64)), json: row["json"]
+                    ),
+                    cause: scope.flatMap { scope in mutation.map { ChangeCause(scope: scope, mutation: MutationID(rawValue: $0)) } }
+                )
+            }
+        }
+    }
+
+    /// Every client's processed mutations, as stored: for an audit from outside the server.
+    public func clientProgress() throws -> [ClientProgress] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT scope, client, last_sequence FROM stateloop_clients").map { row in
+                ClientProgress(scope: row["scope"], client: ClientID(rawValue: row["client"]), lastMutationID: UInt64(bitPattern: row["last_sequence"]))
+            }
+        }
+    }
+
+    /// Deletes the feed's entries committed before `cutoff`.
+    public func forgetChanges(committedBefore cutoff: Date) async throws -> Int {
+        try await writer.write { db in
+            try db.execute(sql: "DELETE FROM stateloop_changes WHERE committed_at < ?", arguments: [Self.microseconds(cutoff)])
+            return db.changesCount
+        }
+    }
+
     /// Adds an observer of every later commit.
     public func observeCommits(_ observer: @escaping @Sendable (CommittedChanges) -> Void) {
         observers.withLock { $0.append(observer) }
@@ -171,6 +237,16 @@ public final class SQLiteStore: ServerStore {
                 """)
             try db.execute(sql: "INSERT INTO stateloop_meta (key, value) VALUES ('epoch', ?)", arguments: [Int64(epoch ?? millisecondsNow())])
         }
+        migrator.registerMigration("stateloop-server-2: change feed") { db in
+            // AUTOINCREMENT: a position is never reused once pruned, so a reader's stays valid.
+            try db.execute(sql: """
+                CREATE TABLE stateloop_changes (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT, commit_seq INTEGER NOT NULL, committed_at INTEGER NOT NULL,
+                    resource TEXT NOT NULL, id TEXT NOT NULL, counter INTEGER NOT NULL, json BLOB NOT NULL,
+                    scope TEXT, mutation TEXT);
+                CREATE INDEX stateloop_changes_by_time ON stateloop_changes (committed_at);
+                """)
+        }
         try migrator.migrate(writer)
         return try writer.read { db in
             try UInt64.fetchOne(db, sql: "SELECT value FROM stateloop_meta WHERE key = 'epoch'") ?? 1
@@ -182,116 +258,13 @@ public final class SQLiteStore: ServerStore {
     static func millisecondsNow() -> UInt64 {
         UInt64(max(1, Date().timeIntervalSince1970 * 1_000))
     }
-}
 
-/// One SQLite transaction of a ``SQLiteStore``, which records what it changed for the change
-/// feed. Used only on GRDB's queue, inside the transaction.
-final class SQLiteTransaction: StoreTransaction {
-    let db: Database
-    let epoch: UInt64
-    private var written: [ResourceKey: StoredValue] = [:]
-    private var writeOrder: [ResourceKey] = []
-    private var progress: [ClientProgress] = []
-
-    init(db: Database, epoch: UInt64) {
-        self.db = db
-        self.epoch = epoch
+    /// A feed time as stored: microseconds since 1970.
+    static func microseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
     }
 
-    var committedChanges: CommittedChanges {
-        CommittedChanges(values: writeOrder.compactMap { written[$0] }, progress: progress)
-    }
-
-    func value(of key: ResourceKey) throws -> StoredValue? {
-        let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT counter, json FROM stateloop_values WHERE resource = ? AND id = ?"), arguments: [key.resource, key.id]
-        )
-        return row.map { StoredValue(key: key, version: Version(epoch: epoch, counter: UInt64($0["counter"] as Int64)), json: $0["json"]) }
-    }
-
-    func values(of resource: String, prefix: String, after cursor: String?, limit: Int, descending: Bool) throws -> [StoredValue] {
-        // The ids from `prefix` up to `prefix` followed by the highest scalar: a range the
-        // primary key's index answers, where a LIKE or substr() would scan.
-        var conditions = "resource = ? AND id >= ? AND id < ?"
-        var arguments: StatementArguments = [resource, prefix, prefix + "\u{10FFFF}"]
-        if let cursor {
-            conditions += descending ? " AND id < ?" : " AND id > ?"
-            arguments += [cursor]
-        }
-        arguments += [max(0, limit)]
-        let rows = try Row.fetchAll(
-            db.cachedStatement(
-                sql: "SELECT id, counter, json FROM stateloop_values WHERE \(conditions) ORDER BY id \(descending ? "DESC" : "ASC") LIMIT ?"
-            ),
-            arguments: arguments
-        )
-        return rows.map { row in
-            StoredValue(
-                key: ResourceKey(resource: resource, id: row["id"]),
-                version: Version(epoch: epoch, counter: UInt64(row["counter"] as Int64)), json: row["json"]
-            )
-        }
-    }
-
-    func write(_ json: Data, to key: ResourceKey) throws -> Version {
-        // An upsert, then a read of the counter (not RETURNING, which SQLite before 3.35 lacks).
-        // Statements are prepared once per connection: a server-side change can write thousands.
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO stateloop_values (resource, id, counter, json) VALUES (?, ?, 1, ?)
-                ON CONFLICT (resource, id) DO UPDATE SET counter = counter + 1, json = excluded.json
-                """
-        ).execute(arguments: [key.resource, key.id, json])
-        let counter = try Int64.fetchOne(
-            db.cachedStatement(sql: "SELECT counter FROM stateloop_values WHERE resource = ? AND id = ?"), arguments: [key.resource, key.id]
-        ) ?? 1
-        let version = Version(epoch: epoch, counter: UInt64(counter))
-        if written[key] == nil { writeOrder.append(key) }
-        written[key] = StoredValue(key: key, version: version, json: json)
-        return version
-    }
-
-    func answer(to mutation: String, scope: String) throws -> RememberedAnswer? {
-        try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT fingerprint, status, body FROM stateloop_answers WHERE scope = ? AND mutation = ?"),
-            arguments: [scope, mutation]
-        ).map { row in
-            RememberedAnswer(fingerprint: UInt64(bitPattern: row["fingerprint"]), status: row["status"], body: row["body"])
-        }
-    }
-
-    func remember(_ answer: RememberedAnswer, to mutation: String, scope: String, client: ClientID?, sequence: UInt64?) throws {
-        try db.cachedStatement(
-            sql: """
-                INSERT OR REPLACE INTO stateloop_answers (scope, mutation, client, sequence, fingerprint, status, body)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """
-        ).execute(
-            arguments: [scope, mutation, client?.rawValue, sequence.map { Int64(bitPattern: $0) },
-                        Int64(bitPattern: answer.fingerprint), answer.status, answer.body]
-        )
-    }
-
-    func lastMutationID(of client: ClientID, scope: String) throws -> UInt64? {
-        try Int64.fetchOne(
-            db.cachedStatement(sql: "SELECT last_sequence FROM stateloop_clients WHERE scope = ? AND client = ?"),
-            arguments: [scope, client.rawValue]
-        ).map { UInt64(bitPattern: $0) }
-    }
-
-    func setLastMutationID(_ sequence: UInt64, of client: ClientID, scope: String) throws {
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO stateloop_clients (scope, client, last_sequence, last_seen) VALUES (?, ?, ?, ?)
-                ON CONFLICT (scope, client) DO UPDATE
-                SET last_sequence = max(last_sequence, excluded.last_sequence), last_seen = excluded.last_seen
-                """
-        ).execute(arguments: [scope, client.rawValue, Int64(bitPattern: sequence), Int64(SQLiteStore.millisecondsNow())])
-        try db.cachedStatement(
-            sql: "DELETE FROM stateloop_answers WHERE scope = ? AND client = ? AND sequence < ?"
-        ).execute(arguments: [scope, client.rawValue, Int64(bitPattern: sequence)])
-        let newest = try lastMutationID(of: client, scope: scope) ?? sequence
-        progress.removeAll { $0.scope == scope && $0.client == client }
-        progress.append(ClientProgress(scope: scope, client: client, lastMutationID: newest))
+    static func date(microseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(microseconds) / 1_000_000)
     }
 }

@@ -12,7 +12,10 @@ import StateLoopWire
 ///   by one by every write of the key; the epoch is stored with the data and changes only when
 ///   the data's history restarts (a restore from a backup), never on a restart of the process.
 /// - **A change feed in commit order.** Every commit that changed something is handed to the
-///   observers registered with ``observeCommits(_:)``, one commit at a time, in commit order.
+///   observers registered with ``observeCommits(_:)``, one commit at a time, in commit order;
+///   and every value written is kept, in the same transaction, in a durable feed that
+///   ``changes(after:limit:)`` reads (by another process too), until
+///   ``forgetChanges(committedBefore:)`` prunes it.
 ///
 /// The transaction body is synchronous on purpose: it runs while the store holds its write
 /// lock, so it cannot wait on a network call or another transaction.
@@ -37,6 +40,14 @@ public protocol ServerStore: Sendable {
 
     /// Calls `observer` with the changes of every later commit, in commit order.
     func observeCommits(_ observer: @escaping @Sendable (CommittedChanges) -> Void)
+
+    /// Up to `limit` entries of the change feed after the position `sequence` (0 for the
+    /// start), in feed order.
+    func changes(after sequence: UInt64, limit: Int) async throws -> [StoredChange]
+
+    /// Forgets the feed's entries committed before `cutoff`; returns how many. Values, versions
+    /// and answers are not touched: the feed is history, not state.
+    func forgetChanges(committedBefore cutoff: Date) async throws -> Int
 }
 
 /// The operations of one store transaction. Only valid inside the body of
@@ -44,6 +55,9 @@ public protocol ServerStore: Sendable {
 public protocol StoreTransaction: AnyObject {
     /// The store's epoch.
     var epoch: UInt64 { get }
+    /// The mutation this transaction applies, recorded with each value it writes in the change
+    /// feed; set by the kit before a mutation's handler runs, `nil` otherwise.
+    var cause: ChangeCause? { get set }
     /// The value of `key`, as this transaction sees it.
     func value(of key: ResourceKey) throws -> StoredValue?
     /// Up to `limit` values of `resource` whose ids start with `prefix`, in the order of their

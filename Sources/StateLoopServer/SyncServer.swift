@@ -173,20 +173,33 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
 }
 
 extension SyncServer {
-    /// Forgets the clients silent for longer than `age`, now and then every hour, until cancelled.
-    func forgetIdleClients(silentFor age: Duration) async {
-        let seconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
+    /// Forgets, now and then every hour until cancelled, the clients silent for longer than
+    /// `clientAge` and the change feed's entries older than `changeAge` (`nil`: kept).
+    func forgetOldRecords(clientAge: Duration?, changeAge: Duration?) async {
         while !Task.isCancelled {
-            do {
-                let forgotten = try await store.forgetClients(idleSince: Date(timeIntervalSinceNow: -seconds))
-                if forgotten > 0 {
-                    logger.info("forgot idle clients", metadata: ["count": "\(forgotten)"])
-                }
-            } catch {
-                logger.warning("could not forget idle clients", metadata: ["error": "\(error)"])
+            if let clientAge {
+                await forget("idle clients") { try await self.store.forgetClients(idleSince: Self.date(ago: clientAge)) }
+            }
+            if let changeAge {
+                await forget("old changes") { try await self.store.forgetChanges(committedBefore: Self.date(ago: changeAge)) }
             }
             try? await Task.sleep(for: .seconds(3_600))
         }
+    }
+
+    private func forget(_ what: String, _ body: () async throws -> Int) async {
+        do {
+            let forgotten = try await body()
+            if forgotten > 0 {
+                logger.info("forgot \(what)", metadata: ["count": "\(forgotten)"])
+            }
+        } catch {
+            logger.warning("could not forget \(what)", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private static func date(ago age: Duration) -> Date {
+        Date(timeIntervalSinceNow: -(Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18))
     }
 }
 
@@ -197,8 +210,9 @@ extension SyncServer: Service {
     /// that it is shut down first and the sockets do not hold the HTTP server open.
     public func run() async throws {
         await withTaskGroup(of: Void.self) { group in
-            if let age = configuration.forgetClientsAfter {
-                group.addTask { await self.forgetIdleClients(silentFor: age) }
+            let (clientAge, changeAge) = (configuration.forgetClientsAfter, configuration.forgetChangesAfter)
+            if clientAge != nil || changeAge != nil {
+                group.addTask { await self.forgetOldRecords(clientAge: clientAge, changeAge: changeAge) }
             }
             try? await gracefulShutdown()
             group.cancelAll()

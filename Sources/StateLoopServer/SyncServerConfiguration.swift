@@ -22,6 +22,11 @@ public struct SyncServerConfiguration: Sendable {
     /// far beyond an offline client's usual absence (see ``ServerStore/forgetClients(idleSince:)``).
     public var forgetClientsAfter: Duration?
 
+    /// How long the store's change feed keeps an entry (``ServerStore/forgetChanges(committedBefore:)``),
+    /// checked hourly; `nil` keeps it for ever. Seven days by default: long enough to audit a
+    /// week of changes or catch up after an outage, short enough not to grow without bound.
+    public var forgetChangesAfter: Duration?
+
     /// The path of the Prometheus metrics route, `nil` for none. It needs no session: put it
     /// behind the network's own protection, or choose `nil` and render
     /// ``SyncServer/renderedMetrics`` on a route of the app's.
@@ -35,9 +40,11 @@ public struct SyncServerConfiguration: Sendable {
         maximumSocketsPerPrincipal: Int = 32,
         slowReaderTimeout: Duration = .seconds(10),
         forgetClientsAfter: Duration? = .seconds(30 * 86_400),
+        forgetChangesAfter: Duration? = .seconds(7 * 86_400),
         metricsPath: String? = "metrics"
     ) {
         self.forgetClientsAfter = forgetClientsAfter
+        self.forgetChangesAfter = forgetChangesAfter
         self.metricsPath = metricsPath
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumFrameBytes = maximumFrameBytes

@@ -43,5 +43,13 @@ final class FlakyStore: ServerStore {
         base.observeCommits(observer)
     }
 
+    func changes(after sequence: UInt64, limit: Int) async throws -> [StoredChange] {
+        try await base.changes(after: sequence, limit: limit)
+    }
+
+    func forgetChanges(committedBefore cutoff: Date) async throws -> Int {
+        try await base.forgetChanges(committedBefore: cutoff)
+    }
+
     struct CommitFailed: Error {}
 }

@@ -165,5 +165,6 @@ final class CommitLog: Sendable {
     }
 
     var count: Int { commits.withLock { $0.count } }
+    var all: [CommittedChanges] { commits.withLock { $0 } }
     var values: [StoredValue] { commits.withLock { $0.flatMap(\.values) } }
 }

@@ -1,0 +1,144 @@
+import Foundation
+import GRDB
+import StateLoopWire
+
+/// One SQLite transaction of a ``SQLiteStore``, which records what it changed for the change
+/// feed. Used only on GRDB's queue, inside the transaction.
+final class SQLiteTransaction: StoreTransaction {
+    let db: Database
+    let epoch: UInt64
+    var cause: ChangeCause?
+    private let now: @Sendable () -> Date
+    private var written: [ResourceKey: StoredValue] = [:]
+    private var writeOrder: [ResourceKey] = []
+    private var progress: [ClientProgress] = []
+    /// The commit's time and the feed positions of its first and last entries, from its first
+    /// write on.
+    private var feed: (time: Date, commit: Int64, last: Int64)?
+
+    init(db: Database, epoch: UInt64, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.db = db
+        self.epoch = epoch
+        self.now = now
+    }
+
+    var committedChanges: CommittedChanges {
+        CommittedChanges(
+            values: writeOrder.compactMap { written[$0] }, progress: progress, time: feed?.time ?? now(), cause: cause,
+            feed: feed.map { UInt64($0.commit)...UInt64($0.last) }
+        )
+    }
+
+    func value(of key: ResourceKey) throws -> StoredValue? {
+        let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT counter, json FROM stateloop_values WHERE resource = ? AND id = ?"), arguments: [key.resource, key.id]
+        )
+        return row.map { StoredValue(key: key, version: Version(epoch: epoch, counter: UInt64($0["counter"] as Int64)), json: $0["json"]) }
+    }
+
+    func values(of resource: String, prefix: String, after cursor: String?, limit: Int, descending: Bool) throws -> [StoredValue] {
+        // The ids from `prefix` up to `prefix` followed by the highest scalar: a range the
+        // primary key's index answers, where a LIKE or substr() would scan.
+        var conditions = "resource = ? AND id >= ? AND id < ?"
+        var arguments: StatementArguments = [resource, prefix, prefix + "\u{10FFFF}"]
+        if let cursor {
+            conditions += descending ? " AND id < ?" : " AND id > ?"
+            arguments += [cursor]
+        }
+        arguments += [max(0, limit)]
+        let rows = try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT id, counter, json FROM stateloop_values WHERE \(conditions) ORDER BY id \(descending ? "DESC" : "ASC") LIMIT ?"
+            ),
+            arguments: arguments
+        )
+        return rows.map { row in
+            StoredValue(
+                key: ResourceKey(resource: resource, id: row["id"]),
+                version: Version(epoch: epoch, counter: UInt64(row["counter"] as Int64)), json: row["json"]
+            )
+        }
+    }
+
+    func write(_ json: Data, to key: ResourceKey) throws -> Version {
+        // An upsert, then a read of the counter (not RETURNING, which SQLite before 3.35 lacks).
+        // Statements are prepared once per connection: a server-side change can write thousands.
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO stateloop_values (resource, id, counter, json) VALUES (?, ?, 1, ?)
+                ON CONFLICT (resource, id) DO UPDATE SET counter = counter + 1, json = excluded.json
+                """
+        ).execute(arguments: [key.resource, key.id, json])
+        let counter = try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT counter FROM stateloop_values WHERE resource = ? AND id = ?"), arguments: [key.resource, key.id]
+        ) ?? 1
+        let version = Version(epoch: epoch, counter: UInt64(counter))
+        try appendToFeed(json, key: key, counter: counter)
+        if written[key] == nil { writeOrder.append(key) }
+        written[key] = StoredValue(key: key, version: version, json: json)
+        return version
+    }
+
+    /// Keeps the write in the change feed; the commit's entries share the position of its first.
+    private func appendToFeed(_ json: Data, key: ResourceKey, counter: Int64) throws {
+        let time = feed?.time ?? now()
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, counter, json, scope, mutation)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [feed?.commit ?? 0, SQLiteStore.microseconds(time), key.resource, key.id, counter, json,
+                              cause?.scope, cause?.mutation.rawValue])
+        let sequence = db.lastInsertedRowID
+        if let current = feed {
+            feed = (current.time, current.commit, sequence)
+        } else {
+            try db.cachedStatement(sql: "UPDATE stateloop_changes SET commit_seq = seq WHERE seq = ?").execute(arguments: [sequence])
+            feed = (time, sequence, sequence)
+        }
+    }
+
+    func answer(to mutation: String, scope: String) throws -> RememberedAnswer? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT fingerprint, status, body FROM stateloop_answers WHERE scope = ? AND mutation = ?"),
+            arguments: [scope, mutation]
+        ).map { row in
+            RememberedAnswer(fingerprint: UInt64(bitPattern: row["fingerprint"]), status: row["status"], body: row["body"])
+        }
+    }
+
+    func remember(_ answer: RememberedAnswer, to mutation: String, scope: String, client: ClientID?, sequence: UInt64?) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO stateloop_answers (scope, mutation, client, sequence, fingerprint, status, body)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(
+            arguments: [scope, mutation, client?.rawValue, sequence.map { Int64(bitPattern: $0) },
+                        Int64(bitPattern: answer.fingerprint), answer.status, answer.body]
+        )
+    }
+
+    func lastMutationID(of client: ClientID, scope: String) throws -> UInt64? {
+        try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT last_sequence FROM stateloop_clients WHERE scope = ? AND client = ?"),
+            arguments: [scope, client.rawValue]
+        ).map { UInt64(bitPattern: $0) }
+    }
+
+    func setLastMutationID(_ sequence: UInt64, of client: ClientID, scope: String) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO stateloop_clients (scope, client, last_sequence, last_seen) VALUES (?, ?, ?, ?)
+                ON CONFLICT (scope, client) DO UPDATE
+                SET last_sequence = max(last_sequence, excluded.last_sequence), last_seen = excluded.last_seen
+                """
+        ).execute(arguments: [scope, client.rawValue, Int64(bitPattern: sequence), Int64(SQLiteStore.millisecondsNow())])
+        try db.cachedStatement(
+            sql: "DELETE FROM stateloop_answers WHERE scope = ? AND client = ? AND sequence < ?"
+        ).execute(arguments: [scope, client.rawValue, Int64(bitPattern: sequence)])
+        let newest = try lastMutationID(of: client, scope: scope) ?? sequence
+        progress.removeAll { $0.scope == scope && $0.client == client }
+        progress.append(ClientProgress(scope: scope, client: client, lastMutationID: newest))
+    }
+}

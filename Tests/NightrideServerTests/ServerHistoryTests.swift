@@ -1,0 +1,62 @@
+import Foundation
+import Logging
+import NightrideModel
+@testable import NightrideServer
+import StateLoopServer
+import StateLoopWire
+import Testing
+
+/// The change log and the mutation audit come from the store's change feed, so a server process
+/// started on an earlier one's file knows the whole history, at the times it happened.
+@Suite("Nightride server: history from the store", .serialized, .timeLimit(.minutes(2)))
+struct ServerHistoryTests {
+    @Test("a server started on an earlier server's file has its change log, at the same times, and its audit")
+    func historyOutlivesTheServer() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-history-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let configuration = NightrideServer.Configuration(dataPath: folder.appendingPathComponent("server.sqlite").path, passwordCost: 4)
+        var logger = Logger(label: "nightride.test")
+        logger.logLevel = .error
+
+        let first = NightrideServer(configuration: configuration, logger: logger)
+        let port = try await first.start()
+        let client = LoopbackClient(port: port)
+        let token = try await client.login("bob")
+        let (status, _) = try await client.send("POST", "/me/driver-mode", token: token, body: DriverModeChange(on: true), mutationID: "bob-phone:1")
+        #expect(status == 200)
+        try await first.setDriverMode(false, for: "bob")
+        let before = first.changeLog
+        let beforeTruth = first.truth
+        await first.stop()
+
+        let second = NightrideServer(configuration: configuration, logger: logger)
+        let after = second.changeLog.records(of: "bob")
+        // The earlier server's times, carried to the new server's clock: the same instants.
+        let shift = second.wallOrigin - first.wallOrigin
+        #expect(after.map(\.version) == before.records(of: "bob").map(\.version))
+        #expect(after.filter { $0.resource == .driverMode }.map(\.value) == [.driverMode(false), .driverMode(true), .driverMode(false)])
+        #expect(zip(after, before.records(of: "bob")).allSatisfy { $0.time == $1.time - shift })
+        #expect(second.truth.driverMode(of: "bob") == beforeTruth.driverMode(of: "bob"))
+        #expect(second.truth.audit.problem(with: "bob-phone:1", of: "bob") == nil)
+        #expect(second.truth.audit.problem(with: "bob-phone:2", of: "bob") == "bob-phone:2 was never processed (lost)")
+    }
+
+    @Test("the audit names a mutation applied in two commits of one epoch, and one beyond its client's progress")
+    func auditFindsProblems() {
+        var audit = MutationAudit()
+        let cause = ChangeCause(scope: "ann", mutation: MutationID(rawValue: "c:1"))
+        audit.noteApplied(cause, commit: 4, epoch: 9)
+        audit.noteApplied(cause, commit: 4, epoch: 9)  // the same commit seen twice: once
+        audit.noteProgress(ClientProgress(scope: "ann", client: ClientID(rawValue: "c"), lastMutationID: 2))
+        audit.noteProgress(ClientProgress(scope: "ann", client: ClientID(rawValue: "c"), lastMutationID: 1))  // never back
+        #expect(audit.problem(with: "c:1", of: "ann") == nil)
+        #expect(audit.problem(with: "c:2", of: "ann") == nil)
+        #expect(audit.problem(with: "c:3", of: "ann") == "c:3 was never processed (lost)")
+        #expect(audit.problem(with: "c:1", of: "bob") == "c:1 was never processed (lost)")
+        audit.noteApplied(cause, commit: 7, epoch: 10)  // a store in memory lost it: applied again, later epoch
+        #expect(audit.problem(with: "c:1", of: "ann") == nil)
+        audit.noteApplied(cause, commit: 8, epoch: 10)
+        #expect(audit.problem(with: "c:1", of: "ann") == "c:1 was applied twice in one epoch")
+    }
+}
