@@ -15,9 +15,19 @@ struct ChaosCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The first seed.", valueName: "n"))
     var first: UInt64 = 1
 
+    @Flag(
+        name: .customLong("server-process"),
+        help: "Run the server in a process of its own (this program's `server --control`), killed with SIGKILL and started again on its data file in every batch."
+    )
+    var serverProcess = false
+
     @MainActor
     func run() async throws {
-        let run = ChaosRun(seeds: Array(first..<(first + UInt64(seeds))), log: say)
+        let executable = serverProcess ? Bundle.main.executableURL : nil
+        if serverProcess && executable == nil {
+            throw ValidationError("--server-process: cannot find this program's own executable to start the server with")
+        }
+        let run = ChaosRun(seeds: Array(first..<(first + UInt64(seeds))), serverExecutable: executable, log: say)
         let outcomes = try await run.run()
         let failed = outcomes.filter { !$0.passed(within: DemoReport.convergenceBound) }
         for outcome in failed {

@@ -42,6 +42,18 @@ struct ServerCommand: AsyncParsableCommand {
     )
     var faultSeed: UInt64?
 
+    @Option(
+        name: .customLong("fault-plan"),
+        help: ArgumentHelp("The trouble --faults draws: 'default' (visible, survivable) or 'chaos' (the chaos run's, much more).", valueName: "plan")
+    )
+    var faultPlan: FaultPlanName = .default
+
+    @Flag(help: ArgumentHelp("Read control commands on standard input, one per line (faults on|off, cut on|off, revoke [NAME…], retire NAME…, stats), and answer each on standard output: how a chaos run drives a server in a process of its own.", visibility: .hidden))
+    var control = false
+
+    @Option(name: .customLong("password-cost"), help: ArgumentHelp("bcrypt's cost for new passwords (4 to 31).", visibility: .hidden))
+    var passwordCost: UInt8 = 8
+
     @Option(help: ArgumentHelp("Seconds without a driver action before driver mode switches itself off.", valueName: "seconds"))
     var inactivity: Double = 300
 
@@ -55,6 +67,7 @@ struct ServerCommand: AsyncParsableCommand {
         guard inactivity > 0, inactivity.isFinite else { throw ValidationError("--inactivity must be a positive number of seconds") }
         guard tokenLifetime > 0, tokenLifetime.isFinite else { throw ValidationError("--token-lifetime must be a positive number of seconds") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
+        guard (4...31).contains(passwordCost) else { throw ValidationError("--password-cost must be 4 to 31") }
         if memory && (data != nil || restore != nil || newEpoch) {
             throw ValidationError("--memory keeps no file: it goes without --data, --restore and --new-epoch")
         }
@@ -92,16 +105,39 @@ struct ServerCommand: AsyncParsableCommand {
                 host: host,
                 port: port,
                 inactivityTimeout: .milliseconds(Int64(inactivity * 1_000)),
-                faults: faultSeed.map { FaultPlan(seed: $0) },
-                tokenLifetime: .milliseconds(Int64(min(tokenLifetime, 1e12) * 1_000))
+                faults: faultSeed.map { faultPlan == .chaos ? FaultPlan.chaos(seed: $0) : FaultPlan(seed: $0) },
+                tokenLifetime: .milliseconds(Int64(min(tokenLifetime, 1e12) * 1_000)),
+                passwordCost: passwordCost
             ),
             logger: logger
         )
         let bound = try await server.start()
         say("Nightride listening on http://\(host):\(bound)\(faultSeed.map { " (faults, seed \($0))" } ?? ""), data \(path ?? "in memory")")
+        let controlled = control ? Self.obeyControl(server) : nil
         await Self.interrupted()
+        controlled?.cancel()
         say("Stopping…")
         await server.stop()
+    }
+
+    /// Reads control commands from standard input on a thread of its own (a blocking read must
+    /// not hold the cooperative pool) and answers each on standard output.
+    private static func obeyControl(_ server: NightrideServer) -> Task<Void, Never> {
+        let (lines, continuation) = AsyncStream.makeStream(of: String.self)
+        Thread.detachNewThread {
+            while let line = readLine() { continuation.yield(line) }
+            continuation.finish()
+        }
+        return Task {
+            for await line in lines {
+                say(await server.control(line))
+            }
+        }
+    }
+
+    /// Which trouble `--faults` draws.
+    enum FaultPlanName: String, ExpressibleByArgument {
+        case `default`, chaos
     }
 
     /// Returns on SIGINT or SIGTERM.

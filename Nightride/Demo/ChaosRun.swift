@@ -47,13 +47,23 @@ public final class ChaosRun {
     private let seeds: [UInt64]
     private let batchSize: Int
     private let stepsPerScenario: Int
+    private let serverExecutable: URL?
     private let log: (String) -> Void
 
     /// Scenarios for `seeds`, `batchSize` at a time.
-    public init(seeds: [UInt64], batchSize: Int = 20, stepsPerScenario: Int = 10, log: @escaping (String) -> Void = { _ in }) {
+    ///
+    /// - Parameter serverExecutable: The `nightride` binary, to run the server in a process of
+    ///   its own that every batch kills with SIGKILL and starts again on its data file (one
+    ///   batch in four with a new epoch); `nil`, the default, runs it in this process, where a
+    ///   batch meets a restart, a new epoch, or revoked sessions.
+    public init(
+        seeds: [UInt64], batchSize: Int = 20, stepsPerScenario: Int = 10, serverExecutable: URL? = nil,
+        log: @escaping (String) -> Void = { _ in }
+    ) {
         self.seeds = seeds
         self.batchSize = batchSize
         self.stepsPerScenario = stepsPerScenario
+        self.serverExecutable = serverExecutable
         self.log = log
     }
 
@@ -62,82 +72,82 @@ public final class ChaosRun {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-chaos-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        var logger = Logger(label: "nightride.chaos")
-        logger.logLevel = .critical
         // Its data in a file, as the demo's: a restart opens it again, and every session and
         // ride survives it.
-        let server = NightrideServer(
-            configuration: .init(
-                dataPath: folder + "/server.sqlite",
-                durability: .processCrash,
-                port: 0,
-                inactivityTimeout: .seconds(3),
-                faults: FaultPlan(
-                    seed: seeds.first ?? 0,
-                    latency: .milliseconds(1)...(.milliseconds(200)),
-                    pushDropProbability: 0.25,
-                    disconnectAfter: .milliseconds(500)...(.seconds(3)),
-                    failureProbability: 0.05,
-                    lostAnswerProbability: 0.1,
-                    hintProbability: 0.2
-                ),
-                faultsEnabled: true,
-                passwordCost: 4
-            ),
-            logger: logger
-        )
-        let port = try await server.start()
-        let url = URL(string: "http://127.0.0.1:\(port)")!
+        let server = try await makeServer(dataPath: folder + "/server.sqlite")
         var outcomes: [Outcome] = []
         for batch in stride(from: 0, to: seeds.count, by: batchSize).map({ Array(seeds[$0..<min($0 + batchSize, seeds.count)]) }) {
-            server.faultsEnabled = true
-            var scenarios: [Scenario] = []
-            for seed in batch {
-                scenarios.append(try await Scenario(seed: seed, server: server, url: url, folder: folder))
+            do {
+                outcomes += try await play(batch, on: server, folder: folder)
+            } catch {
+                await server.stop()
+                throw error
             }
-            // The scenarios of a batch play at once, interleaved on the main actor, while the
-            // server itself misbehaves: sessions forgotten, the network flapping.
-            let steps = stepsPerScenario
-            let playing = scenarios.map { scenario in Task { await scenario.play(steps: steps) } }
-            let users = scenarios.flatMap(\.users)
-            let trouble = Task { await Self.serverTrouble(server, users: users, seed: batch[0]) }
-            for task in playing {
-                await task.value
-            }
-            let troubleMet = await trouble.value
-            server.faultsEnabled = false
-            server.isNetworkCut = false
-            let stopped = ContinuousClock.now
-            var converged: [UInt64: Duration] = [:]
-            let deadline = stopped + .seconds(5)
-            while converged.count < scenarios.count && ContinuousClock.now < deadline {
-                for scenario in scenarios where converged[scenario.seed] == nil {
-                    // A signed-out client signs in again, as its user would.
-                    await scenario.signInAgainIfNeeded()
-                    if scenario.matches(server) { converged[scenario.seed] = ContinuousClock.now - stopped }
-                }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            let changeLog = server.changeLog
-            let truth = server.truth
-            for scenario in scenarios.sorted(by: { $0.seed < $1.seed }) {
-                let outcome = Outcome(
-                    seed: scenario.seed,
-                    violations: scenario.users.flatMap { ScreenAudit.violations(in: scenario.screenLog.screens(of: $0), log: changeLog) },
-                    convergence: converged[scenario.seed],
-                    screensShown: scenario.screenLog.screens.values.map(\.count).reduce(0, +),
-                    unconverged: converged[scenario.seed] == nil ? scenario.describe(against: server) : [],
-                    mutationProblems: scenario.mutationProblems(against: truth),
-                    mutationsQueued: scenario.made.count
-                )
-                outcomes.append(outcome)
-                scenario.stop()
-            }
-            await Self.retire(batch: scenarios.flatMap(\.users), on: server)
-            try? await Task.sleep(for: .milliseconds(200))
-            log("batch of \(batch.count) seeds from \(batch.first ?? 0) (\(troubleMet)): slowest convergence \(converged.values.max().map { String(format: "%.0f ms", $0.seconds * 1_000) } ?? "none"), sockets open after it \(server.stats.openSockets), requests so far \(server.stats.requests.values.reduce(0, +))")
         }
         await server.stop()
+        return outcomes
+    }
+
+    private func makeServer(dataPath: String) async throws -> any ChaosServer {
+        if let serverExecutable {
+            return try await ProcessChaosServer(executable: serverExecutable, dataPath: dataPath, seed: seeds.first ?? 0)
+        }
+        var logger = Logger(label: "nightride.chaos")
+        logger.logLevel = .critical
+        return try await InProcessChaosServer(dataPath: dataPath, seed: seeds.first ?? 0, logger: logger)
+    }
+
+    /// One batch: its scenarios play at once, interleaved on the main actor, while the server
+    /// misbehaves; then faults stop and each scenario has 5 s to converge.
+    private func play(_ batch: [UInt64], on server: any ChaosServer, folder: String) async throws -> [Outcome] {
+        _ = await server.control("faults on")
+        var scenarios: [Scenario] = []
+        for seed in batch {
+            scenarios.append(try await Scenario(seed: seed, url: server.url, folder: folder, now: { server.now }))
+        }
+        let steps = stepsPerScenario
+        let playing = scenarios.map { scenario in Task { await scenario.play(steps: steps) } }
+        let users = scenarios.flatMap(\.users)
+        let inProcess = serverExecutable == nil
+        let trouble = Task { await Self.serverTrouble(server, users: users, seed: batch[0], inProcess: inProcess) }
+        for task in playing {
+            await task.value
+        }
+        let troubleMet = await trouble.value
+        _ = await server.control("faults off")
+        _ = await server.control("cut off")
+        let stopped = ContinuousClock.now
+        var converged: [UInt64: Duration] = [:]
+        let deadline = stopped + .seconds(5)
+        var truth = try server.truth()
+        while converged.count < scenarios.count && ContinuousClock.now < deadline {
+            truth = try server.truth()
+            for scenario in scenarios where converged[scenario.seed] == nil {
+                // A signed-out client signs in again, as its user would.
+                await scenario.signInAgainIfNeeded()
+                if scenario.matches(truth) { converged[scenario.seed] = ContinuousClock.now - stopped }
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        truth = try server.truth()
+        var outcomes: [Outcome] = []
+        for scenario in scenarios.sorted(by: { $0.seed < $1.seed }) {
+            outcomes.append(Outcome(
+                seed: scenario.seed,
+                violations: scenario.users.flatMap { ScreenAudit.violations(in: scenario.screenLog.screens(of: $0), log: truth.changeLog) },
+                convergence: converged[scenario.seed],
+                screensShown: scenario.screenLog.screens.values.map(\.count).reduce(0, +),
+                unconverged: converged[scenario.seed] == nil ? scenario.describe(against: truth) : [],
+                mutationProblems: scenario.mutationProblems(against: truth),
+                mutationsQueued: scenario.made.count
+            ))
+            scenario.stop()
+        }
+        // The batch's users leave for good, as users closing the app for the night would.
+        _ = await server.control("retire " + users.joined(separator: " "))
+        try? await Task.sleep(for: .milliseconds(200))
+        let stats = await server.control("stats")
+        log("batch of \(batch.count) seeds from \(batch.first ?? 0) (\(troubleMet)): slowest convergence \(converged.values.max().map { String(format: "%.0f ms", $0.seconds * 1_000) } ?? "none"), server \(stats)")
         return outcomes
     }
 
@@ -150,53 +160,41 @@ public final class ChaosRun {
         return policy
     }
 
-    /// The batch's users leave for good, as users closing the app for the night would: their
-    /// rides end and their drivers go off duty. Otherwise every later batch would inherit a
-    /// queue of rides nobody takes (offered to its drivers, and carried in the dispatch book
-    /// that every operation reads and writes). Moves that do not fit are refused and skipped.
-    private static func retire(batch users: [String], on server: NightrideServer) async {
-        for action in [RideAction.cancel, .arrive, .finish, .finishSurvey] {
-            for user in users {
-                try? await server.perform(action, for: user)
-            }
-        }
-        for user in users {
-            try? await server.setDriverMode(false, for: user)
-        }
-    }
-
     /// The server's own trouble during a batch, drawn from `seed`: the network flaps (five cuts
     /// within a second), then a restart on the same data file (sessions kept), a restart with a
     /// new epoch (as after a restore: clients re-bootstrap, still signed in), a revocation of
-    /// every session, or a quarter of the users signed out. Returns what happened, for the log.
-    private static func serverTrouble(_ server: NightrideServer, users: [String], seed: UInt64) async -> String {
+    /// every session, or a quarter of the users signed out. A server in a process of its own is
+    /// killed and started again in every batch, one in four times with a new epoch. Returns what
+    /// happened, for the log.
+    private static func serverTrouble(_ server: any ChaosServer, users: [String], seed: UInt64, inProcess: Bool) async -> String {
         let random = SeededRandom(seed: seed)
         try? await Task.sleep(for: .milliseconds(Int(random.bits("trouble start") % 300)))
         for flap in 0..<5 {
-            server.isNetworkCut = true
+            _ = await server.control("cut on")
             try? await Task.sleep(for: .milliseconds(20 + Int(random.bits("cut \(flap)") % 100)))
-            server.isNetworkCut = false
+            _ = await server.control("cut off")
             try? await Task.sleep(for: .milliseconds(20 + Int(random.bits("back \(flap)") % 100)))
         }
         // One batch in eight meets each of the restarts and the revocation of every session; the
         // others lose a quarter of their users' sessions.
         let trouble = random.bits("sessions") % 8
-        switch trouble {
-        case 0, 2:
-            let newEpoch = trouble == 2
+        switch (trouble, inProcess) {
+        case (0, true), (2, true), (_, false):
+            let newEpoch = inProcess ? trouble == 2 : trouble % 4 == 2
+            let restart = inProcess ? "server restarted" : "server process killed and started again"
             do {
                 try await server.restart(newEpoch: newEpoch)
-                return newEpoch ? "server restarted with a new epoch" : "server restarted"
+                return newEpoch ? "\(restart) with a new epoch" : restart
             } catch {
                 return "server restart failed: \(error)"
             }
-        case 1:
-            try? await server.revokeSessions()
+        case (1, true):
+            _ = await server.control("revoke")
             return "every session revoked"
         default:
             let revoked = users.filter { random.bits("revoke \($0)") % 4 == 0 }
-            for user in revoked {
-                try? await server.revokeSessions(of: user)
+            if !revoked.isEmpty {
+                _ = await server.control("revoke " + revoked.joined(separator: " "))
             }
             return "\(revoked.count) sessions revoked"
         }
@@ -207,7 +205,6 @@ public final class ChaosRun {
 @MainActor
 final class Scenario {
     let seed: UInt64
-    let server: NightrideServer
     private(set) var clients: [NightrideClient]
     let screenLog: ScreenLog
     private let url: URL
@@ -218,13 +215,12 @@ final class Scenario {
     /// Every mutation the scenario's clients queued, in order: its id and whose it is.
     private(set) var made: [(id: String, user: String)] = []
 
-    init(seed: UInt64, server: NightrideServer, url: URL, folder: String) async throws {
+    init(seed: UInt64, url: URL, folder: String, now: @escaping @MainActor () -> Duration) async throws {
         self.seed = seed
-        self.server = server
         self.url = url
         self.folder = folder
         random = SeededRandom(seed: seed)
-        screenLog = ScreenLog(server: server)
+        screenLog = ScreenLog(now: now)
         var clients: [NightrideClient] = []
         for role in ["p", "d"] {
             clients.append(try await Self.connect(name: "\(role)\(seed)", url: url, folder: folder))
@@ -272,7 +268,7 @@ final class Scenario {
 
     /// Random actions, valid or not, at random intervals.
     func play(steps: Int) async {
-        let place = server.truth.catalog.search("a", limit: 5)
+        let place = PlaceCatalog().search("a", limit: 5)
         for _ in 0..<steps {
             await signInAgainIfNeeded()
             let passenger = clients[0]
@@ -300,9 +296,8 @@ final class Scenario {
     }
 
     /// Whether both clients show the server's newest versions with nothing pending.
-    func matches(_ server: NightrideServer) -> Bool {
-        let truth = server.truth
-        return clients.allSatisfy { $0.showsNewest(of: truth) }
+    func matches(_ truth: ServerTruth) -> Bool {
+        clients.allSatisfy { $0.showsNewest(of: truth) }
     }
 
     /// What went wrong with the scenario's mutations, once it converged: an id the server never
@@ -313,9 +308,8 @@ final class Scenario {
     }
 
     /// Each client's view beside the server's, for a report.
-    func describe(against server: NightrideServer) -> [String] {
-        let truth = server.truth
-        return clients.map { client in
+    func describe(against truth: ServerTruth) -> [String] {
+        clients.map { client in
             let state = client.state
             let shown = truth.snapshot(of: client.api.user)
             return "\(client.api.user): shows driver mode \(String(describing: state.driverMode.value)) at \(String(describing: state.driverMode.confirmedVersion)) "

@@ -75,7 +75,7 @@ public final class DemoScenario {
         )
         let port = try await server.start()
         log("Nightride server on http://127.0.0.1:\(port), faults on (seed \(options.seed)): latency 5–250 ms, 20 % of pushes lost, sockets cut every 2–6 s")
-        screenLog = ScreenLog(server: server) { [log] shown, previous in
+        screenLog = ScreenLog(now: { [server] in server!.now }) { [log] shown, previous in
             let from = previous.map { "\($0.title) → " } ?? ""
             log(String(format: "%7.3fs  %@  %@%@%@", shown.time.seconds, shown.user.padding(toLength: 4, withPad: " ", startingAt: 0), from, shown.screen.title, shown.isOptimistic ? "  (optimistic)" : ""))
         }

@@ -2,19 +2,19 @@ import NightrideClient
 import NightrideServer
 import StateLoop
 
-/// The screens each watched client showed, on the server's clock, one entry per change of what
-/// is shown (screen, versions behind it, optimism).
+/// The screens each watched client showed, on the clock of the server's change log, one entry
+/// per change of what is shown (screen, versions behind it, optimism).
 @MainActor
 final class ScreenLog {
-    private let server: NightrideServer
+    private let now: @MainActor () -> Duration
     private let onScreenChange: (ScreenShown, _ previous: Screen?) -> Void
     private(set) var screens: [String: [ScreenShown]] = [:]
     private var subscriptions: [StateSubscription] = []
 
-    /// A log timed by `server`; `onScreenChange` hears of each new screen (not of a new version
-    /// behind the same screen).
-    init(server: NightrideServer, onScreenChange: @escaping (ScreenShown, _ previous: Screen?) -> Void = { _, _ in }) {
-        self.server = server
+    /// A log timed by `now` (the time basis of the server's change log); `onScreenChange` hears
+    /// of each new screen (not of a new version behind the same screen).
+    init(now: @escaping @MainActor () -> Duration, onScreenChange: @escaping (ScreenShown, _ previous: Screen?) -> Void = { _, _ in }) {
+        self.now = now
         self.onScreenChange = onScreenChange
     }
 
@@ -35,7 +35,7 @@ final class ScreenLog {
     }
 
     private func record(_ state: ClientState) {
-        let shown = ScreenShown(time: server.now, state: state)
+        let shown = ScreenShown(time: now(), state: state)
         let previous = screens[state.user]?.last
         if let previous, previous.showsSameAs(shown) { return }
         screens[state.user, default: []].append(shown)

@@ -194,7 +194,7 @@ public final class NightrideServer: Sendable {
 
     private func makeData(epoch: UInt64?) throws -> DataLife {
         let (origin, clock) = (wallOrigin, readClock)
-        let now: @Sendable () -> Date = { Self.date(wallTime: origin + clock()) }
+        let now: @Sendable () -> Date = { ServerHistory.date(wallTime: origin + clock()) }
         let store = try configuration.dataPath.map { try SQLiteStore(path: $0, durability: configuration.durability, now: now) }
             ?? SQLiteStore(epoch: epoch, now: now)
         let access = NightrideAccess { [weak self] token in
@@ -222,28 +222,16 @@ public final class NightrideServer: Sendable {
     /// have: everything on a first open (a restarted process), the relabelling of a new epoch on
     /// a restart; a store in memory starts a feed of its own. Runs before anything can commit.
     private func catchUp(with store: SQLiteStore) throws {
-        if store.path == nil { state.withLock { $0.feedPosition = 0 } }
-        while true {
-            let position = state.withLock { $0.feedPosition }
-            let entries = try store.changes(after: position, limit: 5_000)
-            guard !entries.isEmpty else { break }
-            for entry in entries {
-                let changes = CommittedChanges(
-                    values: [entry.value], progress: [], time: entry.time, cause: entry.cause, feed: entry.commit...entry.sequence
-                )
-                record(changes, epoch: store.epoch)
-            }
-        }
-        let progress = try store.clientProgress()
-        state.withLock { state in
-            for client in progress { state.audit.noteProgress(client) }
+        try state.withLock { state in
+            if store.path == nil { state.history.feedPosition = 0 }
+            try state.history.catchUp(from: store, origin: wallOrigin)
         }
     }
 
     /// Adds a commit to the change log and the audit, at its time on the server's clock.
     private func record(_ changes: CommittedChanges, epoch: UInt64) {
-        let time = Self.wallTime(of: changes.time) - wallOrigin
-        state.withLock { $0.record(changes, at: time, epoch: epoch) }
+        let time = ServerHistory.wallTime(of: changes.time) - wallOrigin
+        state.withLock { $0.history.record(changes, at: time, epoch: epoch) }
     }
 
     // MARK: Time
@@ -260,17 +248,7 @@ public final class NightrideServer: Sendable {
 
     /// ``wallNow`` as a date: what times the store's change feed.
     var wallDate: Date {
-        Self.date(wallTime: wallNow)
-    }
-
-    /// A time since 1970 as a date, to the microsecond (the feed's precision).
-    private static func date(wallTime: Duration) -> Date {
-        Date(timeIntervalSince1970: Double(wallTime / .microseconds(1)).rounded() / 1_000_000)
-    }
-
-    /// A date as a time since 1970, to the microsecond.
-    private static func wallTime(of date: Date) -> Duration {
-        .microseconds(Int64((date.timeIntervalSince1970 * 1_000_000).rounded()))
+        ServerHistory.date(wallTime: wallNow)
     }
 
     /// ``wallNow`` in seconds since 1970.
@@ -285,13 +263,13 @@ public final class NightrideServer: Sendable {
     /// server was not started yet, so a server on an earlier one's file knows its history).
     public var truth: ServerTruth {
         _ = try? openData()
-        return state.withLock { ServerTruth(changeLog: $0.changeLog, catalog: rules.catalog, audit: $0.audit) }
+        return state.withLock { ServerTruth(changeLog: $0.history.changeLog, catalog: rules.catalog, audit: $0.history.audit) }
     }
 
     /// A copy of the change log as it is now (the store opened first, as for ``truth``).
     public var changeLog: ChangeLog {
         _ = try? openData()
-        return state.withLock { $0.changeLog }
+        return state.withLock { $0.history.changeLog }
     }
 
     /// The epoch of the versions the server hands out now; `nil` before the first start.

@@ -13,10 +13,7 @@ struct ServerState: Sendable {
     /// Cleared while the server stops: a socket whose upgrade is under way is refused.
     var acceptsSockets = true
     var stats = ServerStats()
-    var changeLog = ChangeLog()
-    var audit = MutationAudit()
-    /// How far the change log has read the store's change feed.
-    var feedPosition: UInt64 = 0
+    var history = ServerHistory()
 
     init(faultPlan: FaultPlan?, faultsEnabled: Bool) {
         self.faultPlan = faultPlan
@@ -25,18 +22,6 @@ struct ServerState: Sendable {
 
     var activeFaults: FaultPlan? {
         faultsEnabled ? faultPlan : nil
-    }
-
-    /// Adds a commit's changes to the change log and the audit at `time`, unless the feed was
-    /// read past them already.
-    mutating func record(_ changes: CommittedChanges, at time: Duration, epoch: UInt64) {
-        for client in changes.progress { audit.noteProgress(client) }
-        guard let feed = changes.feed, feed.upperBound > feedPosition else { return }
-        feedPosition = feed.upperBound
-        if let cause = changes.cause { audit.noteApplied(cause, commit: feed.lowerBound, epoch: epoch) }
-        for value in changes.values {
-            if let record = ChangeRecord(value, at: time) { changeLog.append(record) }
-        }
     }
 
     /// Counts a request of `route`; returns its number (from 1), which fault decisions use.

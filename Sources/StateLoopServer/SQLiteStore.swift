@@ -83,10 +83,10 @@ public final class SQLiteStore: ServerStore {
             try db.execute(sql: "UPDATE stateloop_meta SET value = ? WHERE key = 'epoch'", arguments: [Int64(epoch)])
             try db.execute(
                 sql: """
-                    INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, counter, json)
-                    SELECT 0, ?, resource, id, counter, json FROM stateloop_values ORDER BY resource, id
+                    INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, epoch, counter, json)
+                    SELECT 0, ?, resource, id, ?, counter, json FROM stateloop_values ORDER BY resource, id
                     """,
-                arguments: [Self.microseconds(now)]
+                arguments: [Self.microseconds(now), Int64(epoch)]
             )
             try db.execute(sql: "UPDATE stateloop_changes SET commit_seq = (SELECT min(seq) FROM stateloop_changes WHERE commit_seq = 0) WHERE commit_seq = 0")
             return epoch
@@ -168,12 +168,11 @@ public final class SQLiteStore: ServerStore {
     /// Reads the change feed after `sequence`, in one read transaction. Synchronous: a local
     /// read, which a server may make while it opens, before anything can commit.
     public func changes(after sequence: UInt64, limit: Int) throws -> [StoredChange] {
-        let epoch = self.epoch
-        return try writer.read { db in
+        try writer.read { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT seq, commit_seq, committed_at, resource, id, counter, json, scope, mutation
+                    SELECT seq, commit_seq, committed_at, resource, id, epoch, counter, json, scope, mutation
                     FROM stateloop_changes WHERE seq > ? ORDER BY seq LIMIT ?
                     """,
                 arguments: [Int64(clamping: sequence), max(0, limit)]
@@ -187,7 +186,7 @@ public final class SQLiteStore: ServerStore {
                     time: SQLiteStore.date(microseconds: row["committed_at"]),
                     value: StoredValue(
                         key: ResourceKey(resource: row["resource"], id: row["id"]),
-                        version: Version(epoch: epoch, counter: UInt64(row["counter"] as Int64)), json: row["json"]
+                        version: Version(epoch: UInt64(row["epoch"] as Int64), counter: UInt64(row["counter"] as Int64)), json: row["json"]
                     ),
                     cause: scope.flatMap { scope in mutation.map { ChangeCause(scope: scope, mutation: MutationID(rawValue: $0)) } }
                 )
@@ -242,7 +241,7 @@ public final class SQLiteStore: ServerStore {
             try db.execute(sql: """
                 CREATE TABLE stateloop_changes (
                     seq INTEGER PRIMARY KEY AUTOINCREMENT, commit_seq INTEGER NOT NULL, committed_at INTEGER NOT NULL,
-                    resource TEXT NOT NULL, id TEXT NOT NULL, counter INTEGER NOT NULL, json BLOB NOT NULL,
+                    resource TEXT NOT NULL, id TEXT NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL, json BLOB NOT NULL,
                     scope TEXT, mutation TEXT);
                 CREATE INDEX stateloop_changes_by_time ON stateloop_changes (committed_at);
                 """)

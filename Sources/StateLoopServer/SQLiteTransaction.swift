@@ -84,10 +84,10 @@ final class SQLiteTransaction: StoreTransaction {
         let time = feed?.time ?? now()
         try db.cachedStatement(
             sql: """
-                INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, counter, json, scope, mutation)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, epoch, counter, json, scope, mutation)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
-        ).execute(arguments: [feed?.commit ?? 0, SQLiteStore.microseconds(time), key.resource, key.id, counter, json,
+        ).execute(arguments: [feed?.commit ?? 0, SQLiteStore.microseconds(time), key.resource, key.id, Int64(epoch), counter, json,
                               cause?.scope, cause?.mutation.rawValue])
         let sequence = db.lastInsertedRowID
         if let current = feed {

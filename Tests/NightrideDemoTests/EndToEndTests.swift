@@ -1,6 +1,7 @@
 import Foundation
 import NightrideDemo
 import Testing
+import TestSupport
 
 /// The demo and the chaos run over real sockets on loopback. Real time: these run the whole
 /// product, server and clients, as a user would.
@@ -26,17 +27,46 @@ struct EndToEndTests {
     @Test("seeded random scenarios: never an older screen, converged within 2 s after faults stop, no mutation lost or applied twice")
     func chaos() async throws {
         let count = ProcessInfo.processInfo.environment["NIGHTRIDE_CHAOS_SEEDS"].flatMap(UInt64.init) ?? 20
-        let outcomes = try await ChaosRun(seeds: Array(1...count)).run()
+        let log = BatchLog()
+        let outcomes = try await ChaosRun(seeds: Array(1...count), log: log.append).run()
+        check(outcomes, count: count, log: log)
+    }
+
+    /// The server in a process of its own, killed with SIGKILL and started again on its file in
+    /// every batch: 60 seeds (3 batches) by default, `NIGHTRIDE_PROCESS_CHAOS_SEEDS` for more.
+    @Test("seeded random scenarios against a server process killed with SIGKILL every batch: sessions kept, nothing lost or applied twice, all converge")
+    func chaosWithProcessKills() async throws {
+        let count = ProcessInfo.processInfo.environment["NIGHTRIDE_PROCESS_CHAOS_SEEDS"].flatMap(UInt64.init) ?? 60
+        let log = BatchLog()
+        let run = ChaosRun(seeds: Array(5_001...(5_000 + count)), serverExecutable: try builtProduct(named: "nightride"), log: log.append)
+        let outcomes = try await run.run()
+        check(outcomes, count: count, log: log)
+        let batches = log.lines.filter { $0.hasPrefix("batch of") }
+        #expect(batches.count == Int((count + 19) / 20))
+        #expect(batches.allSatisfy { $0.contains("server process killed and started again") }, "\(log.lines)")
+    }
+
+    private func check(_ outcomes: [ChaosRun.Outcome], count: UInt64, log: BatchLog) {
         #expect(outcomes.count == Int(count))
         for outcome in outcomes {
             #expect(outcome.violations.isEmpty, "seed \(outcome.seed): \(outcome.violations)")
             #expect(outcome.mutationProblems.isEmpty, "seed \(outcome.seed): \(outcome.mutationProblems)")
             #expect(
                 outcome.convergence.map { $0 <= .seconds(2) } == true,
-                "seed \(outcome.seed) converged in \(String(describing: outcome.convergence)); \(outcome.unconverged.joined(separator: "; "))"
+                "seed \(outcome.seed) converged in \(String(describing: outcome.convergence)); \(outcome.unconverged.joined(separator: "; ")); \(log.lines)"
             )
         }
         #expect(outcomes.map(\.screensShown).reduce(0, +) > outcomes.count * 4)
         #expect(outcomes.map(\.mutationsQueued).reduce(0, +) > outcomes.count * 2, "the mutation audit has mutations to check")
+    }
+}
+
+/// The chaos run's batch lines, for the failure messages.
+@MainActor
+final class BatchLog {
+    private(set) var lines: [String] = []
+
+    func append(_ line: String) {
+        lines.append(line)
     }
 }

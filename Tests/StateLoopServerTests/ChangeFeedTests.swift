@@ -65,12 +65,14 @@ struct ChangeFeedTests {
         #expect(try store.clientProgress() == [ClientProgress(scope: "ann", client: ClientID(rawValue: "c1"), lastMutationID: 2)])
     }
 
-    @Test("a new epoch adds every value to the feed at its new version; pruning by time keeps positions rising")
+    @Test("a new epoch adds every value to the feed at its new version, earlier entries keep theirs; pruning by time keeps positions rising")
     func newEpochAndPruning() async throws {
         try await withStoreFile { path in
             let clock = FeedClock()
+            let oldEpoch: UInt64
             do {
                 let store = try SQLiteStore(path: path, now: clock.read)
+                oldEpoch = store.epoch
                 clock.set(1_000)
                 _ = try await store.write { try $0.write(Data("1".utf8), to: ann) }
                 _ = try await store.write { try $0.write(Data("2".utf8), to: bob) }
@@ -79,6 +81,8 @@ struct ChangeFeedTests {
             let store = try SQLiteStore(path: path, now: clock.read)
             let feed = try store.changes(after: 0, limit: 100)
             #expect(feed.count == 4)
+            // Each entry keeps the epoch it was written in: history read later stays true.
+            #expect(feed.prefix(2).allSatisfy { $0.value.version == Version(epoch: oldEpoch, counter: 1) })
             let relabelled = Array(feed.suffix(2))
             #expect(relabelled.map(\.value.key) == [ann, bob])
             #expect(relabelled.allSatisfy { $0.value.version == Version(epoch: epoch, counter: 1) && $0.commit == relabelled[0].sequence })

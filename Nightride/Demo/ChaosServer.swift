@@ -1,0 +1,58 @@
+import Foundation
+import Logging
+import NightrideServer
+
+/// The server a chaos run plays against, driven the same way wherever it runs: by control
+/// commands (``NightrideServer/control(_:)``), a restart, and the truth of its store.
+@MainActor
+protocol ChaosServer: AnyObject {
+    /// Where clients reach it.
+    var url: URL { get }
+    /// The time screens are logged at: the basis of the truth's change times.
+    var now: Duration { get }
+    /// Runs a control command; returns its answer.
+    func control(_ command: String) async -> String
+    /// What the server's store holds now.
+    func truth() throws -> ServerTruth
+    /// Stops the server and starts it again on the same port and data, with a new epoch first
+    /// when `newEpoch` (as after a restore).
+    func restart(newEpoch: Bool) async throws
+    /// Stops it for good.
+    func stop() async
+}
+
+/// A chaos run's server in the run's own process: restarts stop and start it on its data file.
+@MainActor
+final class InProcessChaosServer: ChaosServer {
+    private let server: NightrideServer
+    let url: URL
+
+    init(dataPath: String, seed: UInt64, logger: Logger) async throws {
+        server = NightrideServer(
+            configuration: .init(
+                dataPath: dataPath, durability: .processCrash, port: 0, inactivityTimeout: .seconds(3),
+                faults: .chaos(seed: seed), faultsEnabled: true, passwordCost: 4
+            ),
+            logger: logger
+        )
+        url = URL(string: "http://127.0.0.1:\(try await server.start())")!
+    }
+
+    var now: Duration { server.now }
+
+    func control(_ command: String) async -> String {
+        await server.control(command)
+    }
+
+    func truth() throws -> ServerTruth {
+        server.truth
+    }
+
+    func restart(newEpoch: Bool) async throws {
+        try await server.restart(newEpoch: newEpoch)
+    }
+
+    func stop() async {
+        await server.stop()
+    }
+}
