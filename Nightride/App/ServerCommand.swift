@@ -60,6 +60,9 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("token-lifetime"), help: ArgumentHelp("Seconds a login's token is accepted; afterwards clients must sign in again.", valueName: "seconds"))
     var tokenLifetime: Double = 86_400
 
+    @Flag(name: .customLong("sample-history"), help: "Give each new account 15 to 30 invented past rides, so that the history screen has pages to show.")
+    var sampleHistory = false
+
     @Flag(help: "Log at debug level: logins, rejections, dropped pushes, push sockets.")
     var verbose = false
 
@@ -106,6 +109,7 @@ struct ServerCommand: AsyncParsableCommand {
                 port: port,
                 inactivityTimeout: .milliseconds(Int64(inactivity * 1_000)),
                 faults: faultSeed.map { faultPlan == .chaos ? FaultPlan.chaos(seed: $0) : FaultPlan(seed: $0) },
+                sampleHistory: sampleHistory,
                 tokenLifetime: .milliseconds(Int64(min(tokenLifetime, 1e12) * 1_000)),
                 passwordCost: passwordCost
             ),

@@ -78,11 +78,11 @@ extension NightrideServer {
         let stored = try await account(key)?.passwordHash
         let proof = try await Self.proof(of: password, against: stored, cost: configuration.passwordCost)
         let token = Self.newToken()
-        let (now, seconds, rules) = (wallNow, wallSeconds, rules)
+        let (now, seconds, rules, sample) = (wallNow, wallSeconds, rules, configuration.sampleHistory)
         let expiry = configuration.tokenLifetime.map { seconds + Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
         let user = try await openData().sync.update { transaction in
             let user = try StoreWorld.operate(in: transaction, at: now, rules: rules) { operation in
-                try operation.signIn(name: name, proof: proof) { FakeHistory.rides(for: $0, places: rules.catalog.places) }
+                try operation.signIn(name: name, proof: proof) { sample ? SampleHistory.rides(for: $0, places: rules.catalog.places) : [] }
             }
             try Sessions.issue(token, to: user, account: key, expiresAt: expiry, at: seconds, in: transaction)
             return user

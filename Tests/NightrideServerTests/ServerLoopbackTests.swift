@@ -294,8 +294,9 @@ struct ServerLoopbackTests {
 
     @Test("history pages chain through next until null; places are searched")
     func historyAndPlaces() async throws {
-        try await withNightride { server, client in
+        try await withNightride(.init(sampleHistory: true, epoch: 1, passwordCost: 4)) { server, client in
             let token = try await client.login("ann")
+            #expect(try await server.history(of: "ann").items.count == 10)
             var pages = [try await client.get("/me/history", token: token, as: HistoryPage.self)]
             while let next = pages.last?.next {
                 pages.append(try await client.get(next, token: token, as: HistoryPage.self))
@@ -308,6 +309,23 @@ struct ServerLoopbackTests {
 
             let places = try await client.get("/places?q=gare%20de", token: token, as: [Place].self)
             #expect(places.map(\.name) == ["Gare de l'Est", "Gare de Lyon"])
+        }
+    }
+
+    @Test("a new account's history is the rides it took: empty at first, each finished ride stored for both users")
+    func historyIsRidesTaken() async throws {
+        try await withNightride { server, client in
+            let ann = try await client.login("ann")
+            _ = try await client.login("bob")
+            #expect(try await client.get("/me/history", token: ann, as: HistoryPage.self) == HistoryPage(items: [], next: nil))
+            try await server.setDriverMode(true, for: "bob")
+            try await server.perform(.request(destination: PlaceCatalog().search("gare", limit: 1)[0]), for: "ann")
+            for (action, user) in [(RideAction.accept, "bob"), (.arrive, "bob"), (.finish, "bob")] {
+                try await server.perform(action, for: user)
+            }
+            let page = try await client.get("/me/history", token: ann, as: HistoryPage.self)
+            #expect(page.items.map(\.passenger) == ["ann"] && page.items.map(\.driver) == ["bob"])
+            #expect(try await server.history(of: "bob").items == page.items)
         }
     }
 

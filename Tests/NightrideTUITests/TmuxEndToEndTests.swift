@@ -239,7 +239,8 @@ struct TmuxEndToEndTests {
     private func withHarness(_ body: (Harness) async throws -> Void) async throws {
         var logger = Logger(label: "tmux-test")
         logger.logLevel = .critical
-        let server = NightrideServer(configuration: .init(port: 0, inactivityTimeout: nil), logger: logger)
+        // Sample histories, so that the history screen has two pages to go through.
+        let server = NightrideServer(configuration: .init(port: 0, inactivityTimeout: nil, sampleHistory: true), logger: logger)
         let port = try await server.start()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-tui-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

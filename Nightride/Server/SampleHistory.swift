@@ -1,8 +1,10 @@
 import NightrideModel
 
-/// Past rides invented for a new user, so that history pagination has something to page through.
-/// Derived from the name alone: the same user gets the same past in every run.
-enum FakeHistory {
+/// Past rides invented for a new account when the server is asked for them
+/// (``NightrideServer/Configuration/sampleHistory``), so that a demo's history screen has pages
+/// to go through; stored at sign-up like any ride. Derived from the name alone: the same user
+/// gets the same past in every run.
+enum SampleHistory {
     private static let others = ["Camille", "Léa", "Hugo", "Inès", "Malik", "Jade", "Nora", "Yanis", "Louise", "Sacha"]
 
     /// Between 15 and 30 rides, oldest first.
