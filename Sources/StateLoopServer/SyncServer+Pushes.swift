@@ -104,7 +104,7 @@ extension SyncServer {
                 }
             }
             let mayRead: @Sendable () -> Bool = { [access] in access.mayRead(socket.key, as: principal) }
-            var ending = await drain(outbox, to: outbound, mayRead: mayRead, faults: faults)
+            var ending = await drain(outbox, to: outbound, of: id, on: channel, mayRead: mayRead, faults: faults)
             if case .left = ending, !clientLeft.isRaised {
                 // The server closed the outbox (a sign-out, a cut): it says so with a close frame.
                 ending = .close(.normalClosure, "closed by the server")
@@ -140,11 +140,12 @@ extension SyncServer {
     }
 
     /// Writes what the outbox holds until it closes. Access is checked before each write, so
-    /// a reader whose access was taken away gets nothing more.
+    /// a reader whose access was taken away gets nothing more; a write that does not finish
+    /// within the slow-reader timeout is cut off by the server's ``SlowWriteWatch``.
     private func drain(
-        _ outbox: PushOutbox, to outbound: WebSocketOutboundWriter, mayRead: @Sendable () -> Bool, faults: (any PushSocketFaults)?
+        _ outbox: PushOutbox, to outbound: WebSocketOutboundWriter, of socket: Int, on channel: any Channel,
+        mayRead: @Sendable () -> Bool, faults: (any PushSocketFaults)?
     ) async -> Ending {
-        let timeout = configuration.slowReaderTimeout
         let limit = configuration.maximumPushBytes
         while let entry = await outbox.next() {
             guard mayRead() else {
@@ -158,21 +159,9 @@ extension SyncServer {
             }
             let message = entry.value.json.count <= limit
                 ? WireMessage.versioned(entry.value, lastMutationID: entry.lastMutationID) : WireMessage.hint
-            let outcome = await withTaskGroup(of: WriteOutcome.self) { group in
-                group.addTask {
-                    (try? await outbound.write(.text(message))) != nil ? .written : .failed
-                }
-                group.addTask {
-                    (try? await Task.sleep(for: timeout)) != nil ? .timedOut : .failed
-                }
-                // A write that cannot go out suspends (the channel is not writable) until the
-                // sleep wins and cancels it.
-                let first = await group.next() ?? .failed
-                group.cancelAll()
-                return first
-            }
+            var outcome = await write(message, to: outbound, of: socket, on: channel)
             if case .sendWithHint = fate, case .written = outcome {
-                _ = try? await outbound.write(.text(WireMessage.hint))
+                outcome = await write(WireMessage.hint, to: outbound, of: socket, on: channel)
             }
             switch outcome {
             case .written: break
@@ -185,6 +174,15 @@ extension SyncServer {
             metrics.pushesSent.increment()
         }
         return hub.isAccepting ? .left : .close(.goingAway, "the server is stopping")
+    }
+
+    /// One write under the slow-write watch. A write that cannot go out suspends (the channel is
+    /// not writable) until the watch closes the connection.
+    private func write(_ message: String, to outbound: WebSocketOutboundWriter, of socket: Int, on channel: any Channel) async -> WriteOutcome {
+        slowWrites.begin(socket, on: channel)
+        let written = (try? await outbound.write(.text(message))) != nil
+        let stalled = slowWrites.end(socket)
+        return stalled ? .timedOut : written ? .written : .failed
     }
 
     private enum WriteOutcome: Sendable {

@@ -48,6 +48,8 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
     public let configuration: SyncServerConfiguration
     let logger: Logger
     let hub: PushHub
+    /// Cuts off push sockets whose writes wait longer than the slow-reader timeout.
+    let slowWrites: SlowWriteWatch
     let metrics: ServerMetrics
     private let declarations = Mutex<[Declaration]>([])
     private let faults = Mutex<(any PushFaults)?>(nil)
@@ -67,6 +69,7 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
         self.logger = logger
         metrics = ServerMetrics(registry: registry)
         hub = PushHub(maximumSocketsPerPrincipal: configuration.maximumSocketsPerPrincipal, metrics: metrics)
+        slowWrites = SlowWriteWatch(timeout: configuration.slowReaderTimeout)
         store.observeCommits { [hub] changes in hub.publish(changes) }
     }
 

@@ -121,16 +121,23 @@ struct PushTests {
             _ = try await server.update { try $0.write("", to: Notes.pages, "main") }
             let socket = try SilentSocket(port: client.port, path: "pages/push", token: "t-ann")
             #expect(await eventually(within: .seconds(10)) { server.openSockets == 1 })
+            // A reader of the same key beside it, which reads: the stalled one must not hold it up.
+            let reader = PushReader(port: client.port, path: "pages/push", as: "ann")
+            defer { reader.cancel() }
+            #expect(await eventually(within: .seconds(10)) { server.openSockets == 2 })
             // Pages of 10 KB until the socket's buffers are full, a write waits, and the
             // timeout closes the socket.
             var rounds = 0
-            while server.openSockets == 1, rounds < 20_000 {
+            while server.openSockets == 2, rounds < 20_000 {
                 rounds += 1
                 let page = String(repeating: "\(rounds % 10)", count: 10_000)
                 _ = try await server.update { try $0.write(page, to: Notes.pages, "main") }
                 if rounds % 100 == 0 { try await Task.sleep(for: .milliseconds(10)) }
             }
-            #expect(await eventually(within: .seconds(10)) { server.openSockets == 0 }, "after \(rounds) rounds")
+            #expect(await eventually(within: .seconds(10)) { server.openSockets == 1 }, "after \(rounds) rounds")
+            // The reading socket is still served: the next page reaches it.
+            _ = try await server.update { try $0.write("last", to: Notes.pages, "main") }
+            #expect(await eventually(within: .seconds(10)) { reader.received.last?.contains("\"last\"") == true })
             // Closed for real: the connection ends (no close frame could get through).
             #expect(await socket.waitForEnd(within: .seconds(10)), "the connection stayed open")
             let metrics = server.renderedMetrics
