@@ -203,10 +203,14 @@ public final class SQLiteStore: ServerStore {
         }
     }
 
-    /// Deletes the feed's entries committed before `cutoff`.
+    /// Deletes the feed's entries committed before `cutoff`, except the newest entry, which
+    /// keeps the next position above every one handed out.
     public func forgetChanges(committedBefore cutoff: Date) async throws -> Int {
         try await writer.write { db in
-            try db.execute(sql: "DELETE FROM stateloop_changes WHERE committed_at < ?", arguments: [Self.microseconds(cutoff)])
+            try db.execute(
+                sql: "DELETE FROM stateloop_changes WHERE committed_at < ? AND seq < (SELECT max(seq) FROM stateloop_changes)",
+                arguments: [Self.microseconds(cutoff)]
+            )
             return db.changesCount
         }
     }
@@ -237,10 +241,12 @@ public final class SQLiteStore: ServerStore {
             try db.execute(sql: "INSERT INTO stateloop_meta (key, value) VALUES ('epoch', ?)", arguments: [Int64(epoch ?? millisecondsNow())])
         }
         migrator.registerMigration("stateloop-server-2: change feed") { db in
-            // AUTOINCREMENT: a position is never reused once pruned, so a reader's stays valid.
+            // A rowid is one more than the largest in the table, and pruning never deletes the
+            // newest entry: a position is never handed out twice, so a reader's stays valid
+            // (AUTOINCREMENT would say the same at the price of a second write per entry).
             try db.execute(sql: """
                 CREATE TABLE stateloop_changes (
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT, commit_seq INTEGER NOT NULL, committed_at INTEGER NOT NULL,
+                    seq INTEGER PRIMARY KEY, commit_seq INTEGER NOT NULL, committed_at INTEGER NOT NULL,
                     resource TEXT NOT NULL, id TEXT NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL, json BLOB NOT NULL,
                     scope TEXT, mutation TEXT);
                 CREATE INDEX stateloop_changes_by_time ON stateloop_changes (committed_at);
