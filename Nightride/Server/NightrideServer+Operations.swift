@@ -67,14 +67,26 @@ extension NightrideServer {
     /// a request. Sleeps until the next deadline, but wakes at least every quarter timeout (at
     /// most a second), since a driver switching on meanwhile brings a deadline of their own.
     func runInactivityTimer(on sync: SyncServer<NightrideAccess>) async throws {
-        let timeout = rules.inactivityTimeout
-        let maximumPause = timeout.map { min(.seconds(1), max(.milliseconds(10), $0 / 4)) } ?? .seconds(1)
+        guard let timeout = rules.inactivityTimeout else {
+            // Nothing ever falls due; returning would end the service group.
+            while !Task.isCancelled { try await Task.sleep(for: .seconds(3_600)) }
+            return
+        }
+        let maximumPause = min(.seconds(1), max(.milliseconds(10), timeout / 4))
         while !Task.isCancelled {
             let (now, rules) = (wallNow, rules)
             let deadline: Duration?
             do {
-                deadline = try await sync.update { transaction in
-                    try StoreWorld.operate(in: transaction, at: now, rules: rules) { $0.book.nextInactivityDeadline(timeout: timeout) }
+                // A read first, beside writes: most wakes find nothing due, and need no write.
+                let next = try await sync.read { transaction in
+                    try StoreWorld.dispatchBook(in: transaction).nextInactivityDeadline(timeout: timeout)
+                }
+                deadline = if let next, next <= now {
+                    try await sync.update { transaction in
+                        try StoreWorld.operate(in: transaction, at: now, rules: rules) { $0.book.nextInactivityDeadline(timeout: timeout) }
+                    }
+                } else {
+                    next
                 }
             } catch {
                 logger.warning("inactivity check failed", metadata: ["error": "\(error)"])
@@ -127,7 +139,7 @@ extension NightrideServer {
     /// by default), as `GET /me/history` answers it.
     public func history(of user: String, cursor: String? = nil, pageSize: Int? = nil) async throws -> HistoryPage {
         let size = pageSize ?? configuration.historyPageSize
-        return try await openData().sync.update { transaction in
+        return try await openData().sync.read { transaction in
             try StoreWorld.historyPage(of: user, cursor: cursor, pageSize: size, in: transaction)
         }
     }

@@ -80,6 +80,11 @@ struct StoreWorld: RideWorld {
     }
 
     func dispatchBook() throws -> DispatchBook {
+        try Self.dispatchBook(in: transaction)
+    }
+
+    /// The dispatch book as `transaction` sees it (empty before the first driver).
+    static func dispatchBook(in transaction: ServerTransaction) throws -> DispatchBook {
         try transaction.read(NightrideResources.dispatch, NightrideResources.dispatchID) ?? DispatchBook()
     }
 

@@ -138,6 +138,13 @@ public final class SQLiteStore: ServerStore {
         }
     }
 
+    /// Runs `body` in one read transaction (one WAL snapshot), beside the writer; SQLite refuses
+    /// any write in it.
+    public func read<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result {
+        let (epoch, now) = (self.epoch, self.now)
+        return try await writer.read { db in try body(SQLiteTransaction(db: db, epoch: epoch, now: now)) }
+    }
+
     /// Reads the value and the client's progress in one read transaction (one WAL snapshot).
     public func read(_ key: ResourceKey, lastMutationIDOf client: ClientID?, scope: String) async throws -> (value: StoredValue?, lastMutationID: UInt64?) {
         let epoch = self.epoch

@@ -27,6 +27,10 @@ public protocol ServerStore: Sendable {
     /// or the commit throws. Commit observers are called before it returns.
     func write<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result
 
+    /// Runs `body` on one consistent, read-only view of the store, beside writes rather than
+    /// after them; any write in it throws.
+    func read<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result
+
     /// Reads `key`'s value and, in the same consistent view, the `lastMutationID` of `client`
     /// under `scope`: the number never names a mutation the value does not contain.
     func read(_ key: ResourceKey, lastMutationIDOf client: ClientID?, scope: String) async throws -> (value: StoredValue?, lastMutationID: UInt64?)

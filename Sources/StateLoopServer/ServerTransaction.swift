@@ -10,6 +10,7 @@ import StateLoopWire
 public final class ServerTransaction {
     private let store: any StoreTransaction
     private let mayWrite: (ResourceKey) -> Bool
+    private let isReadOnly: Bool
     /// The id of the mutation this transaction applies (its `Mutation-ID`), `nil` in a
     /// server-side ``SyncServer/update(_:)``: for the handler's logs and audits. The kit runs a
     /// handler at most once per id and principal, refusals included.
@@ -19,9 +20,10 @@ public final class ServerTransaction {
     private let encoder = JSONEncoder()
     private let decoder = JSONDecoder()
 
-    init(store: any StoreTransaction, mayWrite: @escaping (ResourceKey) -> Bool, mutationID: MutationID? = nil) {
+    init(store: any StoreTransaction, mayWrite: @escaping (ResourceKey) -> Bool, mutationID: MutationID? = nil, isReadOnly: Bool = false) {
         self.store = store
         self.mayWrite = mayWrite
+        self.isReadOnly = isReadOnly
         self.mutationID = mutationID
     }
 
@@ -64,13 +66,24 @@ public final class ServerTransaction {
     /// Sets `id` of `resource` to `value`. The new version is allocated when the body returns.
     ///
     /// - Throws: a ``MutationRefusal`` with status 404 when the principal the mutation runs for
-    ///   may not write the key (the same answer as a key that does not exist), or the encoder's
-    ///   error.
+    ///   may not write the key (the same answer as a key that does not exist), the encoder's
+    ///   error, or ``ReadOnlyTransaction`` inside ``SyncServer/read(_:)``.
     public func write<Value>(_ value: Value, to resource: ServerResource<Value>, _ id: String) throws {
         let key = resource.key(id)
+        guard !isReadOnly else { throw ReadOnlyTransaction(key: key) }
         guard mayWrite(key) else { throw MutationRefusal.notFound }
         if pending[key] == nil { order.append(key) }
         pending[key] = try encoder.encode(value)
+    }
+
+    /// A write inside ``SyncServer/read(_:)``, which cannot write.
+    public struct ReadOnlyTransaction: Error, CustomStringConvertible {
+        /// The key the body tried to write.
+        public let key: ResourceKey
+
+        public var description: String {
+            "cannot write \(key.resource)/\(key.id) in SyncServer.read: make the change in SyncServer.update"
+        }
     }
 
     /// Writes the held values; returns the versions allocated.

@@ -118,6 +118,17 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
         }
     }
 
+    /// Reads in one consistent, read-only view of the store, beside writes rather than queued
+    /// behind them (a page of a list, say, or a check that decides whether a change is due).
+    ///
+    /// - Throws: what `body` throws (``ServerTransaction/ReadOnlyTransaction`` for a write), or
+    ///   the store's error.
+    public func read<Result: Sendable>(_ body: @escaping @Sendable (ServerTransaction) throws -> Result) async throws -> Result {
+        try await store.read { store in
+            try body(ServerTransaction(store: store, mayWrite: { _ in false }, isReadOnly: true))
+        }
+    }
+
     /// Trouble inflicted on the pushes (see ``PushFaults``); `nil`, the default, for none.
     /// Applies to sockets opened after it is set.
     package var pushFaults: (any PushFaults)? {

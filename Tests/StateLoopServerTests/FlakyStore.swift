@@ -31,6 +31,10 @@ final class FlakyStore: ServerStore {
         }
     }
 
+    func read<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result {
+        try await base.read(body)
+    }
+
     func read(_ key: ResourceKey, lastMutationIDOf client: ClientID?, scope: String) async throws -> (value: StoredValue?, lastMutationID: UInt64?) {
         try await base.read(key, lastMutationIDOf: client, scope: scope)
     }
