@@ -13,6 +13,8 @@ import Synchronization
 final class FaultPlanPushes: PushFaults {
     /// The plan if it applies now.
     private let activeFaults: @Sendable () -> FaultPlan?
+    /// The plan, applied or not: whether sockets may be cut once faults are switched on.
+    private let plan: @Sendable () -> FaultPlan?
     private let isNetworkCut: @Sendable () -> Bool
     private let sleep: @Sendable (Duration) async throws -> Void
     /// Adds to the server's counters.
@@ -21,11 +23,13 @@ final class FaultPlanPushes: PushFaults {
     private let connections = Mutex<[ResourceKey: Int]>([:])
 
     init(
+        plan: @escaping @Sendable () -> FaultPlan?,
         activeFaults: @escaping @Sendable () -> FaultPlan?,
         isNetworkCut: @escaping @Sendable () -> Bool,
         sleep: @escaping @Sendable (Duration) async throws -> Void,
         count: @escaping @Sendable (@Sendable (inout ServerStats) -> Void) -> Void
     ) {
+        self.plan = plan
         self.activeFaults = activeFaults
         self.isNetworkCut = isNetworkCut
         self.sleep = sleep
@@ -42,7 +46,9 @@ final class FaultPlanPushes: PushFaults {
             connections[key, default: 0] += 1
             return connections[key]!
         }
-        return Socket(user: key.id, resource: Resource(rawValue: key.resource), connection: connection, plan: self)
+        // Without a plan that cuts sockets, no task per socket waits to cut it.
+        let mayCut = plan()?.disconnectAfter != nil && Resource(rawValue: key.resource) != nil
+        return Socket(user: key.id, resource: Resource(rawValue: key.resource), connection: connection, mayCut: mayCut, plan: self)
     }
 
     /// One socket's trouble.
@@ -51,6 +57,7 @@ final class FaultPlanPushes: PushFaults {
         /// `nil` for a resource that is not one of Nightride's two: never troubled.
         let resource: Resource?
         let connection: Int
+        let mayCut: Bool
         let plan: FaultPlanPushes
 
         func fate(of version: Version) -> PushFate {

@@ -93,7 +93,7 @@ extension NightrideServer {
                 deadline = nil
             }
             let untilNext = deadline.map { $0 - now }
-            try await sleep(min(max(untilNext ?? maximumPause, .milliseconds(1)), maximumPause))
+            try await sleepUntil(now - wallOrigin + min(max(untilNext ?? maximumPause, .milliseconds(1)), maximumPause))
         }
     }
 

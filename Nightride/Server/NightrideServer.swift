@@ -40,6 +40,9 @@ public final class NightrideServer: Sendable {
     let rules: RideRules
     private let readClock: @Sendable () -> Duration
     let sleep: @Sendable (Duration) async throws -> Void
+    /// Sleeps until a time of ``now``: a deadline passed while the caller was busy is not
+    /// pushed later (a relative sleep taken after a test clock moved on would be).
+    let sleepUntil: @Sendable (Duration) async throws -> Void
     /// The wall clock when the server's time began: stored times (drivers' idle times, session
     /// expiries) are on the wall clock, so that they mean the same after a restart.
     let wallOrigin: Duration
@@ -58,6 +61,7 @@ public final class NightrideServer: Sendable {
         let origin = clock.now
         readClock = { origin.duration(to: clock.now) }
         sleep = { try await clock.sleep(for: $0) }
+        sleepUntil = { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
         wallOrigin = .milliseconds(Int64(Date().timeIntervalSince1970 * 1_000))
         state = Mutex(ServerState(faultPlan: configuration.faults, faultsEnabled: configuration.faultsEnabled))
     }
@@ -197,6 +201,10 @@ public final class NightrideServer: Sendable {
         let now: @Sendable () -> Date = { ServerHistory.date(wallTime: origin + clock()) }
         let store = try configuration.dataPath.map { try SQLiteStore(path: $0, durability: configuration.durability, now: now) }
             ?? SQLiteStore(epoch: epoch, now: now)
+        // The change log hears of a commit before the sync server pushes it (observers run in
+        // the order they were added): no client sees a version the server's truth lacks.
+        try catchUp(with: store)
+        store.observeCommits { [weak self] changes in self?.record(changes, epoch: store.epoch) }
         let access = NightrideAccess { [weak self] token in
             guard let self else { return nil }
             return try await Sessions.user(forToken: token, at: self.wallSeconds, in: store)
@@ -208,13 +216,12 @@ public final class NightrideServer: Sendable {
         )
         declareResources(on: sync)
         sync.pushFaults = FaultPlanPushes(
+            plan: { [weak self] in self?.faultPlan },
             activeFaults: { [weak self] in self?.activeFaults },
             isNetworkCut: { [weak self] in self?.state.withLock { $0.isNetworkCut || !$0.acceptsSockets } ?? true },
             sleep: sleep,
             count: { [weak self] change in self?.state.withLock { change(&$0.stats) } }
         )
-        try catchUp(with: store)
-        store.observeCommits { [weak self] changes in self?.record(changes, epoch: store.epoch) }
         return DataLife(store: store, sync: sync)
     }
 

@@ -18,6 +18,10 @@ package protocol PushSocketFaults: Sendable {
     /// What becomes of the push of `version` on this socket.
     func fate(of version: Version) -> PushFate
 
+    /// Whether the socket may be cut at all: ``cut()`` runs (as a task of its own, for the
+    /// socket's life) only if so.
+    var mayCut: Bool { get }
+
     /// Returns when the socket is to be cut, as a lost connection would end it; never returns
     /// to keep it. Cancelled when the socket closes for another reason.
     func cut() async

@@ -42,7 +42,9 @@ public protocol ServerStore: Sendable {
     /// applied again when it retries: choose a cutoff far beyond any client's offline time.
     func forgetClients(idleSince cutoff: Date) async throws -> Int
 
-    /// Calls `observer` with the changes of every later commit, in commit order.
+    /// Calls `observer` with the changes of every later commit, in commit order; observers of
+    /// one commit are called in the order they were added (a ``SyncServer`` adds its own when
+    /// it is made: add one before it to hear of a commit before any push of it leaves).
     func observeCommits(_ observer: @escaping @Sendable (CommittedChanges) -> Void)
 
     /// Up to `limit` entries of the change feed after the position `sequence` (0 for the

@@ -97,7 +97,7 @@ extension SyncServer {
                 clientLeft.raise()
                 outbox.close(discardingWaiting: true)
             }
-            if let faults {
+            if let faults, faults.mayCut {
                 group.addTask {
                     await faults.cut()
                     if !Task.isCancelled { outbox.close(discardingWaiting: true) }

@@ -41,6 +41,15 @@ struct FaultPlanPushesTests {
         #expect((1...50 as ClosedRange<UInt64>).allSatisfy { first.fate(of: Version(epoch: 1, counter: $0)) == .send })
     }
 
+    @Test("only a plan that cuts sockets gives a socket a task to cut it: none without one, none for another resource")
+    func mayCut() {
+        let key = ResourceKey(resource: "driver-mode", id: "ann")
+        #expect(Harness(plan: FaultPlan(seed: 1, disconnectAfter: .seconds(2)...(.seconds(2)))).pushes.socket(following: key).mayCut)
+        #expect(!Harness(plan: FaultPlan(seed: 1, disconnectAfter: nil)).pushes.socket(following: key).mayCut)
+        let cutting = Harness(plan: FaultPlan(seed: 1)).pushes
+        #expect(!cutting.socket(following: ResourceKey(resource: "history", id: "ann")).mayCut)
+    }
+
     @Test("a socket is cut when its lease runs out with faults on, not while they are off")
     func cuts() async {
         let clock = TestClock()
@@ -89,6 +98,7 @@ struct FaultPlanPushesTests {
             memoized.withLock { existing in
                 if let existing { return existing }
                 let made = FaultPlanPushes(
+                    plan: { [plan] in plan },
                     activeFaults: { [unowned self] in enabled.withLock { $0 } ? plan : nil },
                     isNetworkCut: { [unowned self] in cut.withLock { $0 } },
                     sleep: { [clock] in try await clock.sleep(for: $0) },

@@ -125,6 +125,7 @@ private final class ScriptedFaults: PushFaults, Sendable {
 
     private struct Socket: PushSocketFaults {
         let signal: AsyncStream<Void>
+        let mayCut = true
 
         func fate(of version: Version) -> PushFate {
             switch version.counter {
