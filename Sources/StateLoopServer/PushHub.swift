@@ -9,13 +9,16 @@ import Synchronization
 /// keeps, per socket, the reader's `lastMutationID` as of the newest commit it has seen, so a
 /// value is pushed with the number that was true when it was committed, never a later one.
 final class PushHub: Sendable {
-    /// One socket: what it follows, for whom, and its outbox.
+    /// One socket: what it follows and for whom, its writer, and the reader's
+    /// `lastMutationID` as of the newest commit published.
     struct Subscriber: Sendable {
-        let key: ResourceKey
-        let scope: String
-        let client: ClientID?
-        let outbox: PushOutbox
+        let socket: PushSocket
+        let writer: PushSocketWriter
         var lastMutationID: UInt64?
+
+        var key: ResourceKey { socket.key }
+        var scope: String { socket.scope }
+        var client: ClientID? { socket.client }
     }
 
     /// Why a socket could not be registered.
@@ -71,7 +74,7 @@ final class PushHub: Sendable {
         state.withLock { $0.isAccepting && $0.socketsPerScope[scope, default: 0] < maximumSocketsPerPrincipal }
     }
 
-    /// Removes a socket and closes its outbox.
+    /// Removes a socket; nothing more is written to it.
     func unregister(_ id: Int, key: ResourceKey) {
         let removed = state.withLock { state -> (subscriber: Subscriber, open: Int)? in
             guard let subscriber = state.subscribers[key]?.removeValue(forKey: id) else { return nil }
@@ -87,7 +90,7 @@ final class PushHub: Sendable {
             return (subscriber, state.openSockets)
         }
         guard let removed else { return }
-        removed.subscriber.outbox.close()
+        removed.subscriber.writer.clientHasLeft()
         // The count as of this change, not as of a later read: gauges must not go back in time.
         metrics.openSockets.record(removed.open)
     }
@@ -104,7 +107,7 @@ final class PushHub: Sendable {
 
     /// Hands one commit's changes to the sockets that follow them. Called in commit order.
     func publish(_ changes: CommittedChanges) {
-        var offers: [(PushOutbox, PushOutbox.Entry)] = []
+        var offers: [(PushSocketWriter, PushOutbox.Entry)] = []
         state.withLock { state in
             for progress in changes.progress {
                 let clientKey = ClientProgressKey(scope: progress.scope, client: progress.client)
@@ -115,14 +118,14 @@ final class PushHub: Sendable {
             }
             for value in changes.values {
                 for subscriber in state.subscribers[value.key]?.values ?? [:].values {
-                    offers.append((subscriber.outbox, PushOutbox.Entry(value: value, lastMutationID: subscriber.lastMutationID)))
+                    offers.append((subscriber.writer, PushOutbox.Entry(value: value, lastMutationID: subscriber.lastMutationID)))
                 }
             }
         }
         // Outside the hub's lock. Access is checked by each socket's writer, not here: this runs
         // on the store's writer queue, where the app's code would hold up every commit.
-        for (outbox, entry) in offers {
-            switch outbox.offer(entry) {
+        for (writer, entry) in offers {
+            switch writer.offer(entry) {
             case .queued: metrics.pushesQueued.increment()
             case .coalesced: metrics.pushesCoalesced.increment()
             case .outdated, .closed: metrics.pushesDropped.increment()
@@ -133,28 +136,28 @@ final class PushHub: Sendable {
     /// Closes the sockets of the principal `scope` (signed out, say): their clients reconnect
     /// and learn why.
     func close(scope: String) {
-        let outboxes = state.withLock { state in
-            state.subscribers.values.flatMap { $0.values.filter { $0.scope == scope }.map(\.outbox) }
+        let writers = state.withLock { state in
+            state.subscribers.values.flatMap { $0.values.filter { $0.scope == scope }.map(\.writer) }
         }
-        for outbox in outboxes { outbox.close(discardingWaiting: true) }
+        for writer in writers { writer.close(discardingWaiting: true) }
     }
 
     /// Closes every outbox at once, dropping what waited; sockets are still accepted.
     func closeOpenSockets() {
-        let outboxes = state.withLock { state in
-            state.subscribers.values.flatMap { $0.values.map(\.outbox) }
+        let writers = state.withLock { state in
+            state.subscribers.values.flatMap { $0.values.map(\.writer) }
         }
-        for outbox in outboxes { outbox.close(discardingWaiting: true) }
+        for writer in writers { writer.close(discardingWaiting: true) }
     }
 
     /// Stops accepting sockets and closes every outbox: each writer sends what was waiting,
     /// then closes its socket.
     func closeAll() {
-        let outboxes = state.withLock { state in
+        let writers = state.withLock { state in
             state.isAccepting = false
-            return state.subscribers.values.flatMap { $0.values.map(\.outbox) }
+            return state.subscribers.values.flatMap { $0.values.map(\.writer) }
         }
-        for outbox in outboxes { outbox.close() }
+        for writer in writers { writer.close() }
     }
 
     /// Whether sockets are accepted: false once the server is shutting down.

@@ -1,14 +1,18 @@
 import StateLoopWire
-import Synchronization
 
-/// The pushes waiting for one socket: at most the newest value per key, so a slow reader costs
-/// one value per key it follows, never a queue that grows.
+/// The pushes waiting for one socket, and whether a writer is at work on them: a pure state
+/// machine, kept under its ``PushSocketWriter``'s lock.
 ///
-/// Filled by ``PushHub`` (any thread) and drained by the socket's one writer task through
-/// ``next()``. Versions only move forward per key: an offer older than what was already
-/// queued or sent is dropped; an offer of the same version with a newer `lastMutationID`
-/// replaces the one waiting.
-final class PushOutbox: Sendable {
+/// A socket follows one key, so at most one value waits: a slow reader costs one value, never
+/// a queue that grows. Versions only move forward: an offer older than what was already queued
+/// or sent is dropped; an offer of the same version with a newer `lastMutationID` replaces the
+/// one waiting.
+///
+/// No task waits on an idle outbox: an offer to an idle outbox says that a writer must start,
+/// and the writer asks ``next()`` until it is told to pause (nothing waits) or to finish (the
+/// outbox is closed and empty). A socket that waits for its next push therefore holds no task,
+/// and no task's memory, of its own.
+struct PushOutbox: Sendable {
     /// A value waiting to be pushed, with the reader's `lastMutationID` as of its commit.
     struct Entry: Sendable, Equatable {
         var value: StoredValue
@@ -19,7 +23,7 @@ final class PushOutbox: Sendable {
     enum Offer: Equatable {
         /// Queued for the writer.
         case queued
-        /// Replaced a value of the same key that was still waiting: the reader never sees it.
+        /// Replaced a value that was still waiting: the reader never sees that one.
         case coalesced
         /// Older than (or the same as) what the reader has or will get: dropped.
         case outdated
@@ -27,86 +31,80 @@ final class PushOutbox: Sendable {
         case closed
     }
 
-    private struct State {
-        var waiting: [ResourceKey: Entry] = [:]
-        var order: [ResourceKey] = []
-        /// The newest version queued or sent per key, with its `lastMutationID`.
-        var newest: [ResourceKey: (version: Version, lastMutationID: UInt64?)] = [:]
-        var writer: CheckedContinuation<Entry?, Never>?
-        var isClosed = false
+    /// What the writer does next.
+    enum Step: Equatable {
+        /// Push this value.
+        case write(Entry)
+        /// Nothing waits: stop; an offer starts a writer again.
+        case pause
+        /// The outbox was closed and nothing more will come: end the socket. Said once.
+        case finish
     }
 
-    private let state = Mutex(State())
+    private var waiting: Entry?
+    /// The newest version queued or sent, with its `lastMutationID`.
+    private var newest: (version: Version, lastMutationID: UInt64?)?
+    private var isWriting = false
+    private(set) var isClosed = false
+    private var isFinished = false
 
-    func offer(_ entry: Entry) -> Offer {
-        let (offer, writer) = state.withLock { state -> (Offer, CheckedContinuation<Entry?, Never>?) in
-            guard !state.isClosed else { return (.closed, nil) }
-            let key = entry.value.key
-            if let newest = state.newest[key] {
-                let isNewer = entry.value.version > newest.version
-                let tellsMore = entry.value.version == newest.version && (entry.lastMutationID ?? 0) > (newest.lastMutationID ?? 0)
-                guard isNewer || tellsMore else { return (.outdated, nil) }
-            }
-            state.newest[key] = (entry.value.version, entry.lastMutationID)
-            if let writer = state.writer {
-                state.writer = nil
-                return (.queued, writer)
-            }
-            let replaced = state.waiting.updateValue(entry, forKey: key) != nil
-            if !replaced { state.order.append(key) }
-            return (replaced ? .coalesced : .queued, nil)
+    /// An empty, open outbox with no writer.
+    init() {}
+
+    /// Offers `entry`; `startWriter` is true when no writer is at work and one must start.
+    mutating func offer(_ entry: Entry) -> (offer: Offer, startWriter: Bool) {
+        guard !isClosed else { return (.closed, false) }
+        if let newest {
+            let isNewer = entry.value.version > newest.version
+            let tellsMore = entry.value.version == newest.version && (entry.lastMutationID ?? 0) > (newest.lastMutationID ?? 0)
+            guard isNewer || tellsMore else { return (.outdated, false) }
         }
-        writer?.resume(returning: entry)
-        return offer
+        newest = (entry.value.version, entry.lastMutationID)
+        let replaced = waiting != nil
+        waiting = entry
+        return (replaced ? .coalesced : .queued, wake())
     }
 
-    /// The next value to push, waiting for one; `nil` once the outbox is closed and what was
-    /// waiting has been taken (or at once if the task is cancelled).
-    func next() async -> Entry? {
-        if let entry = takeWaiting() { return entry }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Entry?, Never>) in
-                let immediate: Entry?? = state.withLock { state in
-                    precondition(state.writer == nil, "an outbox has one writer task")
-                    if let entry = Self.take(&state) { return .some(entry) }
-                    if state.isClosed || Task.isCancelled { return .some(nil) }
-                    state.writer = continuation
-                    return nil
-                }
-                if let immediate { continuation.resume(returning: immediate) }
-            }
-        } onCancel: {
-            close(discardingWaiting: true)
+    /// The writer's next step. A writer told to pause or finish must stop.
+    mutating func next() -> Step {
+        if let entry = waiting {
+            waiting = nil
+            return .write(entry)
         }
-    }
-
-    /// Closes the outbox: no more offers; the writer gets what is waiting (unless
-    /// `discardingWaiting`), then `nil`.
-    func close(discardingWaiting: Bool = false) {
-        let writer = state.withLock { state in
-            state.isClosed = true
-            if discardingWaiting {
-                state.waiting = [:]
-                state.order = []
-            }
-            defer { state.writer = nil }
-            return state.writer
+        if isClosed {
+            isFinished = true
+            return .finish
         }
-        writer?.resume(returning: nil)
+        isWriting = false
+        return .pause
     }
 
-    /// How many values wait.
-    var waitingCount: Int {
-        state.withLock { $0.waiting.count }
+    /// Closes the outbox: no more offers; the writer pushes what waits (unless
+    /// `discardingWaiting`), then is told to finish. Returns whether a writer must start to
+    /// be told so.
+    mutating func close(discardingWaiting: Bool = false) -> Bool {
+        isClosed = true
+        if discardingWaiting { waiting = nil }
+        return isFinished ? false : wake()
     }
 
-    private func takeWaiting() -> Entry? {
-        state.withLock { Self.take(&$0) }
+    /// Closes the outbox for a socket that is already over (its reader left, or its writer
+    /// ended it): what waits is dropped and no writer starts; a writer at work is told to
+    /// finish.
+    mutating func abandon() {
+        isClosed = true
+        waiting = nil
+        if !isWriting { isFinished = true }
     }
 
-    private static func take(_ state: inout State) -> Entry? {
-        guard !state.order.isEmpty else { return nil }
-        let key = state.order.removeFirst()
-        return state.waiting.removeValue(forKey: key)
+    /// Whether a value waits.
+    var hasWaiting: Bool {
+        waiting != nil
+    }
+
+    /// Marks a writer at work; true if none was.
+    private mutating func wake() -> Bool {
+        defer { isWriting = true }
+        return !isWriting
     }
 }

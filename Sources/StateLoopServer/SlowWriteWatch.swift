@@ -17,8 +17,8 @@ final class SlowWriteWatch: Sendable {
     }
 
     private struct State {
-        var writes: [Int: Write] = [:]
-        var stalled: Set<Int> = []
+        var writes: [ObjectIdentifier: Write] = [:]
+        var stalled: Set<ObjectIdentifier> = []
         var isWatching = false
     }
 
@@ -29,8 +29,8 @@ final class SlowWriteWatch: Sendable {
         self.timeout = timeout
     }
 
-    /// Notes that socket `id` starts a write on `channel`.
-    func begin(_ id: Int, on channel: any Channel) {
+    /// Notes that the socket `id` (its writer's identity) starts a write on `channel`.
+    func begin(_ id: ObjectIdentifier, on channel: any Channel) {
         let startWatching = state.withLock { state in
             state.writes[id] = Write(started: .now, channel: channel)
             defer { state.isWatching = true }
@@ -43,7 +43,7 @@ final class SlowWriteWatch: Sendable {
 
     /// Notes that socket `id`'s write is over; returns whether the watch had cut it off as
     /// stalled (the write then failed because its connection was closed).
-    func end(_ id: Int) -> Bool {
+    func end(_ id: ObjectIdentifier) -> Bool {
         state.withLock { state in
             state.writes[id] = nil
             return state.stalled.remove(id) != nil

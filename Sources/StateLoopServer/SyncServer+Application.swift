@@ -13,8 +13,9 @@ extension SyncServer {
     /// `ServiceGroup(services: [server.application(...), server], …)`.
     ///
     /// HTTP connections that stay idle for `idleTimeout` between requests are closed (push
-    /// sockets are watched by the slow-reader timeout and WebSocket pings instead); WebSocket frames larger than the configuration's
-    /// `maximumFrameBytes` close their socket with code 1009. At `maximumConnections` open
+    /// sockets are watched by the slow-reader timeout and, for a peer that vanished, by TCP
+    /// keepalive: see ``SyncServerConfiguration/deadPeerTimeout``); WebSocket frames larger than
+    /// the configuration's `maximumFrameBytes` close their socket with code 1009. At `maximumConnections` open
     /// connections the server stops accepting until one closes (new ones wait in the
     /// listener's backlog), so running out of file descriptors degrades service, nothing else.
     /// A connection's first request head must arrive within `requestHeadTimeout` (408) and
@@ -47,11 +48,15 @@ extension SyncServer {
             idleTimeout: TimeAmount(idleTimeout)
         )
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: http1, ws: WebSocketServerConfiguration(maxFrameSize: configuration.maximumFrameBytes)
+            http1: http1,
+            // No pings from the server: each would keep a task per socket for its life. TCP
+            // keepalive finds a vanished peer instead (ConnectionTuning).
+            ws: WebSocketServerConfiguration(maxFrameSize: configuration.maximumFrameBytes, autoPing: .disabled)
         )
         let pushResponder = sockets.buildResponder()
         let headTimeout = TimeAmount(requestHeadTimeout)
         let stopping = OnceFlag()
+        let tuning = ConnectionTuning(deadPeerTimeout: configuration.deadPeerTimeout)
         let application = Application(
             router: router,
             server: HTTPServerBuilder { responder in
@@ -61,7 +66,8 @@ extension SyncServer {
                     ),
                     timeout: headTimeout,
                     maximumBytes: maximumHeadBytes,
-                    stopping: stopping
+                    stopping: stopping,
+                    tuning: tuning
                 )
             },
             configuration: ApplicationConfiguration(

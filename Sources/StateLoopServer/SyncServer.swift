@@ -51,6 +51,8 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
     /// Cuts off push sockets whose writes wait longer than the slow-reader timeout.
     let slowWrites: SlowWriteWatch
     let metrics: ServerMetrics
+    /// What every push socket's writer shares.
+    let pushWriting: PushWriting
     private let declarations = Mutex<[Declaration]>([])
     private let faults = Mutex<(any PushFaults)?>(nil)
 
@@ -70,6 +72,10 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
         metrics = ServerMetrics(registry: registry)
         hub = PushHub(maximumSocketsPerPrincipal: configuration.maximumSocketsPerPrincipal, metrics: metrics)
         slowWrites = SlowWriteWatch(timeout: configuration.slowReaderTimeout)
+        pushWriting = PushWriting(
+            maximumPushBytes: configuration.maximumPushBytes, slowWrites: slowWrites, metrics: metrics, logger: logger,
+            isAccepting: { [hub] in hub.isAccepting }
+        )
         store.observeCommits { [hub] changes in hub.publish(changes) }
     }
 

@@ -17,6 +17,12 @@ public struct SyncServerConfiguration: Sendable {
     /// Meanwhile its outbox keeps only the newest value per key.
     public var slowReaderTimeout: Duration
 
+    /// How long a connection whose peer vanished without a word (a phone that lost its network:
+    /// no FIN, no reset) stays open: the kernel's TCP keepalive probes it after half this time
+    /// of silence, then three times over the other half, and closes it when none is answered.
+    /// The kernel does the watching, so an idle push socket costs no timer or task of its own.
+    public var deadPeerTimeout: Duration
+
     /// How long a client may stay silent (no mutation processed) before its progress and last
     /// answer are forgotten, checked hourly; `nil` keeps them for ever. Thirty days by default:
     /// far beyond an offline client's usual absence (see ``ServerStore/forgetClients(idleSince:)``).
@@ -39,6 +45,7 @@ public struct SyncServerConfiguration: Sendable {
         maximumPushBytes: Int = 15_000,
         maximumSocketsPerPrincipal: Int = 32,
         slowReaderTimeout: Duration = .seconds(10),
+        deadPeerTimeout: Duration = .seconds(60),
         forgetClientsAfter: Duration? = .seconds(30 * 86_400),
         forgetChangesAfter: Duration? = .seconds(7 * 86_400),
         metricsPath: String? = "metrics"
@@ -51,5 +58,6 @@ public struct SyncServerConfiguration: Sendable {
         self.maximumPushBytes = maximumPushBytes
         self.maximumSocketsPerPrincipal = maximumSocketsPerPrincipal
         self.slowReaderTimeout = slowReaderTimeout
+        self.deadPeerTimeout = deadPeerTimeout
     }
 }

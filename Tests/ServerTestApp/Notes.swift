@@ -14,12 +14,22 @@ public enum Notes {
     /// Users whose read access is taken away (by a test), effective at once.
     public static let banned = Mutex<Set<String>>([])
 
+    /// Users whose session ends after this many more lookups of their principal (by a test):
+    /// a sign-out at a chosen point of a request's handling.
+    public static let sessionLookupsLeft = Mutex<[String: Int]>([:])
+
     public struct Rules: AccessPolicy {
         public init() {}
 
         public func principal(for request: Request) async throws -> String? {
             guard let header = request.headers[.authorization], header.hasPrefix("Bearer t-") else { return nil }
-            return String(header.dropFirst("Bearer t-".count))
+            let user = String(header.dropFirst("Bearer t-".count))
+            let signedIn = sessionLookupsLeft.withLock { left in
+                guard let count = left[user] else { return true }
+                left[user] = max(0, count - 1)
+                return count > 0
+            }
+            return signedIn ? user : nil
         }
         public func id(of user: String) -> String { user }
         public func mayRead(_ key: ResourceKey, as user: String) -> Bool {

@@ -1,5 +1,7 @@
 import Foundation
-import StateLoopServer
+import NIOCore
+@testable import StateLoopServer
+import Synchronization
 import Testing
 
 /// What reaches the server before any route: request heads that are garbage, too long, or
@@ -73,5 +75,64 @@ struct ConnectionTests {
         }
         _ = try? await running.value
         #expect(ContinuousClock.now - stopping < .seconds(5), "stopped after \(ContinuousClock.now - stopping)")
+    }
+
+    @Test("every accepted connection has TCP keepalive timed from deadPeerTimeout and a small first receive buffer")
+    func connectionTuning() async throws {
+        let seen = ConnectionProbe.Log()
+        let configuration = SyncServerConfiguration(deadPeerTimeout: .seconds(20))
+        let server = SyncServer(store: try SQLiteStore(), access: TodoBackend.Rules(sessions: [:]), configuration: configuration)
+        try await withRunning(server, additionalChannelHandlers: { [ConnectionProbe(seen: seen)] }) { port in
+            let connection = try RawConnection(port: port)
+            connection.send(Array("GET /me/todos HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+            // Answered (404: this server declares nothing): the connection went through the server's setup.
+            #expect(await connection.readUntilClosed(within: .seconds(1)).text.hasPrefix("HTTP/1.1 404"))
+        }
+        let options = try #require(seen.all.first)
+        #expect(options.keepAlive != 0)
+        // A vanished peer is dropped about 20 s after it fell silent: probes from 10 s on,
+        // three of them over the other 10 s.
+        #expect(options.idle == 10 && options.interval == 3 && options.probes == 3)
+        #expect(options.initialReceiveBytes == 512)
+    }
+}
+
+/// Reads the socket options of each connection it is added to (after the server's own setup).
+private final class ConnectionProbe: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    typealias InboundIn = NIOAny
+
+    struct Options: Sendable {
+        var keepAlive: SocketOptionValue
+        var idle: SocketOptionValue
+        var interval: SocketOptionValue
+        var probes: SocketOptionValue
+        var initialReceiveBytes: Int?
+    }
+
+    /// What the probes of a server's connections found.
+    final class Log: Sendable {
+        private let options = Mutex<[Options]>([])
+
+        func append(_ found: Options) { options.withLock { $0.append(found) } }
+        var all: [Options] { options.withLock { $0 } }
+    }
+
+    private let seen: Log
+
+    init(seen: Log) {
+        self.seen = seen
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        guard let options = context.channel.syncOptions else { return }
+        func tcp(_ name: Int32) -> SocketOptionValue {
+            (try? options.getOption(ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: name)))) ?? -1
+        }
+        let found = Options(
+            keepAlive: (try? options.getOption(ChannelOptions.socketOption(.so_keepalive))) ?? 0,
+            idle: tcp(Int32(TCP_KEEPIDLE)), interval: tcp(Int32(TCP_KEEPINTVL)), probes: tcp(Int32(TCP_KEEPCNT)),
+            initialReceiveBytes: (try? options.getOption(ChannelOptions.recvAllocator) as? AdaptiveRecvByteBufferAllocator)?.initial
+        )
+        seen.append(found)
     }
 }

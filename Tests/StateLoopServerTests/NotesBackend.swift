@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 import StateLoopServer
 import StateLoopWire
@@ -28,10 +29,14 @@ func withNotesServer(
 /// `routes` are the application's.
 func withRunning<Access: AccessPolicy>(
     _ server: SyncServer<Access>, requestHeadTimeout: Duration = .seconds(10),
+    additionalChannelHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] },
     middleware: (Router<SyncRequestContext>) -> Void = { _ in }, routes: (Router<SyncRequestContext>) -> Void = { _ in },
     _ body: (Int) async throws -> Void
 ) async throws {
-    let started = try await startRunning(server, requestHeadTimeout: requestHeadTimeout, middleware: middleware, routes: routes)
+    let started = try await startRunning(
+        server, requestHeadTimeout: requestHeadTimeout, additionalChannelHandlers: additionalChannelHandlers,
+        middleware: middleware, routes: routes
+    )
     var failure: (any Error)?
     do {
         try await body(started.port)
@@ -47,14 +52,18 @@ func withRunning<Access: AccessPolicy>(
 /// group (to stop it) and the task that runs it (done once it stopped).
 func startRunning<Access: AccessPolicy>(
     _ server: SyncServer<Access>, requestHeadTimeout: Duration = .seconds(10), maximumGracefulShutdown: Duration = .seconds(5),
+    additionalChannelHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] },
     middleware: (Router<SyncRequestContext>) -> Void = { _ in }, routes: (Router<SyncRequestContext>) -> Void = { _ in }
 ) async throws -> (port: Int, services: ServiceGroup, running: Task<Void, any Error>) {
     var logger = Logger(label: "stateloop.server.test")
     logger.logLevel = .critical
     let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
-    let application = server.application(port: 0, requestHeadTimeout: requestHeadTimeout, middleware: middleware, routes: routes, onServerRunning: { channel in
+    let application = server.application(
+        port: 0, requestHeadTimeout: requestHeadTimeout, additionalChannelHandlers: additionalChannelHandlers,
+        middleware: middleware, routes: routes
+    ) { channel in
         readyContinuation.yield(channel.localAddress?.port ?? 0)
-    })
+    }
     var group = ServiceGroupConfiguration(services: [application, server], logger: logger)
     group.maximumGracefulShutdownDuration = maximumGracefulShutdown
     let services = ServiceGroup(configuration: group)

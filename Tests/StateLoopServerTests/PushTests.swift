@@ -68,6 +68,21 @@ struct PushTests {
         }
     }
 
+    @Test("a session that ends between the upgrade's decision and the socket's registration: the socket closes with no value")
+    func signedOutWhileOpening() async throws {
+        try await withNotesServer { server, client in
+            _ = try await server.update { try $0.write(1, to: Notes.board, "main") }
+            // The upgrade's decision is the one lookup left; the socket's own check comes after.
+            Notes.sessionLookupsLeft.withLock { $0["zed"] = 1 }
+            defer { Notes.sessionLookupsLeft.withLock { $0["zed"] = nil } }
+            let zed = PushReader(port: client.port, path: "board/push", as: "zed")
+            let closed = try await zed.closeFrame()
+            #expect(closed?.closeCode == .policyViolation)
+            #expect(zed.received.isEmpty)
+            #expect(await eventually(within: .seconds(10)) { server.openSockets == 0 })
+        }
+    }
+
     @Test("closing a principal's sockets (a sign-out) ends them; others stay")
     func closeSocketsOfPrincipal() async throws {
         try await withNotesServer { server, client in

@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import NIOCore
+
+/// How the server sets up each accepted connection's socket: TCP keepalive, so that the kernel
+/// finds a peer that vanished, and a small first receive buffer.
+///
+/// Both are about what an idle push socket costs. Hummingbird's WebSocket pings would find a
+/// vanished peer too, but with a task per socket, asleep between pings, for the socket's life;
+/// the kernel's probes cost nothing until they are due. (Clients still ping the server, which
+/// keeps proxies and NATs on the way from closing a quiet connection.) NIO keeps each
+/// connection's receive buffer for reuse at the size its reads have needed, starting from the
+/// allocator's first size: 2 KiB by default, where a request head or a client's ping needs a
+/// few hundred bytes. The buffer grows as soon as a read fills it.
+struct ConnectionTuning: Sendable {
+    /// Seconds of silence before the first probe.
+    let keepAliveIdle: Int32
+    /// Seconds between probes.
+    let keepAliveInterval: Int32
+    /// Probes unanswered before the kernel closes the connection.
+    let keepAliveProbes: Int32
+    /// The first receive buffer's size, in bytes.
+    let initialReceiveBytes: Int
+
+    /// Tuning that closes a vanished peer's connection about `deadPeerTimeout` after it fell
+    /// silent: the first probe after half of it, three more spread over the other half.
+    init(deadPeerTimeout: Duration, initialReceiveBytes: Int = 512) {
+        let seconds = max(2, deadPeerTimeout.components.seconds)
+        keepAliveIdle = Int32(clamping: seconds / 2)
+        keepAliveInterval = Int32(clamping: max(1, (seconds - seconds / 2) / 3))
+        keepAliveProbes = 3
+        self.initialReceiveBytes = initialReceiveBytes
+    }
+
+    /// Applies the tuning to `channel`; on its event loop, before its first read.
+    func apply(to channel: any Channel) throws {
+        guard let options = channel.syncOptions else { return }
+        try options.setOption(ChannelOptions.socketOption(.so_keepalive), value: 1)
+        try options.setOption(Self.tcp(Self.keepAliveIdleOption), value: SocketOptionValue(keepAliveIdle))
+        try options.setOption(Self.tcp(Int32(TCP_KEEPINTVL)), value: SocketOptionValue(keepAliveInterval))
+        try options.setOption(Self.tcp(Int32(TCP_KEEPCNT)), value: SocketOptionValue(keepAliveProbes))
+        try options.setOption(
+            ChannelOptions.recvAllocator,
+            value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: initialReceiveBytes, maximum: 65_536)
+        )
+    }
+
+    private static func tcp(_ name: Int32) -> ChannelOptions.Types.SocketOption {
+        ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: name))
+    }
+
+    #if canImport(Darwin)
+    private static let keepAliveIdleOption = Int32(TCP_KEEPALIVE)
+    #else
+    private static let keepAliveIdleOption = Int32(TCP_KEEPIDLE)
+    #endif
+}
