@@ -139,7 +139,7 @@ final class PushHub: Sendable {
         let writers = state.withLock { state in
             state.subscribers.values.flatMap { $0.values.filter { $0.scope == scope }.map(\.writer) }
         }
-        for writer in writers { writer.close(discardingWaiting: true) }
+        for writer in writers { writer.close(.closedByServer, discardingWaiting: true) }
     }
 
     /// Closes every outbox at once, dropping what waited; sockets are still accepted.
@@ -147,7 +147,7 @@ final class PushHub: Sendable {
         let writers = state.withLock { state in
             state.subscribers.values.flatMap { $0.values.map(\.writer) }
         }
-        for writer in writers { writer.close(discardingWaiting: true) }
+        for writer in writers { writer.close(.closedByServer, discardingWaiting: true) }
     }
 
     /// Stops accepting sockets and closes every outbox: each writer sends what was waiting,
@@ -157,7 +157,7 @@ final class PushHub: Sendable {
             state.isAccepting = false
             return state.subscribers.values.flatMap { $0.values.map(\.writer) }
         }
-        for writer in writers { writer.close() }
+        for writer in writers { writer.close(.serverStopping) }
     }
 
     /// Whether sockets are accepted: false once the server is shutting down.

@@ -1,21 +1,12 @@
 import Hummingbird
-import HummingbirdWebSocket
-import NIOCore
 
-/// The request context of push routes: Hummingbird's WebSocket context plus the connection's
-/// channel, which the kit closes itself when a socket stops reading (a close frame could not
-/// get through the full buffers, and the reader would keep the connection open), and what the
-/// upgrade's decision hands to the socket.
-public struct PushRequestContext: RequestContext, WebSocketRequestContext {
-    public var coreContext: CoreRequestContextStorage
-    public let webSocket: WebSocketHandlerReference<Self>
-    let channel: any Channel
+/// The request context of the push routes, which decide WebSocket upgrades: Hummingbird's core
+/// context, plus the box in which a route hands what it granted to the socket it opens.
+struct PushRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
     let handOver = UpgradeHandOver()
 
-    /// A context for a request arriving on `source`'s channel.
-    public init(source: ApplicationRequestContextSource) {
+    init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
-        webSocket = WebSocketHandlerReference()
-        channel = source.channel
     }
 }

@@ -1,165 +1,174 @@
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOWebSocket
 import Synchronization
 
-/// Writes one push socket's outbox, in a task that runs only while there is something to
-/// write: an offer to an idle socket starts one, and it ends when nothing more waits.
+/// Writes one push socket's outbox to its channel, on the channel's event loop, while the
+/// channel can take it.
 ///
-/// A socket with nothing to send therefore holds no task of its own. A task keeps the memory
-/// its deepest await ever needed until it ends (Swift's task allocator), so a writer task per
-/// socket, alive for the socket's life, cost about as much as the rest of the socket; now only
-/// the connection's own task lives that long (it reads the client's frames, see
-/// `SyncServer.serve`).
+/// An offer to an idle socket schedules one drain on the event loop; the drain writes until
+/// nothing waits, or until the channel stops being writable (its reader is slow: the newest
+/// value waits in the outbox, and ``PushSocketHandler`` resumes the drain when the channel can
+/// take more). No task is involved: a socket with nothing to send costs no memory but its own.
 ///
-/// At most one writer task runs at a time (``PushOutbox`` says when one must start), so pushes
-/// go out in the order they were offered. Threading: any thread; the hub offers from the
-/// store's writer queue.
+/// Threading: ``offer(_:)``, ``close(_:discardingWaiting:)`` and ``clientHasLeft()`` from any
+/// thread (the hub offers from the store's writer queue); ``drain()`` and the close handshake
+/// on the channel's event loop.
 final class PushSocketWriter: Sendable {
-    private let outbox = Mutex(PushOutbox())
-    private let outbound: WebSocketOutboundWriter
+    /// Why the server ends a socket, said in its close frame.
+    enum Ending: Sendable, Equatable {
+        /// A sign-out, a cut, or every socket closed at once: the client reconnects and learns why.
+        case closedByServer
+        /// The server shuts down.
+        case serverStopping
+        /// The reader may no longer read the key.
+        case accessRevoked
+        /// The session ended before the socket opened.
+        case signedOut
+        /// The store could not be read as the socket opened.
+        case storeUnavailable
+        /// The principal holds the most sockets allowed.
+        case tooManySockets
+
+        var code: WebSocketErrorCode {
+            switch self {
+            case .closedByServer: .normalClosure
+            case .serverStopping: .goingAway
+            case .accessRevoked, .signedOut, .tooManySockets: .policyViolation
+            case .storeUnavailable: .unexpectedServerError
+            }
+        }
+
+        var reason: String {
+            switch self {
+            case .closedByServer: "closed by the server"
+            case .serverStopping: "the server is stopping"
+            case .accessRevoked: "access revoked"
+            case .signedOut: "no valid session"
+            case .storeUnavailable: "the server cannot reach its data"
+            case .tooManySockets: "too many sockets"
+            }
+        }
+    }
+
+    private struct State {
+        var outbox = PushOutbox()
+        /// Why the outbox was closed by the server, said once nothing more waits.
+        var ending: Ending?
+        /// Whether the server's close frame went out: the client's close then answers it.
+        var sentClose = false
+    }
+
+    private let state = Mutex(State())
     private let channel: any Channel
     private let mayRead: @Sendable () -> Bool
     private let faults: (any PushSocketFaults)?
     private let shared: PushWriting
-    private let clientLeft = OnceFlag()
 
-    init(
-        outbound: WebSocketOutboundWriter, channel: any Channel, mayRead: @escaping @Sendable () -> Bool,
-        faults: (any PushSocketFaults)?, shared: PushWriting
-    ) {
-        self.outbound = outbound
+    init(channel: any Channel, mayRead: @escaping @Sendable () -> Bool, faults: (any PushSocketFaults)?, shared: PushWriting) {
         self.channel = channel
         self.mayRead = mayRead
         self.faults = faults
         self.shared = shared
     }
 
-    /// Queues `entry`, starting a writer if none is at work.
+    /// Queues `entry`, scheduling a drain if none is under way.
     func offer(_ entry: PushOutbox.Entry) -> PushOutbox.Offer {
-        let (offer, startWriter) = outbox.withLock { $0.offer(entry) }
-        if startWriter { startWriting() }
+        let (offer, startWriter) = state.withLock { $0.outbox.offer(entry) }
+        if startWriter { scheduleDrain() }
         return offer
     }
 
-    /// Closes the socket from the server's side: what waits is pushed (unless
-    /// `discardingWaiting`), then a close frame says why (the server stopping, or closing the
-    /// socket: a sign-out, a cut).
-    func close(discardingWaiting: Bool = false) {
-        if outbox.withLock({ $0.close(discardingWaiting: discardingWaiting) }) { startWriting() }
+    /// Ends the socket from the server's side: what waits is pushed (unless
+    /// `discardingWaiting`), then a close frame says why.
+    func close(_ ending: Ending, discardingWaiting: Bool = false) {
+        let startWriter = state.withLock { state in
+            if state.ending == nil { state.ending = ending }
+            return state.outbox.close(discardingWaiting: discardingWaiting)
+        }
+        if startWriter { scheduleDrain() }
     }
 
-    /// The client closed its side, or its connection ended: nothing more is written.
+    /// The connection ended: nothing more is written.
     func clientHasLeft() {
-        clientLeft.raise()
-        outbox.withLock { $0.abandon() }
+        state.withLock { $0.outbox.abandon() }
     }
 
-    /// Whether a value waits for the writer.
-    var hasWaiting: Bool {
-        outbox.withLock { $0.hasWaiting }
+    /// Whether the server's close frame went out.
+    var sentClose: Bool {
+        state.withLock { $0.sentClose }
     }
 
-    private func startWriting() {
-        Task { await self.write() }
+    private func scheduleDrain() {
+        channel.eventLoop.execute { self.drain() }
     }
 
-    /// Pushes what the outbox holds until it is told to pause or finish. Access is checked
-    /// before each write, so a reader whose access was taken away gets nothing more; a write
-    /// that does not finish within the slow-reader timeout is cut off by the server's
-    /// ``SlowWriteWatch``.
-    private func write() async {
-        while true {
-            switch outbox.withLock({ $0.next() }) {
+    /// Writes what the outbox holds while the channel is writable. Access is checked before
+    /// each write, so a reader whose access was taken away gets nothing more. On the event loop.
+    func drain() {
+        var wrote = false
+        defer { if wrote { channel.flush() } }
+        while channel.isWritable {
+            switch state.withLock({ $0.outbox.next() }) {
             case .pause:
                 return
             case .finish:
-                guard !clientLeft.isRaised else { return }
-                if shared.isAccepting() {
-                    await end(.normalClosure, "closed by the server")
-                } else {
-                    await end(.goingAway, "the server is stopping")
-                }
+                if let ending = state.withLock({ $0.ending }) { sendClose(ending) }
                 return
             case .write(let entry):
                 guard mayRead() else {
                     shared.metrics.pushesDropped.increment()
-                    stopWriting()
-                    await end(.policyViolation, "access revoked")
+                    state.withLock { $0.outbox.abandon() }
+                    sendClose(.accessRevoked)
                     return
                 }
-                guard await push(entry) else {
-                    stopWriting()
-                    return
-                }
+                wrote = push(entry) || wrote
             }
         }
     }
 
-    /// Pushes one entry as its fault plan says; false when the socket is over (its connection
-    /// failed, or its reader stalled and was cut off).
-    private func push(_ entry: PushOutbox.Entry) async -> Bool {
+    /// Writes one entry as its fault plan says; returns whether anything was written.
+    private func push(_ entry: PushOutbox.Entry) -> Bool {
         let fate = faults?.fate(of: entry.value.version) ?? .send
         if case .drop = fate {
             shared.metrics.pushesDropped.increment()
-            return true
+            return false
         }
-        let message = entry.value.json.count <= shared.maximumPushBytes
+        let text = entry.value.json.count <= shared.maximumPushBytes
             ? WireMessage.versioned(entry.value, lastMutationID: entry.lastMutationID) : WireMessage.hint
-        var outcome = await send(message)
-        if case .sendWithHint = fate, case .written = outcome {
-            outcome = await send(WireMessage.hint)
+        write(text)
+        if case .sendWithHint = fate { write(WireMessage.hint) }
+        shared.metrics.pushesSent.increment()
+        return true
+    }
+
+    private func write(_ text: String) {
+        let frame = WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(string: text))
+        channel.write(frame, promise: nil)
+    }
+
+    /// Sends the server's close frame; a client that does not answer it within 5 s has its
+    /// connection closed. On the event loop.
+    private func sendClose(_ ending: Ending) {
+        let alreadySent = state.withLock { state in
+            defer { state.sentClose = true }
+            return state.sentClose
         }
-        switch outcome {
-        case .written:
-            shared.metrics.pushesSent.increment()
-            return true
-        case .failed:
-            return false
-        case .timedOut:
-            shared.metrics.slowReadersClosed.increment()
-            shared.logger.info("push socket closed: its reader does not read", metadata: ["key": "\(entry.value.key)"])
-            return false
-        }
-    }
-
-    /// One write under the slow-write watch. A write that cannot go out suspends (the channel is
-    /// not writable) until the watch closes the connection, since no close frame could get
-    /// through either.
-    private func send(_ message: String) async -> WriteOutcome {
-        let id = ObjectIdentifier(self)
-        shared.slowWrites.begin(id, on: channel)
-        let written = (try? await outbound.write(.text(message))) != nil
-        let stalled = shared.slowWrites.end(id)
-        return stalled ? .timedOut : written ? .written : .failed
-    }
-
-    /// The writer ends the socket itself: nothing more is offered or written.
-    private func stopWriting() {
-        outbox.withLock { $0.abandon() }
-    }
-
-    /// Sends a close frame. The client's answer ends the connection's read, and with it the
-    /// socket; a client that does not answer within 5 s has its connection closed.
-    private func end(_ code: WebSocketErrorCode, _ reason: String) async {
-        try? await outbound.close(code, reason: reason)
+        guard !alreadySent else { return }
+        var data = channel.allocator.buffer(capacity: 2 + ending.reason.utf8.count)
+        data.write(webSocketErrorCode: ending.code)
+        data.writeString(ending.reason)
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data), promise: nil)
         let channel = channel
         channel.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
     }
-
-    private enum WriteOutcome: Sendable {
-        case written, failed, timedOut
-    }
 }
 
-/// What every push socket's writer shares: the server's limit, slow-write watch, metrics and
-/// log, and whether it still accepts sockets (a finished outbox of a stopping server closes
-/// with "going away").
+/// What every push socket's writer and handler share: the server's limit, timeout, metrics and
+/// log.
 struct PushWriting: Sendable {
     let maximumPushBytes: Int
-    let slowWrites: SlowWriteWatch
+    let slowReaderTimeout: Duration
     let metrics: ServerMetrics
     let logger: Logger
-    let isAccepting: @Sendable () -> Bool
 }

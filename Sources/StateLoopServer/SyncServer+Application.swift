@@ -1,6 +1,5 @@
 import Hummingbird
 import HummingbirdCore
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -43,27 +42,22 @@ extension SyncServer {
         table.learn(router)
         let sockets = Router(context: PushRequestContext.self)
         addPushRoutes(to: sockets)
+        let pushResponder = sockets.buildResponder()
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: additionalChannelHandlers(),
             idleTimeout: TimeAmount(idleTimeout)
         )
-        let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: http1,
-            // No pings from the server: each would keep a task per socket for its life. TCP
-            // keepalive finds a vanished peer instead (ConnectionTuning).
-            ws: WebSocketServerConfiguration(maxFrameSize: configuration.maximumFrameBytes, autoPing: .disabled)
-        )
-        let pushResponder = sockets.buildResponder()
         let headTimeout = TimeAmount(requestHeadTimeout)
         let stopping = OnceFlag()
         let tuning = ConnectionTuning(deadPeerTimeout: configuration.deadPeerTimeout)
+        let maximumFrameBytes = configuration.maximumFrameBytes
         let application = Application(
             router: router,
             server: HTTPServerBuilder { responder in
                 HeadGuardedChannel(
-                    base: HTTP1WebSocketUpgradeChannel(
-                        responder: responder, webSocketResponder: pushResponder, configuration: channelConfiguration
-                    ),
+                    base: PushUpgradeChannel(responder: responder, http1: http1, maximumFrameBytes: maximumFrameBytes) { head, channel, logger in
+                        await self.decideUpgrade(of: head, on: channel, logger: logger, with: pushResponder)
+                    },
                     timeout: headTimeout,
                     maximumBytes: maximumHeadBytes,
                     stopping: stopping,

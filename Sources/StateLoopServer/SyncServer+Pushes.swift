@@ -1,24 +1,21 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
-import HummingbirdWebSocket
+import Logging
 import NIOCore
-import NIOWebSocket
 import StateLoopWire
 
-/// Push sockets: `GET <path>/push` upgraded to a WebSocket per declared resource. Each socket
-/// registers with the hub before it reads the current value, so no commit falls between the
-/// two; the connection's task reads the client's frames for the socket's life, and a
-/// ``PushSocketWriter`` writes only while something waits.
+/// Push sockets: `GET <path>/push` upgraded to a WebSocket per declared resource. A route of the
+/// push router decides each upgrade; the upgraded socket lives in its channel's pipeline
+/// (``PushUpgradeChannel``, ``PushSocketHandler``). Each socket registers with the hub before it
+/// reads the current value, so no commit falls between the two.
 extension SyncServer {
-    /// Adds a push route (`<path>/push`) for each declared resource to `router`.
-    ///
-    /// An upgrade is refused when the caller has no session, may not read the key, or holds
-    /// the most sockets allowed. Hummingbird answers every refused upgrade with 400 whatever the
-    /// reason, so the statuses thrown below are for the logs: a StateLoop client takes any
-    /// refusal as a cue to pull, and the `GET` tells it why (401, 404, 503).
-    public func addPushRoutes(to router: Router<PushRequestContext>) {
+    /// Adds a route (`<path>/push`) for each declared resource to `router`, which decides its
+    /// upgrades: refused when the caller has no session (401), may not read the key (404),
+    /// holds the most sockets allowed (429) or its session cannot be checked now (503).
+    func addPushRoutes(to router: Router<PushRequestContext>) {
         for case .read(let path, let resource, let key) in declared {
-            router.ws(RouterPath(path + "/push")) { request, context in
+            router.get(RouterPath(path + "/push")) { request, context -> Response in
                 let principal: Access.Principal?
                 do {
                     principal = try await self.access.principal(for: request)
@@ -35,99 +32,95 @@ extension SyncServer {
                 if let status = self.pushFaults?.refusal(of: ResourceKey(resource: resource, id: id)) {
                     throw HTTPError(status)
                 }
-                context.handOver.keep(Granted(principal: principal, id: id))
-                return .upgrade([:])
-            } onUpgrade: { inbound, outbound, context in
-                guard let granted = context.requestContext.handOver.take(as: Granted.self) else { return }
                 let socket = PushSocket(
-                    key: ResourceKey(resource: resource, id: granted.id), scope: self.access.id(of: granted.principal),
-                    client: Self.clientID(of: context.request)
+                    key: ResourceKey(resource: resource, id: id), scope: self.access.id(of: principal),
+                    client: Self.clientID(of: request)
                 )
-                await self.serve(
-                    socket, principal: granted.principal, request: context.request, inbound: inbound, outbound: outbound,
-                    channel: context.requestContext.channel
-                )
+                context.handOver.keep(Granted(socket: socket, principal: principal))
+                return Response(status: .ok)
             }
         }
     }
 
-    /// What a push upgrade was granted for.
+    /// What a push route granted.
     private struct Granted: Sendable {
+        let socket: PushSocket
         let principal: Access.Principal
-        let id: String
     }
 
-    /// Serves one socket on the connection's task: registers it, pushes the current value,
-    /// then reads the client's frames (answering pings, noticing its close) until the
-    /// connection ends.
-    private func serve(
-        _ socket: PushSocket, principal: Access.Principal, request: Request, inbound: WebSocketInboundStream,
-        outbound: WebSocketOutboundWriter, channel: any Channel
-    ) async {
+    /// Decides the upgrade of `head` with the push routes of `responder`.
+    func decideUpgrade(
+        of head: HTTPRequest, on channel: any Channel, logger: Logger, with responder: some HTTPResponder<PushRequestContext>
+    ) async -> PushUpgradeChannel.Decision {
+        let request = Request(head: head, body: RequestBody(buffer: ByteBuffer()))
+        let context = PushRequestContext(source: ApplicationRequestContextSource(channel: channel, logger: logger))
+        let status: HTTPResponse.Status
+        var retryAfter: Int?
+        do {
+            let response = try await responder.respond(to: request, context: context)
+            status = response.status
+            retryAfter = response.headers[.retryAfter].flatMap { Int($0) }
+        } catch let error as HTTPError {
+            status = error.status
+            retryAfter = error.headers[.retryAfter].flatMap { Int($0) }
+        } catch {
+            status = .internalServerError
+        }
+        guard status == .ok, let granted = context.handOver.take(as: Granted.self) else {
+            return .refuse(status == .ok ? .notFound : status, body: ByteBuffer(data: Self.refusalBody(status)), retryAfter: retryAfter)
+        }
+        return .upgrade { [self] channel in try self.open(granted, request: request, on: channel) }
+    }
+
+    private static func refusalBody(_ status: HTTPResponse.Status) -> Data {
+        switch status {
+        case .unauthorized: WireMessage.unauthorized
+        case .serviceUnavailable: WireMessage.unavailable
+        case .tooManyRequests: WireMessage.error("tooManySockets", "this session holds the most push sockets allowed: close one")
+        case .notFound: WireMessage.notFound
+        default: WireMessage.error("upgradeRefused", "the push socket was refused (\(status.code))")
+        }
+    }
+
+    /// Opens an upgraded socket, on its channel's event loop: registers it, puts its handler at
+    /// the end of the pipeline, then checks its session again (a sign-out between the route's
+    /// decision and the registration closed no socket of it) and reads its current value, in a
+    /// task that ends once they are done.
+    private func open(_ granted: Granted, request: Request, on channel: any Channel) throws {
+        let socket = granted.socket
+        // Asked for before the socket counts as open: whatever happens to open sockets happens to it.
         let faults = pushFaults?.socket(following: socket.key)
         let writer = PushSocketWriter(
-            outbound: outbound, channel: channel, mayRead: { [access] in access.mayRead(socket.key, as: principal) },
+            channel: channel, mayRead: { [access, principal = granted.principal] in access.mayRead(socket.key, as: principal) },
             faults: faults, shared: pushWriting
         )
         let id: Int
         do {
             id = try hub.register(PushHub.Subscriber(socket: socket, writer: writer, lastMutationID: nil))
-        } catch .tooManySockets {
-            // Another socket of the principal won the last place.
-            try? await outbound.close(.policyViolation, reason: "too many sockets")
-            return
         } catch {
-            try? await outbound.close(.goingAway, reason: "the server is stopping")
+            try channel.pipeline.syncOperations.addHandler(PushSocketHandler(writer: writer, shared: pushWriting, key: socket.key) {})
+            writer.close(error == .tooManySockets ? .tooManySockets : .serverStopping)
             return
         }
-        defer { hub.unregister(id, key: socket.key) }
-        guard await open(socket, id: id, request: request, writer: writer, outbound: outbound) else { return }
         let cut = faults.flatMap { faults in
-            faults.mayCut ? Task { await faults.cut(); if !Task.isCancelled { writer.close(discardingWaiting: true) } } : nil
+            faults.mayCut ? Task { await faults.cut(); if !Task.isCancelled { writer.close(.closedByServer, discardingWaiting: true) } } : nil
         }
-        defer { cut?.cancel() }
-        // Reading answers pings and notices the client's close (or a frame too large, which the
-        // WebSocket handler answers with 1009), and the answer to the server's own close frame.
-        do {
-            for try await _ in inbound {}
-        } catch {}
-        writer.clientHasLeft()
-    }
-
-    /// The socket's opening, once it is registered: its session checked again (a sign-out
-    /// between the upgrade's decision and the registration closed no socket of it) and its
-    /// current value read and queued. Both run in a task that ends here: a task keeps the memory
-    /// of its deepest await for as long as it lives, and the connection's task lives as long as
-    /// the socket. False when the socket is to close.
-    private func open(
-        _ socket: PushSocket, id: Int, request: Request, writer: PushSocketWriter, outbound: WebSocketOutboundWriter
-    ) async -> Bool {
-        let opening = Task { [store, access] () async -> Result<(StoredValue?, UInt64?), OpeningFailure> in
+        try channel.pipeline.syncOperations.addHandler(PushSocketHandler(writer: writer, shared: pushWriting, key: socket.key) { [hub] in
+            cut?.cancel()
+            hub.unregister(id, key: socket.key)
+        })
+        Task { [store, access, hub] in
             guard let principal = try? await access.principal(for: request), access.id(of: principal) == socket.scope else {
-                return .failure(.signedOut)
+                writer.close(.signedOut, discardingWaiting: true)
+                return
             }
             do {
-                return .success(try await store.read(socket.key, lastMutationIDOf: socket.client, scope: socket.scope))
+                let (value, lastMutationID) = try await store.read(socket.key, lastMutationIDOf: socket.client, scope: socket.scope)
+                hub.adopt(lastMutationID: lastMutationID, for: id, key: socket.key)
+                if let value { _ = writer.offer(PushOutbox.Entry(value: value, lastMutationID: lastMutationID)) }
             } catch {
-                return .failure(.storeUnavailable)
+                writer.close(.storeUnavailable, discardingWaiting: true)
             }
         }
-        switch await opening.value {
-        case .success(let (value, lastMutationID)):
-            hub.adopt(lastMutationID: lastMutationID, for: id, key: socket.key)
-            if let value { _ = writer.offer(PushOutbox.Entry(value: value, lastMutationID: lastMutationID)) }
-            return true
-        case .failure(.signedOut):
-            try? await outbound.close(.policyViolation, reason: "no valid session")
-            return false
-        case .failure(.storeUnavailable):
-            try? await outbound.close(.unexpectedServerError, reason: "the server cannot reach its data")
-            return false
-        }
-    }
-
-    /// Why a socket closes as it opens.
-    private enum OpeningFailure: Error {
-        case signedOut, storeUnavailable
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import HummingbirdWebSocket
 import Logging
 import Prometheus
 import ServiceLifecycle
@@ -48,8 +47,6 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
     public let configuration: SyncServerConfiguration
     let logger: Logger
     let hub: PushHub
-    /// Cuts off push sockets whose writes wait longer than the slow-reader timeout.
-    let slowWrites: SlowWriteWatch
     let metrics: ServerMetrics
     /// What every push socket's writer shares.
     let pushWriting: PushWriting
@@ -71,10 +68,9 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
         self.logger = logger
         metrics = ServerMetrics(registry: registry)
         hub = PushHub(maximumSocketsPerPrincipal: configuration.maximumSocketsPerPrincipal, metrics: metrics)
-        slowWrites = SlowWriteWatch(timeout: configuration.slowReaderTimeout)
         pushWriting = PushWriting(
-            maximumPushBytes: configuration.maximumPushBytes, slowWrites: slowWrites, metrics: metrics, logger: logger,
-            isAccepting: { [hub] in hub.isAccepting }
+            maximumPushBytes: configuration.maximumPushBytes, slowReaderTimeout: configuration.slowReaderTimeout, metrics: metrics,
+            logger: logger
         )
         store.observeCommits { [hub] changes in hub.publish(changes) }
     }

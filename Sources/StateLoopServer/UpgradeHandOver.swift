@@ -1,12 +1,12 @@
 import Synchronization
 
-/// What a push route's upgrade decision found (the principal and the key), handed to the
-/// socket the upgrade opens.
+/// A value handed from one step of a push upgrade to the next: what a push route granted (the
+/// principal and the key) to the socket it opens, and the upgrade's decision from NIO's check
+/// to the pipeline's change or the refusal's answer.
 ///
-/// Hummingbird decides an upgrade in a task of its own and opens the socket in the
-/// connection's task, with the same request context: this box, which the context holds, is how
-/// the one hands its findings to the other, so the socket does not look its principal up again
-/// before it registers.
+/// The steps run at different times on different tasks and threads, with nothing else to carry
+/// a value between them: the request context (for the route) and the connection's setup (for
+/// the decision) each hold one of these boxes.
 final class UpgradeHandOver: Sendable {
     private let found = Mutex<(any Sendable)?>(nil)
 

@@ -83,6 +83,33 @@ struct PushTests {
         }
     }
 
+    @Test("a refused upgrade is answered with its own status and JSON error, then closed: 401, 404, 429 with Retry-After")
+    func refusedUpgradeSaysWhy() async throws {
+        let configuration = SyncServerConfiguration(maximumSocketsPerPrincipal: 1)
+        try await withNotesServer(configuration: configuration) { server, client in
+            func upgrade(_ path: String, as user: String?) async throws -> String {
+                let connection = try RawConnection(port: client.port)
+                let token = user.map { "Authorization: Bearer t-\($0)\r\n" } ?? ""
+                _ = connection.send(Array((
+                    "GET /\(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\(token)\r\n"
+                ).utf8))
+                let (text, closed) = await connection.readUntilClosed(within: .seconds(5))
+                #expect(closed, "the refused upgrade left its connection open: \(text)")
+                return text
+            }
+            let anonymous = try await upgrade("board/push", as: nil)
+            #expect(anonymous.hasPrefix("HTTP/1.1 401") && anonymous.contains(#""error":"unauthorized""#), "\(anonymous)")
+            let hidden = try await upgrade("me/notes/push", as: "eve")
+            #expect(hidden.hasPrefix("HTTP/1.1 404") && hidden.contains(#""error":"notFound""#), "\(hidden)")
+            let first = PushReader(port: client.port, path: "board/push", as: "bob")
+            #expect(await eventually(within: .seconds(10)) { server.openSockets == 1 })
+            let second = try await upgrade("board/push", as: "bob")
+            #expect(second.hasPrefix("HTTP/1.1 429") && second.lowercased().contains("retry-after: 5"), "\(second)")
+            first.cancel()
+        }
+    }
+
     @Test("closing a principal's sockets (a sign-out) ends them; others stay")
     func closeSocketsOfPrincipal() async throws {
         try await withNotesServer { server, client in
