@@ -52,6 +52,7 @@ func withRunning<Access: AccessPolicy>(
 /// group (to stop it) and the task that runs it (done once it stopped).
 func startRunning<Access: AccessPolicy>(
     _ server: SyncServer<Access>, requestHeadTimeout: Duration = .seconds(10), maximumGracefulShutdown: Duration = .seconds(5),
+    applicationOnly: Bool = false,
     additionalChannelHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] },
     middleware: (Router<SyncRequestContext>) -> Void = { _ in }, routes: (Router<SyncRequestContext>) -> Void = { _ in }
 ) async throws -> (port: Int, services: ServiceGroup, running: Task<Void, any Error>) {
@@ -64,7 +65,9 @@ func startRunning<Access: AccessPolicy>(
     ) { channel in
         readyContinuation.yield(channel.localAddress?.port ?? 0)
     }
-    var group = ServiceGroupConfiguration(services: [application, server], logger: logger)
+    // `applicationOnly`: as an app that left the sync server out of its service group.
+    let members: [any Service] = applicationOnly ? [application] : [application, server]
+    var group = ServiceGroupConfiguration(services: members, logger: logger)
     group.maximumGracefulShutdownDuration = maximumGracefulShutdown
     let services = ServiceGroup(configuration: group)
     let running = Task { try await services.run() }

@@ -156,6 +156,21 @@ struct PushTests {
         #expect(closed?.closeCode == .goingAway)
     }
 
+    @Test("an application stopped without the sync server's own shutdown still closes its push sockets with 'going away', and stops in time")
+    func quiesceClosesSockets() async throws {
+        let server = SyncServer(store: try SQLiteStore(), access: Notes.Rules())
+        Notes.declare(on: server)
+        _ = try await server.update { try $0.write(1, to: Notes.board, "main") }
+        let (port, services, running) = try await startRunning(server, maximumGracefulShutdown: .seconds(30), applicationOnly: true)
+        let reader = PushReader(port: port, path: "board/push", as: "ann")
+        #expect(await eventually(within: .seconds(10)) { reader.values(Int.self).count == 1 })
+        let stopping = ContinuousClock.now
+        await services.triggerGracefulShutdown()
+        #expect(try await reader.closeFrame()?.closeCode == .goingAway)
+        _ = try? await running.value
+        #expect(ContinuousClock.now - stopping < .seconds(5), "stopped after \(ContinuousClock.now - stopping)")
+    }
+
     @Test("a socket that does not read is closed after the timeout; meanwhile its outbox keeps the newest value")
     func slowReaderClosed() async throws {
         let configuration = SyncServerConfiguration(slowReaderTimeout: .milliseconds(300))
