@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "StateLoopLogging", targets: ["StateLoopLogging"]),
         .library(name: "StateLoopJournal", targets: ["StateLoopJournal"]),
         .library(name: "StateLoopServer", targets: ["StateLoopServer"]),
+        .library(name: "StateLoopServerPostgres", targets: ["StateLoopServerPostgres"]),
         // The demo app's parts, as products so that the benchmarks package can load the server
         // with simulated clients.
         .library(name: "NightrideModel", targets: ["NightrideModel"]),
@@ -39,6 +40,7 @@ let package = Package(
         // NIOCore, for the Nightride server's connection tracker (Hummingbird's own dependency).
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.24.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
     ],
@@ -105,6 +107,18 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
             ]
         ),
+        // The PostgreSQL store: a product of its own, so that a SQLite server never builds
+        // postgres-nio.
+        .target(
+            name: "StateLoopServerPostgres",
+            dependencies: [
+                "StateLoopServer",
+                "StateLoopWire",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The server tests' app, shared with the process the crash test kills.
         .target(
             name: "ServerTestApp",
@@ -124,6 +138,7 @@ let package = Package(
             name: "StateLoopServerTests",
             dependencies: [
                 "StateLoopServer",
+                "StateLoopServerPostgres",
                 "ServerTestApp",
                 "sync-server-crash-child",
                 "StateLoopSync",

@@ -169,7 +169,7 @@ public final class NightrideServer: Sendable {
         closeAllSockets()
         await services.triggerGracefulShutdown()
         _ = try? await running.task?.value
-        connections.closeAll()
+        await connections.closeAll()
         logger.info("nightride stopped")
     }
 

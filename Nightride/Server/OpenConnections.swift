@@ -16,14 +16,18 @@ final class OpenConnections: Sendable {
         Tracker(connections: self)
     }
 
-    /// Closes every connection still open.
-    func closeAll() {
+    /// Closes every connection still open, and returns once each is closed: its handlers have
+    /// seen it end (a push socket has left the sync server's count).
+    func closeAll() async {
         let open = channels.withLock { channels in
             defer { channels = [:] }
             return Array(channels.values)
         }
         for channel in open {
             channel.close(promise: nil)
+        }
+        for channel in open {
+            try? await channel.closeFuture.get()
         }
     }
 

@@ -79,14 +79,14 @@ public final class SQLiteStore: ServerStore {
         _ = try prepare(pool)
         return try pool.write { db in
             let old = try UInt64.fetchOne(db, sql: "SELECT value FROM stateloop_meta WHERE key = 'epoch'") ?? 0
-            let epoch = max(old + 1, Self.millisecondsNow())
+            let epoch = max(old + 1, StoreClock.millisecondsNow())
             try db.execute(sql: "UPDATE stateloop_meta SET value = ? WHERE key = 'epoch'", arguments: [Int64(epoch)])
             try db.execute(
                 sql: """
                     INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, epoch, counter, json)
                     SELECT 0, ?, resource, id, ?, counter, json FROM stateloop_values ORDER BY resource, id
                     """,
-                arguments: [Self.microseconds(now), Int64(epoch)]
+                arguments: [StoreClock.microseconds(now), Int64(epoch)]
             )
             try db.execute(sql: "UPDATE stateloop_changes SET commit_seq = (SELECT min(seq) FROM stateloop_changes WHERE commit_seq = 0) WHERE commit_seq = 0")
             return epoch
@@ -190,7 +190,7 @@ public final class SQLiteStore: ServerStore {
                 return StoredChange(
                     sequence: UInt64(row["seq"] as Int64),
                     commit: UInt64(row["commit_seq"] as Int64),
-                    time: SQLiteStore.date(microseconds: row["committed_at"]),
+                    time: StoreClock.date(microseconds: row["committed_at"]),
                     value: StoredValue(
                         key: ResourceKey(resource: row["resource"], id: row["id"]),
                         version: Version(epoch: UInt64(row["epoch"] as Int64), counter: UInt64(row["counter"] as Int64)), json: row["json"]
@@ -216,7 +216,7 @@ public final class SQLiteStore: ServerStore {
         try await writer.write { db in
             try db.execute(
                 sql: "DELETE FROM stateloop_changes WHERE committed_at < ? AND seq < (SELECT max(seq) FROM stateloop_changes)",
-                arguments: [Self.microseconds(cutoff)]
+                arguments: [StoreClock.microseconds(cutoff)]
             )
             return db.changesCount
         }
@@ -245,7 +245,7 @@ public final class SQLiteStore: ServerStore {
                     scope TEXT NOT NULL, client TEXT NOT NULL, last_sequence INTEGER NOT NULL, last_seen INTEGER NOT NULL,
                     PRIMARY KEY (scope, client)) WITHOUT ROWID;
                 """)
-            try db.execute(sql: "INSERT INTO stateloop_meta (key, value) VALUES ('epoch', ?)", arguments: [Int64(epoch ?? millisecondsNow())])
+            try db.execute(sql: "INSERT INTO stateloop_meta (key, value) VALUES ('epoch', ?)", arguments: [Int64(epoch ?? StoreClock.millisecondsNow())])
         }
         migrator.registerMigration("stateloop-server-2: change feed") { db in
             // A rowid is one more than the largest in the table, and pruning never deletes the
@@ -263,20 +263,5 @@ public final class SQLiteStore: ServerStore {
         return try writer.read { db in
             try UInt64.fetchOne(db, sql: "SELECT value FROM stateloop_meta WHERE key = 'epoch'") ?? 1
         }
-    }
-
-    /// Milliseconds since 1970: a new epoch is later than any earlier one, even one started in
-    /// the same second.
-    static func millisecondsNow() -> UInt64 {
-        UInt64(max(1, Date().timeIntervalSince1970 * 1_000))
-    }
-
-    /// A feed time as stored: microseconds since 1970.
-    static func microseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
-    }
-
-    static func date(microseconds: Int64) -> Date {
-        Date(timeIntervalSince1970: Double(microseconds) / 1_000_000)
     }
 }

@@ -9,12 +9,7 @@ final class SQLiteTransaction: StoreTransaction {
     let epoch: UInt64
     var cause: ChangeCause?
     private let now: @Sendable () -> Date
-    private var written: [ResourceKey: StoredValue] = [:]
-    private var writeOrder: [ResourceKey] = []
-    private var progress: [ClientProgress] = []
-    /// The commit's time and the feed positions of its first and last entries, from its first
-    /// write on.
-    private var feed: (time: Date, commit: Int64, last: Int64)?
+    private var changes = TransactionChanges()
 
     init(db: Database, epoch: UInt64, now: @escaping @Sendable () -> Date = { Date() }) {
         self.db = db
@@ -23,10 +18,7 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     var committedChanges: CommittedChanges {
-        CommittedChanges(
-            values: writeOrder.compactMap { written[$0] }, progress: progress, time: feed?.time ?? now(), cause: cause,
-            feed: feed.map { UInt64($0.commit)...UInt64($0.last) }
-        )
+        changes.committed(cause: cause, now: now)
     }
 
     func value(of key: ResourceKey) throws -> StoredValue? {
@@ -76,27 +68,23 @@ final class SQLiteTransaction: StoreTransaction {
         ) ?? 1
         let version = Version(epoch: epoch, counter: UInt64(counter))
         try appendToFeed(json, key: key, counter: counter)
-        if written[key] == nil { writeOrder.append(key) }
-        written[key] = StoredValue(key: key, version: version, json: json)
+        changes.wrote(StoredValue(key: key, version: version, json: json))
         return version
     }
 
     /// Keeps the write in the change feed; the commit's entries share the position of its first.
     private func appendToFeed(_ json: Data, key: ResourceKey, counter: Int64) throws {
-        let time = feed?.time ?? now()
+        let time = changes.feed?.time ?? now()
         try db.cachedStatement(
             sql: """
                 INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, epoch, counter, json, scope, mutation)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
-        ).execute(arguments: [feed?.commit ?? 0, SQLiteStore.microseconds(time), key.resource, key.id, Int64(epoch), counter, json,
+        ).execute(arguments: [changes.feed?.commit ?? 0, StoreClock.microseconds(time), key.resource, key.id, Int64(epoch), counter, json,
                               cause?.scope, cause?.mutation.rawValue])
         let sequence = db.lastInsertedRowID
-        if let current = feed {
-            feed = (current.time, current.commit, sequence)
-        } else {
+        if changes.fed(at: sequence, time: time) {
             try db.cachedStatement(sql: "UPDATE stateloop_changes SET commit_seq = seq WHERE seq = ?").execute(arguments: [sequence])
-            feed = (time, sequence, sequence)
         }
     }
 
@@ -135,12 +123,11 @@ final class SQLiteTransaction: StoreTransaction {
                 ON CONFLICT (scope, client) DO UPDATE
                 SET last_sequence = max(last_sequence, excluded.last_sequence), last_seen = excluded.last_seen
                 """
-        ).execute(arguments: [scope, client.rawValue, Int64(bitPattern: sequence), Int64(SQLiteStore.millisecondsNow())])
+        ).execute(arguments: [scope, client.rawValue, Int64(bitPattern: sequence), Int64(StoreClock.millisecondsNow())])
         try db.cachedStatement(
             sql: "DELETE FROM stateloop_answers WHERE scope = ? AND client = ? AND sequence < ?"
         ).execute(arguments: [scope, client.rawValue, Int64(bitPattern: sequence)])
         let newest = try lastMutationID(of: client, scope: scope) ?? sequence
-        progress.removeAll { $0.scope == scope && $0.client == client }
-        progress.append(ClientProgress(scope: scope, client: client, lastMutationID: newest))
+        changes.progressed(ClientProgress(scope: scope, client: client, lastMutationID: newest))
     }
 }

@@ -1,0 +1,264 @@
+import Foundation
+import Logging
+import NIOPosix
+import PostgresNIO
+import StateLoopServer
+import StateLoopWire
+import Synchronization
+
+/// A ``StateLoopServer/ServerStore`` on PostgreSQL (postgres-nio), for a backend that outgrows one
+/// process: the same guarantees as the SQLite store, in a database several server instances can
+/// share.
+///
+/// ```swift
+/// let store = try await PostgresStore(url: "postgres://app@127.0.0.1:5432/app")
+/// let server = SyncServer(store: store, access: Rules())
+/// ```
+///
+/// - **Schema.** Created and migrated when the store opens (versioned, idempotent, under an
+///   advisory lock, so instances starting together do not race).
+/// - **Writes.** One at a time per store, on a connection of its own, in a `READ COMMITTED`
+///   transaction: each key's counter is raised by an upsert that holds the key's row until the
+///   commit, so writers of one key on any instance get its versions one after another; a
+///   mutation id takes an advisory lock before its remembered answer is read, so the same
+///   mutation sent to two instances at once runs once. Commit observers run on the store's
+///   writer thread after each commit, in commit order.
+/// - **Reads.** On pooled connections (`PostgresClient`), each in one `REPEATABLE READ`
+///   snapshot.
+///
+/// Threading: a transaction's synchronous body runs on a dispatch queue of the store's own, which
+/// waits for each statement (``BlockingConnection``); never on the cooperative pool.
+public final class PostgresStore: ServerStore {
+    /// The epoch stored in the database: the same for every instance and every restart.
+    public let epoch: UInt64
+    private let client: PostgresClient
+    private let running: Task<Void, Never>
+    private let connection: PostgresConnection.Configuration
+    private let logger: Logger
+    private let now: @Sendable () -> Date
+    /// One write at a time, in the order they were asked for.
+    private let writes = DispatchQueue(label: "StateLoopServer.PostgresStore.writes")
+    /// Reads beside writes and beside each other.
+    private let reads = DispatchQueue(label: "StateLoopServer.PostgresStore.reads", attributes: .concurrent)
+    /// The writer's own connection, opened on the first write and again after it broke; used on
+    /// `writes` only.
+    private let writer = Mutex<PostgresConnection?>(nil)
+    private let observers = Mutex<[@Sendable (CommittedChanges) -> Void]>([])
+
+    /// Opens the store at `url` (`postgres://user[:password]@host[:port]/database`, no TLS),
+    /// creating or migrating its tables and, on first use, its epoch.
+    ///
+    /// - Parameters:
+    ///   - maximumConnections: The most pooled connections for reads (the writer has its own).
+    ///   - now: The clock that times commits in the change feed.
+    /// - Throws: ``BadURL`` for a URL it cannot read; postgres-nio's errors when the database
+    ///   cannot be reached or refuses.
+    public init(
+        url: String, maximumConnections: Int = 8, now: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger = Logger(label: "stateloop.postgres")
+    ) async throws {
+        guard let parts = URLComponents(string: url), parts.scheme == "postgres" || parts.scheme == "postgresql",
+              let host = parts.host, let user = parts.user, parts.path.count > 1
+        else { throw BadURL(url: url) }
+        let (port, password, database) = (parts.port ?? 5432, parts.password, String(parts.path.dropFirst()))
+        var pooled = PostgresClient.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+        pooled.options.maximumConnections = maximumConnections
+        pooled.options.connectTimeout = .seconds(5)
+        connection = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+        client = PostgresClient(configuration: pooled, backgroundLogger: logger)
+        running = Task { [client] in await client.run() }
+        self.logger = logger
+        self.now = now
+        do {
+            epoch = try await PostgresSchema.prepare(client, logger: logger)
+        } catch {
+            running.cancel()
+            throw error
+        }
+    }
+
+    deinit {
+        running.cancel()
+        if let writer = writer.withLock({ $0 }) {
+            Task { try? await writer.close() }
+        }
+    }
+
+    /// A URL that is not `postgres://user@host[:port]/database`.
+    public struct BadURL: Error, CustomStringConvertible {
+        /// The URL given.
+        public let url: String
+
+        public var description: String {
+            "'\(url)' is not a PostgreSQL URL: write postgres://user[:password]@host[:port]/database"
+        }
+    }
+
+    /// Runs `body` in one transaction on the writer's connection; observers are told, in
+    /// commit order, before the next write starts.
+    public func write<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result {
+        try await withoutActuallyEscaping(body) { body in
+            try await Self.run(on: writes) { [self] in
+                let connection = try writerConnection()
+                let transaction = PostgresTransaction(connection: connection, epoch: epoch, now: now)
+                let result: Result
+                do {
+                    try connection.execute("BEGIN")
+                    result = try body(transaction)
+                    try connection.execute("COMMIT")
+                } catch {
+                    rollBack(connection)
+                    throw error
+                }
+                let changes = transaction.committedChanges
+                if !changes.isEmpty {
+                    for observer in observers.withLock({ $0 }) { observer(changes) }
+                }
+                return result
+            }
+        }
+    }
+
+    /// Runs `body` in one read-only `REPEATABLE READ` transaction on a pooled connection.
+    public func read<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result {
+        try await client.withConnection { [reads, logger, epoch, now] connection in
+            try await withoutActuallyEscaping(body) { body in
+                try await Self.run(on: reads) {
+                    let blocking = BlockingConnection(connection: connection, logger: logger)
+                    try blocking.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    defer { try? blocking.execute("COMMIT") }
+                    return try body(PostgresTransaction(connection: blocking, epoch: epoch, now: now))
+                }
+            }
+        }
+    }
+
+    /// Reads the value and the client's progress in one `REPEATABLE READ` snapshot.
+    public func read(_ key: ResourceKey, lastMutationIDOf client: ClientID?, scope: String) async throws -> (value: StoredValue?, lastMutationID: UInt64?) {
+        try await self.client.withTransaction(logger: logger) { [epoch, logger] connection in
+            try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            var value: StoredValue?
+            let rows = try await connection.query(
+                "SELECT counter, json FROM stateloop_values WHERE resource = \(key.resource) AND id = \(key.id)", logger: logger
+            )
+            for try await (counter, json) in rows.decode((Int64, Data).self) {
+                value = StoredValue(key: key, version: Version(epoch: epoch, counter: UInt64(counter)), json: json)
+            }
+            var lastMutationID: UInt64?
+            if let client {
+                let progress = try await connection.query(
+                    "SELECT last_sequence FROM stateloop_clients WHERE scope = \(scope) AND client = \(client.rawValue)", logger: logger
+                )
+                for try await sequence in progress.decode(Int64.self) { lastMutationID = UInt64(bitPattern: sequence) }
+            }
+            return (value, lastMutationID)
+        }
+    }
+
+    /// Forgets the clients that processed no mutation since `cutoff`, with their last answers.
+    public func forgetClients(idleSince cutoff: Date) async throws -> Int {
+        let milliseconds = Int64(max(0, cutoff.timeIntervalSince1970 * 1_000))
+        return try await client.withTransaction(logger: logger) { [logger] connection in
+            try await connection.query("""
+                DELETE FROM stateloop_answers a USING stateloop_clients c
+                WHERE a.scope = c.scope AND a.client = c.client AND c.last_seen < \(milliseconds)
+                """, logger: logger)
+            let rows = try await connection.query(
+                "DELETE FROM stateloop_clients WHERE last_seen < \(milliseconds) RETURNING 1", logger: logger
+            )
+            return try await rows.collect().count
+        }
+    }
+
+    /// Reads up to `limit` entries of the change feed after the position `sequence`.
+    public func changes(after sequence: UInt64, limit: Int) async throws -> [StoredChange] {
+        let rows = try await client.query("""
+            SELECT seq, commit_seq, committed_at, resource, id, epoch, counter, json, scope, mutation
+            FROM stateloop_changes WHERE seq > \(Int64(clamping: sequence)) ORDER BY seq LIMIT \(max(0, limit))
+            """, logger: logger)
+        var changes: [StoredChange] = []
+        for try await row in rows {
+            let (seq, commit, time, resource, id, epoch, counter, json, scope, mutation) = try row.decode(
+                (Int64, Int64, Int64, String, String, Int64, Int64, Data, String?, String?).self
+            )
+            changes.append(StoredChange(
+                sequence: UInt64(seq), commit: UInt64(commit), time: StoreClock.date(microseconds: time),
+                value: StoredValue(
+                    key: ResourceKey(resource: resource, id: id), version: Version(epoch: UInt64(epoch), counter: UInt64(counter)), json: json
+                ),
+                cause: scope.flatMap { scope in mutation.map { ChangeCause(scope: scope, mutation: MutationID(rawValue: $0)) } }
+            ))
+        }
+        return changes
+    }
+
+    /// Deletes the feed's entries committed before `cutoff`, except the newest entry.
+    public func forgetChanges(committedBefore cutoff: Date) async throws -> Int {
+        let rows = try await client.query("""
+            DELETE FROM stateloop_changes
+            WHERE committed_at < \(StoreClock.microseconds(cutoff)) AND seq < (SELECT max(seq) FROM stateloop_changes)
+            RETURNING 1
+            """, logger: logger)
+        return try await rows.collect().count
+    }
+
+    /// Adds an observer of every later commit made through this store.
+    public func observeCommits(_ observer: @escaping @Sendable (CommittedChanges) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    /// The writer's connection, opened if there is none. On `writes` only.
+    private func writerConnection() throws -> BlockingConnection {
+        if let open = writer.withLock({ $0 }), !open.isClosed {
+            return BlockingConnection(connection: open, logger: logger)
+        }
+        let (configuration, logger) = (connection, logger)
+        let opened = try BlockingConnection.wait {
+            try await PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 0, logger: logger
+            )
+        }
+        writer.withLock { $0 = opened }
+        return BlockingConnection(connection: opened, logger: logger)
+    }
+
+    /// Ends a failed transaction; a connection that cannot even roll back is dropped, and the
+    /// next write opens another.
+    private func rollBack(_ connection: BlockingConnection) {
+        do {
+            try connection.execute("ROLLBACK")
+        } catch {
+            writer.withLock { $0 = nil }
+            Task { try? await connection.connection.close() }
+        }
+    }
+
+    /// Runs `work` on `queue` and waits for it without holding a thread of the cooperative pool.
+    ///
+    /// `work` reaches the queue through a box it is taken out of before the waiting task
+    /// resumes: the callers pass a transaction body through `withoutActuallyEscaping`, which
+    /// traps if anything (the dispatched block, still finishing) holds it by then.
+    private static func run<Value: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        let box = WorkBox(work)
+        return try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                let result = Result { try box.take()() }
+                continuation.resume(with: result)
+            }
+        }
+    }
+}
+
+/// The work of ``PostgresStore/run(on:_:)``, held until the queue takes it.
+private final class WorkBox<Value: Sendable>: Sendable {
+    private let work: Mutex<(@Sendable () throws -> Value)?>
+
+    init(_ work: @escaping @Sendable () throws -> Value) {
+        self.work = Mutex(work)
+    }
+
+    /// The work, no longer held here.
+    func take() -> @Sendable () throws -> Value {
+        work.withLock { $0.take() }!
+    }
+}

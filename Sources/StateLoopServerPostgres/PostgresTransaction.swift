@@ -1,0 +1,139 @@
+import Foundation
+import PostgresNIO
+import StateLoopServer
+import StateLoopWire
+
+/// One transaction of a ``PostgresStore``, which records what it changed for the change feed.
+/// Used only on the store's own threads, inside the transaction (see ``BlockingConnection``).
+final class PostgresTransaction: StoreTransaction {
+    let epoch: UInt64
+    var cause: ChangeCause?
+    private let connection: BlockingConnection
+    private let now: @Sendable () -> Date
+    private var changes = TransactionChanges()
+
+    init(connection: BlockingConnection, epoch: UInt64, now: @escaping @Sendable () -> Date) {
+        self.connection = connection
+        self.epoch = epoch
+        self.now = now
+    }
+
+    var committedChanges: CommittedChanges {
+        changes.committed(cause: cause, now: now)
+    }
+
+    func value(of key: ResourceKey) throws -> StoredValue? {
+        let rows = try connection.rows("SELECT counter, json FROM stateloop_values WHERE resource = \(key.resource) AND id = \(key.id)")
+        return try rows.first.map { row in
+            let (counter, json) = try row.decode((Int64, Data).self)
+            return StoredValue(key: key, version: Version(epoch: epoch, counter: UInt64(counter)), json: json)
+        }
+    }
+
+    func values(of resource: String, prefix: String, after cursor: String?, limit: Int, descending: Bool) throws -> [StoredValue] {
+        // The ids from `prefix` up to `prefix` followed by the highest scalar, in byte order
+        // (the column's collation is "C"), as the SQLite store reads them.
+        let end = prefix + "\u{10FFFF}"
+        let limit = max(0, limit)
+        let rows: [PostgresRow] = switch (cursor, descending) {
+        case (nil, false):
+            try connection.rows("""
+                SELECT id, counter, json FROM stateloop_values WHERE resource = \(resource) AND id >= \(prefix) AND id < \(end)
+                ORDER BY id ASC LIMIT \(limit)
+                """)
+        case (nil, true):
+            try connection.rows("""
+                SELECT id, counter, json FROM stateloop_values WHERE resource = \(resource) AND id >= \(prefix) AND id < \(end)
+                ORDER BY id DESC LIMIT \(limit)
+                """)
+        case (let cursor?, false):
+            try connection.rows("""
+                SELECT id, counter, json FROM stateloop_values WHERE resource = \(resource) AND id >= \(prefix) AND id < \(end)
+                AND id > \(cursor) ORDER BY id ASC LIMIT \(limit)
+                """)
+        case (let cursor?, true):
+            try connection.rows("""
+                SELECT id, counter, json FROM stateloop_values WHERE resource = \(resource) AND id >= \(prefix) AND id < \(end)
+                AND id < \(cursor) ORDER BY id DESC LIMIT \(limit)
+                """)
+        }
+        return try rows.map { row in
+            let (id, counter, json) = try row.decode((String, Int64, Data).self)
+            return StoredValue(key: ResourceKey(resource: resource, id: id), version: Version(epoch: epoch, counter: UInt64(counter)), json: json)
+        }
+    }
+
+    func write(_ json: Data, to key: ResourceKey) throws -> Version {
+        // The upsert takes the key's row lock until the commit: writers of one key, on any
+        // instance, get its counters one after another.
+        let rows = try connection.rows("""
+            INSERT INTO stateloop_values (resource, id, counter, json) VALUES (\(key.resource), \(key.id), 1, \(json))
+            ON CONFLICT (resource, id) DO UPDATE SET counter = stateloop_values.counter + 1, json = excluded.json
+            RETURNING counter
+            """)
+        let counter = try rows.first?.decode(Int64.self) ?? 1
+        let version = Version(epoch: epoch, counter: UInt64(counter))
+        try appendToFeed(json, key: key, counter: counter)
+        changes.wrote(StoredValue(key: key, version: version, json: json))
+        return version
+    }
+
+    /// Keeps the write in the change feed; the commit's entries share the position of its first.
+    private func appendToFeed(_ json: Data, key: ResourceKey, counter: Int64) throws {
+        let time = changes.feed?.time ?? now()
+        let microseconds = StoreClock.microseconds(time)
+        let (scope, mutation) = (cause?.scope, cause?.mutation.rawValue)
+        let rows = try connection.rows("""
+            INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, epoch, counter, json, scope, mutation)
+            VALUES (\(changes.feed?.commit ?? 0), \(microseconds), \(key.resource), \(key.id), \(Int64(epoch)), \(counter), \(json), \(scope), \(mutation))
+            RETURNING seq
+            """)
+        let sequence = try rows.first?.decode(Int64.self) ?? 0
+        if changes.fed(at: sequence, time: time) {
+            try connection.execute("UPDATE stateloop_changes SET commit_seq = seq WHERE seq = \(sequence)")
+        }
+    }
+
+    func answer(to mutation: String, scope: String) throws -> RememberedAnswer? {
+        // Two instances may get the same mutation at once (a client's retry): the second waits
+        // here for the first's commit, then reads its answer (read committed reads what was
+        // committed before each statement), so the mutation is applied once.
+        try connection.execute("SELECT pg_advisory_xact_lock(hashtext(\(scope)), hashtext(\(mutation)))")
+        let rows = try connection.rows("SELECT fingerprint, status, body FROM stateloop_answers WHERE scope = \(scope) AND mutation = \(mutation)")
+        return try rows.first.map { row in
+            let (fingerprint, status, body) = try row.decode((Int64, Int32, Data).self)
+            return RememberedAnswer(fingerprint: UInt64(bitPattern: fingerprint), status: Int(status), body: body)
+        }
+    }
+
+    func remember(_ answer: RememberedAnswer, to mutation: String, scope: String, client: ClientID?, sequence: UInt64?) throws {
+        let (fingerprint, status) = (Int64(bitPattern: answer.fingerprint), Int32(answer.status))
+        let (clientID, number) = (client?.rawValue, sequence.map { Int64(bitPattern: $0) })
+        try connection.execute("""
+            INSERT INTO stateloop_answers (scope, mutation, client, sequence, fingerprint, status, body)
+            VALUES (\(scope), \(mutation), \(clientID), \(number), \(fingerprint), \(status), \(answer.body))
+            ON CONFLICT (scope, mutation) DO UPDATE SET client = excluded.client, sequence = excluded.sequence,
+                fingerprint = excluded.fingerprint, status = excluded.status, body = excluded.body
+            """)
+    }
+
+    func lastMutationID(of client: ClientID, scope: String) throws -> UInt64? {
+        let rows = try connection.rows("SELECT last_sequence FROM stateloop_clients WHERE scope = \(scope) AND client = \(client.rawValue)")
+        return try rows.first.map { UInt64(bitPattern: try $0.decode(Int64.self)) }
+    }
+
+    func setLastMutationID(_ sequence: UInt64, of client: ClientID, scope: String) throws {
+        let (number, seen) = (Int64(bitPattern: sequence), Int64(StoreClock.millisecondsNow()))
+        let rows = try connection.rows("""
+            INSERT INTO stateloop_clients (scope, client, last_sequence, last_seen) VALUES (\(scope), \(client.rawValue), \(number), \(seen))
+            ON CONFLICT (scope, client) DO UPDATE
+            SET last_sequence = greatest(stateloop_clients.last_sequence, excluded.last_sequence), last_seen = excluded.last_seen
+            RETURNING last_sequence
+            """)
+        try connection.execute("""
+            DELETE FROM stateloop_answers WHERE scope = \(scope) AND client = \(client.rawValue) AND sequence < \(number)
+            """)
+        let newest = try rows.first.map { UInt64(bitPattern: try $0.decode(Int64.self)) } ?? sequence
+        changes.progressed(ClientProgress(scope: scope, client: client, lastMutationID: newest))
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+
+/// A PostgreSQL server of the tests' own: a new cluster in a temporary folder, listening on
+/// 127.0.0.1 and a free port, tuned for speed over durability (no fsync), stopped and deleted by
+/// ``stop()``. Started from Debian's `postgresql` binaries (`.ci/run` installs them); nothing
+/// depends on a server started by hand.
+///
+/// `initdb` and `pg_ctl` refuse to run as root: as root (CI, a container) they run as the
+/// `postgres` user the package creates, through `runuser`; anyone else runs them as themselves.
+/// Every command is spawned with none of the test process's descriptors (`spawnAndWait`): the
+/// server outlives the command that starts it, and must not hold another test's sockets or
+/// pipes. The steps block, so they run on a thread of their own, off the cooperative pool.
+public final class ThrowawayPostgres: Sendable {
+    /// The superuser the cluster is made with (trust authentication: no password).
+    public let user = "stateloop"
+    /// The loopback port it listens on.
+    public let port: Int
+    /// The temporary folder holding the cluster, its log and its socket.
+    public let folder: URL
+
+    /// Where Debian puts the server's binaries (`/usr/lib/postgresql/<version>/bin`, the newest
+    /// version installed); `STATELOOP_PG_BIN` overrides it.
+    public static var binaries: String {
+        if let chosen = ProcessInfo.processInfo.environment["STATELOOP_PG_BIN"] { return chosen }
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init)
+        return "\(root)/\(versions.max() ?? 15)/bin"
+    }
+
+    /// Whether the binaries are installed, so that a test can say why it cannot run.
+    public static var isAvailable: Bool {
+        FileManager.default.isExecutableFile(atPath: binaries + "/initdb")
+    }
+
+    /// Makes, starts and waits for a new cluster (about a second).
+    ///
+    /// - Throws: ``SpawnFailure`` naming the step that failed and what it printed.
+    public static func start() async throws -> ThrowawayPostgres {
+        try await offThePool { try ThrowawayPostgres() }
+    }
+
+    private init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("stateloop-pg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        port = try Self.freePort()
+        if getuid() == 0 {
+            // The postgres user must own the folder (the temporary folder above it is open to all).
+            try run("/bin/chown", ["-R", "postgres:postgres", folder.path], asPostgres: false)
+        }
+        let data = folder.appendingPathComponent("data").path
+        try run(Self.binaries + "/initdb", ["-D", data, "--auth=trust", "-U", user, "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"])
+        let options = "-p \(port) -k \(folder.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
+            + "-c full_page_writes=off -c shared_buffers=16MB -c max_connections=200"
+        try run(Self.binaries + "/pg_ctl", ["-D", data, "-l", folder.appendingPathComponent("log").path, "-w", "-o", options, "start"])
+    }
+
+    /// Creates the database `name` and returns its name.
+    public func createDatabase(_ name: String) async throws -> String {
+        try await Self.offThePool { [self] in
+            try run(Self.binaries + "/createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, name])
+            return name
+        }
+    }
+
+    /// Stops the server at once (fast shutdown) and deletes its folder.
+    public func stop() async {
+        _ = try? await Self.offThePool { [self] in
+            try? run(Self.binaries + "/pg_ctl", ["-D", folder.appendingPathComponent("data").path, "-m", "fast", "-w", "stop"])
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    /// Runs `tool` with `arguments` (as the postgres user when this process is root) and waits;
+    /// throws with what it printed if it fails.
+    private func run(_ tool: String, _ arguments: [String], asPostgres: Bool = true) throws {
+        let command = asPostgres && getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", tool] + arguments : [tool] + arguments
+        let output = folder.appendingPathComponent("command-output").path
+        let status = try spawnAndWait(command, output: output, includingErrors: true)
+        guard status == 0 else {
+            let printed = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            throw SpawnFailure(description: "\(command.joined(separator: " ")) failed (\(status)): \(printed)")
+        }
+    }
+
+    /// `work`, run on a thread of its own.
+    private static func offThePool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
+    /// A port nothing listens on now: bound to port 0 on loopback, read, released.
+    private static func freePort() throws -> Int {
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw SpawnFailure(description: "socket: \(String(cString: strerror(errno)))") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+        }
+        guard bound else { throw SpawnFailure(description: "bind: \(String(cString: strerror(errno)))") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
