@@ -79,7 +79,8 @@ struct PushUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                 }
             )
             let http1 = http1
-            let upgrade = NIOTypedHTTPServerUpgradeConfiguration<Outcome>(upgraders: [upgrader]) { channel in
+            let checked = RefusingBadUpgrades(base: upgrader, decision: decision)
+            let upgrade = NIOTypedHTTPServerUpgradeConfiguration<Outcome>(upgraders: [checked]) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let operations = channel.pipeline.syncOperations
                     try operations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
@@ -135,5 +136,30 @@ struct PushUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
         } catch {
             logger.trace("could not answer a refused upgrade", metadata: ["error": "\(error)"])
         }
+    }
+}
+
+/// NIO's WebSocket upgrader, with a refusal kept before it looks at the request: an upgrade
+/// whose WebSocket headers are wrong (no key, a version other than 13) never reaches the
+/// decision, and without an answer of its own fell through to HTTP, where nothing answered it and
+/// the connection stayed open. It is answered 400 and closed instead; a request the decision
+/// sees replaces the refusal with its own.
+private struct RefusingBadUpgrades: NIOTypedHTTPServerProtocolUpgrader {
+    let base: NIOTypedWebSocketServerUpgrader<PushUpgradeChannel.Outcome>
+    let decision: UpgradeHandOver
+
+    var supportedProtocol: String { base.supportedProtocol }
+    var requiredUpgradeHeaders: [String] { base.requiredUpgradeHeaders }
+
+    func buildUpgradeResponse(
+        channel: any Channel, upgradeRequest: HTTPRequestHead, initialResponseHeaders: HTTPHeaders
+    ) -> EventLoopFuture<HTTPHeaders> {
+        let body = WireMessage.error("badUpgrade", "a push socket needs a WebSocket upgrade: Sec-WebSocket-Version 13 and a Sec-WebSocket-Key")
+        decision.keep(PushUpgradeChannel.Decision.refuse(.badRequest, body: ByteBuffer(data: body), retryAfter: nil))
+        return base.buildUpgradeResponse(channel: channel, upgradeRequest: upgradeRequest, initialResponseHeaders: initialResponseHeaders)
+    }
+
+    func upgrade(channel: any Channel, upgradeRequest: HTTPRequestHead) -> EventLoopFuture<PushUpgradeChannel.Outcome> {
+        base.upgrade(channel: channel, upgradeRequest: upgradeRequest)
     }
 }

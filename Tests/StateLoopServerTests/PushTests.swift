@@ -83,21 +83,24 @@ struct PushTests {
         }
     }
 
-    @Test("a refused upgrade is answered with its own status and JSON error, then closed: 401, 404, 429 with Retry-After")
+    @Test("a refused upgrade is answered with its own status and JSON error, then closed: 400 for bad WebSocket headers, 401, 404, 429 with Retry-After")
     func refusedUpgradeSaysWhy() async throws {
         let configuration = SyncServerConfiguration(maximumSocketsPerPrincipal: 1)
         try await withNotesServer(configuration: configuration) { server, client in
-            func upgrade(_ path: String, as user: String?) async throws -> String {
+            func upgrade(_ path: String, as user: String?, version: Int = 13) async throws -> String {
                 let connection = try RawConnection(port: client.port)
                 let token = user.map { "Authorization: Bearer t-\($0)\r\n" } ?? ""
                 _ = connection.send(Array((
                     "GET /\(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                        + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\(token)\r\n"
+                        + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: \(version)\r\n\(token)\r\n"
                 ).utf8))
                 let (text, closed) = await connection.readUntilClosed(within: .seconds(5))
                 #expect(closed, "the refused upgrade left its connection open: \(text)")
                 return text
             }
+            // Headers NIO's upgrader refuses before any route decides: it used to get no answer.
+            let badVersion = try await upgrade("board/push", as: "ann", version: 8)
+            #expect(badVersion.hasPrefix("HTTP/1.1 400") && badVersion.contains(#""error":"badUpgrade""#), "\(badVersion)")
             let anonymous = try await upgrade("board/push", as: nil)
             #expect(anonymous.hasPrefix("HTTP/1.1 401") && anonymous.contains(#""error":"unauthorized""#), "\(anonymous)")
             let hidden = try await upgrade("me/notes/push", as: "eve")
