@@ -26,6 +26,9 @@ struct ConnectionTuning: Sendable {
     let keepAliveProbes: Int32
     /// The first receive buffer's size, in bytes.
     let initialReceiveBytes: Int
+    /// How long sent data may wait for its acknowledgement before the kernel closes the
+    /// connection (Linux's `TCP_USER_TIMEOUT`), in milliseconds: the dead-peer timeout.
+    let userTimeoutMilliseconds: Int64
 
     /// Tuning that closes a vanished peer's connection about `deadPeerTimeout` after it fell
     /// silent: the first probe after half of it, three more spread over the other half.
@@ -35,6 +38,7 @@ struct ConnectionTuning: Sendable {
         keepAliveInterval = Int32(clamping: max(1, (seconds - seconds / 2) / 3))
         keepAliveProbes = 3
         self.initialReceiveBytes = initialReceiveBytes
+        userTimeoutMilliseconds = max(1_000, deadPeerTimeout.components.seconds * 1_000)
     }
 
     /// Applies the tuning to `channel`; on its event loop, before its first read.
@@ -44,6 +48,12 @@ struct ConnectionTuning: Sendable {
         try options.setOption(Self.tcp(Self.keepAliveIdleOption), value: SocketOptionValue(keepAliveIdle))
         try options.setOption(Self.tcp(Int32(TCP_KEEPINTVL)), value: SocketOptionValue(keepAliveInterval))
         try options.setOption(Self.tcp(Int32(TCP_KEEPCNT)), value: SocketOptionValue(keepAliveProbes))
+        #if os(Linux)
+        // Keepalive probes go out only while nothing sent waits for its acknowledgement: a peer
+        // that vanished just after a push would otherwise be held by the retransmissions, for
+        // about 15 minutes. This bounds how long sent data may go unacknowledged.
+        try options.setOption(Self.tcp(Int32(TCP_USER_TIMEOUT)), value: SocketOptionValue(clamping: userTimeoutMilliseconds))
+        #endif
         try options.setOption(
             ChannelOptions.recvAllocator,
             value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: initialReceiveBytes, maximum: 65_536)

@@ -72,6 +72,8 @@ struct PushOutbox: Sendable {
             return .write(entry)
         }
         if isClosed {
+            // `.finish` is said once; a writer asking again has nothing to do.
+            guard !isFinished else { return .pause }
             isFinished = true
             return .finish
         }

@@ -37,16 +37,15 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
             let pong = WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)
             context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
         case .connectionClose:
-            if writer.sentClose {
+            writer.clientHasLeft()
+            if writer.noteCloseSent() {
                 // The client answered the server's close: the handshake is done.
                 context.close(promise: nil)
             } else {
-                // The client leaves: answer with its code, then close.
+                // The client leaves: answer with its code (a code it may send), then close.
                 var data = frame.unmaskedData
-                let code = data.readWebSocketErrorCode() ?? .normalClosure
                 var answer = context.channel.allocator.buffer(capacity: 2)
-                answer.write(webSocketErrorCode: code)
-                writer.clientHasLeft()
+                answer.write(webSocketErrorCode: Self.answer(to: data.readWebSocketErrorCode()))
                 let loopBound = context.loopBound
                 context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: answer)))
                     .whenComplete { _ in loopBound.value.close(promise: nil) }
@@ -96,8 +95,19 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A protocol error was answered by NIO's handler in front of this one, which closes the
-        // connection; any other error ends it too.
+        // A protocol error (a frame too large, say) is answered by NIO's handler in front of
+        // this one, which closes the connection once its close frame is written: closing here
+        // would drop that frame. Any other error ends the connection.
+        guard !(error is NIOWebSocketError) else { return }
         context.close(promise: nil)
+    }
+
+    /// The code that answers a client's close: its own, unless it is one a close frame may not
+    /// carry (none, 1005, 1006, 1015, or outside the ranges in use), then 1000.
+    private static func answer(to code: WebSocketErrorCode?) -> WebSocketErrorCode {
+        guard let code else { return .normalClosure }
+        let number = UInt16(webSocketErrorCode: code)
+        let sendable = (1000...1003).contains(number) || (1007...1014).contains(number) || (3000...4999).contains(number)
+        return sendable ? code : .normalClosure
     }
 }

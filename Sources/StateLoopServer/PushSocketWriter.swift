@@ -55,8 +55,16 @@ final class PushSocketWriter: Sendable {
         var outbox = PushOutbox()
         /// Why the outbox was closed by the server, said once nothing more waits.
         var ending: Ending?
-        /// Whether the server's close frame went out: the client's close then answers it.
+        /// Whether a close frame went out (the server's, or its answer to the client's): the
+        /// client's close then ends the connection, and no other is sent.
         var sentClose = false
+        /// Nothing is written until the socket's opening checked its session: a commit offered
+        /// between the registration and that check waits (see ``release()``).
+        var isHeld = true
+        /// A drain was due while the writer was held.
+        var drainWhenReleased = false
+        /// Closes a connection whose client does not answer the server's close frame.
+        var closeTimer: Scheduled<Void>?
     }
 
     private let state = Mutex(State())
@@ -72,31 +80,65 @@ final class PushSocketWriter: Sendable {
         self.shared = shared
     }
 
-    /// Queues `entry`, scheduling a drain if none is under way.
+    /// Queues `entry`, scheduling a drain if none is under way (once released).
     func offer(_ entry: PushOutbox.Entry) -> PushOutbox.Offer {
-        let (offer, startWriter) = state.withLock { $0.outbox.offer(entry) }
-        if startWriter { scheduleDrain() }
+        let (offer, drain) = state.withLock { state in
+            let (offer, startWriter) = state.outbox.offer(entry)
+            return (offer, Self.drainDue(startWriter, in: &state))
+        }
+        if drain { scheduleDrain() }
         return offer
     }
 
-    /// Ends the socket from the server's side: what waits is pushed (unless
-    /// `discardingWaiting`), then a close frame says why.
-    func close(_ ending: Ending, discardingWaiting: Bool = false) {
-        let startWriter = state.withLock { state in
-            if state.ending == nil { state.ending = ending }
-            return state.outbox.close(discardingWaiting: discardingWaiting)
+    /// Lets the writer write, once the socket's opening passed its checks.
+    func release() {
+        let drain = state.withLock { state in
+            state.isHeld = false
+            defer { state.drainWhenReleased = false }
+            return state.drainWhenReleased
         }
-        if startWriter { scheduleDrain() }
+        if drain { scheduleDrain() }
     }
 
-    /// The connection ended: nothing more is written.
+    /// Ends the socket from the server's side: what waits is pushed (unless
+    /// `discardingWaiting`, or the socket's opening is not done: nothing goes to a socket before
+    /// it passed its checks), then a close frame says why.
+    func close(_ ending: Ending, discardingWaiting: Bool = false) {
+        let drain = state.withLock { state in
+            if state.ending == nil { state.ending = ending }
+            let startWriter = state.outbox.close(discardingWaiting: discardingWaiting || state.isHeld)
+            state.isHeld = false
+            return startWriter || state.drainWhenReleased
+        }
+        if drain { scheduleDrain() }
+    }
+
+    /// The connection ended: nothing more is written, and no timer is left for it.
     func clientHasLeft() {
-        state.withLock { $0.outbox.abandon() }
+        let timer = state.withLock { state in
+            state.outbox.abandon()
+            defer { state.closeTimer = nil }
+            return state.closeTimer
+        }
+        timer?.cancel()
     }
 
-    /// Whether the server's close frame went out.
-    var sentClose: Bool {
-        state.withLock { $0.sentClose }
+    /// Notes a close frame the handler sent (its answer to the client's); returns whether one
+    /// had gone out already, in which case the client's close ends the handshake.
+    func noteCloseSent() -> Bool {
+        state.withLock { state in
+            defer { state.sentClose = true }
+            return state.sentClose
+        }
+    }
+
+    /// Whether a drain is to be scheduled now: one is due, and the writer is not held (else it
+    /// is remembered for ``release()``).
+    private static func drainDue(_ due: Bool, in state: inout State) -> Bool {
+        guard due else { return false }
+        guard state.isHeld else { return true }
+        state.drainWhenReleased = true
+        return false
     }
 
     private func scheduleDrain() {
@@ -150,17 +192,14 @@ final class PushSocketWriter: Sendable {
     /// Sends the server's close frame; a client that does not answer it within 5 s has its
     /// connection closed. On the event loop.
     private func sendClose(_ ending: Ending) {
-        let alreadySent = state.withLock { state in
-            defer { state.sentClose = true }
-            return state.sentClose
-        }
-        guard !alreadySent else { return }
+        guard !noteCloseSent() else { return }
         var data = channel.allocator.buffer(capacity: 2 + ending.reason.utf8.count)
         data.write(webSocketErrorCode: ending.code)
         data.writeString(ending.reason)
         channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data), promise: nil)
         let channel = channel
-        channel.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
+        let timer = channel.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
+        state.withLock { $0.closeTimer = timer }
     }
 }
 

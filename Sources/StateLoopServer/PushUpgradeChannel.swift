@@ -118,7 +118,9 @@ struct PushUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                 await handleHTTP(asyncChannel: http, logger: logger)
             }
         } catch {
+            // Nothing will serve this connection (an upgrade that failed half way, say): close it.
             logger.debug("connection ended before its request was handled", metadata: ["error": "\(error)"])
+            try? await value.channel.close()
         }
     }
 

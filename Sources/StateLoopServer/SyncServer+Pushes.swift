@@ -99,26 +99,34 @@ extension SyncServer {
             id = try hub.register(PushHub.Subscriber(socket: socket, writer: writer, lastMutationID: nil))
         } catch {
             try channel.pipeline.syncOperations.addHandler(PushSocketHandler(writer: writer, shared: pushWriting, key: socket.key) {})
-            writer.close(error == .tooManySockets ? .tooManySockets : .serverStopping)
+            writer.close(error == .tooManySockets ? .tooManySockets : .serverStopping, discardingWaiting: true)
             return
         }
         let cut = faults.flatMap { faults in
             faults.mayCut ? Task { await faults.cut(); if !Task.isCancelled { writer.close(.closedByServer, discardingWaiting: true) } } : nil
         }
-        try channel.pipeline.syncOperations.addHandler(PushSocketHandler(writer: writer, shared: pushWriting, key: socket.key) { [hub] in
+        do {
+            try channel.pipeline.syncOperations.addHandler(PushSocketHandler(writer: writer, shared: pushWriting, key: socket.key) { [hub] in
+                cut?.cancel()
+                hub.unregister(id, key: socket.key)
+            })
+        } catch {
             cut?.cancel()
             hub.unregister(id, key: socket.key)
-        })
+            throw error
+        }
         Task { [store, access, hub] in
-            guard let principal = try? await access.principal(for: request), access.id(of: principal) == socket.scope else {
-                writer.close(.signedOut, discardingWaiting: true)
-                return
-            }
             do {
+                guard let principal = try await access.principal(for: request), access.id(of: principal) == socket.scope else {
+                    writer.close(.signedOut, discardingWaiting: true)
+                    return
+                }
                 let (value, lastMutationID) = try await store.read(socket.key, lastMutationIDOf: socket.client, scope: socket.scope)
                 hub.adopt(lastMutationID: lastMutationID, for: id, key: socket.key)
                 if let value { _ = writer.offer(PushOutbox.Entry(value: value, lastMutationID: lastMutationID)) }
+                writer.release()
             } catch {
+                // The sessions or the values cannot be read now: the client retries.
                 writer.close(.storeUnavailable, discardingWaiting: true)
             }
         }

@@ -18,6 +18,10 @@ public enum Notes {
     /// a sign-out at a chosen point of a request's handling.
     public static let sessionLookupsLeft = Mutex<[String: Int]>([:])
 
+    /// Runs (by a test) when a lookup finds such a session ended, before it answers: a change
+    /// made at that very moment.
+    public static let sessionEnded = Mutex<(@Sendable (String) async -> Void)?>(nil)
+
     public struct Rules: AccessPolicy {
         public init() {}
 
@@ -29,6 +33,7 @@ public enum Notes {
                 left[user] = max(0, count - 1)
                 return count > 0
             }
+            if !signedIn, let hook = sessionEnded.withLock({ $0 }) { await hook(user) }
             return signedIn ? user : nil
         }
         public func id(of user: String) -> String { user }

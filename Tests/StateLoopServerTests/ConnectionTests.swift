@@ -98,6 +98,8 @@ struct ConnectionTests {
         // three of them over the other 10 s.
         #expect(options.idle == 10 && options.interval == 3 && options.probes == 3)
         #expect(options.initialReceiveBytes == 512)
+        // Sent data unacknowledged for 20 s drops the connection too (keepalive waits for it).
+        #expect(options.userTimeout == 20_000)
     }
 }
 
@@ -111,6 +113,7 @@ private final class ConnectionProbe: ChannelInboundHandler, RemovableChannelHand
         var interval: SocketOptionValue
         var probes: SocketOptionValue
         var initialReceiveBytes: Int?
+        var userTimeout: SocketOptionValue
     }
 
     /// What the probes of a server's connections found.
@@ -135,7 +138,8 @@ private final class ConnectionProbe: ChannelInboundHandler, RemovableChannelHand
         let found = Options(
             keepAlive: (try? options.getOption(ChannelOptions.socketOption(.so_keepalive))) ?? 0,
             idle: tcp(Int32(TCP_KEEPIDLE)), interval: tcp(Int32(TCP_KEEPINTVL)), probes: tcp(Int32(TCP_KEEPCNT)),
-            initialReceiveBytes: (try? options.getOption(ChannelOptions.recvAllocator) as? AdaptiveRecvByteBufferAllocator)?.initial
+            initialReceiveBytes: (try? options.getOption(ChannelOptions.recvAllocator) as? AdaptiveRecvByteBufferAllocator)?.initial,
+            userTimeout: tcp(Int32(TCP_USER_TIMEOUT))
         )
         seen.append(found)
     }

@@ -59,6 +59,7 @@ struct PushOutboxTests {
         #expect(outbox.offer(entry(2)).offer == .closed)
         #expect(outbox.next() == .write(entry(1)))
         #expect(outbox.next() == .finish)
+        #expect(outbox.next() == .pause)
         #expect(!outbox.close(discardingWaiting: true))
 
         let idle = Outbox()

@@ -75,10 +75,14 @@ struct PushTests {
             // The upgrade's decision is the one lookup left; the socket's own check comes after.
             Notes.sessionLookupsLeft.withLock { $0["zed"] = 1 }
             defer { Notes.sessionLookupsLeft.withLock { $0["zed"] = nil } }
+            // A commit lands after the socket registered, before its check answers: it must not
+            // reach the signed-out reader either.
+            Notes.sessionEnded.withLock { $0 = { _ in _ = try? await server.update { try $0.write(2, to: Notes.board, "main") } } }
+            defer { Notes.sessionEnded.withLock { $0 = nil } }
             let zed = PushReader(port: client.port, path: "board/push", as: "zed")
             let closed = try await zed.closeFrame()
             #expect(closed?.closeCode == .policyViolation)
-            #expect(zed.received.isEmpty)
+            #expect(zed.received.isEmpty, "\(zed.received)")
             #expect(await eventually(within: .seconds(10)) { server.openSockets == 0 })
         }
     }
