@@ -6,7 +6,7 @@ import Testing
 
 /// What the PostgreSQL store adds to the shared store suite (`StoreTests`): several stores, as
 /// several server instances would hold them, on one database.
-@Suite("PostgreSQL store", .timeLimit(.minutes(2)))
+@Suite("PostgreSQL store", .timeLimit(.minutes(2)), .enabled(if: StoreKind.postgresTestsEnabled, "STATELOOP_POSTGRES_TESTS is not set (see StoreKind.enabled)"))
 struct PostgresStoreTests {
     let key = ResourceKey(resource: "board", id: "main")
 

@@ -11,6 +11,18 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     var testDescription: String { rawValue }
 
+    /// The stores the suite runs against: PostgreSQL only when `STATELOOP_POSTGRES_TESTS` is set.
+    /// Work in progress (#15): one loaded run of the whole suite stalled with every task idle
+    /// while these tests ran; until that is understood they stay out of a plain `swift test`.
+    static var enabled: [StoreKind] {
+        postgresTestsEnabled ? allCases : [.sqlite]
+    }
+
+    /// Whether the tests that start PostgreSQL servers run (`STATELOOP_POSTGRES_TESTS=1`).
+    static var postgresTestsEnabled: Bool {
+        ProcessInfo.processInfo.environment["STATELOOP_POSTGRES_TESTS"] != nil
+    }
+
     /// Runs `body` with a new, empty store of this kind, then disposes of it: an in-memory
     /// SQLite store, or a PostgreSQL store in a database of a throwaway server of its own.
     func withStore(_ body: (any ServerStore) async throws -> Void) async throws {
