@@ -74,9 +74,10 @@ final class PushHub: Sendable {
         state.withLock { $0.isAccepting && $0.socketsPerScope[scope, default: 0] < maximumSocketsPerPrincipal }
     }
 
-    /// Removes a socket; nothing more is written to it.
+    /// Removes a socket whose connection ended (its handler has already stopped its writer):
+    /// nothing more is offered to it.
     func unregister(_ id: Int, key: ResourceKey) {
-        let removed = state.withLock { state -> (subscriber: Subscriber, open: Int)? in
+        let open = state.withLock { state -> Int? in
             guard let subscriber = state.subscribers[key]?.removeValue(forKey: id) else { return nil }
             if state.subscribers[key]?.isEmpty == true { state.subscribers[key] = nil }
             state.socketsPerScope[subscriber.scope, default: 1] -= 1
@@ -87,12 +88,11 @@ final class PushHub: Sendable {
                 if state.socketsPerClient[clientKey]?.isEmpty == true { state.socketsPerClient[clientKey] = nil }
             }
             state.openSockets -= 1
-            return (subscriber, state.openSockets)
+            return state.openSockets
         }
-        guard let removed else { return }
-        removed.subscriber.writer.clientHasLeft()
+        guard let open else { return }
         // The count as of this change, not as of a later read: gauges must not go back in time.
-        metrics.openSockets.record(removed.open)
+        metrics.openSockets.record(open)
     }
 
     /// Raises the `lastMutationID` a socket pushes with to `lastMutationID` (what the socket's

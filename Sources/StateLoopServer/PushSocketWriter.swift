@@ -108,6 +108,7 @@ final class PushSocketWriter: Sendable {
             if state.ending == nil { state.ending = ending }
             let startWriter = state.outbox.close(discardingWaiting: discardingWaiting || state.isHeld)
             state.isHeld = false
+            defer { state.drainWhenReleased = false }
             return startWriter || state.drainWhenReleased
         }
         if drain { scheduleDrain() }
