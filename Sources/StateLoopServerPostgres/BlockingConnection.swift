@@ -1,17 +1,18 @@
-import Dispatch
 import Logging
+import NIOCore
+import NIOPosix
 import PostgresNIO
-import Synchronization
 
 /// One PostgreSQL connection used from a thread of the store's own, which waits for each
 /// statement: how a store transaction's synchronous body (``StateLoopServer/StoreTransaction``)
 /// talks to a database across the network.
 ///
 /// The kit's transaction bodies are synchronous on purpose (an app's mutation handler reads
-/// and writes values without `await`), and postgres-nio is asynchronous. Each statement runs
-/// in a task on the cooperative pool while the calling thread waits on a semaphore, so the
-/// calling thread must never be one of the pool's: ``PostgresStore`` calls it only from its own
-/// dispatch queues, never from a task.
+/// and writes values without `await`), and postgres-nio is asynchronous. Each statement is
+/// sent through postgres-nio's future API and the calling thread waits for the future: the
+/// connection's event loop does the work, and no task of the cooperative pool is involved, so
+/// however many threads wait, the pool never runs short. The calling thread must be one of
+/// the store's ``StoreThreads``: never an event loop's (NIO traps) nor the cooperative pool's.
 struct BlockingConnection: Sendable {
     let connection: PostgresConnection
     let logger: Logger
@@ -19,41 +20,64 @@ struct BlockingConnection: Sendable {
     /// Runs `query` and returns its rows, all read: a server error (a unique violation, a
     /// serialization failure) can arrive while rows are read, so they always are.
     func rows(_ query: PostgresQuery) throws -> [PostgresRow] {
-        let (connection, logger) = (connection, logger)
-        return try Self.wait { try await connection.query(query, logger: logger).collect() }
+        try connection.query(query, logger: logger).wait().rows
     }
 
-    /// Runs a statement that returns no rows.
+    /// Runs a statement whose rows do not matter.
     func execute(_ query: PostgresQuery) throws {
         _ = try rows(query)
     }
 
-    /// The result of `work`, run on the cooperative pool while this thread waits.
-    static func wait<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) throws -> Value {
-        let done = DispatchSemaphore(value: 0)
-        let outcome = Outcome<Value>()
-        Task {
-            do {
-                outcome.set(.success(try await work()))
-            } catch {
-                outcome.set(.failure(error))
-            }
-            done.signal()
-        }
-        done.wait()
-        return try outcome.get()
+    /// Opens a connection with `configuration` and waits for it.
+    static func open(_ configuration: PostgresConnection.Configuration, logger: Logger) throws -> BlockingConnection {
+        let opened = try PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 0, logger: logger
+        ).wait()
+        return BlockingConnection(connection: opened, logger: logger)
+    }
+
+    /// Closes the connection without waiting; it lives until it is closed (postgres-nio
+    /// asserts that a connection is never released open).
+    func close() {
+        let connection = connection
+        connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
     }
 }
 
-/// The result handed from the task to the waiting thread.
-private final class Outcome<Value: Sendable>: Sendable {
-    private let result = Mutex<Result<Value, any Error>?>(nil)
+/// Threads of a store's own, for work that waits on the database (``BlockingConnection``).
+///
+/// Dispatch queues would do the same on Apple platforms; on Linux a dispatch queue's blocked
+/// threads come from the pool the concurrency runtime's executor uses too, and a suite that
+/// blocked many of them at once stalled. These are plain threads (`NIOThreadPool`), as many
+/// as asked for and no more.
+final class StoreThreads: Sendable {
+    private let pool: NIOThreadPool
 
-    func set(_ value: Result<Value, any Error>) {
-        result.withLock { $0 = value }
+    /// Starts `count` threads; one thread runs the work it is given in order.
+    init(count: Int) {
+        pool = NIOThreadPool(numberOfThreads: max(1, count))
+        pool.start()
     }
 
-    func get() throws -> Value {
-        try result.withLock { $0! }.get()
+    deinit {
+        pool.shutdownGracefully { _ in }
+    }
+
+    /// Runs `work` on one of the threads and waits for it without holding a thread of the
+    /// cooperative pool.
+    ///
+    /// `work` reaches the thread through a box it is taken out of before the waiting task
+    /// resumes: callers pass a transaction body through `withoutActuallyEscaping`, which traps
+    /// if anything (the submitted block, still finishing) holds it by then.
+    func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        let box = WorkBox(work)
+        return try await pool.runIfActive { try box.take()() }
+    }
+
+    /// Runs `work` on one of the threads and does not wait.
+    func submit(_ work: @escaping @Sendable () -> Void) {
+        pool.submit { state in
+            if case .active = state { work() }
+        }
     }
 }

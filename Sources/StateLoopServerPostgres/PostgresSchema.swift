@@ -26,13 +26,21 @@ enum PostgresSchema {
             scope TEXT NOT NULL, client TEXT NOT NULL, last_sequence BIGINT NOT NULL, last_seen BIGINT NOT NULL,
             PRIMARY KEY (scope, client));
         CREATE TABLE stateloop_changes (
-            seq BIGSERIAL PRIMARY KEY, xid XID8 NOT NULL DEFAULT pg_current_xact_id(),
-            commit_seq BIGINT NOT NULL, committed_at BIGINT NOT NULL,
+            seq BIGSERIAL PRIMARY KEY, commit_seq BIGINT NOT NULL, committed_at BIGINT NOT NULL,
             resource TEXT NOT NULL, id TEXT NOT NULL, epoch BIGINT NOT NULL, counter BIGINT NOT NULL, json BYTEA NOT NULL,
             scope TEXT, mutation TEXT);
         CREATE INDEX stateloop_changes_by_time ON stateloop_changes (committed_at);
+        CREATE TABLE stateloop_progress (
+            commit_seq BIGINT NOT NULL, committed_at BIGINT NOT NULL, scope TEXT NOT NULL, client TEXT NOT NULL,
+            last_sequence BIGINT NOT NULL, cause_scope TEXT, cause_mutation TEXT);
+        CREATE INDEX stateloop_progress_by_commit ON stateloop_progress (commit_seq);
+        CREATE INDEX stateloop_progress_by_time ON stateloop_progress (committed_at);
         """,
     ]
+
+    /// The advisory lock every transaction that commits changes takes last, to give its feed
+    /// entries their positions (any fixed number: the lock's name).
+    static let feedLock: Int64 = 7461736303
 
     /// A database written by a newer version of the kit.
     struct TooNew: Error, CustomStringConvertible {
@@ -44,8 +52,9 @@ enum PostgresSchema {
         }
     }
 
-    /// Creates or migrates the tables and, on first use, the epoch; returns the epoch.
-    static func prepare(_ client: PostgresClient, logger: Logger) async throws -> UInt64 {
+    /// Creates or migrates the tables and, on first use, the epoch; returns the epoch and the
+    /// change feed's last position, from which a new store's observers hear of commits.
+    static func prepare(_ client: PostgresClient, logger: Logger) async throws -> (epoch: UInt64, feed: UInt64) {
         try await client.withTransaction(logger: logger) { connection in
             // Any fixed number: the lock's name.
             try await connection.query("SELECT pg_advisory_xact_lock(7461736302)", logger: logger)
@@ -71,7 +80,12 @@ enum PostgresSchema {
             for try await stored in try await connection.query("SELECT value FROM stateloop_meta WHERE key = 'epoch'", logger: logger).decode(Int64.self) {
                 epoch = stored
             }
-            return UInt64(epoch)
+            var feed: Int64 = 0
+            let last = try await connection.query("""
+                SELECT greatest((SELECT max(seq) FROM stateloop_changes), (SELECT max(commit_seq) FROM stateloop_progress), 0)
+                """, logger: logger)
+            for try await position in last.decode(Int64.self) { feed = position }
+            return (UInt64(epoch), UInt64(feed))
         }
     }
 }

@@ -26,7 +26,7 @@ import Synchronization
 /// - **Reads.** On pooled connections (`PostgresClient`), each in one `REPEATABLE READ`
 ///   snapshot.
 ///
-/// Threading: a transaction's synchronous body runs on a dispatch queue of the store's own, which
+/// Threading: a transaction's synchronous body runs on a thread of the store's own (``StoreThreads``), which
 /// waits for each statement (``BlockingConnection``); never on the cooperative pool.
 public final class PostgresStore: ServerStore {
     /// The epoch stored in the database: the same for every instance and every restart.
@@ -37,19 +37,21 @@ public final class PostgresStore: ServerStore {
     private let logger: Logger
     private let now: @Sendable () -> Date
     /// One write at a time, in the order they were asked for.
-    private let writes = DispatchQueue(label: "StateLoopServer.PostgresStore.writes")
-    /// Reads beside writes and beside each other.
-    private let reads = DispatchQueue(label: "StateLoopServer.PostgresStore.reads", attributes: .concurrent)
+    private let writes = StoreThreads(count: 1)
+    /// Reads beside writes and beside each other, one per pooled connection.
+    private let reads: StoreThreads
     /// The writer's own connection, opened on the first write and again after it broke; used on
     /// `writes` only.
-    private let writer = Mutex<PostgresConnection?>(nil)
-    private let observers = Mutex<[@Sendable (CommittedChanges) -> Void]>([])
+    private let writer = Mutex<BlockingConnection?>(nil)
+    private let follower: FeedFollower
+    private let listener: FeedListener
 
     /// Opens the store at `url` (`postgres://user[:password]@host[:port]/database`, no TLS),
     /// creating or migrating its tables and, on first use, its epoch.
     ///
     /// - Parameters:
-    ///   - maximumConnections: The most pooled connections for reads (the writer has its own).
+    ///   - maximumConnections: The most pooled connections for reads (the writer and the change
+    ///     feed's follower and listener have one each besides).
     ///   - now: The clock that times commits in the change feed.
     /// - Throws: ``BadURL`` for a URL it cannot read; postgres-nio's errors when the database
     ///   cannot be reached or refuses.
@@ -67,21 +69,25 @@ public final class PostgresStore: ServerStore {
         connection = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
         client = PostgresClient(configuration: pooled, backgroundLogger: logger)
         running = Task { [client] in await client.run() }
+        reads = StoreThreads(count: maximumConnections)
         self.logger = logger
         self.now = now
+        let prepared: (epoch: UInt64, feed: UInt64)
         do {
-            epoch = try await PostgresSchema.prepare(client, logger: logger)
+            prepared = try await PostgresSchema.prepare(client, logger: logger)
         } catch {
             running.cancel()
             throw error
         }
+        epoch = prepared.epoch
+        follower = FeedFollower(after: prepared.feed, configuration: connection, epoch: prepared.epoch, logger: logger)
+        listener = FeedListener(configuration: connection, follower: follower, logger: logger)
     }
 
     deinit {
         running.cancel()
-        if let writer = writer.withLock({ $0 }) {
-            Task { try? await writer.close() }
-        }
+        listener.stop()
+        writer.withLock { $0?.close() }
     }
 
     /// A URL that is not `postgres://user@host[:port]/database`.
@@ -95,35 +101,35 @@ public final class PostgresStore: ServerStore {
     }
 
     /// Runs `body` in one transaction on the writer's connection; observers are told, in
-    /// commit order, before the next write starts.
+    /// commit order, before it returns (unless reading the feed failed just after the commit:
+    /// they are told on the next catch-up then).
     public func write<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result {
-        try await withoutActuallyEscaping(body) { body in
-            try await Self.run(on: writes) { [self] in
+        let (result, handedOver) = try await withoutActuallyEscaping(body) { body in
+            try await writes.run { [self] in
                 let connection = try writerConnection()
                 let transaction = PostgresTransaction(connection: connection, epoch: epoch, now: now)
-                let result: Result
                 do {
                     try connection.execute("BEGIN")
-                    result = try body(transaction)
+                    let result = try body(transaction)
+                    let sealed = try transaction.seal()
                     try connection.execute("COMMIT")
+                    // Handed to the follower from this thread, so its own commits reach it in order.
+                    return (result, sealed.map { follower.handOver($0) })
                 } catch {
                     rollBack(connection)
                     throw error
                 }
-                let changes = transaction.committedChanges
-                if !changes.isEmpty {
-                    for observer in observers.withLock({ $0 }) { observer(changes) }
-                }
-                return result
             }
         }
+        try? await handedOver?.get()
+        return result
     }
 
     /// Runs `body` in one read-only `REPEATABLE READ` transaction on a pooled connection.
     public func read<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result {
         try await client.withConnection { [reads, logger, epoch, now] connection in
             try await withoutActuallyEscaping(body) { body in
-                try await Self.run(on: reads) {
+                try await reads.run {
                     let blocking = BlockingConnection(connection: connection, logger: logger)
                     try blocking.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                     defer { try? blocking.execute("COMMIT") }
@@ -192,11 +198,17 @@ public final class PostgresStore: ServerStore {
         return changes
     }
 
-    /// Deletes the feed's entries committed before `cutoff`, except the newest entry.
+    /// Deletes the feed's entries committed before `cutoff`, except the newest entry (and the
+    /// clients' progress committed before it, except the newest), which say where the feed is.
     public func forgetChanges(committedBefore cutoff: Date) async throws -> Int {
+        let before = StoreClock.microseconds(cutoff)
+        try await client.query("""
+            DELETE FROM stateloop_progress
+            WHERE committed_at < \(before) AND commit_seq < (SELECT max(commit_seq) FROM stateloop_progress)
+            """, logger: logger)
         let rows = try await client.query("""
             DELETE FROM stateloop_changes
-            WHERE committed_at < \(StoreClock.microseconds(cutoff)) AND seq < (SELECT max(seq) FROM stateloop_changes)
+            WHERE committed_at < \(before) AND seq < (SELECT max(seq) FROM stateloop_changes)
             RETURNING 1
             """, logger: logger)
         return try await rows.collect().count
@@ -204,22 +216,15 @@ public final class PostgresStore: ServerStore {
 
     /// Adds an observer of every later commit made through this store.
     public func observeCommits(_ observer: @escaping @Sendable (CommittedChanges) -> Void) {
-        observers.withLock { $0.append(observer) }
+        follower.observe(observer)
     }
 
     /// The writer's connection, opened if there is none. On `writes` only.
     private func writerConnection() throws -> BlockingConnection {
-        if let open = writer.withLock({ $0 }), !open.isClosed {
-            return BlockingConnection(connection: open, logger: logger)
-        }
-        let (configuration, logger) = (connection, logger)
-        let opened = try BlockingConnection.wait {
-            try await PostgresConnection.connect(
-                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 0, logger: logger
-            )
-        }
+        if let open = writer.withLock({ $0 }), !open.connection.isClosed { return open }
+        let opened = try BlockingConnection.open(connection, logger: logger)
         writer.withLock { $0 = opened }
-        return BlockingConnection(connection: opened, logger: logger)
+        return opened
     }
 
     /// Ends a failed transaction; a connection that cannot even roll back is dropped, and the
@@ -229,28 +234,13 @@ public final class PostgresStore: ServerStore {
             try connection.execute("ROLLBACK")
         } catch {
             writer.withLock { $0 = nil }
-            Task { try? await connection.connection.close() }
-        }
-    }
-
-    /// Runs `work` on `queue` and waits for it without holding a thread of the cooperative pool.
-    ///
-    /// `work` reaches the queue through a box it is taken out of before the waiting task
-    /// resumes: the callers pass a transaction body through `withoutActuallyEscaping`, which
-    /// traps if anything (the dispatched block, still finishing) holds it by then.
-    private static func run<Value: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () throws -> Value) async throws -> Value {
-        let box = WorkBox(work)
-        return try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                let result = Result { try box.take()() }
-                continuation.resume(with: result)
-            }
+            connection.close()
         }
     }
 }
 
-/// The work of ``PostgresStore/run(on:_:)``, held until the queue takes it.
-private final class WorkBox<Value: Sendable>: Sendable {
+/// Work handed to a ``StoreThreads`` thread, held until the thread takes it.
+final class WorkBox<Value: Sendable>: Sendable {
     private let work: Mutex<(@Sendable () throws -> Value)?>
 
     init(_ work: @escaping @Sendable () throws -> Value) {

@@ -11,15 +11,13 @@ final class PostgresTransaction: StoreTransaction {
     private let connection: BlockingConnection
     private let now: @Sendable () -> Date
     private var changes = TransactionChanges()
+    /// Every value written, in order, for the change feed (which keeps each write).
+    private var written: [StoredValue] = []
 
     init(connection: BlockingConnection, epoch: UInt64, now: @escaping @Sendable () -> Date) {
         self.connection = connection
         self.epoch = epoch
         self.now = now
-    }
-
-    var committedChanges: CommittedChanges {
-        changes.committed(cause: cause, now: now)
     }
 
     func value(of key: ResourceKey) throws -> StoredValue? {
@@ -72,26 +70,35 @@ final class PostgresTransaction: StoreTransaction {
             RETURNING counter
             """)
         let counter = try rows.first?.decode(Int64.self) ?? 1
-        let version = Version(epoch: epoch, counter: UInt64(counter))
-        try appendToFeed(json, key: key, counter: counter)
-        changes.wrote(StoredValue(key: key, version: version, json: json))
-        return version
+        let value = StoredValue(key: key, version: Version(epoch: epoch, counter: UInt64(counter)), json: json)
+        written.append(value)
+        changes.wrote(value)
+        return value.version
     }
 
-    /// Keeps the write in the change feed; the commit's entries share the position of its first.
-    private func appendToFeed(_ json: Data, key: ResourceKey, counter: Int64) throws {
-        let time = changes.feed?.time ?? now()
-        let microseconds = StoreClock.microseconds(time)
-        let (scope, mutation) = (cause?.scope, cause?.mutation.rawValue)
-        let rows = try connection.rows("""
-            INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, epoch, counter, json, scope, mutation)
-            VALUES (\(changes.feed?.commit ?? 0), \(microseconds), \(key.resource), \(key.id), \(Int64(epoch)), \(counter), \(json), \(scope), \(mutation))
-            RETURNING seq
-            """)
-        let sequence = try rows.first?.decode(Int64.self) ?? 0
-        if changes.fed(at: sequence, time: time) {
-            try connection.execute("UPDATE stateloop_changes SET commit_seq = seq WHERE seq = \(sequence)")
-        }
+    /// Writes the transaction's entries in the change feed, just before its commit, and returns
+    /// what the commit changed (`nil` if nothing a push would carry).
+    ///
+    /// The feed's positions are taken under one lock that every store's transactions take last
+    /// and hold until they commit: positions then rise in commit order across all instances,
+    /// so a reader of the feed that has seen position `n` has seen every commit before it, and
+    /// catching up is reading after its last position. The lock is held for two statements
+    /// and the commit; PostgreSQL takes a lock of its own as a transaction that notifies
+    /// commits, so the order costs little more than the notification does.
+    func seal() throws -> FeedFollower.OwnCommit? {
+        let progress = changes.committed(cause: cause, now: now).progress
+        guard !written.isEmpty || !progress.isEmpty else { return nil }
+        let first = try connection.rows(
+            "SELECT nextval(pg_get_serial_sequence('stateloop_changes', 'seq')) FROM (SELECT pg_advisory_xact_lock(\(PostgresSchema.feedLock))) AS locked"
+        ).first?.decode(Int64.self) ?? 0
+        let time = now()
+        let rows = try connection.rows(FeedEntries(
+            commit: first, time: StoreClock.microseconds(time), epoch: Int64(epoch), cause: cause, values: written, progress: progress
+        ).insert())
+        let last = try rows.first?.decode(Int64?.self) ?? first
+        _ = changes.fed(at: first, time: time)
+        _ = changes.fed(at: last, time: time)
+        return FeedFollower.OwnCommit(changes: changes.committed(cause: cause, now: now), first: UInt64(first), last: UInt64(last))
     }
 
     func answer(to mutation: String, scope: String) throws -> RememberedAnswer? {

@@ -2,11 +2,13 @@ import Foundation
 import StateLoopServer
 import StateLoopServerPostgres
 import StateLoopWire
+import Synchronization
+import TestSupport
 import Testing
 
 /// What the PostgreSQL store adds to the shared store suite (`StoreTests`): several stores, as
 /// several server instances would hold them, on one database.
-@Suite("PostgreSQL store", .timeLimit(.minutes(2)), .enabled(if: StoreKind.postgresTestsEnabled, "STATELOOP_POSTGRES_TESTS is not set (see StoreKind.enabled)"))
+@Suite("PostgreSQL store", .timeLimit(.minutes(2)), .enabled(if: StoreKind.postgresTestsEnabled, "STATELOOP_POSTGRES_TESTS=0"))
 struct PostgresStoreTests {
     let key = ResourceKey(resource: "board", id: "main")
 
@@ -65,9 +67,97 @@ struct PostgresStoreTests {
         }
     }
 
+    @Test("commits made on either of two stores reach the observers of both, each once, every key's versions in order")
+    func commitsReachEveryInstance() async throws {
+        try await withPostgres { url in
+            let stores = [try await PostgresStore(url: url), try await PostgresStore(url: url)]
+            let heard = [CommitLog(), CommitLog()]
+            for (store, log) in zip(stores, heard) { store.observeCommits { log.append($0) } }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<60 {
+                    group.addTask {
+                        let key = ResourceKey(resource: "board", id: "k\(index % 3)")
+                        _ = try await stores[index % 2].write { try $0.write(Data("\(index)".utf8), to: key) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for log in heard {
+                let complete = await eventually(within: .seconds(20)) { log.values.count == 60 }
+                #expect(complete, "an observer heard \(log.values.count) of 60 commits")
+                for id in ["k0", "k1", "k2"] {
+                    let versions = log.values.filter { $0.key.id == id }.map(\.version.counter)
+                    #expect(versions == Array(1...20), "\(id)'s versions arrived as \(versions)")
+                }
+            }
+        }
+    }
+
+    @Test("a client's progress committed without a value (a refused mutation) reaches the other instance's observers")
+    func progressReachesEveryInstance() async throws {
+        try await withPostgres { url in
+            let stores = [try await PostgresStore(url: url), try await PostgresStore(url: url)]
+            let heard = CommitLog()
+            stores[1].observeCommits { heard.append($0) }
+            let cause = ChangeCause(scope: "ann", mutation: MutationID(rawValue: "c:4"))
+            _ = try await stores[0].write { transaction in
+                transaction.cause = cause
+                try transaction.setLastMutationID(4, of: ClientID(rawValue: "c"), scope: "ann")
+            }
+            let arrived = await eventually(within: .seconds(20)) { !heard.all.isEmpty }
+            #expect(arrived, "the other store heard nothing")
+            let commit = try #require(heard.all.first)
+            #expect(commit.progress == [ClientProgress(scope: "ann", client: ClientID(rawValue: "c"), lastMutationID: 4)])
+            #expect(commit.cause == cause && commit.values.isEmpty && commit.feed == nil)
+        }
+    }
+
+    @Test("an instance whose listening connection is cut while others commit hears every commit once it listens again, in order")
+    func listenerCutCatchesUp() async throws {
+        try await withPostgres { url in
+            let (writer, follower) = (try await PostgresStore(url: url), try await PostgresStore(url: url))
+            let heard = CommitLog()
+            follower.observeCommits { heard.append($0) }
+            _ = try await writer.write { try $0.write(Data("0".utf8), to: key) }
+            #expect(await eventually(within: .seconds(20)) { heard.values.count == 1 }, "the first commit did not arrive")
+            // Cut every listening connection (the writer's too), then commit while they are down.
+            try await terminateListeners()
+            for index in 1...10 {
+                _ = try await writer.write { try $0.write(Data("\(index)".utf8), to: key) }
+            }
+            let complete = await eventually(within: .seconds(20)) { heard.values.count == 11 }
+            #expect(complete, "after the cut the follower heard \(heard.values.count - 1) of 10 commits")
+            #expect(heard.values.map(\.version.counter) == Array(1...11))
+        }
+    }
+
+    @Test("a commit with more entries than a catch-up's page reaches the other instance whole, as one commit")
+    func largeCommitArrivesWhole() async throws {
+        try await withPostgres { url in
+            let stores = [try await PostgresStore(url: url), try await PostgresStore(url: url)]
+            let heard = CommitLog()
+            stores[1].observeCommits { heard.append($0) }
+            _ = try await stores[0].write { transaction in
+                for index in 0..<1_200 { _ = try transaction.write(Data("\(index)".utf8), to: ResourceKey(resource: "row", id: "\(index)")) }
+            }
+            _ = try await stores[0].write { try $0.write(Data("after".utf8), to: key) }
+            #expect(await eventually(within: .seconds(20)) { heard.all.count == 2 }, "heard \(heard.all.count) of 2 commits")
+            #expect(heard.all.first?.values.count == 1_200)
+            #expect(heard.all.last?.values.map(\.key) == [key])
+        }
+    }
+
     @Test("a URL that is not postgres://user@host/database is refused with a message that says how to write one")
     func badURL() async throws {
         let error = await #expect(throws: PostgresStore.BadURL.self) { try await PostgresStore(url: "mysql://x@127.0.0.1/db") }
         #expect(String(describing: error).contains("postgres://user[:password]@host[:port]/database"))
     }
+}
+
+/// Ends every connection to the shared test server that listens for the change feed, as a
+/// network cut or a restarted proxy would.
+private func terminateListeners() async throws {
+    try await ThrowawayPostgres.shared().execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()"
+    )
 }

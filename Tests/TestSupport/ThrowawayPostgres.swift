@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A PostgreSQL server of the tests' own: a new cluster in a temporary folder, listening on
 /// 127.0.0.1 and a free port, tuned for speed over durability (no fsync), stopped and deleted by
@@ -32,6 +33,45 @@ public final class ThrowawayPostgres: Sendable {
         FileManager.default.isExecutableFile(atPath: binaries + "/initdb")
     }
 
+    /// The server the tests of this process share, started on first use and stopped as the
+    /// process exits: each test takes a database of its own on it (``createDatabase(_:)``), so
+    /// a suite pays for one cluster, not one a test.
+    public static func shared() async throws -> ThrowawayPostgres {
+        let starting = sharedServer.withLock { server in
+            if let server { return server }
+            let started = Task {
+                let server = try await ThrowawayPostgres.start()
+                startedShared.withLock { $0 = server }
+                return server
+            }
+            server = started
+            atexit { ThrowawayPostgres.stopSharedNow() }
+            return started
+        }
+        return try await starting.value
+    }
+
+    private static let sharedServer = Mutex<Task<ThrowawayPostgres, any Error>?>(nil)
+    private static let startedShared = Mutex<ThrowawayPostgres?>(nil)
+
+    /// Stops the shared server, if it started, at once (immediate shutdown), on the calling
+    /// thread: the process is exiting.
+    private static func stopSharedNow() {
+        guard let server = startedShared.withLock({ $0 }) else { return }
+        try? server.run(Self.binaries + "/pg_ctl", ["-D", server.folder.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"])
+        try? FileManager.default.removeItem(at: server.folder)
+    }
+
+    /// A name for a new database, unique in this process.
+    public static func newDatabaseName() -> String {
+        databases.withLock { count in
+            count += 1
+            return "test\(count)"
+        }
+    }
+
+    private static let databases = Mutex(0)
+
     /// Makes, starts and waits for a new cluster (about a second).
     ///
     /// - Throws: ``SpawnFailure`` naming the step that failed and what it printed.
@@ -62,6 +102,13 @@ public final class ThrowawayPostgres: Sendable {
         }
     }
 
+    /// Runs `sql` with `psql` in the `postgres` database, as the superuser.
+    public func execute(_ sql: String) async throws {
+        try await Self.offThePool { [self] in
+            try run(Self.binaries + "/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        }
+    }
+
     /// Stops the server at once (fast shutdown) and deletes its folder.
     public func stop() async {
         _ = try? await Self.offThePool { [self] in
@@ -74,7 +121,8 @@ public final class ThrowawayPostgres: Sendable {
     /// throws with what it printed if it fails.
     private func run(_ tool: String, _ arguments: [String], asPostgres: Bool = true) throws {
         let command = asPostgres && getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", tool] + arguments : [tool] + arguments
-        let output = folder.appendingPathComponent("command-output").path
+        let output = folder.appendingPathComponent("command-output-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
         let status = try spawnAndWait(command, output: output, includingErrors: true)
         guard status == 0 else {
             let printed = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
