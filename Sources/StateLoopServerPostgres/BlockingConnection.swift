@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import NIOCore
 import NIOPosix
@@ -16,11 +17,23 @@ import PostgresNIO
 struct BlockingConnection: Sendable {
     let connection: PostgresConnection
     let logger: Logger
+    /// The longest wait for one statement's answer; past it the connection is closed (a
+    /// database that stopped answering does not answer later) and the statement throws.
+    let deadline: Duration
 
     /// Runs `query` and returns its rows, all read: a server error (a unique violation, a
     /// serialization failure) can arrive while rows are read, so they always are.
+    ///
+    /// - Throws: ``PostgresStore/Unanswered`` past the deadline; postgres-nio's errors.
     func rows(_ query: PostgresQuery) throws -> [PostgresRow] {
-        try connection.query(query, logger: logger).wait().rows
+        let answer = connection.query(query, logger: logger)
+        let answered = DispatchSemaphore(value: 0)
+        answer.whenComplete { _ in answered.signal() }
+        guard answered.wait(timeout: .now() + .nanoseconds(Int(deadline / .nanoseconds(1)))) == .success else {
+            close()
+            throw PostgresStore.Unanswered(waited: deadline)
+        }
+        return try answer.wait().rows
     }
 
     /// Runs a statement whose rows do not matter.
@@ -28,12 +41,13 @@ struct BlockingConnection: Sendable {
         _ = try rows(query)
     }
 
-    /// Opens a connection with `configuration` and waits for it.
-    static func open(_ configuration: PostgresConnection.Configuration, logger: Logger) throws -> BlockingConnection {
+    /// Opens a connection with `configuration` and waits for it (postgres-nio's connect
+    /// timeout bounds the wait).
+    static func open(_ configuration: PostgresConnection.Configuration, deadline: Duration, logger: Logger) throws -> BlockingConnection {
         let opened = try PostgresConnection.connect(
             on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 0, logger: logger
         ).wait()
-        return BlockingConnection(connection: opened, logger: logger)
+        return BlockingConnection(connection: opened, logger: logger, deadline: deadline)
     }
 
     /// Closes the connection without waiting; it lives until it is closed (postgres-nio
@@ -71,7 +85,22 @@ final class StoreThreads: Sendable {
     /// if anything (the submitted block, still finishing) holds it by then.
     func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
         let box = WorkBox(work)
-        return try await pool.runIfActive { try box.take()() }
+        return try await pool.runIfActive { try box.take()!() }
+    }
+
+    /// Runs `work` as ``run(_:)`` does, unless it is still queued after `deadline`: it then
+    /// never runs, and its caller is told so. Work that started is waited for (each of its
+    /// statements has a deadline of its own), so a write's caller always learns its outcome.
+    ///
+    /// - Throws: ``PostgresStore/Unanswered`` if the work was still queued at the deadline.
+    func run<Value: Sendable>(within deadline: Duration, _ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        let box = WorkBox(work)
+        return try await Deadline.race(deadline, giveUp: { box.abandon() }) {
+            try await self.pool.runIfActive {
+                guard let work = box.take() else { throw PostgresStore.Unanswered(waited: deadline) }
+                return try work()
+            }
+        }
     }
 
     /// Runs `work` on one of the threads and does not wait.

@@ -42,14 +42,19 @@ final class FeedFollower: Sendable {
     private let observers = Mutex<[@Sendable (CommittedChanges) -> Void]>([])
     /// The most rows a catch-up reads at once; a commit with more is read whole.
     private let pageSize: Int
+    private let deadline: Duration
 
     /// A follower that hands over the commits after `position` to its observers.
-    init(after position: UInt64, configuration: PostgresConnection.Configuration, epoch: UInt64, logger: Logger, pageSize: Int = 500) {
+    init(
+        after position: UInt64, configuration: PostgresConnection.Configuration, epoch: UInt64, deadline: Duration, logger: Logger,
+        pageSize: Int = 500
+    ) {
         state = Mutex(State(position: position))
         self.configuration = configuration
         self.epoch = epoch
         self.logger = logger
         self.pageSize = pageSize
+        self.deadline = deadline
     }
 
     deinit {
@@ -166,7 +171,7 @@ final class FeedFollower: Sendable {
 
     private func opened() throws -> BlockingConnection {
         if let open = state.withLock({ $0.connection }), !open.connection.isClosed { return open }
-        let connection = try BlockingConnection.open(configuration, logger: logger)
+        let connection = try BlockingConnection.open(configuration, deadline: deadline, logger: logger)
         state.withLock { $0.connection = connection }
         return connection
     }

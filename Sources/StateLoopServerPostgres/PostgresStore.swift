@@ -35,6 +35,7 @@ public final class PostgresStore: ServerStore {
     private let running: Task<Void, Never>
     private let connection: PostgresConnection.Configuration
     private let logger: Logger
+    private let deadline: Duration
     private let now: @Sendable () -> Date
     /// One write at a time, in the order they were asked for.
     private let writes = StoreThreads(count: 1)
@@ -52,11 +53,15 @@ public final class PostgresStore: ServerStore {
     /// - Parameters:
     ///   - maximumConnections: The most pooled connections for reads (the writer and the change
     ///     feed's follower and listener have one each besides).
+    ///   - deadline: The longest a request waits for the database: for a connection, a
+    ///     statement's answer, or its turn to write. Past it the request fails with
+    ///     ``Unanswered`` (the server answers 503 with `Retry-After`), so the server keeps
+    ///     answering while PostgreSQL is away; the next request tries again.
     ///   - now: The clock that times commits in the change feed.
     /// - Throws: ``BadURL`` for a URL it cannot read; postgres-nio's errors when the database
     ///   cannot be reached or refuses.
     public init(
-        url: String, maximumConnections: Int = 8, now: @escaping @Sendable () -> Date = { Date() },
+        url: String, maximumConnections: Int = 8, deadline: Duration = .seconds(5), now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = Logger(label: "stateloop.postgres")
     ) async throws {
         guard let parts = URLComponents(string: url), parts.scheme == "postgres" || parts.scheme == "postgresql",
@@ -65,8 +70,12 @@ public final class PostgresStore: ServerStore {
         let (port, password, database) = (parts.port ?? 5432, parts.password, String(parts.path.dropFirst()))
         var pooled = PostgresClient.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
         pooled.options.maximumConnections = maximumConnections
-        pooled.options.connectTimeout = .seconds(5)
-        connection = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+        let connectTimeout = TimeAmount.nanoseconds(Int64(deadline / .nanoseconds(1)))
+        pooled.options.connectTimeout = deadline
+        var single = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+        single.options.connectTimeout = connectTimeout
+        connection = single
+        self.deadline = deadline
         client = PostgresClient(configuration: pooled, backgroundLogger: logger)
         running = Task { [client] in await client.run() }
         reads = StoreThreads(count: maximumConnections)
@@ -80,7 +89,7 @@ public final class PostgresStore: ServerStore {
             throw error
         }
         epoch = prepared.epoch
-        follower = FeedFollower(after: prepared.feed, configuration: connection, epoch: prepared.epoch, logger: logger)
+        follower = FeedFollower(after: prepared.feed, configuration: connection, epoch: prepared.epoch, deadline: deadline, logger: logger)
         listener = FeedListener(configuration: connection, follower: follower, logger: logger)
     }
 
@@ -88,6 +97,18 @@ public final class PostgresStore: ServerStore {
         running.cancel()
         listener.stop()
         writer.withLock { $0?.close() }
+    }
+
+    /// The database did not answer within the store's deadline: it is down, unreachable or
+    /// overloaded. The server answers the request 503 with `Retry-After`; the store goes on
+    /// trying with the next request.
+    public struct Unanswered: Error, CustomStringConvertible {
+        /// How long the store waited.
+        public let waited: Duration
+
+        public var description: String {
+            "PostgreSQL did not answer within \(waited): it is down, unreachable or overloaded"
+        }
     }
 
     /// A URL that is not `postgres://user@host[:port]/database`.
@@ -105,7 +126,7 @@ public final class PostgresStore: ServerStore {
     /// they are told on the next catch-up then).
     public func write<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result {
         let (result, handedOver) = try await withoutActuallyEscaping(body) { body in
-            try await writes.run { [self] in
+            try await writes.run(within: deadline) { [self] in
                 let connection = try writerConnection()
                 let transaction = PostgresTransaction(connection: connection, epoch: epoch, now: now)
                 do {
@@ -127,13 +148,20 @@ public final class PostgresStore: ServerStore {
 
     /// Runs `body` in one read-only `REPEATABLE READ` transaction on a pooled connection.
     public func read<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result {
-        try await client.withConnection { [reads, logger, epoch, now] connection in
-            try await withoutActuallyEscaping(body) { body in
-                try await reads.run {
-                    let blocking = BlockingConnection(connection: connection, logger: logger)
-                    try blocking.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                    defer { try? blocking.execute("COMMIT") }
-                    return try body(PostgresTransaction(connection: blocking, epoch: epoch, now: now))
+        try await withoutActuallyEscaping(body) { body in
+            let (epoch, now) = (epoch, now)
+            let box = WorkBox<@Sendable (BlockingConnection) throws -> Result> { connection in
+                try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                defer { try? connection.execute("COMMIT") }
+                return try body(PostgresTransaction(connection: connection, epoch: epoch, now: now))
+            }
+            // Given up at the deadline only while it waits for a connection or a thread.
+            return try await Deadline.race(deadline, giveUp: { box.abandon() }) { [client, reads, logger, deadline] in
+                try await client.withConnection { connection in
+                    try await reads.run {
+                        guard let work = box.take() else { throw Unanswered(waited: deadline) }
+                        return try work(BlockingConnection(connection: connection, logger: logger, deadline: deadline))
+                    }
                 }
             }
         }
@@ -141,6 +169,10 @@ public final class PostgresStore: ServerStore {
 
     /// Reads the value and the client's progress in one `REPEATABLE READ` snapshot.
     public func read(_ key: ResourceKey, lastMutationIDOf client: ClientID?, scope: String) async throws -> (value: StoredValue?, lastMutationID: UInt64?) {
+        try await Deadline.race(deadline) { [self] in try await readNow(key, lastMutationIDOf: client, scope: scope) }
+    }
+
+    private func readNow(_ key: ResourceKey, lastMutationIDOf client: ClientID?, scope: String) async throws -> (value: StoredValue?, lastMutationID: UInt64?) {
         try await self.client.withTransaction(logger: logger) { [epoch, logger] connection in
             try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             var value: StoredValue?
@@ -178,6 +210,10 @@ public final class PostgresStore: ServerStore {
 
     /// Reads up to `limit` entries of the change feed after the position `sequence`.
     public func changes(after sequence: UInt64, limit: Int) async throws -> [StoredChange] {
+        try await Deadline.race(deadline) { [self] in try await changesNow(after: sequence, limit: limit) }
+    }
+
+    private func changesNow(after sequence: UInt64, limit: Int) async throws -> [StoredChange] {
         let rows = try await client.query("""
             SELECT seq, commit_seq, committed_at, resource, id, epoch, counter, json, scope, mutation
             FROM stateloop_changes WHERE seq > \(Int64(clamping: sequence)) ORDER BY seq LIMIT \(max(0, limit))
@@ -222,7 +258,7 @@ public final class PostgresStore: ServerStore {
     /// The writer's connection, opened if there is none. On `writes` only.
     private func writerConnection() throws -> BlockingConnection {
         if let open = writer.withLock({ $0 }), !open.connection.isClosed { return open }
-        let opened = try BlockingConnection.open(connection, logger: logger)
+        let opened = try BlockingConnection.open(connection, deadline: deadline, logger: logger)
         writer.withLock { $0 = opened }
         return opened
     }
@@ -239,16 +275,38 @@ public final class PostgresStore: ServerStore {
     }
 }
 
-/// Work handed to a ``StoreThreads`` thread, held until the thread takes it.
-final class WorkBox<Value: Sendable>: Sendable {
-    private let work: Mutex<(@Sendable () throws -> Value)?>
-
-    init(_ work: @escaping @Sendable () throws -> Value) {
-        self.work = Mutex(work)
+/// Work handed to a thread of the store's (``StoreThreads``), held until the thread takes it or
+/// its caller gives up waiting; once given up, the box no longer holds it. (Callers pass a
+/// transaction body through `withoutActuallyEscaping`, which traps if anything still holds the
+/// body when they return.)
+final class WorkBox<Work: Sendable>: Sendable {
+    private enum Held {
+        case work(Work)
+        case taken
+        case abandoned
     }
 
-    /// The work, no longer held here.
-    func take() -> @Sendable () throws -> Value {
-        work.withLock { $0.take() }!
+    private let held: Mutex<Held>
+
+    init(_ work: Work) {
+        held = Mutex(.work(work))
+    }
+
+    /// The work, no longer held here; `nil` if its caller gave up first.
+    func take() -> Work? {
+        held.withLock { held in
+            guard case .work(let work) = held else { return nil }
+            held = .taken
+            return work
+        }
+    }
+
+    /// Gives the work up, unless a thread took it already; returns whether it did.
+    func abandon() -> Bool {
+        held.withLock { held in
+            guard case .work = held else { return false }
+            held = .abandoned
+            return true
+        }
     }
 }

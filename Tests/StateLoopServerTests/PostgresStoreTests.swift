@@ -147,6 +147,80 @@ struct PostgresStoreTests {
         }
     }
 
+    @Test("while the database is down every request fails within the deadline; once it is back, writes commit and reach the other instance")
+    func databaseAwayAndBack() async throws {
+        guard ThrowawayPostgres.isAvailable else { return }
+        // A server of its own: this test stops it.
+        let server = try await ThrowawayPostgres.start()
+        do {
+            let url = "postgres://\(server.user)@127.0.0.1:\(server.port)/\(try await server.createDatabase("away"))"
+            let (writer, follower) = (try await PostgresStore(url: url, deadline: .seconds(1)), try await PostgresStore(url: url, deadline: .seconds(1)))
+            let heard = CommitLog()
+            follower.observeCommits { heard.append($0) }
+            _ = try await writer.write { try $0.write(Data("before".utf8), to: key) }
+            try await server.pause()
+            let board = key
+            let requests: [(String, @Sendable () async throws -> Void)] = [
+                ("write", { _ = try await writer.write { try $0.write(Data("while away".utf8), to: board) } }),
+                ("read", { _ = try await writer.read(board, lastMutationIDOf: nil, scope: "") }),
+                ("read in a transaction", { _ = try await writer.read { try $0.value(of: board) } }),
+            ]
+            for (name, request) in requests {
+                let started = ContinuousClock.now
+                await #expect(throws: (any Error).self, "a \(name) while the database is down") { try await request() }
+                let waited = ContinuousClock.now - started
+                #expect(waited < .seconds(4), "a \(name) waited \(waited) for a database that is down")
+            }
+            try await server.resume()
+            let committed = await eventually(within: .seconds(20)) {
+                do {
+                    _ = try await writer.write { try $0.write(Data("after".utf8), to: key) }
+                    return true
+                } catch {
+                    try? await Task.sleep(for: .milliseconds(100))
+                    return false
+                }
+            }
+            #expect(committed, "no write committed once the database was back")
+            let arrived = await eventually(within: .seconds(20)) { heard.values.last?.json == Data("after".utf8) }
+            #expect(arrived, "the other instance did not hear the commit made once the database was back")
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @Test("a database that stops answering (its tables locked by another session) fails each request within the deadline, then serves again")
+    func stalledDatabase() async throws {
+        guard ThrowawayPostgres.isAvailable else { return }
+        let server = try await ThrowawayPostgres.shared()
+        let database = try await server.createDatabase(ThrowawayPostgres.newDatabaseName())
+        let store = try await PostgresStore(url: "postgres://\(server.user)@127.0.0.1:\(server.port)/\(database)", deadline: .milliseconds(500))
+        let board = key
+        _ = try await store.write { try $0.write(Data("before".utf8), to: board) }
+        let holder = Task {
+            try await server.execute(
+                "BEGIN; LOCK TABLE stateloop_values IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(4); COMMIT;", in: database
+            )
+        }
+        try await Task.sleep(for: .milliseconds(700))
+        let requests: [(String, @Sendable () async throws -> Void)] = [
+            ("write", { _ = try await store.write { try $0.write(Data("stalled".utf8), to: board) } }),
+            ("read", { _ = try await store.read(board, lastMutationIDOf: nil, scope: "") }),
+            ("read in a transaction", { _ = try await store.read { try $0.value(of: board) } }),
+        ]
+        for (name, request) in requests {
+            let started = ContinuousClock.now
+            await #expect(throws: PostgresStore.Unanswered.self, "a \(name) on a stalled database") { try await request() }
+            let waited = ContinuousClock.now - started
+            #expect(waited < .milliseconds(1_500), "a \(name) waited \(waited) on a stalled database")
+        }
+        try await holder.value
+        let written = try await store.write { try $0.write(Data("after".utf8), to: board) }
+        #expect(written.counter == 2, "the stalled write committed after all, or the store lost a version")
+    }
+
     @Test("a URL that is not postgres://user@host/database is refused with a message that says how to write one")
     func badURL() async throws {
         let error = await #expect(throws: PostgresStore.BadURL.self) { try await PostgresStore(url: "mysql://x@127.0.0.1/db") }

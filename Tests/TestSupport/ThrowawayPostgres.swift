@@ -89,9 +89,28 @@ public final class ThrowawayPostgres: Sendable {
         }
         let data = folder.appendingPathComponent("data").path
         try run(Self.binaries + "/initdb", ["-D", data, "--auth=trust", "-U", user, "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"])
+        try startServer()
+    }
+
+    private func startServer() throws {
         let options = "-p \(port) -k \(folder.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
             + "-c full_page_writes=off -c shared_buffers=16MB -c max_connections=200"
+        let data = folder.appendingPathComponent("data").path
         try run(Self.binaries + "/pg_ctl", ["-D", data, "-l", folder.appendingPathComponent("log").path, "-w", "-o", options, "start"])
+    }
+
+    /// Stops the server (fast shutdown: every connection cut), keeping its data for
+    /// ``resume()``. Not an immediate shutdown: the cluster runs without `fsync` and with
+    /// asynchronous commits, for speed, so a crash would lose what it acknowledged.
+    public func pause() async throws {
+        try await Self.offThePool { [self] in
+            try run(Self.binaries + "/pg_ctl", ["-D", folder.appendingPathComponent("data").path, "-m", "fast", "-w", "stop"])
+        }
+    }
+
+    /// Starts the server again on the same port and data after ``pause()``.
+    public func resume() async throws {
+        try await Self.offThePool { [self] in try startServer() }
     }
 
     /// Creates the database `name` and returns its name.
@@ -102,10 +121,11 @@ public final class ThrowawayPostgres: Sendable {
         }
     }
 
-    /// Runs `sql` with `psql` in the `postgres` database, as the superuser.
-    public func execute(_ sql: String) async throws {
+    /// Runs `sql` with `psql` in `database`, as the superuser (several statements run as one
+    /// transaction).
+    public func execute(_ sql: String, in database: String = "postgres") async throws {
         try await Self.offThePool { [self] in
-            try run(Self.binaries + "/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-c", sql])
+            try run(Self.binaries + "/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", database, "-v", "ON_ERROR_STOP=1", "-c", sql])
         }
     }
 
