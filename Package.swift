@@ -213,6 +213,7 @@ let package = Package(
                 // The kit: resources, pushes, mutations, the store; Hummingbird for the routes
                 // of its own (sign-in, places, history).
                 "StateLoopServer",
+                "StateLoopServerPostgres",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

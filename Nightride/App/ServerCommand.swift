@@ -14,12 +14,17 @@ struct ServerCommand: AsyncParsableCommand {
         Users, sessions, rides and histories are kept in a SQLite file that survives restarts and \
         kill -9: by default server.sqlite in $XDG_DATA_HOME/nightride (else ~/.local/share/nightride); \
         --data chooses another file, --memory keeps nothing. After restoring a backup, start with \
-        --restore BACKUP (or --new-epoch on a file restored by hand), so that clients drop what they hold.
+        --restore BACKUP (or --new-epoch on a file restored by hand), so that clients drop what they hold. \
+        --postgres URL keeps the data in a PostgreSQL database instead, which any number of instances \
+        share: a change made through one reaches the clients of all.
         """
     )
 
     @Option(help: ArgumentHelp("The SQLite file to keep the data in (created when missing).", valueName: "path"))
     var data: String?
+
+    @Option(help: ArgumentHelp("Keep the data in this PostgreSQL database, shared with other instances (postgres://user@host:port/database).", valueName: "url"))
+    var postgres: String?
 
     @Flag(help: "Keep the data in memory only: a throwaway server.")
     var memory = false
@@ -74,6 +79,9 @@ struct ServerCommand: AsyncParsableCommand {
         if memory && (data != nil || restore != nil || newEpoch) {
             throw ValidationError("--memory keeps no file: it goes without --data, --restore and --new-epoch")
         }
+        if postgres != nil && (memory || data != nil || restore != nil || newEpoch) {
+            throw ValidationError("--postgres keeps the data in the database: it goes without --memory, --data, --restore and --new-epoch")
+        }
         if restore != nil && newEpoch {
             throw ValidationError("--restore starts a new epoch itself: leave out --new-epoch")
         }
@@ -95,7 +103,7 @@ struct ServerCommand: AsyncParsableCommand {
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         var logger = Logger(label: "nightride.server")
         logger.logLevel = verbose ? .debug : .notice
-        let path = try dataPath()
+        let path = postgres == nil ? try dataPath() : nil
         if let path, let restore {
             let epoch = try SQLiteStore.restore(from: restore, to: path)
             say("Restored \(restore) to \(path), epoch \(epoch)")
@@ -105,6 +113,7 @@ struct ServerCommand: AsyncParsableCommand {
         let server = NightrideServer(
             configuration: .init(
                 dataPath: path,
+                postgresURL: postgres,
                 host: host,
                 port: port,
                 inactivityTimeout: .milliseconds(Int64(inactivity * 1_000)),
@@ -116,12 +125,19 @@ struct ServerCommand: AsyncParsableCommand {
             logger: logger
         )
         let bound = try await server.start()
-        say("Nightride listening on http://\(host):\(bound)\(faultSeed.map { " (faults, seed \($0))" } ?? ""), data \(path ?? "in memory")")
+        say("Nightride listening on http://\(host):\(bound)\(faultSeed.map { " (faults, seed \($0))" } ?? ""), data \(postgres.map(Self.withoutPassword) ?? path ?? "in memory")")
         let controlled = control ? Self.obeyControl(server) : nil
         await Self.interrupted()
         controlled?.cancel()
         say("Stopping…")
         await server.stop()
+    }
+
+    /// A database URL as it may be printed: without its password.
+    private static func withoutPassword(_ url: String) -> String {
+        guard var parts = URLComponents(string: url), parts.password != nil else { return url }
+        parts.password = "***"
+        return parts.string ?? url
     }
 
     /// Reads control commands from standard input on a thread of its own (a blocking read must

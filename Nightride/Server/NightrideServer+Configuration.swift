@@ -6,6 +6,11 @@ extension NightrideServer {
         /// The SQLite file the server keeps its data in (users, sessions, rides, histories),
         /// which survives a restart and a crash; `nil` keeps it in memory, lost on restart.
         public var dataPath: String?
+        /// The PostgreSQL database to keep the data in instead of a file
+        /// (`postgres://user@host:port/database`), shared with any number of other instances
+        /// on it: a change made through one reaches the clients of all. Takes precedence over
+        /// ``dataPath``.
+        public var postgresURL: String?
         /// What a commit to the data file survives: a power cut (an fsync per commit, the
         /// default) or any crash of the process, `kill -9` included (no fsync: faster).
         public var durability: SQLiteStore.Durability
@@ -67,6 +72,7 @@ extension NightrideServer {
         /// tokens valid for 24 hours.
         public init(
             dataPath: String? = nil,
+            postgresURL: String? = nil,
             durability: SQLiteStore.Durability = .powerLoss,
             host: String = "127.0.0.1",
             port: Int = 0,
@@ -83,6 +89,7 @@ extension NightrideServer {
         ) {
             self.passwordCost = passwordCost
             self.dataPath = dataPath
+            self.postgresURL = postgresURL
             self.durability = durability
             self.loginLimits = loginLimits
             self.host = host

@@ -4,6 +4,7 @@ import Logging
 import NightrideModel
 import ServiceLifecycle
 import StateLoopServer
+import StateLoopServerPostgres
 import StateLoopWire
 import Synchronization
 
@@ -73,7 +74,7 @@ public final class NightrideServer: Sendable {
 
     /// The store and the sync server serving it.
     struct DataLife: Sendable {
-        let store: SQLiteStore
+        let store: any ServerStore
         let sync: SyncServer<NightrideAccess>
     }
 
@@ -101,7 +102,11 @@ public final class NightrideServer: Sendable {
         guard let port else { throw StartFailure(description: "the server is not running") }
         await stop()
         let fresh: DataLife
-        if let path = configuration.dataPath {
+        if configuration.postgresURL != nil {
+            // The database opened again, as a new process would.
+            data.withLock { $0 = nil }
+            fresh = try await makePostgresData()
+        } else if let path = configuration.dataPath {
             // The file opened again, as a new process would: what survives is what it holds.
             data.withLock { $0 = nil }
             if newEpoch { _ = try SQLiteStore.startNewEpoch(at: path, now: wallDate) }
@@ -123,7 +128,7 @@ public final class NightrideServer: Sendable {
     }
 
     private func start(port: Int) async throws -> Int {
-        let life = try openData()
+        let life = try await openDataForStart()
         let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
         var group = ServiceGroupConfiguration(
             services: [makeApplication(life.sync, port: port) { port in readyContinuation.yield(port) }, InactivityTimer(server: self, sync: life.sync)],
@@ -185,8 +190,13 @@ public final class NightrideServer: Sendable {
 
     // MARK: Data
 
-    /// The data, opened at the first call.
+    /// The data, opened at the first call; a server on PostgreSQL opens it as it starts
+    /// (``openDataForStart()``), and until then has none.
     func openData() throws -> DataLife {
+        if configuration.postgresURL != nil {
+            guard let life = data.withLock({ $0 }) else { throw StartFailure(description: "a server on PostgreSQL opens its data as it starts") }
+            return life
+        }
         if let life = data.withLock({ $0 }) { return life }
         let made = try makeData(epoch: configuration.epoch)
         return data.withLock { life in
@@ -196,14 +206,65 @@ public final class NightrideServer: Sendable {
         }
     }
 
-    private func makeData(epoch: UInt64?) throws -> DataLife {
+    /// The data for a start: opened at the first, on a file, in memory or on PostgreSQL.
+    private func openDataForStart() async throws -> DataLife {
+        guard configuration.postgresURL != nil else { return try openData() }
+        if let life = data.withLock({ $0 }) { return life }
+        let made = try await makePostgresData()
+        return data.withLock { life in
+            if let life { return life }
+            life = made
+            return made
+        }
+    }
+
+    /// The store's clock: the wall clock as the server's clock moves it.
+    private var storeClock: @Sendable () -> Date {
         let (origin, clock) = (wallOrigin, readClock)
-        let now: @Sendable () -> Date = { ServerHistory.date(wallTime: origin + clock()) }
+        return { ServerHistory.date(wallTime: origin + clock()) }
+    }
+
+    private func makeData(epoch: UInt64?) throws -> DataLife {
+        let now = storeClock
         let store = try configuration.dataPath.map { try SQLiteStore(path: $0, durability: configuration.durability, now: now) }
             ?? SQLiteStore(epoch: epoch, now: now)
+        try catchUp(with: store)
+        return assemble(store)
+    }
+
+    /// Opens the PostgreSQL database, shared with the other instances on it, and reads its
+    /// change feed into the change log.
+    private func makePostgresData() async throws -> DataLife {
+        guard let url = configuration.postgresURL else { throw StartFailure(description: "no PostgreSQL URL") }
+        var storeLogger = logger
+        storeLogger[metadataKey: "part"] = "postgres"
+        let store = try await PostgresStore(url: url, now: storeClock, logger: storeLogger)
+        // Other instances commit meanwhile: the commits heard while the log reads the feed are
+        // held, then recorded after it (those it read already are skipped).
+        var position = state.withLock { state in
+            state.heldCommits = []
+            return state.history.feedPosition
+        }
+        let life = assemble(store)
+        defer {
+            state.withLock { state in
+                for held in state.heldCommits ?? [] { state.history.record(held.changes, at: held.time, epoch: held.epoch) }
+                state.heldCommits = nil
+            }
+        }
+        while true {
+            let entries = try await store.changes(after: position, limit: 5_000)
+            guard let last = entries.last else { break }
+            position = last.sequence
+            state.withLock { $0.history.record(entries, origin: wallOrigin) }
+        }
+        return life
+    }
+
+    /// The sync server on `store`, its resources declared, the change log following its commits.
+    private func assemble(_ store: any ServerStore) -> DataLife {
         // The change log hears of a commit before the sync server pushes it (observers run in
         // the order they were added): no client sees a version the server's truth lacks.
-        try catchUp(with: store)
         store.observeCommits { [weak self] changes in self?.record(changes, epoch: store.epoch) }
         let access = NightrideAccess { [weak self] token in
             guard let self else { return nil }
@@ -238,7 +299,13 @@ public final class NightrideServer: Sendable {
     /// Adds a commit to the change log and the audit, at its time on the server's clock.
     private func record(_ changes: CommittedChanges, epoch: UInt64) {
         let time = ServerHistory.wallTime(of: changes.time) - wallOrigin
-        state.withLock { $0.history.record(changes, at: time, epoch: epoch) }
+        state.withLock { state in
+            if state.heldCommits != nil {
+                state.heldCommits?.append((changes, time, epoch))
+            } else {
+                state.history.record(changes, at: time, epoch: epoch)
+            }
+        }
     }
 
     // MARK: Time

@@ -31,14 +31,19 @@ struct ServerHistory: Sendable {
         while true {
             let entries = try store.changes(after: feedPosition, limit: 5_000)
             guard !entries.isEmpty else { break }
-            for entry in entries {
-                let changes = CommittedChanges(
-                    values: [entry.value], progress: [], time: entry.time, cause: entry.cause, feed: entry.commit...entry.sequence
-                )
-                record(changes, at: Self.wallTime(of: entry.time) - origin, epoch: entry.value.version.epoch)
-            }
+            record(entries, origin: origin)
         }
         for client in try store.clientProgress() { audit.noteProgress(client) }
+    }
+
+    /// Adds entries read from a store's feed; times become times since `origin`.
+    mutating func record(_ entries: [StoredChange], origin: Duration) {
+        for entry in entries {
+            let changes = CommittedChanges(
+                values: [entry.value], progress: [], time: entry.time, cause: entry.cause, feed: entry.commit...entry.sequence
+            )
+            record(changes, at: Self.wallTime(of: entry.time) - origin, epoch: entry.value.version.epoch)
+        }
     }
 
     /// A date as a time since 1970, to the microsecond (the feed's precision).

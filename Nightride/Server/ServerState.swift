@@ -14,6 +14,9 @@ struct ServerState: Sendable {
     var acceptsSockets = true
     var stats = ServerStats()
     var history = ServerHistory()
+    /// Commits heard while the change log catches up on a shared database's feed, recorded
+    /// after it (in order, each once): `nil` when not catching up.
+    var heldCommits: [(changes: CommittedChanges, time: Duration, epoch: UInt64)]?
 
     init(faultPlan: FaultPlan?, faultsEnabled: Bool) {
         self.faultPlan = faultPlan

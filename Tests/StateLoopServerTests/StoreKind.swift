@@ -16,11 +16,9 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         postgresTestsEnabled ? allCases : [.sqlite]
     }
 
-    /// Whether the tests that need PostgreSQL run: always, unless `STATELOOP_POSTGRES_TESTS=0`
-    /// (they start a server of their own from Debian's `postgresql` binaries, and fail saying
-    /// how to install them when they are missing).
+    /// Whether the tests that need PostgreSQL run (``ThrowawayPostgres/testsEnabled``).
     static var postgresTestsEnabled: Bool {
-        ProcessInfo.processInfo.environment["STATELOOP_POSTGRES_TESTS"] != "0"
+        ThrowawayPostgres.testsEnabled
     }
 
     /// Runs `body` with a new, empty store of this kind, then disposes of it: an in-memory
@@ -38,11 +36,9 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
 /// Runs `body` with the URL of a new database on the throwaway PostgreSQL server the tests of
 /// this process share (started on first use, stopped as the process exits).
 func withPostgres(_ body: (String) async throws -> Void) async throws {
-    guard ThrowawayPostgres.isAvailable else {
-        Issue.record("PostgreSQL is not installed (no \(ThrowawayPostgres.binaries)/initdb): apt-get install postgresql, or set STATELOOP_PG_BIN")
+    if let missing = ThrowawayPostgres.missing {
+        Issue.record(Comment(rawValue: missing))
         return
     }
-    let server = try await ThrowawayPostgres.shared()
-    let database = try await server.createDatabase(ThrowawayPostgres.newDatabaseName())
-    try await body("postgres://\(server.user)@127.0.0.1:\(server.port)/\(database)")
+    try await body(try await ThrowawayPostgres.newDatabaseURL())
 }

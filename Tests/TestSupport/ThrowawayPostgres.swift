@@ -62,6 +62,24 @@ public final class ThrowawayPostgres: Sendable {
         try? FileManager.default.removeItem(at: server.folder)
     }
 
+    /// Whether the tests that need PostgreSQL run: always, unless `STATELOOP_POSTGRES_TESTS=0`
+    /// (without the binaries they fail, saying how to install them).
+    public static var testsEnabled: Bool {
+        ProcessInfo.processInfo.environment["STATELOOP_POSTGRES_TESTS"] != "0"
+    }
+
+    /// Why a test that needs PostgreSQL cannot run here, or `nil` when it can.
+    public static var missing: String? {
+        isAvailable ? nil : "PostgreSQL is not installed (no \(binaries)/initdb): apt-get install postgresql, or set STATELOOP_PG_BIN"
+    }
+
+    /// The URL of a new, empty database on the shared server (``shared()``).
+    public static func newDatabaseURL() async throws -> String {
+        let server = try await shared()
+        let database = try await server.createDatabase(newDatabaseName())
+        return "postgres://\(server.user)@127.0.0.1:\(server.port)/\(database)"
+    }
+
     /// A name for a new database, unique in this process.
     public static func newDatabaseName() -> String {
         databases.withLock { count in
