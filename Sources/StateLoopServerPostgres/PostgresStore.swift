@@ -21,13 +21,18 @@ import Synchronization
 ///   transaction: each key's counter is raised by an upsert that holds the key's row until the
 ///   commit, so writers of one key on any instance get its versions one after another; a
 ///   mutation id takes an advisory lock before its remembered answer is read, so the same
-///   mutation sent to two instances at once runs once. Commit observers run on the store's
-///   writer thread after each commit, in commit order.
+///   mutation sent to two instances at once runs once.
+/// - **Commits of every instance.** Observers hear every commit made on the database, by any
+///   store on it, once each, in commit order (``FeedFollower``, woken by ``FeedListener``'s
+///   notifications): a commit made through one instance reaches the push sockets of all.
 /// - **Reads.** On pooled connections (`PostgresClient`), each in one `REPEATABLE READ`
 ///   snapshot.
+/// - **Deadlines.** No request waits longer than the store's deadline for the database; past
+///   it the request fails with ``Unanswered`` and the server answers 503 with `Retry-After`.
 ///
-/// Threading: a transaction's synchronous body runs on a thread of the store's own (``StoreThreads``), which
-/// waits for each statement (``BlockingConnection``); never on the cooperative pool.
+/// Threading: a transaction's synchronous body runs on a thread of the store's own
+/// (``StoreThreads``), which waits for each statement (``BlockingConnection``); never on the
+/// cooperative pool. Observers are called on the follower's thread, one commit at a time.
 public final class PostgresStore: ServerStore {
     /// The epoch stored in the database: the same for every instance and every restart.
     public let epoch: UInt64
@@ -250,7 +255,8 @@ public final class PostgresStore: ServerStore {
         return try await rows.collect().count
     }
 
-    /// Adds an observer of every later commit made through this store.
+    /// Adds an observer of every later commit made on the database, through this store or
+    /// any other store on it.
     public func observeCommits(_ observer: @escaping @Sendable (CommittedChanges) -> Void) {
         follower.observe(observer)
     }
