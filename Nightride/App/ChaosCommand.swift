@@ -21,13 +21,29 @@ struct ChaosCommand: AsyncParsableCommand {
     )
     var serverProcess = false
 
+    @Option(help: ArgumentHelp("Run the servers on this PostgreSQL database (postgres://user@host:port/database), several instances of them: each scenario's passenger and driver on different instances.", valueName: "url"))
+    var postgres: String?
+
+    @Option(help: ArgumentHelp("How many server instances to run on the --postgres database.", valueName: "n"))
+    var instances = 2
+
+    func validate() throws {
+        guard seeds > 0 else { throw ValidationError("--seeds must be at least 1") }
+        if postgres != nil && serverProcess {
+            throw ValidationError("--postgres runs its instances in this process: it goes without --server-process")
+        }
+        guard (1...8).contains(instances) else { throw ValidationError("--instances must be 1 to 8") }
+    }
+
     @MainActor
     func run() async throws {
         let executable = serverProcess ? Bundle.main.executableURL : nil
         if serverProcess && executable == nil {
             throw ValidationError("--server-process: cannot find this program's own executable to start the server with")
         }
-        let run = ChaosRun(seeds: Array(first..<(first + UInt64(seeds))), serverExecutable: executable, log: say)
+        let run = ChaosRun(
+            seeds: Array(first..<(first + UInt64(seeds))), serverExecutable: executable, postgres: postgres.map { ($0, instances) }, log: say
+        )
         let outcomes = try await run.run()
         let failed = outcomes.filter { !$0.passed(within: DemoReport.convergenceBound) }
         for outcome in failed {

@@ -29,7 +29,8 @@ public final class ChaosRun {
         /// Screens shown by both clients.
         public var screensShown: Int
         /// What each client showed against the server's truth when the run gave up waiting,
-        /// for a seed that did not converge; empty otherwise.
+        /// for a seed that did not converge, or at the convergence bound, for one that
+        /// converged later; empty otherwise.
         public var unconverged: [String]
         /// Mutations lost or applied twice (see ``MutationAudit``); empty when every one
         /// the clients queued was processed once.
@@ -48,6 +49,7 @@ public final class ChaosRun {
     private let batchSize: Int
     private let stepsPerScenario: Int
     private let serverExecutable: URL?
+    private let postgres: (url: String, instances: Int)?
     private let log: (String) -> Void
 
     /// Scenarios for `seeds`, `batchSize` at a time.
@@ -56,10 +58,14 @@ public final class ChaosRun {
     ///   its own that every batch kills with SIGKILL and starts again on its data file (one
     ///   batch in four with a new epoch); `nil`, the default, runs it in this process, where a
     ///   batch meets a restart, a new epoch, or revoked sessions.
+    /// - Parameter postgres: A PostgreSQL database and a number of instances to run on it, in
+    ///   this process, instead of one server on a file: each scenario's passenger and driver
+    ///   then talk to different instances, and a restart restarts one instance.
     public init(
         seeds: [UInt64], batchSize: Int = 20, stepsPerScenario: Int = 10, serverExecutable: URL? = nil,
-        log: @escaping (String) -> Void = { _ in }
+        postgres: (url: String, instances: Int)? = nil, log: @escaping (String) -> Void = { _ in }
     ) {
+        self.postgres = postgres
         self.seeds = seeds
         self.batchSize = batchSize
         self.stepsPerScenario = stepsPerScenario
@@ -89,6 +95,11 @@ public final class ChaosRun {
     }
 
     private func makeServer(dataPath: String) async throws -> any ChaosServer {
+        if let postgres {
+            var logger = Logger(label: "nightride.chaos")
+            logger.logLevel = .critical
+            return try await InstancesChaosServer(postgresURL: postgres.url, instances: postgres.instances, seed: seeds.first ?? 0, logger: logger)
+        }
         if let serverExecutable {
             return try await ProcessChaosServer(executable: serverExecutable, dataPath: dataPath, seed: seeds.first ?? 0)
         }
@@ -103,13 +114,14 @@ public final class ChaosRun {
         _ = await server.control("faults on")
         var scenarios: [Scenario] = []
         for seed in batch {
-            scenarios.append(try await Scenario(seed: seed, url: server.url, folder: folder, now: { server.now }))
+            scenarios.append(try await Scenario(seed: seed, urls: server.urls, folder: folder, now: { server.now }))
         }
         let steps = stepsPerScenario
         let playing = scenarios.map { scenario in Task { await scenario.play(steps: steps) } }
         let users = scenarios.flatMap(\.users)
         let inProcess = serverExecutable == nil
-        let trouble = Task { await Self.serverTrouble(server, users: users, seed: batch[0], inProcess: inProcess) }
+        let instances = server.urls.count
+        let trouble = Task { await Self.serverTrouble(server, users: users, seed: batch[0], inProcess: inProcess, instances: instances) }
         for task in playing {
             await task.value
         }
@@ -120,8 +132,14 @@ public final class ChaosRun {
         var converged: [UInt64: Duration] = [:]
         let deadline = stopped + .seconds(5)
         var truth = try server.truth()
+        // What the clients still showing something else showed at the bound: a seed that
+        // converged late says why.
+        var lateAtBound: [UInt64: [String]]?
         while converged.count < scenarios.count && ContinuousClock.now < deadline {
             truth = try server.truth()
+            if lateAtBound == nil, ContinuousClock.now - stopped > DemoReport.convergenceBound {
+                lateAtBound = Dictionary(uniqueKeysWithValues: scenarios.filter { converged[$0.seed] == nil }.map { ($0.seed, $0.describe(against: truth)) })
+            }
             for scenario in scenarios where converged[scenario.seed] == nil {
                 // A signed-out client signs in again, as its user would.
                 await scenario.signInAgainIfNeeded()
@@ -137,7 +155,7 @@ public final class ChaosRun {
                 violations: scenario.users.flatMap { ScreenAudit.violations(in: scenario.screenLog.screens(of: $0), log: truth.changeLog) },
                 convergence: converged[scenario.seed],
                 screensShown: scenario.screenLog.screens.values.map(\.count).reduce(0, +),
-                unconverged: converged[scenario.seed] == nil ? scenario.describe(against: truth) : [],
+                unconverged: converged[scenario.seed] == nil ? scenario.describe(against: truth) : lateAtBound?[scenario.seed] ?? [],
                 mutationProblems: scenario.mutationProblems(against: truth),
                 mutationsQueued: scenario.made.count
             ))
@@ -166,7 +184,7 @@ public final class ChaosRun {
     /// every session, or a quarter of the users signed out. A server in a process of its own is
     /// killed and started again in every batch, one in four times with a new epoch. Returns what
     /// happened, for the log.
-    private static func serverTrouble(_ server: any ChaosServer, users: [String], seed: UInt64, inProcess: Bool) async -> String {
+    private static func serverTrouble(_ server: any ChaosServer, users: [String], seed: UInt64, inProcess: Bool, instances: Int) async -> String {
         let random = SeededRandom(seed: seed)
         try? await Task.sleep(for: .milliseconds(Int(random.bits("trouble start") % 300)))
         for flap in 0..<5 {
@@ -180,8 +198,9 @@ public final class ChaosRun {
         let trouble = random.bits("sessions") % 8
         switch (trouble, inProcess) {
         case (0, true), (2, true), (_, false):
-            let newEpoch = inProcess ? trouble == 2 : trouble % 4 == 2
-            let restart = inProcess ? "server restarted" : "server process killed and started again"
+            // A shared database has no new epoch to start: its instances restart one at a time.
+            let newEpoch = instances == 1 && (inProcess ? trouble == 2 : trouble % 4 == 2)
+            let restart = instances > 1 ? "an instance restarted" : inProcess ? "server restarted" : "server process killed and started again"
             do {
                 try await server.restart(newEpoch: newEpoch)
                 return newEpoch ? "\(restart) with a new epoch" : restart
@@ -207,7 +226,9 @@ final class Scenario {
     let seed: UInt64
     private(set) var clients: [NightrideClient]
     let screenLog: ScreenLog
-    private let url: URL
+    /// Where the passenger and the driver reach the server: each its own instance when there
+    /// are several.
+    private let urls: [URL]
     private let folder: String
     /// The scenario's choices follow its seed: the n-th draw is keyed by n.
     private let random: SeededRandom
@@ -215,15 +236,15 @@ final class Scenario {
     /// Every mutation the scenario's clients queued, in order: its id and whose it is.
     private(set) var made: [(id: String, user: String)] = []
 
-    init(seed: UInt64, url: URL, folder: String, now: @escaping @MainActor () -> Duration) async throws {
+    init(seed: UInt64, urls: [URL], folder: String, now: @escaping @MainActor () -> Duration) async throws {
         self.seed = seed
-        self.url = url
+        self.urls = urls
         self.folder = folder
         random = SeededRandom(seed: seed)
         screenLog = ScreenLog(now: now)
         var clients: [NightrideClient] = []
-        for role in ["p", "d"] {
-            clients.append(try await Self.connect(name: "\(role)\(seed)", url: url, folder: folder))
+        for (index, role) in ["p", "d"].enumerated() {
+            clients.append(try await Self.connect(name: "\(role)\(seed)", url: urls[index % urls.count], folder: folder))
         }
         self.clients = clients
         for client in clients {
@@ -247,7 +268,7 @@ final class Scenario {
         for index in clients.indices where clients[index].state.isSignedOut {
             let name = clients[index].api.user
             clients[index].stop()
-            guard let renewed = try? await Self.connect(name: name, url: url, folder: folder) else { continue }
+            guard let renewed = try? await Self.connect(name: name, url: urls[index % urls.count], folder: folder) else { continue }
             clients[index] = renewed
             screenLog.watch(renewed)
         }

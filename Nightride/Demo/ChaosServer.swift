@@ -8,6 +8,9 @@ import NightrideServer
 protocol ChaosServer: AnyObject {
     /// Where clients reach it.
     var url: URL { get }
+    /// Where each of a scenario's clients reaches it, in turn (several instances of one
+    /// backend); `[url]` for a single server.
+    var urls: [URL] { get }
     /// The time screens are logged at: the basis of the truth's change times.
     var now: Duration { get }
     /// Runs a control command; returns its answer.
@@ -19,6 +22,10 @@ protocol ChaosServer: AnyObject {
     func restart(newEpoch: Bool) async throws
     /// Stops it for good.
     func stop() async
+}
+
+extension ChaosServer {
+    var urls: [URL] { [url] }
 }
 
 /// A chaos run's server in the run's own process: restarts stop and start it on its data file.

@@ -258,6 +258,11 @@ public final class NightrideServer: Sendable {
             position = last.sequence
             state.withLock { $0.history.record(entries, origin: wallOrigin) }
         }
+        // The feed has values only: a refused mutation moved its client on without one.
+        let progress = try await store.clientProgress()
+        state.withLock { state in
+            for client in progress { state.history.audit.noteProgress(client) }
+        }
         return life
     }
 

@@ -17,11 +17,12 @@ import Synchronization
 ///
 /// - **Schema.** Created and migrated when the store opens (versioned, idempotent, under an
 ///   advisory lock, so instances starting together do not race).
-/// - **Writes.** One at a time per store, on a connection of its own, in a `READ COMMITTED`
-///   transaction: each key's counter is raised by an upsert that holds the key's row until the
-///   commit, so writers of one key on any instance get its versions one after another; a
-///   mutation id takes an advisory lock before its remembered answer is read, so the same
-///   mutation sent to two instances at once runs once.
+/// - **Writes.** Several at once (`writers`), each on a connection of its own, in a
+///   `READ COMMITTED` transaction: each key's counter is raised by an upsert that holds the
+///   key's row until the commit, so writers of one key on any instance get its versions one
+///   after another; a mutation id takes an advisory lock before its remembered answer is read,
+///   so the same mutation sent twice at once (to one instance or two) runs once. A deadlock's
+///   victim runs again.
 /// - **Commits of every instance.** Observers hear every commit made on the database, by any
 ///   store on it, once each, in commit order (``FeedFollower``, woken by ``FeedListener``'s
 ///   notifications): a commit made through one instance reaches the push sockets of all.
@@ -42,13 +43,13 @@ public final class PostgresStore: ServerStore {
     private let logger: Logger
     private let deadline: Duration
     private let now: @Sendable () -> Date
-    /// One write at a time, in the order they were asked for.
-    private let writes = StoreThreads(count: 1)
+    /// The threads writes run on, each with a connection of its own (`idleWriters`).
+    private let writes: StoreThreads
     /// Reads beside writes and beside each other, one per pooled connection.
     private let reads: StoreThreads
-    /// The writer's own connection, opened on the first write and again after it broke; used on
-    /// `writes` only.
-    private let writer = Mutex<BlockingConnection?>(nil)
+    /// The writer connections not in use: one per writer thread at most, opened when a write
+    /// finds none and closed when they break.
+    private let idleWriters = Mutex<[BlockingConnection]>([])
     private let follower: FeedFollower
     private let listener: FeedListener
 
@@ -56,8 +57,11 @@ public final class PostgresStore: ServerStore {
     /// creating or migrating its tables and, on first use, its epoch.
     ///
     /// - Parameters:
-    ///   - maximumConnections: The most pooled connections for reads (the writer and the change
-    ///     feed's follower and listener have one each besides).
+    ///   - maximumConnections: The most pooled connections for reads.
+    ///   - writers: How many writes run at once, each on a connection of its own: while one
+    ///     waits for the database, others go on. Writes of the same key still go one after
+    ///     another (the key's row is locked until the commit), on this instance as across
+    ///     instances. The change feed's follower and listener have a connection each besides.
     ///   - deadline: The longest a request waits for the database: for a connection, a
     ///     statement's answer, or its turn to write. Past it the request fails with
     ///     ``Unanswered`` (the server answers 503 with `Retry-After`), so the server keeps
@@ -66,7 +70,7 @@ public final class PostgresStore: ServerStore {
     /// - Throws: ``BadURL`` for a URL it cannot read; postgres-nio's errors when the database
     ///   cannot be reached or refuses.
     public init(
-        url: String, maximumConnections: Int = 8, deadline: Duration = .seconds(5), now: @escaping @Sendable () -> Date = { Date() },
+        url: String, maximumConnections: Int = 8, writers: Int = 4, deadline: Duration = .seconds(5), now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = Logger(label: "stateloop.postgres")
     ) async throws {
         guard let parts = URLComponents(string: url), parts.scheme == "postgres" || parts.scheme == "postgresql",
@@ -84,6 +88,7 @@ public final class PostgresStore: ServerStore {
         client = PostgresClient(configuration: pooled, backgroundLogger: logger)
         running = Task { [client] in await client.run() }
         reads = StoreThreads(count: maximumConnections)
+        writes = StoreThreads(count: writers)
         self.logger = logger
         self.now = now
         let prepared: (epoch: UInt64, feed: UInt64)
@@ -101,7 +106,7 @@ public final class PostgresStore: ServerStore {
     deinit {
         running.cancel()
         listener.stop()
-        writer.withLock { $0?.close() }
+        idleWriters.withLock { $0.forEach { $0.close() } }
     }
 
     /// The database did not answer within the store's deadline: it is down, unreachable or
@@ -126,29 +131,59 @@ public final class PostgresStore: ServerStore {
         }
     }
 
-    /// Runs `body` in one transaction on the writer's connection; observers are told, in
-    /// commit order, before it returns (unless reading the feed failed just after the commit:
-    /// they are told on the next catch-up then).
+    /// Runs `body` in one transaction on a writer connection; observers are told, in commit
+    /// order, before it returns (unless reading the feed failed just after the commit: they are
+    /// told on the next catch-up then).
+    ///
+    /// A transaction PostgreSQL chose as a deadlock's victim (two writes taking the same keys
+    /// in opposite orders, on this instance or across instances) is rolled back and run again,
+    /// up to ``retriesAfterDeadlock`` times: the body is a function of what it reads.
     public func write<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result {
         let (result, handedOver) = try await withoutActuallyEscaping(body) { body in
             try await writes.run(within: deadline) { [self] in
-                let connection = try writerConnection()
-                let transaction = PostgresTransaction(connection: connection, epoch: epoch, now: now)
-                do {
-                    try connection.execute("BEGIN")
-                    let result = try body(transaction)
-                    let sealed = try transaction.seal()
-                    try connection.execute("COMMIT")
-                    // Handed to the follower from this thread, so its own commits reach it in order.
-                    return (result, sealed.map { follower.handOver($0) })
-                } catch {
-                    rollBack(connection)
-                    throw error
+                var attempt = 0
+                while true {
+                    do {
+                        return try writeOnce(body)
+                    } catch let error as PSQLError where Self.isDeadlock(error) && attempt < Self.retriesAfterDeadlock {
+                        attempt += 1
+                    }
                 }
             }
         }
         try? await handedOver?.get()
         return result
+    }
+
+    /// How many times a write chosen as a deadlock's victim runs again.
+    static let retriesAfterDeadlock = 3
+
+    /// One attempt of a write, on a writer connection taken for it and given back after.
+    private func writeOnce<Result: Sendable>(
+        _ body: (any StoreTransaction) throws -> Result
+    ) throws -> (Result, EventLoopFuture<Void>?) {
+        let connection = try takeWriter()
+        let transaction = PostgresTransaction(connection: connection, epoch: epoch, now: now)
+        do {
+            try connection.execute("BEGIN")
+            let result = try body(transaction)
+            let sealed = try transaction.seal()
+            try connection.execute("COMMIT")
+            giveBack(connection)
+            // Handed to the follower from this thread, after the commit, so that a commit
+            // reaches it after every commit before it on this thread.
+            return (result, sealed.map { follower.handOver($0) })
+        } catch {
+            rollBack(connection)
+            throw error
+        }
+    }
+
+    /// Whether PostgreSQL ended the transaction to break a deadlock or a serialization
+    /// conflict: running it again is safe.
+    private static func isDeadlock(_ error: PSQLError) -> Bool {
+        guard let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "40P01" || state == "40001"
     }
 
     /// Runs `body` in one read-only `REPEATABLE READ` transaction on a pooled connection.
@@ -195,6 +230,18 @@ public final class PostgresStore: ServerStore {
                 for try await sequence in progress.decode(Int64.self) { lastMutationID = UInt64(bitPattern: sequence) }
             }
             return (value, lastMutationID)
+        }
+    }
+
+    /// Every client's processed mutations, as stored: for an audit from outside the server.
+    public func clientProgress() async throws -> [ClientProgress] {
+        try await Deadline.race(deadline) { [client, logger] in
+            let rows = try await client.query("SELECT scope, client, last_sequence FROM stateloop_clients", logger: logger)
+            var progress: [ClientProgress] = []
+            for try await (scope, id, sequence) in rows.decode((String, String, Int64).self) {
+                progress.append(ClientProgress(scope: scope, client: ClientID(rawValue: id), lastMutationID: UInt64(bitPattern: sequence)))
+            }
+            return progress
         }
     }
 
@@ -261,21 +308,26 @@ public final class PostgresStore: ServerStore {
         follower.observe(observer)
     }
 
-    /// The writer's connection, opened if there is none. On `writes` only.
-    private func writerConnection() throws -> BlockingConnection {
-        if let open = writer.withLock({ $0 }), !open.connection.isClosed { return open }
-        let opened = try BlockingConnection.open(connection, deadline: deadline, logger: logger)
-        writer.withLock { $0 = opened }
-        return opened
+    /// An idle writer connection, or a new one. On `writes` only.
+    private func takeWriter() throws -> BlockingConnection {
+        while let idle = idleWriters.withLock({ $0.popLast() }) {
+            if !idle.connection.isClosed { return idle }
+        }
+        return try BlockingConnection.open(connection, deadline: deadline, logger: logger)
     }
 
-    /// Ends a failed transaction; a connection that cannot even roll back is dropped, and the
-    /// next write opens another.
+    /// Keeps a writer connection for the next write.
+    private func giveBack(_ writer: BlockingConnection) {
+        idleWriters.withLock { $0.append(writer) }
+    }
+
+    /// Ends a failed transaction and gives its connection back; a connection that cannot even
+    /// roll back is closed, and a later write opens another.
     private func rollBack(_ connection: BlockingConnection) {
         do {
             try connection.execute("ROLLBACK")
+            giveBack(connection)
         } catch {
-            writer.withLock { $0 = nil }
             connection.close()
         }
     }

@@ -221,6 +221,32 @@ struct PostgresStoreTests {
         #expect(written.counter == 2, "the stalled write committed after all, or the store lost a version")
     }
 
+    @Test("two writes taking two keys in opposite orders at once: PostgreSQL picks a deadlock's victim, which runs again, and both commit")
+    func deadlockVictimRunsAgain() async throws {
+        try await withPostgres { url in
+            let store = try await PostgresStore(url: url, writers: 2)
+            let (first, second) = (ResourceKey(resource: "board", id: "a"), ResourceKey(resource: "board", id: "b"))
+            let runs = RunCount()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for keys in [(first, second), (second, first)] {
+                    group.addTask {
+                        _ = try await store.write { transaction in
+                            runs.count.withLock { $0 += 1 }
+                            _ = try transaction.write(Data("1".utf8), to: keys.0)
+                            // Both hold their first key before either asks for its second.
+                            Thread.sleep(forTimeInterval: 0.3)
+                            return try transaction.write(Data("2".utf8), to: keys.1)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(runs.count.withLock { $0 } == 3, "one body ran again after the deadlock, no other did")
+            let (a, b) = (try await store.read(first, lastMutationIDOf: nil, scope: ""), try await store.read(second, lastMutationIDOf: nil, scope: ""))
+            #expect(a.value?.version.counter == 2 && b.value?.version.counter == 2)
+        }
+    }
+
     @Test("a URL that is not postgres://user@host/database is refused with a message that says how to write one")
     func badURL() async throws {
         let error = await #expect(throws: PostgresStore.BadURL.self) { try await PostgresStore(url: "mysql://x@127.0.0.1/db") }
@@ -234,4 +260,9 @@ private func terminateListeners() async throws {
     try await ThrowawayPostgres.shared().execute(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()"
     )
+}
+
+/// How many times a transaction body ran.
+private final class RunCount: Sendable {
+    let count = Mutex(0)
 }
