@@ -13,9 +13,19 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(name: .customLong("seed"), help: ArgumentHelp("The seed of the injected faults.", valueName: "n"))
     var seed: UInt64 = 7
 
+    @Option(help: ArgumentHelp("Run the server on this PostgreSQL database (postgres://user@host:port/database), as several instances: the passenger on one, the driver on another.", valueName: "url"))
+    var postgres: String?
+
+    @Option(help: ArgumentHelp("How many server instances to run on the --postgres database.", valueName: "n"))
+    var instances = 2
+
+    func validate() throws {
+        guard (1...8).contains(instances) else { throw ValidationError("--instances must be 1 to 8") }
+    }
+
     @MainActor
     func run() async throws {
-        let scenario = DemoScenario(options: DemoScenario.Options(seed: seed), log: say)
+        let scenario = DemoScenario(options: DemoScenario.Options(seed: seed, postgresURL: postgres, instances: instances), log: say)
         let report = try await scenario.run()
         print(report.table)
         if !report.passed {

@@ -23,9 +23,20 @@ public final class DemoScenario {
         public var inactivity: Duration
         /// The longest any step may take before the run fails.
         public var stepTimeout: Duration
+        /// A PostgreSQL database to run the server on, as ``instances`` instances (the passenger
+        /// on the first, the driver on the last, so every push crosses instances); `nil` runs
+        /// one server on a file in ``journalFolder``.
+        public var postgresURL: String?
+        /// How many server instances run on ``postgresURL``.
+        public var instances: Int
 
         /// A run with `seed`.
-        public init(seed: UInt64 = 7, journalFolder: String? = nil, inactivity: Duration = .seconds(3), stepTimeout: Duration = .seconds(10)) {
+        public init(
+            seed: UInt64 = 7, journalFolder: String? = nil, inactivity: Duration = .seconds(3), stepTimeout: Duration = .seconds(10),
+            postgresURL: String? = nil, instances: Int = 2
+        ) {
+            self.postgresURL = postgresURL
+            self.instances = postgresURL == nil ? 1 : max(1, instances)
             self.seed = seed
             self.journalFolder = journalFolder
                 ?? FileManager.default.temporaryDirectory.appendingPathComponent("nightride-demo-\(UUID().uuidString)").path
@@ -37,7 +48,11 @@ public final class DemoScenario {
 
     private let options: Options
     private let log: (String) -> Void
-    private var server: NightrideServer!
+    /// The server's instances: one, unless it runs on PostgreSQL.
+    private var servers: [NightrideServer] = []
+    /// The first instance: the server-side actions go through it, and its change log (which
+    /// follows every instance's commits) is the truth.
+    private var server: NightrideServer { servers[0] }
     private var clients: [NightrideClient] = []
     private var screenLog: ScreenLog!
     private var convergence: [(fault: String, time: Duration)] = []
@@ -52,37 +67,27 @@ public final class DemoScenario {
     /// Runs the scenario; the report says whether the verdict holds.
     public func run() async throws -> DemoReport {
         try FileManager.default.createDirectory(atPath: options.journalFolder, withIntermediateDirectories: true)
-        server = NightrideServer(
-            configuration: .init(
-                dataPath: options.journalFolder + "/server.sqlite",
-                durability: .processCrash,
-                port: 0,
-                inactivityTimeout: options.inactivity,
-                faults: FaultPlan(
-                    seed: options.seed,
-                    latency: .milliseconds(5)...(.milliseconds(250)),
-                    pushDropProbability: 0.2,
-                    disconnectAfter: .seconds(2)...(.seconds(6))
-                ),
-                faultsEnabled: true,
-                passwordCost: 4
-            ),
-            logger: {
+        servers = (0..<options.instances).map { index in
+            NightrideServer(configuration: configuration(instance: index), logger: {
                 var logger = Logger(label: "nightride.server")
                 logger.logLevel = .warning
                 return logger
-            }()
-        )
-        let port = try await server.start()
-        log("Nightride server on http://127.0.0.1:\(port), faults on (seed \(options.seed)): latency 5–250 ms, 20 % of pushes lost, sockets cut every 2–6 s")
-        screenLog = ScreenLog(now: { [server] in server!.now }) { [log] shown, previous in
+            }())
+        }
+        var urls: [URL] = []
+        for server in servers {
+            urls.append(URL(string: "http://127.0.0.1:\(try await server.start())")!)
+        }
+        let place = options.postgresURL == nil ? "" : ", \(servers.count) instances on PostgreSQL"
+        log("Nightride server on \(urls.map(\.absoluteString).joined(separator: " and "))\(place), faults on (seed \(options.seed)): latency 5–250 ms, 20 % of pushes lost, sockets cut every 2–6 s")
+        screenLog = ScreenLog(now: { [server] in server.now }) { [log] shown, previous in
             let from = previous.map { "\($0.title) → " } ?? ""
             log(String(format: "%7.3fs  %@  %@%@%@", shown.time.seconds, shown.user.padding(toLength: 4, withPad: " ", startingAt: 0), from, shown.screen.title, shown.isOptimistic ? "  (optimistic)" : ""))
         }
         defer { screenLog.stop() }
         let started = ContinuousClock.now
         do {
-            try await play(port: port)
+            try await play(urls: urls)
         } catch {
             failures.append("\(error)")
         }
@@ -90,19 +95,48 @@ public final class DemoScenario {
         for client in clients {
             client.stop()
         }
-        await server.stop()
+        for server in servers {
+            await server.stop()
+        }
         if options.removesJournalFolder {
             try? FileManager.default.removeItem(atPath: options.journalFolder)
         }
         return report
     }
 
+    /// The configuration of instance `index`: its data on a file, or on the database.
+    private func configuration(instance index: Int) -> NightrideServer.Configuration {
+        NightrideServer.Configuration(
+            dataPath: options.postgresURL == nil ? options.journalFolder + "/server.sqlite" : nil,
+            postgresURL: options.postgresURL,
+            durability: .processCrash,
+            port: 0,
+            inactivityTimeout: options.inactivity,
+            faults: FaultPlan(
+                seed: options.seed &+ UInt64(index),
+                latency: .milliseconds(5)...(.milliseconds(250)),
+                pushDropProbability: 0.2,
+                disconnectAfter: .seconds(2)...(.seconds(6))
+            ),
+            faultsEnabled: true,
+            passwordCost: 4
+        )
+    }
+
+    /// Where the client at `index` reaches the server: the passenger the first instance, the
+    /// driver the last.
+    private var urls: [URL] = []
+
+    private func url(forClient index: Int) -> URL {
+        index == 0 ? urls[0] : urls[urls.count - 1]
+    }
+
     // MARK: The script
 
-    private func play(port: Int) async throws {
-        let url = URL(string: "http://127.0.0.1:\(port)")!
-        let ann = try await connect("ann", to: url)
-        let bob = try await connect("bob", to: url)
+    private func play(urls: [URL]) async throws {
+        self.urls = urls
+        let ann = try await connect("ann", to: url(forClient: 0))
+        let bob = try await connect("bob", to: url(forClient: 1))
         let place = server.truth.catalog.search("gare", limit: 1).first!
 
         try await step("bob switches driver mode on") {
@@ -157,19 +191,19 @@ public final class DemoScenario {
             ann.state.screen == .survey && !bob.state.isOptimistic
         }
         try await step("network cut: sockets closed, requests refused, and the server changes meanwhile") {
-            server.isNetworkCut = true
+            for server in servers { server.isNetworkCut = true }
             try await Task.sleep(for: .milliseconds(400))
             // The survey is skipped server-side while ann cannot hear it.
             try await server.perform(.finishSurvey, for: "ann")
             try await Task.sleep(for: .milliseconds(400))
-            server.isNetworkCut = false
+            for server in servers { server.isNetworkCut = false }
         } until: { true }
         try await converge(after: "network cut")
 
         try await step("the server switches bob's driver mode off while pushes are still being lost") {
             try await server.setDriverMode(false, for: "bob")
             log("— faults off —")
-            server.faultsEnabled = false
+            for server in servers { server.faultsEnabled = false }
         } until: { true }
         try await converge(after: "faults off")
         try await step("bob back on") {
@@ -191,9 +225,9 @@ public final class DemoScenario {
     /// The server restarts in the middle of the ride, its data on disk: both clients keep the
     /// ride and their sessions (no sign-in), and the driver's next step reaches both.
     private func restartServer(driver: NightrideClient) async throws {
-        log("▶ the server restarts mid-ride; its data is on disk")
+        log(servers.count == 1 ? "▶ the server restarts mid-ride; its data is on disk" : "▶ the driver's instance restarts mid-ride; the data is in PostgreSQL")
         let start = ContinuousClock.now
-        try await server.restart()
+        try await servers[servers.count - 1].restart()
         driver.perform(.arrive)
         try await waitUntil("the driver's arrival reaches both, nobody signed out") {
             clients.allSatisfy { $0.state.screen == .riding && !$0.state.isOptimistic && !$0.state.isSignedOut }
@@ -209,7 +243,10 @@ public final class DemoScenario {
     private func revokeSessions() async throws {
         log("▶ the server revokes every session")
         let start = ContinuousClock.now
-        try await server.revokeSessions()
+        // Every instance: the sessions are shared, each closes its own sockets.
+        for server in servers {
+            try await server.revokeSessions()
+        }
         try await waitUntil("both clients signed out") { clients.allSatisfy(\.state.isSignedOut) }
         // The truth of a server that ended every session is "signed out": shown without a key press.
         convergence.append(("sessions revoked: signed out", ContinuousClock.now - start))
@@ -217,7 +254,7 @@ public final class DemoScenario {
         for index in clients.indices {
             let name = clients[index].api.user
             clients[index].stop()
-            clients[index] = try await makeClient(name, to: server.baseURL!)
+            clients[index] = try await makeClient(name, to: url(forClient: index))
             screenLog.watch(clients[index])
             log("  \(name) signs in again")
         }
@@ -319,7 +356,7 @@ public final class DemoScenario {
             clients: rows,
             convergence: convergence.map { DemoReport.Convergence(fault: $0.fault, time: $0.time) },
             subscribersPerResource: NightrideClient.subscribersPerResource,
-            serverStats: server.stats,
+            serverStats: ServerStats.total(of: servers.map(\.stats)),
             failures: failures,
             duration: duration
         )

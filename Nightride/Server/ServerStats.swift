@@ -18,3 +18,21 @@ public struct ServerStats: Sendable, Hashable {
     /// `{"changed": true}` hints the fault plan added to pushes.
     public var extraHints = 0
 }
+
+extension ServerStats {
+    /// The counts of several instances of one backend, added up.
+    public static func total(of instances: [ServerStats]) -> ServerStats {
+        var total = ServerStats()
+        for stats in instances {
+            total.requests.merge(stats.requests, uniquingKeysWith: +)
+            total.openSockets += stats.openSockets
+            total.pushesSent += stats.pushesSent
+            total.pushesDropped += stats.pushesDropped
+            total.forcedDisconnects += stats.forcedDisconnects
+            total.injectedFailures += stats.injectedFailures
+            total.lostAnswers += stats.lostAnswers
+            total.extraHints += stats.extraHints
+        }
+        return total
+    }
+}

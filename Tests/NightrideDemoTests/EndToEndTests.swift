@@ -22,6 +22,23 @@ struct EndToEndTests {
         #expect(report.serverStats.pushesSent > 0)
     }
 
+    @Test(
+        "the demo's scenario holds its verdict on two instances on PostgreSQL, the passenger on one and the driver on the other",
+        .enabled(if: ThrowawayPostgres.testsEnabled, "STATELOOP_POSTGRES_TESTS=0")
+    )
+    func demoOnTwoInstances() async throws {
+        if let missing = ThrowawayPostgres.missing {
+            Issue.record(Comment(rawValue: missing))
+            return
+        }
+        var transcript: [String] = []
+        let options = DemoScenario.Options(seed: 7, inactivity: .seconds(6), postgresURL: try await ThrowawayPostgres.newDatabaseURL(), instances: 2)
+        let report = try await DemoScenario(options: options) { transcript.append($0) }.run()
+        #expect(report.passed, "\(report.table)\n\(transcript.joined(separator: "\n"))")
+        #expect(report.convergence.map(\.fault) == ["network cut", "faults off", "server restart: ride kept", "sessions revoked: signed out", "signing in again"])
+        #expect(transcript.first?.contains("2 instances on PostgreSQL") == true, "\(transcript.first ?? "")")
+    }
+
     /// 20 seeds by default, quick for a developer; `NIGHTRIDE_CHAOS_SEEDS` sets more (CI runs
     /// 1,000).
     @Test("seeded random scenarios: never an older screen, converged within 2 s after faults stop, no mutation lost or applied twice")
