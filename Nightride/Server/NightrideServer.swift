@@ -104,7 +104,7 @@ public final class NightrideServer: Sendable {
         let fresh: DataLife
         if configuration.postgresURL != nil {
             // The database opened again, as a new process would.
-            data.withLock { $0 = nil }
+            (data.withLock { $0.take() }?.store as? PostgresStore)?.close()
             fresh = try await makePostgresData()
         } else if let path = configuration.dataPath {
             // The file opened again, as a new process would: what survives is what it holds.
@@ -270,7 +270,9 @@ public final class NightrideServer: Sendable {
     private func assemble(_ store: any ServerStore) -> DataLife {
         // The change log hears of a commit before the sync server pushes it (observers run in
         // the order they were added): no client sees a version the server's truth lacks.
-        store.observeCommits { [weak self] changes in self?.record(changes, epoch: store.epoch) }
+        // The epoch, not the store: an observer that held the store would keep it for ever.
+        let epoch = store.epoch
+        store.observeCommits { [weak self] changes in self?.record(changes, epoch: epoch) }
         let access = NightrideAccess { [weak self] token in
             guard let self else { return nil }
             return try await Sessions.user(forToken: token, at: self.wallSeconds, in: store)

@@ -26,6 +26,8 @@ struct BlockingConnection: Sendable {
     ///
     /// - Throws: ``PostgresStore/Unanswered`` past the deadline; postgres-nio's errors.
     func rows(_ query: PostgresQuery) throws -> [PostgresRow] {
+        // A query written to a closed channel is dropped, and its future never completes.
+        guard !connection.isClosed else { throw PostgresStore.Unanswered(waited: .zero) }
         let answer = connection.query(query, logger: logger)
         let answered = DispatchSemaphore(value: 0)
         answer.whenComplete { _ in answered.signal() }
@@ -42,12 +44,21 @@ struct BlockingConnection: Sendable {
     }
 
     /// Opens a connection with `configuration` and waits for it (postgres-nio's connect
-    /// timeout bounds the wait).
+    /// timeout bounds the wait). The server ends its statements at the deadline too
+    /// (`statement_timeout`), so one this side gave up on releases its locks there.
     static func open(_ configuration: PostgresConnection.Configuration, deadline: Duration, logger: Logger) throws -> BlockingConnection {
         let opened = try PostgresConnection.connect(
             on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 0, logger: logger
         ).wait()
-        return BlockingConnection(connection: opened, logger: logger, deadline: deadline)
+        let connection = BlockingConnection(connection: opened, logger: logger, deadline: deadline)
+        do {
+            let milliseconds = max(1, Int(deadline / .milliseconds(1)))
+            try connection.execute(PostgresQuery(unsafeSQL: "SET statement_timeout = \(milliseconds)"))
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
     }
 
     /// Closes the connection without waiting; it lives until it is closed (postgres-nio
@@ -85,7 +96,12 @@ final class StoreThreads: Sendable {
     /// if anything (the submitted block, still finishing) holds it by then.
     func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
         let box = WorkBox(work)
-        return try await pool.runIfActive { try box.take()!() }
+        // Let go of the work even if the pool never ran it (it was shutting down).
+        defer { _ = box.abandon() }
+        return try await pool.runIfActive {
+            guard let work = box.take() else { throw CancellationError() }
+            return try work()
+        }
     }
 
     /// Runs `work` as ``run(_:)`` does, unless it is still queued after `deadline`: it then
@@ -95,6 +111,7 @@ final class StoreThreads: Sendable {
     /// - Throws: ``PostgresStore/Unanswered`` if the work was still queued at the deadline.
     func run<Value: Sendable>(within deadline: Duration, _ work: @escaping @Sendable () throws -> Value) async throws -> Value {
         let box = WorkBox(work)
+        defer { _ = box.abandon() }
         return try await Deadline.race(deadline, giveUp: { box.abandon() }) {
             try await self.pool.runIfActive {
                 guard let work = box.take() else { throw PostgresStore.Unanswered(waited: deadline) }

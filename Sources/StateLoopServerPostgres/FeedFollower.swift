@@ -58,7 +58,15 @@ final class FeedFollower: Sendable {
     }
 
     deinit {
-        state.withLock { $0.connection?.close() }
+        close()
+    }
+
+    /// Closes its connection; a later catch-up would open another.
+    func close() {
+        state.withLock { state in
+            state.connection?.close()
+            state.connection = nil
+        }
     }
 
     /// Adds an observer of every commit handed over from now on.

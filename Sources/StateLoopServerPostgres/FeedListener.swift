@@ -7,10 +7,13 @@ import PostgresNIO
 /// ``FeedFollower`` to catch up on each: how a commit on one instance reaches the others.
 ///
 /// A notification carries nothing but the news (the follower reads the rows), so one lost
-/// costs nothing that the next catch-up does not recover. Notifications are lost only while
-/// the connection is down; once it is listening again it asks for a catch-up before any
-/// notification, which reads everything committed meanwhile. It reconnects by itself, waiting
-/// a little longer after each failure (up to `longestWait`).
+/// costs nothing that the next catch-up does not recover. Notifications are lost while the
+/// connection is down; once it is listening again it asks for a catch-up before any
+/// notification, which reads everything committed meanwhile. Every `checkInterval` it asks for
+/// a catch-up anyway (one that failed is retried so) and checks that the connection still
+/// answers: a connection that died without a word (a NAT's timeout, a database's failover) is
+/// closed and opened again. It reconnects by itself, waiting a little longer after each failure
+/// (up to `longestWait`).
 ///
 /// It is one task for the store's life, whatever the number of sockets.
 final class FeedListener: Sendable {
@@ -18,8 +21,8 @@ final class FeedListener: Sendable {
 
     /// Starts listening with `configuration`.
     init(
-        configuration: PostgresConnection.Configuration, follower: FeedFollower, logger: Logger,
-        longestWait: Duration = .seconds(2)
+        configuration: PostgresConnection.Configuration, follower: FeedFollower, deadline: Duration, logger: Logger,
+        checkInterval: Duration = .seconds(5), longestWait: Duration = .seconds(2)
     ) {
         task = Task {
             var wait = Duration.milliseconds(50)
@@ -32,10 +35,26 @@ final class FeedListener: Sendable {
                         try await connection.listen(on: FeedEntries.channel) { notifications in
                             wait = .milliseconds(50)
                             follower.catchUpSoon()
-                            for try await _ in notifications { follower.catchUpSoon() }
+                            try await withThrowingTaskGroup(of: Void.self) { group in
+                                group.addTask {
+                                    for try await _ in notifications { follower.catchUpSoon() }
+                                }
+                                group.addTask {
+                                    while true {
+                                        try await Task.sleep(for: checkInterval)
+                                        follower.catchUpSoon()
+                                        _ = try await Deadline.race(deadline) { try await connection.query("SELECT 1", logger: logger) }
+                                    }
+                                }
+                                // Either ends only by failing: the connection is closed and opened again.
+                                try await group.next()
+                                group.cancelAll()
+                            }
                         }
                     } catch {
-                        if !Task.isCancelled { logger.warning("listening for the change feed stopped; listening again", metadata: ["error": "\(String(reflecting: error))"]) }
+                        if !Task.isCancelled {
+                            logger.warning("listening for the change feed stopped; listening again", metadata: ["error": "\(String(reflecting: error))"])
+                        }
                     }
                     try? await connection.close()
                 } catch {

@@ -100,13 +100,24 @@ public final class PostgresStore: ServerStore {
         }
         epoch = prepared.epoch
         follower = FeedFollower(after: prepared.feed, configuration: connection, epoch: prepared.epoch, deadline: deadline, logger: logger)
-        listener = FeedListener(configuration: connection, follower: follower, logger: logger)
+        listener = FeedListener(configuration: connection, follower: follower, deadline: deadline, logger: logger)
     }
 
     deinit {
+        close()
+    }
+
+    /// Stops following the change feed and closes the store's connections; a write or read
+    /// still under way ends first. Call it when the server stops: an observer that holds the
+    /// store (a closure that reads its epoch, say) keeps it, with its connections, for ever.
+    public func close() {
         running.cancel()
         listener.stop()
-        idleWriters.withLock { $0.forEach { $0.close() } }
+        follower.close()
+        idleWriters.withLock { writers in
+            writers.forEach { $0.close() }
+            writers.removeAll()
+        }
     }
 
     /// The database did not answer within the store's deadline: it is down, unreachable or
@@ -143,9 +154,13 @@ public final class PostgresStore: ServerStore {
             try await writes.run(within: deadline) { [self] in
                 var attempt = 0
                 while true {
+                    let connection = try takeWriter()
+                    let transaction = PostgresTransaction(connection: connection, epoch: epoch, now: now, locksKeys: true)
                     do {
-                        return try writeOnce(body)
-                    } catch let error as PSQLError where Self.isDeadlock(error) && attempt < Self.retriesAfterDeadlock {
+                        return try writeOnce(body, in: transaction, on: connection)
+                    } catch where transaction.conflicted && attempt < Self.retriesAfterDeadlock {
+                        // The kit's transactions wrap store errors in their own: the flag, not
+                        // the error's type, says a deadlock ended this one.
                         attempt += 1
                     }
                 }
@@ -158,12 +173,10 @@ public final class PostgresStore: ServerStore {
     /// How many times a write chosen as a deadlock's victim runs again.
     static let retriesAfterDeadlock = 3
 
-    /// One attempt of a write, on a writer connection taken for it and given back after.
+    /// One attempt of a write; its connection is given back after (or closed if it broke).
     private func writeOnce<Result: Sendable>(
-        _ body: (any StoreTransaction) throws -> Result
+        _ body: (any StoreTransaction) throws -> Result, in transaction: PostgresTransaction, on connection: BlockingConnection
     ) throws -> (Result, EventLoopFuture<Void>?) {
-        let connection = try takeWriter()
-        let transaction = PostgresTransaction(connection: connection, epoch: epoch, now: now)
         do {
             try connection.execute("BEGIN")
             let result = try body(transaction)
@@ -179,13 +192,6 @@ public final class PostgresStore: ServerStore {
         }
     }
 
-    /// Whether PostgreSQL ended the transaction to break a deadlock or a serialization
-    /// conflict: running it again is safe.
-    private static func isDeadlock(_ error: PSQLError) -> Bool {
-        guard let state = error.serverInfo?[.sqlState] else { return false }
-        return state == "40P01" || state == "40001"
-    }
-
     /// Runs `body` in one read-only `REPEATABLE READ` transaction on a pooled connection.
     public func read<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result {
         try await withoutActuallyEscaping(body) { body in
@@ -193,8 +199,10 @@ public final class PostgresStore: ServerStore {
             let box = WorkBox<@Sendable (BlockingConnection) throws -> Result> { connection in
                 try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 defer { try? connection.execute("COMMIT") }
-                return try body(PostgresTransaction(connection: connection, epoch: epoch, now: now))
+                return try body(PostgresTransaction(connection: connection, epoch: epoch, now: now, locksKeys: false))
             }
+            // Whatever happened, the box lets go of the body before this scope ends.
+            defer { _ = box.abandon() }
             // Given up at the deadline only while it waits for a connection or a thread.
             return try await Deadline.race(deadline, giveUp: { box.abandon() }) { [client, reads, logger, deadline] in
                 try await client.withConnection { connection in
@@ -286,7 +294,7 @@ public final class PostgresStore: ServerStore {
         return changes
     }
 
-    /// Deletes the feed's entries committed before `cutoff`, except the newest entry (and the
+    /// Deletes the feed's entries committed before `cutoff`, except the newest commit's (and the
     /// clients' progress committed before it, except the newest), which say where the feed is.
     public func forgetChanges(committedBefore cutoff: Date) async throws -> Int {
         let before = StoreClock.microseconds(cutoff)
@@ -294,9 +302,10 @@ public final class PostgresStore: ServerStore {
             DELETE FROM stateloop_progress
             WHERE committed_at < \(before) AND commit_seq < (SELECT max(commit_seq) FROM stateloop_progress)
             """, logger: logger)
+        // The newest commit is kept whole: a reader of the feed never sees part of one.
         let rows = try await client.query("""
             DELETE FROM stateloop_changes
-            WHERE committed_at < \(before) AND seq < (SELECT max(seq) FROM stateloop_changes)
+            WHERE committed_at < \(before) AND commit_seq < (SELECT max(commit_seq) FROM stateloop_changes)
             RETURNING 1
             """, logger: logger)
         return try await rows.collect().count

@@ -5,23 +5,62 @@ import StateLoopWire
 
 /// One transaction of a ``PostgresStore``, which records what it changed for the change feed.
 /// Used only on the store's own threads, inside the transaction (see ``BlockingConnection``).
+///
+/// A write transaction runs at `READ COMMITTED` and locks every key it touches until it ends,
+/// so that several writers at once (on one instance or several) behave as if they ran one after
+/// another, as the SQLite store's do: a read-modify-write never loses a concurrent writer's
+/// change. The first touch of a key takes the key's advisory lock (a key that does not exist
+/// yet has no row to lock), in a statement of its own, so the statements after it read what
+/// was committed before it was granted; reads also lock the rows they return (`FOR UPDATE`),
+/// which a page of rows, whose keys are not known before, relies on. Two writers that take
+/// keys in opposite orders deadlock; PostgreSQL ends one, which the store runs again
+/// (``conflicted``).
 final class PostgresTransaction: StoreTransaction {
     let epoch: UInt64
     var cause: ChangeCause?
+    /// Whether PostgreSQL ended this transaction to break a deadlock or a serialization
+    /// conflict: running the body again is safe, whatever error the body turned it into.
+    private(set) var conflicted = false
     private let connection: BlockingConnection
     private let now: @Sendable () -> Date
+    /// Whether this is a write transaction, which locks what it touches.
+    private let locksKeys: Bool
+    private var locked: Set<ResourceKey> = []
     private var changes = TransactionChanges()
     /// Every value written, in order, for the change feed (which keeps each write).
     private var written: [StoredValue] = []
 
-    init(connection: BlockingConnection, epoch: UInt64, now: @escaping @Sendable () -> Date) {
+    init(connection: BlockingConnection, epoch: UInt64, now: @escaping @Sendable () -> Date, locksKeys: Bool) {
         self.connection = connection
         self.epoch = epoch
         self.now = now
+        self.locksKeys = locksKeys
+    }
+
+    /// Runs `query`, noting a deadlock or serialization failure.
+    private func run(_ query: PostgresQuery) throws -> [PostgresRow] {
+        do {
+            return try connection.rows(query)
+        } catch let error as PSQLError {
+            if let state = error.serverInfo?[.sqlState], state == "40P01" || state == "40001" { conflicted = true }
+            throw error
+        }
+    }
+
+    /// Takes `key`'s lock on its first touch in a write transaction.
+    private func lock(_ key: ResourceKey) throws {
+        guard locksKeys, !locked.contains(key) else { return }
+        // The resource's length first, so that no two keys make the same text.
+        let name = "\(key.resource.utf8.count):\(key.resource)/\(key.id)"
+        _ = try run("SELECT pg_advisory_xact_lock(hashtextextended(\(name), 0))")
+        locked.insert(key)
     }
 
     func value(of key: ResourceKey) throws -> StoredValue? {
-        let rows = try connection.rows("SELECT counter, json FROM stateloop_values WHERE resource = \(key.resource) AND id = \(key.id)")
+        try lock(key)
+        let rows = try run(locksKeys
+            ? "SELECT counter, json FROM stateloop_values WHERE resource = \(key.resource) AND id = \(key.id) FOR UPDATE"
+            : "SELECT counter, json FROM stateloop_values WHERE resource = \(key.resource) AND id = \(key.id)")
         return try rows.first.map { row in
             let (counter, json) = try row.decode((Int64, Data).self)
             return StoredValue(key: key, version: Version(epoch: epoch, counter: UInt64(counter)), json: json)
@@ -33,26 +72,28 @@ final class PostgresTransaction: StoreTransaction {
         // (the column's collation is "C"), as the SQLite store reads them.
         let end = prefix + "\u{10FFFF}"
         let limit = max(0, limit)
+        // In a write transaction the rows are locked as they are read (`FOR UPDATE`).
+        let locking = locksKeys ? " FOR UPDATE" : ""
         let rows: [PostgresRow] = switch (cursor, descending) {
         case (nil, false):
-            try connection.rows("""
+            try run("""
                 SELECT id, counter, json FROM stateloop_values WHERE resource = \(resource) AND id >= \(prefix) AND id < \(end)
-                ORDER BY id ASC LIMIT \(limit)
+                ORDER BY id ASC LIMIT \(limit)\(unescaped: locking)
                 """)
         case (nil, true):
-            try connection.rows("""
+            try run("""
                 SELECT id, counter, json FROM stateloop_values WHERE resource = \(resource) AND id >= \(prefix) AND id < \(end)
-                ORDER BY id DESC LIMIT \(limit)
+                ORDER BY id DESC LIMIT \(limit)\(unescaped: locking)
                 """)
         case (let cursor?, false):
-            try connection.rows("""
+            try run("""
                 SELECT id, counter, json FROM stateloop_values WHERE resource = \(resource) AND id >= \(prefix) AND id < \(end)
-                AND id > \(cursor) ORDER BY id ASC LIMIT \(limit)
+                AND id > \(cursor) ORDER BY id ASC LIMIT \(limit)\(unescaped: locking)
                 """)
         case (let cursor?, true):
-            try connection.rows("""
+            try run("""
                 SELECT id, counter, json FROM stateloop_values WHERE resource = \(resource) AND id >= \(prefix) AND id < \(end)
-                AND id < \(cursor) ORDER BY id DESC LIMIT \(limit)
+                AND id < \(cursor) ORDER BY id DESC LIMIT \(limit)\(unescaped: locking)
                 """)
         }
         return try rows.map { row in
@@ -62,9 +103,10 @@ final class PostgresTransaction: StoreTransaction {
     }
 
     func write(_ json: Data, to key: ResourceKey) throws -> Version {
+        try lock(key)
         // The upsert takes the key's row lock until the commit: writers of one key, on any
         // instance, get its counters one after another.
-        let rows = try connection.rows("""
+        let rows = try run("""
             INSERT INTO stateloop_values (resource, id, counter, json) VALUES (\(key.resource), \(key.id), 1, \(json))
             ON CONFLICT (resource, id) DO UPDATE SET counter = stateloop_values.counter + 1, json = excluded.json
             RETURNING counter
@@ -88,16 +130,19 @@ final class PostgresTransaction: StoreTransaction {
     func seal() throws -> FeedFollower.OwnCommit? {
         let progress = changes.committed(cause: cause, now: now).progress
         guard !written.isEmpty || !progress.isEmpty else { return nil }
-        let first = try connection.rows(
+        let first = try run(
             "SELECT nextval(pg_get_serial_sequence('stateloop_changes', 'seq')) FROM (SELECT pg_advisory_xact_lock(\(PostgresSchema.feedLock))) AS locked"
         ).first?.decode(Int64.self) ?? 0
         let time = now()
-        let rows = try connection.rows(FeedEntries(
+        let rows = try run(FeedEntries(
             commit: first, time: StoreClock.microseconds(time), epoch: Int64(epoch), cause: cause, values: written, progress: progress
         ).insert())
         let last = try rows.first?.decode(Int64?.self) ?? first
-        _ = changes.fed(at: first, time: time)
-        _ = changes.fed(at: last, time: time)
+        if !written.isEmpty {
+            // A commit that wrote no value has no entries in the feed (`feed` stays `nil`).
+            _ = changes.fed(at: first, time: time)
+            _ = changes.fed(at: last, time: time)
+        }
         return FeedFollower.OwnCommit(changes: changes.committed(cause: cause, now: now), first: UInt64(first), last: UInt64(last))
     }
 
@@ -105,8 +150,8 @@ final class PostgresTransaction: StoreTransaction {
         // Two instances may get the same mutation at once (a client's retry): the second waits
         // here for the first's commit, then reads its answer (read committed reads what was
         // committed before each statement), so the mutation is applied once.
-        try connection.execute("SELECT pg_advisory_xact_lock(hashtext(\(scope)), hashtext(\(mutation)))")
-        let rows = try connection.rows("SELECT fingerprint, status, body FROM stateloop_answers WHERE scope = \(scope) AND mutation = \(mutation)")
+        _ = try run("SELECT pg_advisory_xact_lock(hashtext(\(scope)), hashtext(\(mutation)))")
+        let rows = try run("SELECT fingerprint, status, body FROM stateloop_answers WHERE scope = \(scope) AND mutation = \(mutation)")
         return try rows.first.map { row in
             let (fingerprint, status, body) = try row.decode((Int64, Int32, Data).self)
             return RememberedAnswer(fingerprint: UInt64(bitPattern: fingerprint), status: Int(status), body: body)
@@ -116,7 +161,7 @@ final class PostgresTransaction: StoreTransaction {
     func remember(_ answer: RememberedAnswer, to mutation: String, scope: String, client: ClientID?, sequence: UInt64?) throws {
         let (fingerprint, status) = (Int64(bitPattern: answer.fingerprint), Int32(answer.status))
         let (clientID, number) = (client?.rawValue, sequence.map { Int64(bitPattern: $0) })
-        try connection.execute("""
+        _ = try run("""
             INSERT INTO stateloop_answers (scope, mutation, client, sequence, fingerprint, status, body)
             VALUES (\(scope), \(mutation), \(clientID), \(number), \(fingerprint), \(status), \(answer.body))
             ON CONFLICT (scope, mutation) DO UPDATE SET client = excluded.client, sequence = excluded.sequence,
@@ -125,19 +170,19 @@ final class PostgresTransaction: StoreTransaction {
     }
 
     func lastMutationID(of client: ClientID, scope: String) throws -> UInt64? {
-        let rows = try connection.rows("SELECT last_sequence FROM stateloop_clients WHERE scope = \(scope) AND client = \(client.rawValue)")
+        let rows = try run("SELECT last_sequence FROM stateloop_clients WHERE scope = \(scope) AND client = \(client.rawValue)")
         return try rows.first.map { UInt64(bitPattern: try $0.decode(Int64.self)) }
     }
 
     func setLastMutationID(_ sequence: UInt64, of client: ClientID, scope: String) throws {
         let (number, seen) = (Int64(bitPattern: sequence), Int64(StoreClock.millisecondsNow()))
-        let rows = try connection.rows("""
+        let rows = try run("""
             INSERT INTO stateloop_clients (scope, client, last_sequence, last_seen) VALUES (\(scope), \(client.rawValue), \(number), \(seen))
             ON CONFLICT (scope, client) DO UPDATE
             SET last_sequence = greatest(stateloop_clients.last_sequence, excluded.last_sequence), last_seen = excluded.last_seen
             RETURNING last_sequence
             """)
-        try connection.execute("""
+        _ = try run("""
             DELETE FROM stateloop_answers WHERE scope = \(scope) AND client = \(client.rawValue) AND sequence < \(number)
             """)
         let newest = try rows.first.map { UInt64(bitPattern: try $0.decode(Int64.self)) } ?? sequence

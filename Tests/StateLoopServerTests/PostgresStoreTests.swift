@@ -221,6 +221,28 @@ struct PostgresStoreTests {
         #expect(written.counter == 2, "the stalled write committed after all, or the store lost a version")
     }
 
+    @Test("read-modify-writes of one key from two stores, four writers each, all at once: none is lost, from the key's creation on")
+    func noLostUpdates() async throws {
+        try await withPostgres { url in
+            let stores = [try await PostgresStore(url: url), try await PostgresStore(url: url)]
+            let counter = ResourceKey(resource: "counter", id: "shared")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<60 {
+                    group.addTask {
+                        _ = try await stores[index % 2].write { transaction in
+                            let current = try transaction.value(of: counter).flatMap { Int(String(decoding: $0.json, as: UTF8.self)) } ?? 0
+                            return try transaction.write(Data("\(current + 1)".utf8), to: counter)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let stored = try await stores[0].read(counter, lastMutationIDOf: nil, scope: "")
+            #expect(stored.value.map { String(decoding: $0.json, as: UTF8.self) } == "60", "increments were lost")
+            #expect(stored.value?.version.counter == 60)
+        }
+    }
+
     @Test("two writes taking two keys in opposite orders at once: PostgreSQL picks a deadlock's victim, which runs again, and both commit")
     func deadlockVictimRunsAgain() async throws {
         try await withPostgres { url in
@@ -232,10 +254,15 @@ struct PostgresStoreTests {
                     group.addTask {
                         _ = try await store.write { transaction in
                             runs.count.withLock { $0 += 1 }
-                            _ = try transaction.write(Data("1".utf8), to: keys.0)
-                            // Both hold their first key before either asks for its second.
-                            Thread.sleep(forTimeInterval: 0.3)
-                            return try transaction.write(Data("2".utf8), to: keys.1)
+                            do {
+                                _ = try transaction.write(Data("1".utf8), to: keys.0)
+                                // Both hold their first key before either asks for its second.
+                                Thread.sleep(forTimeInterval: 0.3)
+                                return try transaction.write(Data("2".utf8), to: keys.1)
+                            } catch {
+                                // As the kit's own transactions do: the store's error wrapped.
+                                throw WrappedError(underlying: error)
+                            }
                         }
                     }
                 }
@@ -265,4 +292,9 @@ private func terminateListeners() async throws {
 /// How many times a transaction body ran.
 private final class RunCount: Sendable {
     let count = Mutex(0)
+}
+
+/// An error that hides the store's, as `ServerTransaction` wraps store errors.
+private struct WrappedError: Error {
+    let underlying: any Error
 }
