@@ -2,9 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
-import BenchmarkSupport
 import StateLoopServer
-import StateLoopServerPostgres
 import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -14,14 +12,13 @@ import FoundationNetworking
 final class MutationFixture: Sendable {
     /// Where the values are kept.
     enum StoreKind: CaseIterable, Sendable {
-        case durable, noFsync, memory, postgres
+        case durable, noFsync, memory
 
         var name: String {
             switch self {
             case .durable: "SQLite file, fsync per commit"
             case .noFsync: "baseline: SQLite file, no fsync"
             case .memory: "baseline: SQLite in memory"
-            case .postgres: "PostgreSQL on loopback, fsync per commit"
             }
         }
     }
@@ -45,27 +42,23 @@ final class MutationFixture: Sendable {
     private let folder: URL
     private let services: ServiceGroup
     private let running: Task<Void, any Error>
-    private let postgres: BenchPostgres?
     private let sequences = Mutex<[Int: UInt64]>([:])
 
-    private init(port: Int, folder: URL, services: ServiceGroup, running: Task<Void, any Error>, postgres: BenchPostgres?) {
+    private init(port: Int, folder: URL, services: ServiceGroup, running: Task<Void, any Error>) {
         self.port = port
         self.folder = folder
         self.services = services
         self.running = running
-        self.postgres = postgres
     }
 
     static func start(store kind: StoreKind) async throws -> MutationFixture {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stateloop-server-bench-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let path = folder.appendingPathComponent("server.sqlite").path
-        let postgres = kind == .postgres ? try BenchPostgres.start() : nil
         let store: any ServerStore = switch kind {
         case .durable: try SQLiteStore(path: path, durability: .powerLoss)
         case .noFsync: try SQLiteStore(path: path, durability: .processCrash)
         case .memory: try SQLiteStore()
-        case .postgres: try await PostgresStore(url: postgres!.url)
         }
         var logger = Logger(label: "bench")
         logger.logLevel = .critical
@@ -87,7 +80,7 @@ final class MutationFixture: Sendable {
             port = bound
             break
         }
-        return MutationFixture(port: port, folder: folder, services: services, running: running, postgres: postgres)
+        return MutationFixture(port: port, folder: folder, services: services, running: running)
     }
 
     /// Sends `count` mutations from `clients` clients at once, each client one at a time.
@@ -125,7 +118,6 @@ final class MutationFixture: Sendable {
     func stop() async {
         await services.triggerGracefulShutdown()
         _ = try? await running.value
-        postgres?.stop()
         try? FileManager.default.removeItem(at: folder)
     }
 }
