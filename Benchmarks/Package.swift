@@ -82,12 +82,16 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         // StateLoopServer: mutations per second over loopback HTTP with a durable commit, beside
-        // the same store without the fsync and in memory. Runs alone with
+        // the same store without the fsync and in memory, and on PostgreSQL; a push from one
+        // instance's commit to another instance's socket. Runs alone with
         // `swift package benchmark --target ServerBenchmarks`.
         .executableTarget(
             name: "ServerBenchmarks",
             dependencies: [
                 .product(name: "StateLoopServer", package: "StateLoop"),
+                .product(name: "StateLoopServerPostgres", package: "StateLoop"),
+                .product(name: "StateLoopSync", package: "StateLoop"),
+                .product(name: "StateLoopSyncTransports", package: "StateLoop"),
                 .product(name: "StateLoopWire", package: "StateLoop"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

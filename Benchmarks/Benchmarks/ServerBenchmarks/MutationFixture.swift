@@ -2,7 +2,9 @@ import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
+import BenchmarkSupport
 import StateLoopServer
+import StateLoopServerPostgres
 import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -12,13 +14,14 @@ import FoundationNetworking
 final class MutationFixture: Sendable {
     /// Where the values are kept.
     enum StoreKind: CaseIterable, Sendable {
-        case durable, noFsync, memory
+        case durable, noFsync, memory, postgres
 
         var name: String {
             switch self {
             case .durable: "SQLite file, fsync per commit"
             case .noFsync: "baseline: SQLite file, no fsync"
             case .memory: "baseline: SQLite in memory"
+            case .postgres: "PostgreSQL on loopback, fsync per commit"
             }
         }
     }
@@ -42,23 +45,27 @@ final class MutationFixture: Sendable {
     private let folder: URL
     private let services: ServiceGroup
     private let running: Task<Void, any Error>
+    private let postgres: BenchPostgres?
     private let sequences = Mutex<[Int: UInt64]>([:])
 
-    private init(port: Int, folder: URL, services: ServiceGroup, running: Task<Void, any Error>) {
+    private init(port: Int, folder: URL, services: ServiceGroup, running: Task<Void, any Error>, postgres: BenchPostgres?) {
         self.port = port
         self.folder = folder
         self.services = services
         self.running = running
+        self.postgres = postgres
     }
 
     static func start(store kind: StoreKind) async throws -> MutationFixture {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stateloop-server-bench-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let path = folder.appendingPathComponent("server.sqlite").path
+        let postgres = kind == .postgres ? try BenchPostgres.start() : nil
         let store: any ServerStore = switch kind {
         case .durable: try SQLiteStore(path: path, durability: .powerLoss)
         case .noFsync: try SQLiteStore(path: path, durability: .processCrash)
         case .memory: try SQLiteStore()
+        case .postgres: try await PostgresStore(url: postgres!.url)
         }
         var logger = Logger(label: "bench")
         logger.logLevel = .critical
@@ -80,7 +87,7 @@ final class MutationFixture: Sendable {
             port = bound
             break
         }
-        return MutationFixture(port: port, folder: folder, services: services, running: running)
+        return MutationFixture(port: port, folder: folder, services: services, running: running, postgres: postgres)
     }
 
     /// Sends `count` mutations from `clients` clients at once, each client one at a time.
@@ -118,6 +125,7 @@ final class MutationFixture: Sendable {
     func stop() async {
         await services.triggerGracefulShutdown()
         _ = try? await running.value
+        postgres?.stop()
         try? FileManager.default.removeItem(at: folder)
     }
 }

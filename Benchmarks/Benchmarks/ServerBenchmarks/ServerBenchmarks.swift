@@ -11,6 +11,26 @@ import BenchmarkSupport
 // (fsync per commit) runs beside its baselines in the same run: the same file without the fsync,
 // and the store in memory.
 let benchmarks: @Sendable () -> Void = {
+    // One round: a commit and its push reaching a client's socket; the round's wall-clock time is
+    // the latency (quote p50 and p99).
+    for acrossInstances in [true, false] {
+        let box = FixtureBox<CrossInstanceFixture>()
+        Benchmark(
+            acrossInstances
+                ? "Server: push latency, commit on instance A to a client of instance B (PostgreSQL)"
+                : "Server: push latency, baseline: commit on the client's own instance (PostgreSQL)",
+            configuration: .init(metrics: [.wallClock], warmupIterations: 10, scalingFactor: .one, maxDuration: .seconds(20), maxIterations: 300),
+            closure: { benchmark, fixture in
+                do {
+                    try await fixture.round(acrossInstances: acrossInstances)
+                } catch {
+                    benchmark.error("\(error)")
+                }
+            },
+            setup: { try await box.set(CrossInstanceFixture.start()) },
+            teardown: { await box.take()?.stop() }
+        )
+    }
     for store in MutationFixture.StoreKind.allCases {
         for clients in [1, 100] {
             let box = FixtureBox<MutationFixture>()
