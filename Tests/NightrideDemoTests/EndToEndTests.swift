@@ -27,12 +27,9 @@ struct EndToEndTests {
         .enabled(if: ThrowawayPostgres.testsEnabled, "STATELOOP_POSTGRES_TESTS=0")
     )
     func demoOnTwoInstances() async throws {
-        if let missing = ThrowawayPostgres.missing {
-            Issue.record(Comment(rawValue: missing))
-            return
-        }
+        guard let database = try await newPostgresDatabase() else { return }
         var transcript: [String] = []
-        let options = DemoScenario.Options(seed: 7, inactivity: .seconds(6), postgresURL: try await ThrowawayPostgres.newDatabaseURL(), instances: 2)
+        let options = DemoScenario.Options(seed: 7, inactivity: .seconds(6), postgresURL: database, instances: 2)
         let report = try await DemoScenario(options: options) { transcript.append($0) }.run()
         #expect(report.passed, "\(report.table)\n\(transcript.joined(separator: "\n"))")
         #expect(report.convergence.map(\.fault) == ["network cut", "faults off", "server restart: ride kept", "sessions revoked: signed out", "signing in again"])
@@ -43,7 +40,7 @@ struct EndToEndTests {
     /// 1,000).
     @Test("seeded random scenarios: never an older screen, converged within 2 s after faults stop, no mutation lost or applied twice")
     func chaos() async throws {
-        let count = ProcessInfo.processInfo.environment["NIGHTRIDE_CHAOS_SEEDS"].flatMap(UInt64.init) ?? 20
+        let count = seedCount("NIGHTRIDE_CHAOS_SEEDS", default: 20)
         let log = BatchLog()
         let outcomes = try await ChaosRun(seeds: Array(1...count), log: log.append).run()
         check(outcomes, count: count, log: log)
@@ -53,7 +50,7 @@ struct EndToEndTests {
     /// every batch: 60 seeds (3 batches) by default, `NIGHTRIDE_PROCESS_CHAOS_SEEDS` for more.
     @Test("seeded random scenarios against a server process killed with SIGKILL every batch: sessions kept, nothing lost or applied twice, all converge")
     func chaosWithProcessKills() async throws {
-        let count = ProcessInfo.processInfo.environment["NIGHTRIDE_PROCESS_CHAOS_SEEDS"].flatMap(UInt64.init) ?? 60
+        let count = seedCount("NIGHTRIDE_PROCESS_CHAOS_SEEDS", default: 60)
         let log = BatchLog()
         let run = ChaosRun(seeds: Array(5_001...(5_000 + count)), serverExecutable: try builtProduct(named: "nightride"), log: log.append)
         let outcomes = try await run.run()
@@ -71,16 +68,17 @@ struct EndToEndTests {
         .enabled(if: ThrowawayPostgres.testsEnabled, "STATELOOP_POSTGRES_TESTS=0")
     )
     func chaosOnTwoInstances() async throws {
-        if let missing = ThrowawayPostgres.missing {
-            Issue.record(Comment(rawValue: missing))
-            return
-        }
-        let count = ProcessInfo.processInfo.environment["NIGHTRIDE_POSTGRES_CHAOS_SEEDS"].flatMap(UInt64.init) ?? 20
+        guard let database = try await newPostgresDatabase() else { return }
+        let count = seedCount("NIGHTRIDE_POSTGRES_CHAOS_SEEDS", default: 20)
         let log = BatchLog()
-        let database = try await ThrowawayPostgres.newDatabaseURL()
         let outcomes = try await ChaosRun(seeds: Array(9_001...(9_000 + count)), postgres: (database, 2), log: log.append).run()
         check(outcomes, count: count, log: log)
         #expect(log.lines.filter { $0.hasPrefix("batch of") }.allSatisfy { $0.contains("on 2 instances") }, "\(log.lines)")
+    }
+
+    /// How many seeds a chaos test runs: the environment's `variable`, else `fallback`.
+    private func seedCount(_ variable: String, default fallback: UInt64) -> UInt64 {
+        ProcessInfo.processInfo.environment[variable].flatMap(UInt64.init) ?? fallback
     }
 
     private func check(_ outcomes: [ChaosRun.Outcome], count: UInt64, log: BatchLog) {

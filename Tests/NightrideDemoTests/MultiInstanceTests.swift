@@ -15,11 +15,7 @@ import TestSupport
 struct MultiInstanceTests {
     @Test("ann on one instance, bob on the other: the ride goes through both; bob's instance killed with SIGKILL and started again, bob's next step reaches both")
     func twoInstances() async throws {
-        if let missing = ThrowawayPostgres.missing {
-            Issue.record(Comment(rawValue: missing))
-            return
-        }
-        let database = try await ThrowawayPostgres.newDatabaseURL()
+        guard let database = try await newPostgresDatabase() else { return }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-instances-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }

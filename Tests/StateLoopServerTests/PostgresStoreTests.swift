@@ -149,7 +149,7 @@ struct PostgresStoreTests {
 
     @Test("while the database is down every request fails within the deadline; once it is back, writes commit and reach the other instance")
     func databaseAwayAndBack() async throws {
-        guard ThrowawayPostgres.isAvailable else { return }
+        guard postgresIsInstalled() else { return }
         // A server of its own: this test stops it.
         let server = try await ThrowawayPostgres.start()
         do {
@@ -159,18 +159,7 @@ struct PostgresStoreTests {
             follower.observeCommits { heard.append($0) }
             _ = try await writer.write { try $0.write(Data("before".utf8), to: key) }
             try await server.pause()
-            let board = key
-            let requests: [(String, @Sendable () async throws -> Void)] = [
-                ("write", { _ = try await writer.write { try $0.write(Data("while away".utf8), to: board) } }),
-                ("read", { _ = try await writer.read(board, lastMutationIDOf: nil, scope: "") }),
-                ("read in a transaction", { _ = try await writer.read { try $0.value(of: board) } }),
-            ]
-            for (name, request) in requests {
-                let started = ContinuousClock.now
-                await #expect(throws: (any Error).self, "a \(name) while the database is down") { try await request() }
-                let waited = ContinuousClock.now - started
-                #expect(waited < .seconds(4), "a \(name) waited \(waited) for a database that is down")
-            }
+            await expectEachRequestFails(with: (any Error).self, on: writer, within: .seconds(4), "while the database is down")
             try await server.resume()
             let committed = await eventually(within: .seconds(20)) {
                 do {
@@ -193,7 +182,7 @@ struct PostgresStoreTests {
 
     @Test("a database that stops answering (its tables locked by another session) fails each request within the deadline, then serves again")
     func stalledDatabase() async throws {
-        guard ThrowawayPostgres.isAvailable else { return }
+        guard postgresIsInstalled() else { return }
         let server = try await ThrowawayPostgres.shared()
         let database = try await server.createDatabase(ThrowawayPostgres.newDatabaseName())
         let store = try await PostgresStore(url: "postgres://\(server.user)@127.0.0.1:\(server.port)/\(database)", deadline: .milliseconds(500))
@@ -205,17 +194,7 @@ struct PostgresStoreTests {
             )
         }
         try await Task.sleep(for: .milliseconds(700))
-        let requests: [(String, @Sendable () async throws -> Void)] = [
-            ("write", { _ = try await store.write { try $0.write(Data("stalled".utf8), to: board) } }),
-            ("read", { _ = try await store.read(board, lastMutationIDOf: nil, scope: "") }),
-            ("read in a transaction", { _ = try await store.read { try $0.value(of: board) } }),
-        ]
-        for (name, request) in requests {
-            let started = ContinuousClock.now
-            await #expect(throws: PostgresStore.Unanswered.self, "a \(name) on a stalled database") { try await request() }
-            let waited = ContinuousClock.now - started
-            #expect(waited < .milliseconds(1_500), "a \(name) waited \(waited) on a stalled database")
-        }
+        await expectEachRequestFails(with: PostgresStore.Unanswered.self, on: store, within: .milliseconds(1_500), "on a stalled database")
         try await holder.value
         let written = try await store.write { try $0.write(Data("after".utf8), to: board) }
         #expect(written.counter == 2, "the stalled write committed after all, or the store lost a version")
@@ -292,6 +271,23 @@ private func terminateListeners() async throws {
 /// How many times a transaction body ran.
 private final class RunCount: Sendable {
     let count = Mutex(0)
+}
+
+/// Sends `store` a write, a read and a read in a transaction of `board/main`: each must fail with
+/// `error` in less than `limit`.
+private func expectEachRequestFails<E: Error>(with error: E.Type, on store: PostgresStore, within limit: Duration, _ situation: String) async {
+    let board = ResourceKey(resource: "board", id: "main")
+    let requests: [(String, @Sendable () async throws -> Void)] = [
+        ("write", { _ = try await store.write { try $0.write(Data("refused".utf8), to: board) } }),
+        ("read", { _ = try await store.read(board, lastMutationIDOf: nil, scope: "") }),
+        ("read in a transaction", { _ = try await store.read { try $0.value(of: board) } }),
+    ]
+    for (name, request) in requests {
+        let started = ContinuousClock.now
+        await #expect(throws: error, "a \(name) \(situation)") { try await request() }
+        let waited = ContinuousClock.now - started
+        #expect(waited < limit, "a \(name) waited \(waited) \(situation)")
+    }
 }
 
 /// An error that hides the store's, as `ServerTransaction` wraps store errors.

@@ -36,9 +36,14 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
 /// Runs `body` with the URL of a new database on the throwaway PostgreSQL server the tests of
 /// this process share (started on first use, stopped as the process exits).
 func withPostgres(_ body: (String) async throws -> Void) async throws {
-    if let missing = ThrowawayPostgres.missing {
-        Issue.record(Comment(rawValue: missing))
-        return
-    }
+    guard postgresIsInstalled() else { return }
     try await body(try await ThrowawayPostgres.newDatabaseURL())
+}
+
+/// Whether PostgreSQL's binaries are installed; records an issue saying how to install them
+/// when they are not.
+func postgresIsInstalled() -> Bool {
+    guard let missing = ThrowawayPostgres.missing else { return true }
+    Issue.record(Comment(rawValue: missing))
+    return false
 }

@@ -1,6 +1,5 @@
 import BenchmarkSupport
 import Foundation
-import Hummingbird
 import Logging
 import ServiceLifecycle
 import StateLoopServer
@@ -60,19 +59,7 @@ final class CrossInstanceFixture: Sendable {
         logger.logLevel = .critical
         let server = SyncServer(store: reader, access: MutationFixture.Rules(), logger: logger)
         server.serve(MutationFixture.counters, at: "me/counter") { user, _ in user }
-        let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
-        let application = server.application(port: 0, onServerRunning: { channel in
-            readyContinuation.yield(channel.localAddress?.port ?? 0)
-        })
-        var configuration = ServiceGroupConfiguration(services: [application, server], logger: logger)
-        configuration.maximumGracefulShutdownDuration = .seconds(5)
-        let services = ServiceGroup(configuration: configuration)
-        let running = Task { try await services.run() }
-        var port = 0
-        for await bound in ready {
-            port = bound
-            break
-        }
+        let (port, services, running) = await MutationFixture.serve(server, logger: logger)
         let fixture = CrossInstanceFixture(postgres: postgres, writer: writer, reader: reader, services: services, running: running, port: port)
         // A push reaches the socket only once it is connected: wait for that (bounded).
         let deadline = ContinuousClock.now + .seconds(10)

@@ -74,6 +74,13 @@ final class MutationFixture: Sendable {
         server.mutation(at: "me/counter", body: Increment.self, changes: counters, key: { user, _ in user }) { transaction, user, increment in
             try transaction.write((try transaction.read(counters, user) ?? 0) + increment.by, to: counters, user)
         }
+        let (port, services, running) = await serve(server, logger: logger)
+        return MutationFixture(port: port, folder: folder, services: services, running: running, postgres: postgres)
+    }
+
+    /// Runs `server` and its application on a free loopback port until its services are shut
+    /// down; returns once it listens.
+    static func serve(_ server: SyncServer<Rules>, logger: Logger) async -> (port: Int, services: ServiceGroup, running: Task<Void, any Error>) {
         let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
         let application = server.application(port: 0, onServerRunning: { channel in
             readyContinuation.yield(channel.localAddress?.port ?? 0)
@@ -87,7 +94,7 @@ final class MutationFixture: Sendable {
             port = bound
             break
         }
-        return MutationFixture(port: port, folder: folder, services: services, running: running, postgres: postgres)
+        return (port, services, running)
     }
 
     /// Sends `count` mutations from `clients` clients at once, each client one at a time.
