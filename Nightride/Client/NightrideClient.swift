@@ -139,6 +139,27 @@ public final class NightrideClient {
         driverMode.requestsStarted + ride.requestsStarted
     }
 
+    /// What each resource and its queue of mutations hold right now, below the client's state:
+    /// the resource's version and flags, and each pending mutation's status. For the chaos
+    /// run's report on a client that did not converge.
+    package var diagnosis: String {
+        "driver mode " + Self.diagnosis(of: driverMode, driverModeChanges) + "; ride " + Self.diagnosis(of: ride, rideActions)
+    }
+
+    private static func diagnosis<M: Mutation>(of resource: RemoteResource<M.Value>, _ queue: OptimisticResource<M>) -> String {
+        let status = resource.status
+        let flags = [
+            status.isLoading ? "loading" : nil, status.isSlow ? "slow" : nil, status.isOffline ? "offline" : nil,
+            status.isRetrying ? "retrying" : nil, status.failure.map { "failed: \($0.message)" },
+            status.pushFailure.map { "push failed: \($0.message)" },
+        ].compactMap { $0 }
+        let mutations = queue.status.map { $0.mutations.map { "\($0.id.rawValue) \($0.status)" }.joined(separator: ", ") } ?? "not restored"
+        let confirmed = queue.status?.confirmed.map { "\($0.version) last \(String(describing: $0.lastMutationID))" } ?? "none"
+        return "[resource at \(status.value.map { "\($0.version) last \(String(describing: $0.lastMutationID))" } ?? "none")"
+            + " \(flags.isEmpty ? "idle" : flags.joined(separator: " ")), \(resource.requestsStarted) requests;"
+            + " queue confirmed \(confirmed), mutations: \(mutations)]"
+    }
+
     /// Subscribers per resource that share each request, for the demo's count of requests
     /// saved: one, the optimistic resource, which hands the screen value and health together.
     public static let subscribersPerResource = 1

@@ -336,7 +336,7 @@ final class Scenario {
             return "\(client.api.user): shows driver mode \(String(describing: state.driverMode.value)) at \(String(describing: state.driverMode.confirmedVersion)) "
                 + "(\(state.driverMode.pendingMutations) pending, \(state.driverMode.health)), ride \(String(describing: state.ride.value)) "
                 + "at \(String(describing: state.ride.confirmedVersion)) (\(state.ride.pendingMutations) pending, \(state.ride.health)); "
-                + "server: \(String(describing: shown?.driverMode)), \(String(describing: shown?.ride))"
+                + "server: \(String(describing: shown?.driverMode)), \(String(describing: shown?.ride)); \(client.diagnosis)"
         }
     }
 

@@ -121,6 +121,12 @@ public final class OptimisticResource<M: Mutation>: Sendable {
         }
     }
 
+    /// The latest status, as ``updates()`` last delivered it; `nil` until the stored queue is
+    /// loaded.
+    public var status: OptimisticStatus<M>? {
+        statuses.latest
+    }
+
     /// The visible value, the queue and the resource's health: now, then after every change,
     /// from the moment the stored queue is loaded.
     public func updates() -> AsyncStream<OptimisticStatus<M>> {

@@ -190,17 +190,20 @@ struct ResourceMachine<Value: Sendable>: Sendable {
                     settling = nil
                 }
                 pushFailure = failure
-                hinted()
+                // A retry already waiting will pull: a socket failing over and over (a server
+                // down) must not cut its backoff short.
+                if retry == nil { hinted() }
             }
         }
     }
 
     /// Something changed on the server: pull, or pull once more after the request in flight,
-    /// whose answer may predate the change. While connectivity settles, its pull covers it.
+    /// whose answer may predate the change. While connectivity settles, its pull covers it. A
+    /// retry waiting its backoff is pulled now, carrying on its attempt number.
     private mutating func hinted() {
         guard isOnline, settling == nil, !isUnauthorized else { return }
         if fetch == nil {
-            startFetch(attempt: 0)
+            startFetch(attempt: retry?.attempt ?? 0)
         } else {
             pullAgain = true
         }
@@ -270,7 +273,11 @@ struct ResourceMachine<Value: Sendable>: Sendable {
         failure = nil
     }
 
+    /// Starts a request. Whatever retry waited is replaced by it: a retry left behind a
+    /// request would outlive it, and its wait, already over, would never end again (its timer's
+    /// query unchanged), holding off every poll for good.
     private mutating func startFetch(attempt: Int) {
+        retry = nil
         lastFetchID += 1
         requestsStarted += 1
         isSlow = false

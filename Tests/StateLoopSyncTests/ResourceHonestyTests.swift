@@ -93,6 +93,71 @@ struct ResourceHonestyTests {
         await store.finish()
     }
 
+    @Test("hint rule: a hint during a retry's backoff pulls at once, and once that pull succeeds polling goes on (found by the chaos run: the stale retry stopped every poll)")
+    func hintDuringBackoff() async {
+        let store = await makeStore { $0.pollInterval = .seconds(5) }
+        await store.send(.subscribed)
+        server.answer("nineteen", version: 19)
+        await store.settle()
+        await store.send(.refresh)
+        server.fail(TransportError())
+        await store.settle()
+        #expect(await store.state.retry != nil, "a transient failure waits its backoff")
+        server.pushHint()
+        await store.settle()
+        #expect(server.pullCount == 3, "the hint pulls without waiting out the backoff")
+        #expect(await store.state.retry == nil, "the pull replaces the retry")
+        await clock.advance(by: .seconds(1))
+        #expect(server.pullCount == 3, "no retry of the failed pull on top of the hint's")
+        server.answer("twenty", version: 20)
+        await store.settle()
+        await clock.advance(by: .seconds(5))
+        #expect(server.pullCount == 4, "the poll runs 5 s after the last success")
+        server.answer("twenty-one", version: 21)
+        await store.settle()
+        #expect(await store.state.value?.version == Version(counter: 21))
+        await store.finish()
+    }
+
+    @Test("hint rule: a hint at the very moment the backoff ends leaves no retry behind a successful pull")
+    func hintAsBackoffEnds() async {
+        let store = await makeStore { $0.pollInterval = .seconds(5) }
+        await store.send(.subscribed)
+        server.answer("nineteen", version: 19)
+        await store.settle()
+        await store.send(.refresh)
+        server.fail(TransportError())
+        await store.settle()
+        // The backoff's timer fires while the hint's pull is in flight: its `retryDue` finds a
+        // request running.
+        server.pushHint()
+        await clock.advance(by: .seconds(1))
+        await store.settle()
+        server.answer("twenty", version: 20)
+        await store.settle()
+        #expect(await store.state.retry == nil)
+        await clock.advance(by: .seconds(5))
+        #expect(server.pullCount == 4, "polling goes on")
+        await store.finish()
+    }
+
+    @Test("push rule: a push channel failing during a retry's backoff leaves the wait to the retry")
+    func pushFailureDuringBackoff() async {
+        let store = await makeStore()
+        await store.send(.subscribed)
+        server.answer("nineteen", version: 19)
+        await store.settle()
+        await store.send(.refresh)
+        server.fail(TransportError())
+        await store.settle()
+        for _ in 0..<3 { server.pushFailure(TransportError()) }
+        await store.settle()
+        #expect(server.pullCount == 2, "a failing socket does not cut the backoff short")
+        await clock.advance(by: .seconds(1))
+        #expect(server.pullCount == 3, "the retry pulls when due")
+        await store.finish()
+    }
+
     @Test("flap rule: five offline/online flaps in a second, each with a reconnection hint, cost one pull")
     func flappingCostsOnePull() async {
         let store = await holdingV19()
