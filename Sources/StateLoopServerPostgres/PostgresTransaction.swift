@@ -47,18 +47,34 @@ final class PostgresTransaction: StoreTransaction {
         }
     }
 
-    /// Takes `key`'s lock on its first touch in a write transaction.
-    private func lock(_ key: ResourceKey) throws {
-        guard locksKeys, !locked.contains(key) else { return }
-        // The resource's length first, so that no two keys make the same text.
-        let name = "\(key.resource.utf8.count):\(key.resource)/\(key.id)"
-        _ = try run("SELECT pg_advisory_xact_lock(hashtextextended(\(name), 0))")
-        locked.insert(key)
+    /// The text of `key`'s advisory lock: the resource's length first, so that no two keys make
+    /// the same text.
+    private static func lockName(of key: ResourceKey) -> String {
+        "\(key.resource.utf8.count):\(key.resource)/\(key.id)"
     }
 
+    /// Reads `key`; in a write transaction, locks it until the commit.
+    ///
+    /// A key with a row is locked by its row (`FOR UPDATE`, which also reads the newest
+    /// committed version after waiting): one round trip, the common case. A key without one
+    /// has no row to lock: its advisory lock is taken, then it is read again, in a new
+    /// statement, so that a row another writer inserted under that lock meanwhile is seen.
+    /// Writers of a key take its advisory lock too (see ``write(_:to:)``), so nothing inserts
+    /// the key between the two.
     func value(of key: ResourceKey) throws -> StoredValue? {
-        try lock(key)
-        let rows = try run(locksKeys
+        guard locksKeys else { return try select(key, locking: false) }
+        if locked.contains(key) { return try select(key, locking: true) }
+        if let value = try select(key, locking: true) {
+            locked.insert(key)
+            return value
+        }
+        _ = try run("SELECT pg_advisory_xact_lock(hashtextextended(\(Self.lockName(of: key)), 0))")
+        locked.insert(key)
+        return try select(key, locking: true)
+    }
+
+    private func select(_ key: ResourceKey, locking: Bool) throws -> StoredValue? {
+        let rows = try run(locking
             ? "SELECT counter, json FROM stateloop_values WHERE resource = \(key.resource) AND id = \(key.id) FOR UPDATE"
             : "SELECT counter, json FROM stateloop_values WHERE resource = \(key.resource) AND id = \(key.id)")
         return try rows.first.map { row in
@@ -102,15 +118,28 @@ final class PostgresTransaction: StoreTransaction {
         }
     }
 
+    /// Writes `key`. The upsert takes the key's row lock until the commit: writers of one key,
+    /// on any instance, get its counters one after another. On a key this transaction has not
+    /// touched yet, the same statement first takes the key's advisory lock, which a reader of
+    /// the key while it had no row holds (see ``value(of:)``); the conflict check runs after
+    /// the lock and updates the newest row, whatever the statement's snapshot.
     func write(_ json: Data, to key: ResourceKey) throws -> Version {
-        try lock(key)
-        // The upsert takes the key's row lock until the commit: writers of one key, on any
-        // instance, get its counters one after another.
-        let rows = try run("""
-            INSERT INTO stateloop_values (resource, id, counter, json) VALUES (\(key.resource), \(key.id), 1, \(json))
-            ON CONFLICT (resource, id) DO UPDATE SET counter = stateloop_values.counter + 1, json = excluded.json
-            RETURNING counter
-            """)
+        let rows: [PostgresRow]
+        if locksKeys && !locked.contains(key) {
+            rows = try run("""
+                INSERT INTO stateloop_values (resource, id, counter, json)
+                SELECT \(key.resource), \(key.id), 1, \(json) FROM (SELECT pg_advisory_xact_lock(hashtextextended(\(Self.lockName(of: key)), 0))) AS locked
+                ON CONFLICT (resource, id) DO UPDATE SET counter = stateloop_values.counter + 1, json = excluded.json
+                RETURNING counter
+                """)
+            locked.insert(key)
+        } else {
+            rows = try run("""
+                INSERT INTO stateloop_values (resource, id, counter, json) VALUES (\(key.resource), \(key.id), 1, \(json))
+                ON CONFLICT (resource, id) DO UPDATE SET counter = stateloop_values.counter + 1, json = excluded.json
+                RETURNING counter
+                """)
+        }
         let counter = try rows.first?.decode(Int64.self) ?? 1
         let value = StoredValue(key: key, version: Version(epoch: epoch, counter: UInt64(counter)), json: json)
         written.append(value)
