@@ -222,6 +222,37 @@ struct PostgresStoreTests {
         }
     }
 
+    @Test("a blind write of a key that another transaction read while it had no row waits for that transaction: the reader's write comes first")
+    func blindWriteWaitsForReaderOfMissingKey() async throws {
+        try await withPostgres { url in
+            let stores = [try await PostgresStore(url: url), try await PostgresStore(url: url)]
+            let key = ResourceKey(resource: "seat", id: "12A")
+            let readerHoldsIt = DispatchSemaphore(value: 0)
+            let reader = Task {
+                try await stores[0].write { transaction in
+                    let before = try transaction.value(of: key)
+                    readerHoldsIt.signal()
+                    // The blind writer starts meanwhile; it must not slip in before this write.
+                    Thread.sleep(forTimeInterval: 0.3)
+                    return (before == nil, try transaction.write(Data("reader".utf8), to: key))
+                }
+            }
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    readerHoldsIt.wait()
+                    continuation.resume()
+                }
+            }
+            let blind = try await stores[1].write { transaction in try transaction.write(Data("blind".utf8), to: key) }
+            let (sawNothing, readerVersion) = try await reader.value
+            #expect(sawNothing)
+            #expect(readerVersion.counter == 1, "the reader saw no row, so its write must create the key")
+            #expect(blind.counter == 2)
+            let stored = try await stores[0].read(key, lastMutationIDOf: nil, scope: "")
+            #expect(stored.value.map { String(decoding: $0.json, as: UTF8.self) } == "blind")
+        }
+    }
+
     @Test("two writes taking two keys in opposite orders at once: PostgreSQL picks a deadlock's victim, which runs again, and both commit")
     func deadlockVictimRunsAgain() async throws {
         try await withPostgres { url in
