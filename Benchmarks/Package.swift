@@ -26,6 +26,9 @@ let package = Package(
         // The Nightride benchmarks silence the server's and the clients' logs (the root package's
         // minimum version).
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        // The scale benchmark's light push sockets: a WebSocket upgrade and a frame counter on
+        // NIO's channels, nothing per socket beyond them (the root package's minimum version).
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
     ],
     targets: [
         // What several benchmark targets share.
@@ -75,6 +78,10 @@ let package = Package(
                 .product(name: "StateLoopWire", package: "StateLoop"),
                 .product(name: "StateLoopSyncTransports", package: "StateLoop"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Benchmark", package: "benchmark"),
                 "BenchmarkSupport",
             ],

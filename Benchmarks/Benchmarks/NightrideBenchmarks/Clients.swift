@@ -157,6 +157,16 @@ func waitUntil(_ limit: Duration, _ message: @autoclosure () -> String, _ condit
     }
 }
 
+/// The name of the benchmark's `index`-th user.
+func rider(_ index: Int) -> String {
+    String(format: "rider-%04d", index)
+}
+
+/// The names of the benchmark's first `count` users.
+func riders(_ count: Int) -> [String] {
+    (0..<count).map(rider)
+}
+
 /// Logs in `count` users (`rider-0000`, …) on the server at `url`, 16 requests at a time.
 func logIn(count: Int, server url: URL) async throws -> [NightrideAPI] {
     try await withThrowingTaskGroup(of: (Int, NightrideAPI).self) { group in
@@ -166,7 +176,7 @@ func logIn(count: Int, server url: URL) async throws -> [NightrideAPI] {
             let index = next
             next += 1
             group.addTask {
-                (index, try await NightrideAPI.login(server: url, name: String(format: "rider-%04d", index), password: "rider-pass"))
+                (index, try await NightrideAPI.login(server: url, name: rider(index), password: "rider-pass"))
             }
         }
         while next < min(16, count) { start() }

@@ -10,6 +10,7 @@ let benchmarks: @Sendable () -> Void = {
     }
     registerFanOutBenchmark()
     registerMemoryBenchmark()
+    registerSocketScaleBenchmark()
 }
 
 /// How many simulated clients (users, each with one push socket) every benchmark connects.

@@ -6,23 +6,30 @@ import Synchronization
 
 /// A Nightride server in a process of its own, so that its resident memory can be read without
 /// the clients': this benchmark executable, started again with ``ServerProcess/roleVariable``
-/// set. It prints `PORT <n>` once listening and exits when its standard input closes (when the
-/// benchmark ends it, or dies).
+/// set. It prints `PORT <n>` once listening, runs the commands it reads on its standard input
+/// (see ``command(_:)``), and exits when that input closes (when the benchmark ends it, or dies).
 final class ServerProcess: Sendable {
     static let roleVariable = "NIGHTRIDE_BENCHMARK_SERVER"
 
     private let process: Process
     private let input: Pipe
+    private let output: Pipe
     let port: Int
 
-    private init(process: Process, input: Pipe, port: Int) {
+    private init(process: Process, input: Pipe, output: Pipe, port: Int) {
         self.process = process
         self.input = input
+        self.output = output
         self.port = port
     }
 
     var url: URL {
         URL(string: "http://127.0.0.1:\(port)")!
+    }
+
+    /// The server process's id, for a profiler to attach to.
+    var processIdentifier: Int32 {
+        process.processIdentifier
     }
 
     var residentBytes: Int {
@@ -41,19 +48,33 @@ final class ServerProcess: Sendable {
         process.standardInput = input
         process.standardOutput = output
         try process.run()
-        var text = ""
-        while !text.contains("\n") {
-            let data = output.fileHandleForReading.availableData
-            guard !data.isEmpty else {
-                throw SetupFailure(message: "the server process ended before listening: \(text)")
-            }
-            text += String(decoding: data, as: UTF8.self)
-        }
-        guard let line = text.split(separator: "\n").first, line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
+        let line = try line(from: output, what: "listening")
+        guard line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
             process.terminate()
-            throw SetupFailure(message: "unexpected output from the server process: \(text)")
+            throw SetupFailure(message: "unexpected output from the server process: \(line)")
         }
-        return ServerProcess(process: process, input: input, port: port)
+        return ServerProcess(process: process, input: input, output: output, port: port)
+    }
+
+    /// Runs one command in the server process and returns its one-line answer:
+    /// `flip on|off COUNT` sets the driver mode of the users `rider-0000` up to COUNT in one
+    /// server-side change (one transaction, a push on each of their sockets), and answers
+    /// `done MICROSECONDS`: how long the change took before its pushes were queued.
+    func command(_ line: String) throws -> String {
+        try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
+        return try Self.line(from: output, what: "answering \(line)")
+    }
+
+    /// One line of the server's output, read byte by byte so that nothing after it is taken.
+    private static func line(from output: Pipe, what: String) throws -> String {
+        var bytes: [UInt8] = []
+        while true {
+            guard let data = try output.fileHandleForReading.read(upToCount: 1), let byte = data.first else {
+                throw SetupFailure(message: "the server process ended before \(what): \(String(decoding: bytes, as: UTF8.self))")
+            }
+            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+        }
     }
 
     func stop() {
@@ -64,6 +85,7 @@ final class ServerProcess: Sendable {
     /// The server process's whole life: called instead of registering benchmarks when the role
     /// variable is set.
     static func runAsServer() -> Never {
+        raiseFileDescriptorLimit()
         let server = NightrideServer(configuration: .benchmark, logger: .quiet)
         let started = DispatchSemaphore(value: 0)
         let port = Mutex<Int?>(nil)
@@ -78,8 +100,37 @@ final class ServerProcess: Sendable {
             exit(1)
         }
         FileHandle.standardOutput.write(Data("PORT \(bound)\n".utf8))
-        while readLine() != nil {}
+        while let line = readLine() {
+            FileHandle.standardOutput.write(Data((run(line, on: server) + "\n").utf8))
+        }
         exit(0)
+    }
+
+    private static let riderNames = Mutex<[String]>([])
+
+    /// Runs one command of ``command(_:)`` and returns its answer.
+    private static func run(_ line: String, on server: NightrideServer) -> String {
+        let words = line.split(separator: " ")
+        guard words.count == 3, words[0] == "flip", let count = Int(words[2]) else { return "unknown command: \(line)" }
+        // Named once per count, so that later rounds time the change alone.
+        let users = riderNames.withLock { names in
+            if names.count != count { names = riders(count) }
+            return names
+        }
+        let answer = Mutex("done")
+        let finished = DispatchSemaphore(value: 0)
+        Task {
+            do {
+                let start = ContinuousClock.now
+                try await server.setDriverModes(words[1] == "on", for: users)
+                answer.withLock { $0 = "done \(start.duration(to: .now).microseconds)" }
+            } catch {
+                answer.withLock { $0 = "failed: \(error)" }
+            }
+            finished.signal()
+        }
+        finished.wait()
+        return answer.withLock { $0 }
     }
 }
 
