@@ -3,7 +3,8 @@ import PostgresNIO
 import StateLoopServer
 import StateLoopWire
 
-/// One commit's entries in the change feed, as one statement: each value written
+/// One commit's entries in the change feed, in as few statements as the parameter limit allows:
+/// each value written
 /// (`stateloop_changes`), each client's progress (`stateloop_progress`), and the notification
 /// that tells every instance's ``FeedListener`` to read them.
 ///
@@ -23,8 +24,25 @@ struct FeedEntries {
     /// The channel the notifications go out on.
     static let channel = "stateloop_feed"
 
-    /// The statement; its one row holds the position of the last value (`NULL` if none).
-    func insert() throws -> PostgresQuery {
+    /// How many values one statement inserts at most: four parameters each, and PostgreSQL
+    /// takes at most 65,535 parameters in one statement.
+    static let valuesPerStatement = 10_000
+
+    /// The statements, run in order in the commit's transaction: the values in batches of
+    /// ``valuesPerStatement`` (the first value at the commit's position, the next ones at the
+    /// positions after it, which no other transaction takes while this one holds the feed's
+    /// lock), the progress with the first, the notification with the last. Each statement's one
+    /// row holds the position of its last value (`NULL` if it has none).
+    func inserts() throws -> [PostgresQuery] {
+        let batches = stride(from: 0, to: max(values.count, 1), by: Self.valuesPerStatement).map { start in
+            values[start..<min(start + Self.valuesPerStatement, values.count)]
+        }
+        return try batches.enumerated().map { index, batch in
+            try statement(values: batch, startsCommit: index == 0, progress: index == 0 ? progress : [], notifies: index == batches.count - 1)
+        }
+    }
+
+    private func statement(values: ArraySlice<StoredValue>, startsCommit: Bool, progress: [ClientProgress], notifies: Bool) throws -> PostgresQuery {
         var binds = PostgresBindings()
         func bind(_ value: some PostgresEncodable & Sendable) throws -> String {
             try binds.append(value)
@@ -39,7 +57,7 @@ struct FeedEntries {
         var parts: [String] = []
         if !values.isEmpty {
             let rows = try values.enumerated().map { index, value in
-                let position = index == 0 ? commit : "DEFAULT"
+                let position = startsCommit && index == 0 ? commit : "DEFAULT"
                 let (resource, id) = (try bind(value.key.resource), try bind(value.key.id))
                 let (counter, json) = (try bind(Int64(value.version.counter)), try bind(value.json))
                 return "(\(position), \(commit), \(time), \(resource), \(id), \(epoch), \(counter), \(json), \(scope), \(mutation))"
@@ -61,7 +79,8 @@ struct FeedEntries {
                 """)
         }
         let last = values.isEmpty ? "NULL::BIGINT" : "(SELECT max(seq) FROM written)"
-        let sql = "WITH \(parts.joined(separator: ", ")) SELECT \(last), pg_notify('\(Self.channel)', '')"
-        return PostgresQuery(unsafeSQL: sql, binds: binds)
+        let notification = notifies ? ", pg_notify('\(Self.channel)', '')" : ""
+        let with = parts.isEmpty ? "" : "WITH \(parts.joined(separator: ", ")) "
+        return PostgresQuery(unsafeSQL: "\(with)SELECT \(last)\(notification)", binds: binds)
     }
 }

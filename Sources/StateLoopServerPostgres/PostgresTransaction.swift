@@ -163,10 +163,12 @@ final class PostgresTransaction: StoreTransaction {
             "SELECT nextval(pg_get_serial_sequence('stateloop_changes', 'seq')) FROM (SELECT pg_advisory_xact_lock(\(PostgresSchema.feedLock))) AS locked"
         ).first?.decode(Int64.self) ?? 0
         let time = now()
-        let rows = try run(FeedEntries(
+        var last = first
+        for statement in try FeedEntries(
             commit: first, time: StoreClock.microseconds(time), epoch: Int64(epoch), cause: cause, values: written, progress: progress
-        ).insert())
-        let last = try rows.first?.decode(Int64?.self) ?? first
+        ).inserts() {
+            last = try run(statement).first?.decode(Int64?.self) ?? last
+        }
         if !written.isEmpty {
             // A commit that wrote no value has no entries in the feed (`feed` stays `nil`).
             _ = changes.fed(at: first, time: time)

@@ -147,6 +147,21 @@ struct PostgresStoreTests {
         }
     }
 
+    @Test("a commit of 17,000 values, more than one statement's parameters can carry, commits and reaches the other instance whole")
+    func commitBeyondOneStatement() async throws {
+        try await withPostgres { url in
+            let stores = [try await PostgresStore(url: url), try await PostgresStore(url: url)]
+            let heard = CommitLog()
+            stores[1].observeCommits { heard.append($0) }
+            _ = try await stores[0].write { transaction in
+                for index in 0..<17_000 { _ = try transaction.write(Data("\(index)".utf8), to: ResourceKey(resource: "cell", id: "\(index)")) }
+            }
+            #expect(await eventually(within: .seconds(30)) { heard.all.count == 1 }, "heard \(heard.all.count) of 1 commit")
+            #expect(heard.all.first?.values.count == 17_000)
+            #expect(heard.all.first?.values.last?.json == Data("16999".utf8))
+        }
+    }
+
     @Test("while the database is down every request fails within the deadline; once it is back, writes commit and reach the other instance")
     func databaseAwayAndBack() async throws {
         guard postgresIsInstalled() else { return }
