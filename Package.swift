@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "StateLoopSyncTransports", targets: ["StateLoopSyncTransports"]),
         .library(name: "StateLoopLogging", targets: ["StateLoopLogging"]),
         .library(name: "StateLoopJournal", targets: ["StateLoopJournal"]),
+        .library(name: "StateLoopInspector", targets: ["StateLoopInspector"]),
+        .library(name: "StateLoopInspectorWire", targets: ["StateLoopInspectorWire"]),
         .library(name: "StateLoopServer", targets: ["StateLoopServer"]),
         .library(name: "StateLoopServerPostgres", targets: ["StateLoopServerPostgres"]),
         // The demo app's parts, as products so that the benchmarks package can load the server
@@ -53,8 +55,17 @@ let package = Package(
             name: "StateLoopTesting",
             dependencies: [
                 "StateLoop",
+                "StateLoopInspectorWire",
                 .product(name: "CustomDump", package: "swift-custom-dump"),
             ]
+        ),
+        // The inspector's session format, shared by the app side, the inspector and the test
+        // kit's replay: nothing else.
+        .target(name: "StateLoopInspectorWire"),
+        // The app side of the inspector: monitors that record what systems do, redacted.
+        .target(
+            name: "StateLoopInspector",
+            dependencies: ["StateLoop", "StateLoopInspectorWire", .product(name: "DequeModule", package: "swift-collections")]
         ),
         .target(
             name: "StateLoopViewModel",
@@ -170,6 +181,10 @@ let package = Package(
             dependencies: ["StateLoop", "StateLoopTesting", "StateLoopLogging", "TestSupport"]
         ),
         .testTarget(
+            name: "StateLoopInspectorTests",
+            dependencies: ["StateLoop", "StateLoopInspector", "StateLoopInspectorWire", "StateLoopTesting"]
+        ),
+        .testTarget(
             name: "StateLoopViewModelTests",
             dependencies: ["StateLoopViewModel", "StateLoopTesting", "LoginFeature"]
         ),
@@ -232,6 +247,7 @@ let package = Package(
                 "StateLoopSync",
                 "StateLoopSyncTransports",
                 "StateLoopJournal",
+                "StateLoopInspector",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Nightride/Client"
@@ -266,7 +282,7 @@ let package = Package(
             name: "NightrideDemoTests",
             dependencies: [
                 "NightrideDemo", "NightrideClient", "NightrideServer", "NightrideModel", "StateLoop", "StateLoopSync",
-                "StateLoopJournal", "TestSupport",
+                "StateLoopJournal", "StateLoopInspector", "StateLoopInspectorWire", "StateLoopTesting", "TestSupport",
             ]
         ),
         .testTarget(

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NightrideModel
 import StateLoop
+import StateLoopInspector
 import StateLoopJournal
 import StateLoopSync
 import StateLoopSyncTransports
@@ -82,11 +83,13 @@ public final class NightrideClient {
             rideActions: rideActions,
             options: options
         )
+        let monitor = options.inspector?.monitor(named: "client \(api.user)", of: ClientState.self, ClientEvent.self)
         if let journal {
-            system = System(journal: journal, initialState: ClientState(user: api.user), reduce: ClientState.reduce, feedbacks: feedbacks)
+            system = System(journal: journal, initialState: ClientState(user: api.user), reduce: ClientState.reduce, feedbacks: feedbacks, monitor: monitor)
         } else {
-            system = System(initialState: ClientState(user: api.user), reduce: ClientState.reduce, feedbacks: feedbacks)
+            system = System(initialState: ClientState(user: api.user), reduce: ClientState.reduce, feedbacks: feedbacks, monitor: monitor)
         }
+        monitor?.attach(to: system)
         system.send(.sessionStarted)
     }
 
@@ -261,6 +264,9 @@ public struct ClientOptions: Sendable {
     public var searchDebounce: Duration
     /// The clock of every timer.
     public var clock: any Clock<Duration>
+    /// Records what the client's system does for an inspector; `nil`, the default, records
+    /// nothing.
+    public var inspector: Inspector?
 
     /// Defaults fit for a demo on loopback: polls every 5 s, slow after 1 s, reconnects fast.
     public init(
@@ -268,13 +274,15 @@ public struct ClientOptions: Sendable {
         policy: ResourcePolicy? = nil,
         reconnectBackoff: Duration = .milliseconds(100),
         searchDebounce: Duration = .milliseconds(250),
-        clock: any Clock<Duration> = ContinuousClock()
+        clock: any Clock<Duration> = ContinuousClock(),
+        inspector: Inspector? = nil
     ) {
         self.journalPath = journalPath
         self.policy = policy ?? Self.demoPolicy
         self.reconnectBackoff = reconnectBackoff
         self.searchDebounce = searchDebounce
         self.clock = clock
+        self.inspector = inspector
     }
 
     /// The policy of the defaults.

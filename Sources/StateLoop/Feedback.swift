@@ -74,15 +74,28 @@ protocol EffectHost<Event>: AnyObject {
 
     /// Starts `operation` in a new task and returns the origin its events will carry.
     ///
-    /// - Parameter endsWhenFinished: whether the origin stops being live when the operation
-    ///   returns (a command), or only when it is cancelled (an effect of a feedback loop, whose
-    ///   request may still be current after it returned).
+    /// - Parameters:
+    ///   - endsWhenFinished: whether the origin stops being live when the operation returns (a
+    ///     command), or only when it is cancelled (an effect of a feedback loop, whose request
+    ///     may still be current after it returned).
+    ///   - request: what the effect was started for (a query's answer), for the monitor; generic
+    ///     so that nothing is boxed unless a monitor asks for it.
     @discardableResult
-    func spawn(
+    func spawn<Request: Sendable>(
         endsWhenFinished: Bool,
+        request: Request?,
         _ operation: @escaping @Sendable (Send<Event>) async -> Void
     ) -> OriginID
 
     /// Cancels the effect of `origin`: from now on none of its events is reduced.
     func cancel(_ origin: OriginID)
+}
+
+extension EffectHost {
+    /// Starts an effect that no request describes (a binding, a custom loop, a command).
+    @inlinable
+    @discardableResult
+    func spawn(endsWhenFinished: Bool, _ operation: @escaping @Sendable (Send<Event>) async -> Void) -> OriginID {
+        spawn(endsWhenFinished: endsWhenFinished, request: Never?.none, operation)
+    }
 }

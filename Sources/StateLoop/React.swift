@@ -107,7 +107,7 @@ final class ReactLoop<State: Sendable, Event: Sendable, Request: Equatable & Sen
             }
             current = request.map { request in
                 let effect = effect
-                let origin = host.spawn(endsWhenFinished: false) { send in await effect(request, send) }
+                let origin = host.spawn(endsWhenFinished: false, request: request) { send in await effect(request, send) }
                 return (request, origin)
             }
         }

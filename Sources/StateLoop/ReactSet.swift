@@ -86,7 +86,7 @@ final class ReactSetLoop<State: Sendable, Event: Sendable, Request: Hashable & S
         }
         let effect = effect
         for request in requests where running[request] == nil {
-            running[request] = host.spawn(endsWhenFinished: false) { send in await effect(request, send) }
+            running[request] = host.spawn(endsWhenFinished: false, request: request) { send in await effect(request, send) }
         }
     }
 

@@ -18,12 +18,13 @@ final class ScopedEffectHost<ChildEvent: Sendable, ParentEvent: Sendable>: Effec
     }
 
     @discardableResult
-    func spawn(
+    func spawn<Request: Sendable>(
         endsWhenFinished: Bool,
+        request: Request?,
         _ operation: @escaping @Sendable (Send<ChildEvent>) async -> Void
     ) -> OriginID {
         let toParent = toParent
-        let origin = parent.spawn(endsWhenFinished: endsWhenFinished) { send in
+        let origin = parent.spawn(endsWhenFinished: endsWhenFinished, request: request) { send in
             let receiver = MappedReceiver(parent: send.receiver, transform: toParent)
             await operation(Send(receiver: receiver, origin: send.origin))
         }

@@ -222,14 +222,16 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
 
     @discardableResult
     @usableFromInline
-    func spawn(
+    func spawn<Request: Sendable>(
         endsWhenFinished: Bool,
+        request: Request?,
         _ operation: @escaping @Sendable (Send<Event>) async -> Void
     ) -> OriginID {
         lastOrigin &+= 1
         let origin = OriginID(rawValue: lastOrigin)
         guard !isStopped else { return origin }
         liveOrigins.insert(origin)
+        monitor?.system(didStartEffect: EffectID(origin), request: request)
         let send = Send(receiver: self, origin: origin)
         tasks[origin] = Task(executorPreference: effectExecutor) {
             await operation(send)
@@ -247,7 +249,9 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
 
     @usableFromInline
     func cancel(_ origin: OriginID) {
-        liveOrigins.remove(origin)
+        if liveOrigins.remove(origin) != nil {
+            monitor?.system(didCancelEffect: EffectID(origin))
+        }
         tasks[origin]?.cancel()
     }
 
@@ -256,6 +260,7 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
         if endsOrigin {
             liveOrigins.remove(origin)
         }
+        monitor?.system(didFinishEffect: EffectID(origin))
     }
 
     // MARK: Observers
@@ -297,6 +302,11 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
         loops = []
         for loop in stoppedLoops {
             loop.stop()
+        }
+        if let monitor {
+            for origin in liveOrigins.sorted(by: { $0.rawValue < $1.rawValue }) {
+                monitor.system(didCancelEffect: EffectID(origin))
+            }
         }
         liveOrigins.removeAll()
         for task in tasks.values {

@@ -1,7 +1,8 @@
 /// Watches a ``System`` from the inside: every event it reduces, with the state that resulted,
-/// and every event it discards. For debugging, logging and analytics.
+/// every event it discards, and every effect it starts, cancels and sees finish. For debugging,
+/// logging, analytics and inspectors.
 ///
-/// A system without a monitor pays one `nil` check per event. With one, both methods are called
+/// A system without a monitor pays one `nil` check per event. With one, every method is called
 /// synchronously on the system's actor while the event is processed, before observers are
 /// notified, so keep them fast; they must not send events.
 public protocol SystemMonitor<State, Event> {
@@ -13,6 +14,17 @@ public protocol SystemMonitor<State, Event> {
 
     /// `event` was not reduced, for `reason`.
     func system(didDiscard event: Event, reason: DiscardReason)
+
+    /// An effect started: for `request`, the answer a feedback's query found in the state, or
+    /// `nil` for one that no request describes (a binding, a custom loop, a command).
+    func system(didStartEffect effect: EffectID, request: (any Sendable)?)
+
+    /// The effect was cancelled: its request changed or went away, or the system stopped. Events
+    /// it sends from now on are discarded as stale.
+    func system(didCancelEffect effect: EffectID)
+
+    /// The effect's work returned (after a cancellation too, once it noticed).
+    func system(didFinishEffect effect: EffectID)
 }
 
 extension SystemMonitor {
@@ -20,6 +32,36 @@ extension SystemMonitor {
     public func system(didReduce event: Event, source: EventSource, into state: State) {}
     /// Does nothing.
     public func system(didDiscard event: Event, reason: DiscardReason) {}
+    /// Does nothing.
+    public func system(didStartEffect effect: EffectID, request: (any Sendable)?) {}
+    /// Does nothing.
+    public func system(didCancelEffect effect: EffectID) {}
+    /// Does nothing.
+    public func system(didFinishEffect effect: EffectID) {}
+}
+
+/// One effect of a ``System``, numbered from 1 in the order effects start.
+public struct EffectID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The effect's number in its system.
+    public let rawValue: UInt64
+
+    @usableFromInline
+    init(_ origin: OriginID) {
+        rawValue = origin.rawValue
+    }
+
+    /// An id from its number (for tests and tools that read recorded ids back).
+    public init(rawValue: UInt64) {
+        self.rawValue = rawValue
+    }
+
+    public static func < (lhs: EffectID, rhs: EffectID) -> Bool {
+        lhs.rawValue < rhs.rawValue
+    }
+
+    public var description: String {
+        "effect \(rawValue)"
+    }
 }
 
 /// Where a reduced event came from.

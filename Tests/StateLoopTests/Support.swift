@@ -83,10 +83,24 @@ func yieldUntil(_ maxYields: Int = 100_000, _ condition: () -> Bool) async -> Bo
     return condition()
 }
 
-/// Records everything a system reduces and discards.
+/// Records everything a system reduces and discards, and what its effects do.
 final class EventLog<State, Event>: SystemMonitor {
     var reduced: [(event: Event, source: EventSource, state: State)] = []
     var discarded: [(event: Event, reason: DiscardReason)] = []
+    /// "started 1 for 3", "cancelled 1", "finished 1", in order.
+    var effects: [String] = []
+
+    func system(didStartEffect effect: EffectID, request: (any Sendable)?) {
+        effects.append("started \(effect.rawValue)" + (request.map { " for \($0)" } ?? ""))
+    }
+
+    func system(didCancelEffect effect: EffectID) {
+        effects.append("cancelled \(effect.rawValue)")
+    }
+
+    func system(didFinishEffect effect: EffectID) {
+        effects.append("finished \(effect.rawValue)")
+    }
 
     func system(didReduce event: Event, source: EventSource, into state: State) {
         reduced.append((event, source, state))

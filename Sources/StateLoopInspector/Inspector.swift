@@ -1,0 +1,84 @@
+import Foundation
+import StateLoop
+import StateLoopInspectorWire
+import Synchronization
+
+/// The app's side of the inspector: a monitor for each system the app lets it watch, and the
+/// session they record, redacted before anything is kept.
+///
+/// ```swift
+/// let inspector = Inspector(app: "Nightride", redacting: ["password"])
+/// let monitor = inspector.monitor(named: "client", of: ClientState.self, ClientEvent.self)
+/// let system = System(initialState: state, reduce: reduce, feedbacks: feedbacks, monitor: monitor)
+/// monitor.attach(to: system)
+/// let file = try JSONEncoder().encode(inspector.session())
+/// ```
+///
+/// Cost: a monitor's calls, on the system's actor, copy the event and the state (values, so a
+/// copy is a retain) into a bounded buffer; encoding, redaction and sending happen later, off
+/// that actor, when the session is taken. When the buffer is full the oldest records go, and a
+/// ``InspectorRecord/Kind/dropped`` record says how many: the app is never held up. A system
+/// without a monitor pays nothing.
+///
+/// Threading: every method may be called from any isolation.
+public final class Inspector: Sendable {
+    /// The app's name, for the inspector's list of apps.
+    public let app: String
+    /// The fields that never leave the app.
+    public let redaction: Redaction
+    let buffer: RecordBuffer
+    private let start = ContinuousClock.now
+
+    /// - Parameters:
+    ///   - app: The app's name, as the inspector lists it.
+    ///   - fields: Names of the fields redacted in every event and state, at any depth (a
+    ///     password, a token).
+    ///   - capacity: How many records are kept before the oldest go.
+    public init(app: String, redacting fields: Set<String> = [], capacity: Int = 10_000) {
+        self.app = app
+        redaction = Redaction(fields: fields)
+        buffer = RecordBuffer(capacity: capacity)
+    }
+
+    /// A monitor for the system named `name`: give it to the system's initializer, then call
+    /// ``InspectorMonitor/attach(to:)`` with the system.
+    public func monitor<State: Encodable & Sendable, Event: Encodable & Sendable>(
+        named name: String, of state: State.Type = State.self, _ event: Event.Type = Event.self
+    ) -> InspectorMonitor<State, Event> {
+        InspectorMonitor(name: name, inspector: self)
+    }
+
+    /// The session so far: every record the buffer still holds, encoded and redacted, oldest
+    /// first. Taking it leaves the buffer as it is.
+    public func session() -> InspectorSession {
+        InspectorSession(app: app, redaction: redaction, records: buffer.snapshot().map(record))
+    }
+
+    /// How many records were dropped so far because the buffer was full.
+    public var droppedRecords: Int {
+        buffer.dropped
+    }
+
+    /// Seconds since the inspector was created.
+    var now: Double {
+        let elapsed = start.duration(to: .now)
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// Encodes and redacts one kept entry.
+    private func record(_ entry: RecordBuffer.Entry) -> InspectorRecord {
+        var record = entry.record
+        record.event = entry.event.map { redaction.apply(to: Self.json(of: $0)) }
+        record.state = entry.state.map { redaction.apply(to: Self.json(of: $0)) }
+        return record
+    }
+
+    /// `value`'s `Codable` form as a JSON value; a value that cannot be encoded says why.
+    static func json(of value: any Encodable & Sendable) -> JSONValue {
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+        } catch {
+            return .object(["unencodable": .string("\(type(of: value)): \(error)")])
+        }
+    }
+}

@@ -1,0 +1,52 @@
+/// One thing an inspected system did, as a session keeps it: an event reduced with the state it
+/// produced, an event discarded, an effect started, cancelled or finished, or records dropped
+/// because the inspector could not keep up.
+public struct InspectorRecord: Codable, Sendable, Hashable {
+    /// What happened.
+    public enum Kind: String, Codable, Sendable {
+        /// The system was attached: `state` is the state it had then.
+        case attached
+        /// `event` was reduced (`source`: `sent` or `effect`) into `state`.
+        case reduced
+        /// `event` was not reduced (`reason`: `stale` or `stopped`).
+        case discarded
+        /// `effect` started, for `request` when a query's answer describes it.
+        case effectStarted
+        /// `effect` was cancelled: its later events are discarded as stale.
+        case effectCancelled
+        /// `effect`'s work returned.
+        case effectFinished
+        /// `dropped` records before this one were lost: the buffer was full.
+        case dropped
+    }
+
+    /// The record's number in its session, from 1: a gap is never silent (see ``Kind/dropped``).
+    public var sequence: UInt64
+    /// Seconds since the session started.
+    public var time: Double
+    /// The system's name, as the app attached it.
+    public var system: String
+    public var kind: Kind
+    /// The event, redacted.
+    public var event: JSONValue?
+    /// The state after the event (or when attached), redacted.
+    public var state: JSONValue?
+    /// `sent` or `effect`, for a reduced event.
+    public var source: String?
+    /// `stale` or `stopped`, for a discarded event.
+    public var reason: String?
+    /// The effect's number, for the effect records.
+    public var effect: UInt64?
+    /// The effect's request, in readable form.
+    public var request: String?
+    /// How many records were lost, for a ``Kind/dropped`` record.
+    public var dropped: Int?
+
+    /// A record with only its common fields set.
+    public init(sequence: UInt64, time: Double, system: String, kind: Kind) {
+        self.sequence = sequence
+        self.time = time
+        self.system = system
+        self.kind = kind
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import StateLoop
+import StateLoopInspector
+import StateLoopInspectorWire
+import StateLoopTesting
+import Testing
+
+/// A small app for the inspector: a sign-in form with a secret, and a lookup effect.
+struct Form: Codable, Sendable, Equatable {
+    var name = ""
+    var password = ""
+    var lookup: String?
+    var found: [String] = []
+
+    enum Event: Codable, Sendable, Equatable {
+        case typedName(String)
+        case typedPassword(password: String)
+        case look(String?)
+        case found(String)
+    }
+
+    static func reduce(_ state: inout Form, _ event: Event) {
+        switch event {
+        case .typedName(let name): state.name = name
+        case .typedPassword(let password): state.password = password
+        case .look(let query): state.lookup = query
+        case .found(let result): state.found.append(result)
+        }
+    }
+}
+
+@MainActor
+@Suite("inspector: recording")
+struct InspectorTests {
+    func makeSystem(_ inspector: Inspector) -> (System<Form, Form.Event>, InspectorMonitor<Form, Form.Event>) {
+        let monitor = inspector.monitor(named: "form", of: Form.self, Form.Event.self)
+        let system = System(
+            initialState: Form(),
+            reduce: Form.reduce,
+            feedbacks: [.react(query: \.lookup) { (query: String, _: Send<Form.Event>) in
+                await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
+            }],
+            monitor: monitor
+        )
+        monitor.attach(to: system)
+        return (system, monitor)
+    }
+
+    @Test("every event is recorded with the state it produced, and effects with their requests, in order")
+    func recordsInOrder() {
+        let inspector = Inspector(app: "Forms")
+        let (system, _) = makeSystem(inspector)
+        system.send(.typedName("ann"))
+        system.send(.look("par"))
+        system.send(.look("pari"))
+        let records = inspector.session().records
+        #expect(records.map(\.kind) == [.attached, .reduced, .reduced, .effectStarted, .reduced, .effectCancelled, .effectStarted])
+        #expect(records.map(\.sequence) == Array(1...7))
+        #expect(records[1].event == .object(["typedName": .object(["_0": .string("ann")])]))
+        #expect(records[1].source == "sent")
+        #expect(records[3].request == "par")
+        #expect(records[4].state?.differences(from: records[2].state!) == ["lookup: \"par\" → \"pari\""])
+        system.stop()
+    }
+
+    @Test("a field marked secret never leaves the app: redacted in events and states, at any depth")
+    func secretsRedacted() throws {
+        let inspector = Inspector(app: "Forms", redacting: ["password"])
+        let (system, _) = makeSystem(inspector)
+        system.send(.typedPassword(password: "hunter2"))
+        let file = try JSONEncoder().encode(inspector.session())
+        #expect(!String(decoding: file, as: UTF8.self).contains("hunter2"), "the password reached the session")
+        let record = inspector.session().records.last!
+        #expect(record.event == .object(["typedPassword": .object(["password": .string(Redaction.placeholder)])]))
+        guard case .object(let state) = record.state else {
+            Issue.record("no state recorded: \(record)")
+            return
+        }
+        #expect(state["password"] == .string(Redaction.placeholder))
+        system.stop()
+    }
+
+    @Test("a full buffer drops its oldest records and says how many, never holding the app up")
+    func boundedBuffer() {
+        let inspector = Inspector(app: "Forms", capacity: 10)
+        let (system, _) = makeSystem(inspector)
+        for index in 0..<100 {
+            system.send(.typedName("n\(index)"))
+        }
+        let records = inspector.session().records
+        #expect(records.count == 11)
+        #expect(records.first?.kind == .dropped)
+        #expect(records.first?.dropped == 91)
+        #expect(inspector.droppedRecords == 91)
+        #expect(records.last?.sequence == 101)
+        system.stop()
+    }
+
+    @Test("a recorded session replays through the reducer: every state matches")
+    func replayMatches() throws {
+        let inspector = Inspector(app: "Forms", redacting: ["password"])
+        let (system, _) = makeSystem(inspector)
+        system.send(.typedName("ann"))
+        system.send(.typedPassword(password: "hunter2"))
+        system.send(.look("gare"))
+        system.send(.found("Gare du Nord"))
+        let session = try JSONDecoder().decode(InspectorSession.self, from: JSONEncoder().encode(inspector.session()))
+        let replayed = try SessionReplay(session).check(system: "form", reduce: Form.reduce)
+        #expect(replayed == 4)
+        system.stop()
+    }
+
+    @Test("a reducer that changed fails the replay at the first different state, with the path that differs")
+    func replayMismatch() throws {
+        let inspector = Inspector(app: "Forms")
+        let (system, _) = makeSystem(inspector)
+        system.send(.typedName("ann"))
+        system.send(.found("Gare du Nord"))
+        system.send(.found("Gare de Lyon"))
+        let changed: (inout Form, Form.Event) -> Void = { state, event in
+            Form.reduce(&state, event)
+            if case .found = event, state.found.count > 1 { state.found.removeFirst() }
+        }
+        #expect {
+            try SessionReplay(inspector.session()).check(system: "form", reduce: changed)
+        } throws: { error in
+            guard let mismatch = error as? SessionReplay.Mismatch else { return false }
+            return mismatch.sequence == 4 && mismatch.differences == [#"found: ["Gare du Nord", "Gare de Lyon"] → ["Gare de Lyon"]"#]
+        }
+        system.stop()
+    }
+
+    @Test("a replay of a system the session does not hold says which systems it holds")
+    func replayUnknownSystem() {
+        let inspector = Inspector(app: "Forms")
+        let (system, _) = makeSystem(inspector)
+        #expect(throws: SessionReplay.Unreplayable.self) {
+            try SessionReplay(inspector.session()).check(system: "cart", reduce: Form.reduce)
+        }
+        system.stop()
+    }
+}
