@@ -26,13 +26,23 @@ let package = Package(
         // The Nightride benchmarks silence the server's and the clients' logs (the root package's
         // minimum version).
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
-        // The scale benchmark's light push sockets: a WebSocket upgrade and a frame counter on
-        // NIO's channels, nothing per socket beyond them (the root package's minimum version).
+        // The scale benchmarks' light push sockets (BenchmarkSupport): a WebSocket upgrade and a
+        // frame counter on NIO's channels, nothing per socket beyond them (the root package's
+        // minimum version).
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
     ],
     targets: [
         // What several benchmark targets share.
-        .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport"),
+        .target(
+            name: "BenchmarkSupport",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            path: "Benchmarks/BenchmarkSupport"
+        ),
         .executableTarget(
             name: "StateLoopBenchmarks",
             dependencies: [
@@ -78,10 +88,6 @@ let package = Package(
                 .product(name: "StateLoopWire", package: "StateLoop"),
                 .product(name: "StateLoopSyncTransports", package: "StateLoop"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Benchmark", package: "benchmark"),
                 "BenchmarkSupport",
             ],

@@ -1,10 +1,8 @@
-import BenchmarkSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
-import NightrideClient
 import Synchronization
 
 /// Push sockets that only read frames: a WebSocket upgrade, then a handler that counts each text
@@ -13,11 +11,11 @@ import Synchronization
 /// what the benchmark measures.
 ///
 /// Threading: each socket lives on an event loop of `group`; the tally is shared and atomic.
-enum LightSocket {
-    /// Opens one socket per user on `path` of the server at `port`, `concurrency` handshakes at
-    /// a time. Returns the channels once every upgrade is done.
-    static func connect(
-        users: [NightrideAPI],
+public enum LightSocket {
+    /// Opens one socket per `Authorization` header value on `path` of the server at `port`,
+    /// `concurrency` handshakes at a time. Returns the channels once every upgrade is done.
+    public static func connect(
+        authorizations: [String],
         port: Int,
         path: String,
         tally: FrameTally,
@@ -26,17 +24,17 @@ enum LightSocket {
     ) async throws -> [any Channel] {
         try await withThrowingTaskGroup(of: (any Channel).self) { handshakes in
             var channels: [any Channel] = []
-            channels.reserveCapacity(users.count)
+            channels.reserveCapacity(authorizations.count)
             var next = 0
             func start() {
-                let token = users[next].headers["Authorization"] ?? ""
+                let token = authorizations[next]
                 next += 1
                 handshakes.addTask { try await open(port: port, path: path, authorization: token, tally: tally, group: group) }
             }
-            while next < min(concurrency, users.count) { start() }
+            while next < min(concurrency, authorizations.count) { start() }
             while let channel = try await handshakes.next() {
                 channels.append(channel)
-                if next < users.count { start() }
+                if next < authorizations.count { start() }
             }
             return channels
         }
@@ -112,7 +110,7 @@ private final class FrameCounter: ChannelInboundHandler {
 
 /// Every light socket's frames, counted: a round waits until the count reaches its target and
 /// learns when the last frame of it arrived.
-final class FrameTally: Sendable {
+public final class FrameTally: Sendable {
     private struct State {
         var frames = 0
         var closed = 0
@@ -123,8 +121,11 @@ final class FrameTally: Sendable {
 
     private let state = Mutex(State())
 
-    var frames: Int { state.withLock { $0.frames } }
-    var closed: Int { state.withLock { $0.closed } }
+    /// A tally of no frames, expecting none.
+    public init() {}
+
+    public var frames: Int { state.withLock { $0.frames } }
+    public var closed: Int { state.withLock { $0.closed } }
 
     /// Called on a socket's event loop for each frame: takes the time before the lock, so the
     /// instant is the frame's, not the lock's.
@@ -146,7 +147,7 @@ final class FrameTally: Sendable {
 
     /// Sets the count a round waits for: call it before the change, so that no frame of the
     /// round can come first.
-    func expect(_ target: Int) {
+    public func expect(_ target: Int) {
         state.withLock { state in
             state.target = target
             state.reachedAt = state.frames >= target ? .now : nil
@@ -155,7 +156,7 @@ final class FrameTally: Sendable {
 
     /// Waits until the expected count of frames has arrived; returns when the last of them did.
     /// Fails after `limit` with what arrived, so that a lost frame cannot hang the benchmark.
-    func wait(orFailAfter limit: Duration) async throws -> ContinuousClock.Instant {
+    public func wait(orFailAfter limit: Duration) async throws -> ContinuousClock.Instant {
         let timeout = Task {
             try await Task.sleep(for: limit)
             let (waiter, frames, target, closed) = state.withLock { state in

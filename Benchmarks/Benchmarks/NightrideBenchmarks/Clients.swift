@@ -241,12 +241,3 @@ extension FanOutProbe {
     }
 }
 
-// MARK: Memory
-
-/// Resident memory of a process, from `/proc/<pid>/statm` (pages × page size).
-func residentBytes(of pid: String = "self") -> Int {
-    guard let text = try? String(contentsOfFile: "/proc/\(pid)/statm", encoding: .utf8) else { return 0 }
-    let fields = text.split(separator: " ")
-    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
-    return pages * sysconf(Int32(_SC_PAGESIZE))
-}

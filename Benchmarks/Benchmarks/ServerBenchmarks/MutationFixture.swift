@@ -80,7 +80,7 @@ final class MutationFixture: Sendable {
 
     /// Runs `server` and its application on a free loopback port until its services are shut
     /// down; returns once it listens.
-    static func serve(_ server: SyncServer<Rules>, logger: Logger) async -> (port: Int, services: ServiceGroup, running: Task<Void, any Error>) {
+    static func serve<Access: AccessPolicy>(_ server: SyncServer<Access>, logger: Logger) async -> (port: Int, services: ServiceGroup, running: Task<Void, any Error>) {
         let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
         let application = server.application(port: 0, onServerRunning: { channel in
             readyContinuation.yield(channel.localAddress?.port ?? 0)

@@ -1,5 +1,6 @@
 import Benchmark
 import BenchmarkSupport
+import Foundation
 
 // Entry point found by the BenchmarkPlugin boilerplate: StateLoopServer's mutations per second,
 // a target of its own (`swift package benchmark --target ServerBenchmarks`).
@@ -11,6 +12,11 @@ import BenchmarkSupport
 // (fsync per commit) runs beside its baselines in the same run: the same file without the fsync,
 // and the store in memory.
 let benchmarks: @Sendable () -> Void = {
+    // The same executable, started by the broadcast benchmark, is its server process.
+    if ProcessInfo.processInfo.environment[BroadcastServer.roleVariable] != nil {
+        BroadcastServer.runAsServer()
+    }
+    registerBroadcastBenchmark()
     // One round: a commit and its push reaching a client's socket; the round's wall-clock time is
     // the latency (quote p50 and p99).
     for acrossInstances in [true, false] {

@@ -1,0 +1,91 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// Thousands of light push sockets (``LightSocket``) on a ``ChildServer``, and the rounds of a
+/// fan-out benchmark on them: the server makes one change, every socket gets one frame of it.
+///
+/// Threading: the sockets live on one event loop of their own, so that the server keeps most of
+/// the machine (two loops read faster but slow a busy server down: see docs/Benchmarks.md); a
+/// round is run by one task at a time (package-benchmark's iterations are sequential).
+public final class SocketFleet: Sendable {
+    /// The server the sockets are open on.
+    public let server: ChildServer
+    /// The server's resident memory per open socket, measured once they were all open.
+    public let perSocket: Int
+    private let group: MultiThreadedEventLoopGroup
+    private let channels: [any Channel]
+    private let tally: FrameTally
+    private let rounds = Mutex(0)
+
+    private init(server: ChildServer, perSocket: Int, group: MultiThreadedEventLoopGroup, channels: [any Channel], tally: FrameTally) {
+        self.server = server
+        self.perSocket = perSocket
+        self.group = group
+        self.channels = channels
+        self.tally = tally
+    }
+
+    /// Opens one socket per `Authorization` header value on `path`, waits until each has its
+    /// first frame (the value as it is), and measures the server's memory per socket against
+    /// `serverBefore`. Raises this process's open-file limit first. On failure, stops `server`.
+    public static func open(on server: ChildServer, authorizations: [String], path: String, serverBefore: Int) async throws -> SocketFleet {
+        let limit = raiseFileDescriptorLimit()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        do {
+            guard limit > authorizations.count + 1_000 else {
+                throw SetupFailure(message: "this process may open \(limit) files: \(authorizations.count) sockets need more (ulimit -Hn)")
+            }
+            let tally = FrameTally()
+            tally.expect(authorizations.count)
+            let channels = try await LightSocket.connect(authorizations: authorizations, port: server.port, path: path, tally: tally, group: group)
+            _ = try await tally.wait(orFailAfter: .seconds(60))
+            // Let the server's side of the last sockets settle before reading its memory.
+            try await Task.sleep(for: .milliseconds(500))
+            let perSocket = (server.residentBytes - serverBefore) / authorizations.count
+            return SocketFleet(server: server, perSocket: perSocket, group: group, channels: channels, tally: tally)
+        } catch {
+            server.stop()
+            try? await group.shutdownGracefully()
+            throw error
+        }
+    }
+
+    /// One round: sends the server `command(round)` (numbered from 1), whose answer must be
+    /// `done MICROSECONDS`, and waits for one frame on every socket. Returns the time from the
+    /// command to the last frame, and the server's own microseconds.
+    public func round(_ command: (Int) -> String) async throws -> (lastFrame: Duration, server: Int) {
+        let round = rounds.withLock { round in
+            round += 1
+            return round
+        }
+        tally.expect(channels.count * (round + 1))
+        let start = ContinuousClock.now
+        let line = command(round)
+        let answer = try server.command(line)
+        guard answer.hasPrefix("done "), let took = Int(answer.dropFirst(5)) else {
+            throw SetupFailure(message: "the server could not run \(line): \(answer)")
+        }
+        let last = try await tally.wait(orFailAfter: .seconds(30))
+        return (start.duration(to: last), took)
+    }
+
+    /// With `NIGHTRIDE_PROFILE_PID_FILE` set, writes the server process's id there and gives a
+    /// profiler 3 s to attach before the rounds (see docs/Benchmarks.md).
+    public func waitForProfiler() async throws {
+        guard let path = ProcessInfo.processInfo.environment["NIGHTRIDE_PROFILE_PID_FILE"] else { return }
+        try "\(server.processIdentifier)\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try await Task.sleep(for: .seconds(3))
+    }
+
+    /// Closes the sockets, then the server process.
+    public func stop() async {
+        for channel in channels {
+            channel.close(promise: nil)
+        }
+        try? await Task.sleep(for: .milliseconds(500))
+        server.stop()
+        try? await group.shutdownGracefully()
+    }
+}
