@@ -69,7 +69,10 @@ public struct SessionReplay: Sendable {
             let known = session.systems.joined(separator: ", ")
             throw Unreplayable(description: "the session holds no state of a system named \"\(system)\" (it has: \(known.isEmpty ? "none" : known))")
         }
-        if let gap = records.first(where: { $0.kind == .dropped }), gap.sequence > records[start].sequence {
+        // An app's buffer drops its oldest records, so a gap in its own export comes before
+        // every record kept; a gap after the start (sessions joined from several exports, say)
+        // may hide events of this system, whatever system its marker names.
+        if let gap = session.records.first(where: { $0.kind == .dropped && $0.sequence > records[start].sequence }) {
             throw Unreplayable(description: "the session lost \(gap.dropped ?? 0) records before record \(gap.sequence + 1): a replay across them would be wrong")
         }
         var state: State = try decode(initial, as: State.self, at: records[start].sequence)

@@ -130,6 +130,25 @@ struct InspectorTests {
         system.stop()
     }
 
+    @Test("a full buffer's session replays from the oldest state it kept; a gap after that state refuses the replay")
+    func replayAroundGaps() throws {
+        let inspector = Inspector(app: "Forms", capacity: 5)
+        let (system, _) = makeSystem(inspector)
+        for index in 0..<20 {
+            system.send(.typedName("n\(index)"))
+        }
+        var session = inspector.session()
+        #expect(session.records.first?.kind == .dropped)
+        #expect(try SessionReplay(session).check(system: "form", reduce: Form.reduce) == 4, "the first kept state is the start")
+        var gap = InspectorRecord(sequence: session.records[3].sequence, time: 0, system: "another", kind: .dropped)
+        gap.dropped = 7
+        session.records.insert(gap, at: 3)
+        #expect(throws: SessionReplay.Unreplayable.self) {
+            try SessionReplay(session).check(system: "form", reduce: Form.reduce)
+        }
+        system.stop()
+    }
+
     @Test("a replay of a system the session does not hold says which systems it holds")
     func replayUnknownSystem() {
         let inspector = Inspector(app: "Forms")
