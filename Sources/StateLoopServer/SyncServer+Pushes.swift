@@ -87,6 +87,9 @@ extension SyncServer {
     /// decision and the registration closed no socket of it) and reads its current value, in a
     /// task that ends once they are done.
     private func open(_ granted: Granted, request: Request, on channel: any Channel) throws {
+        // A connection already gone (closed by a server stopping while its upgrade completed)
+        // would never tell a handler added now that it ended: counted open, it would stay so.
+        guard channel.isActive else { return }
         let socket = granted.socket
         // Asked for before the socket counts as open: whatever happens to open sockets happens to it.
         let faults = pushFaults?.socket(following: socket.key)

@@ -94,8 +94,22 @@ public final class ThrowawayPostgres: Sendable {
     ///
     /// - Throws: ``SpawnFailure`` naming the step that failed and what it printed.
     public static func start() async throws -> ThrowawayPostgres {
-        try await offThePool { try ThrowawayPostgres() }
+        try await offThePool {
+            // The free port is found by binding and letting go of it, so another process may
+            // take it before the server binds it (seen under load): a new port, a new try.
+            var attempt = 1
+            while true {
+                do {
+                    return try ThrowawayPostgres()
+                } catch is PortTaken where attempt < 4 {
+                    attempt += 1
+                }
+            }
+        }
     }
+
+    /// The port chosen was taken before the server could bind it.
+    private struct PortTaken: Error {}
 
     private init() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("stateloop-pg-\(UUID().uuidString)")
@@ -107,7 +121,14 @@ public final class ThrowawayPostgres: Sendable {
         }
         let data = folder.appendingPathComponent("data").path
         try run(Self.binaries + "/initdb", ["-D", data, "--auth=trust", "-U", user, "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"])
-        try startServer()
+        do {
+            try startServer()
+        } catch {
+            let log = (try? String(contentsOf: folder.appendingPathComponent("log"), encoding: .utf8)) ?? ""
+            guard log.contains("Address already in use") else { throw error }
+            try? FileManager.default.removeItem(at: folder)
+            throw PortTaken()
+        }
     }
 
     private func startServer() throws {
