@@ -18,28 +18,14 @@ struct MutationLivenessTests {
     }
 
     private func run(seed: UInt64) async {
-        let clock = TestClock()
-        let server = FakeMutationServer()
-        let client = ClientID(rawValue: "c1")
-        let statuses = AsyncStream.makeStream(of: ResourceStatus<[String]>.self)
-        var policy = ResourcePolicy()
-        policy.jitter = ResourcePolicy.noJitter
-        policy.requestTimeout = .seconds(3)
-        policy.maxBackoff = .seconds(2)
-        let stream = statuses.stream
-        let store = await TestSystem(
-            initialState: Roster(client: client),
-            reduce: Roster.reduce(policy: policy),
-            feedbacks: Roster.feedbacks(
-                send: { try await server.send($0, $1) },
-                store: nil,
-                policy: policy,
-                clock: clock,
-                statuses: { deliver in for await status in stream { await deliver(status) } }
-            ),
-            clock: clock
-        )
-        await store.setExhaustivity(.off)
+        // The honesty suite's scripted server, resource statuses and store, with the deadlines
+        // short enough for a run to cross several.
+        let fixture = MutationHonestyTests()
+        let (clock, server, client, statuses) = (fixture.clock, fixture.server, fixture.client, fixture.statuses)
+        let store = await fixture.makeStore { policy in
+            policy.requestTimeout = .seconds(3)
+            policy.maxBackoff = .seconds(2)
+        }
         await store.send(.restored([], confirmed: nil))
         var random = SplitMix(seed: seed)
         var version: UInt64 = 1

@@ -19,20 +19,14 @@ struct ResourceLivenessTests {
     }
 
     private func run(seed: UInt64) async {
-        let clock = TestClock()
-        let server = FakeServer()
-        var policy = ResourcePolicy()
-        policy.jitter = ResourcePolicy.noJitter
-        policy.pollInterval = .seconds(5)
-        policy.requestTimeout = .seconds(3)
-        policy.maxBackoff = .seconds(2)
-        let store = await TestSystem(
-            initialState: Machine(),
-            reduce: Machine.reduce(policy: policy),
-            feedbacks: Machine.feedbacks(sources: server.sources, policy: policy, clock: clock),
-            clock: clock
-        )
-        await store.setExhaustivity(.off)
+        // The honesty suite's scripted server and store, polling, with short deadlines.
+        let fixture = ResourceHonestyTests()
+        let (clock, server) = (fixture.clock, fixture.server)
+        let store = await fixture.makeStore { policy in
+            policy.pollInterval = .seconds(5)
+            policy.requestTimeout = .seconds(3)
+            policy.maxBackoff = .seconds(2)
+        }
         await store.send(.subscribed)
         var random = SplitMix(seed: seed)
         var version: UInt64 = 1

@@ -9,14 +9,7 @@ struct EffectMonitorTests {
     @Test("a query's new answer starts an effect for it and cancels the one before; stopping cancels what runs")
     func startsAndCancels() async {
         let log = EventLog<Counter, Counter.Event>()
-        let system = System(
-            initialState: Counter(),
-            reduce: Counter.reduce,
-            feedbacks: [.react(query: \.request) { (_: Int, _: Send<Counter.Event>) in
-                await waitForCancellation()
-            }],
-            monitor: log
-        )
+        let system = waitingSystem(.react(query: \.request) { (_: Int, _: Send<Counter.Event>) in await waitForCancellation() }, log)
         system.send(.ask(7))
         system.send(.ask(8))
         system.send(.ask(nil))
@@ -29,14 +22,7 @@ struct EffectMonitorTests {
     @Test("a set of requests: one effect per element, each cancelled when its element leaves")
     func setOfRequests() async {
         let log = EventLog<Counter, Counter.Event>()
-        let system = System(
-            initialState: Counter(),
-            reduce: Counter.reduce,
-            feedbacks: [.react(queries: \.requests) { (_: Int, _: Send<Counter.Event>) in
-                await waitForCancellation()
-            }],
-            monitor: log
-        )
+        let system = waitingSystem(.react(queries: \.requests) { (_: Int, _: Send<Counter.Event>) in await waitForCancellation() }, log)
         system.send(.askAll([4]))
         system.send(.askAll([4, 5]))
         system.send(.askAll([5]))
@@ -56,18 +42,16 @@ struct EffectMonitorTests {
     @Test("an effect cancelled before it returns is reported cancelled, then finished once it returns")
     func cancelledThenFinished() async {
         let log = EventLog<Counter, Counter.Event>()
-        let system = System(
-            initialState: Counter(),
-            reduce: Counter.reduce,
-            feedbacks: [.react(query: \.request) { (_: Int, _: Send<Counter.Event>) in
-                await waitForCancellation()
-            }],
-            monitor: log
-        )
+        let system = waitingSystem(.react(query: \.request) { (_: Int, _: Send<Counter.Event>) in await waitForCancellation() }, log)
         system.send(.ask(1))
         system.send(.ask(nil))
         let finished = await yieldUntil { log.effects.contains("finished 1") }
         #expect(finished, "\(log.effects)")
         #expect(log.effects == ["started 1 for 1", "cancelled 1", "finished 1"])
+    }
+
+    /// A counter with `feedback`, whose effects wait until cancelled, watched by `log`.
+    private func waitingSystem(_ feedback: Feedback<Counter, Counter.Event>, _ log: EventLog<Counter, Counter.Event>) -> System<Counter, Counter.Event> {
+        System(initialState: Counter(), reduce: Counter.reduce, feedbacks: [feedback], monitor: log)
     }
 }
