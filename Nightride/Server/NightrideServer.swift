@@ -146,6 +146,7 @@ public final class NightrideServer: Sendable {
             throw StartFailure(description: "the server is already started")
         }
         state.withLock { $0.acceptsSockets = true }
+        life.sync.acceptSocketsAgain()
         let task = Task {
             defer { readyContinuation.finish() }
             try await services.run()
@@ -171,7 +172,10 @@ public final class NightrideServer: Sendable {
         }
         guard let services = running.services else { return }
         state.withLock { $0.acceptsSockets = false }
-        closeAllSockets()
+        // Push sockets first: the graceful shutdown does not wait for them, and one whose
+        // upgrade completes meanwhile must be refused, not left open. A client that does not
+        // answer the close within a second is cut off, as the process's end would.
+        await data.withLock { $0 }?.sync.closeSocketsForShutdown(grace: .seconds(1))
         await services.triggerGracefulShutdown()
         _ = try? await running.task?.value
         await connections.closeAll()

@@ -151,13 +151,20 @@ final class PushHub: Sendable {
     }
 
     /// Stops accepting sockets and closes every outbox: each writer sends what was waiting,
-    /// then closes its socket.
-    func closeAll() {
+    /// then closes its socket. Returns the writers it closed.
+    @discardableResult
+    func closeAll() -> [PushSocketWriter] {
         let writers = state.withLock { state in
             state.isAccepting = false
             return state.subscribers.values.flatMap { $0.values.map(\.writer) }
         }
         for writer in writers { writer.close(.serverStopping) }
+        return writers
+    }
+
+    /// Accepts sockets again after ``closeAll()``: the server starts again in the same process.
+    func resumeAccepting() {
+        state.withLock { $0.isAccepting = true }
     }
 
     /// Whether sockets are accepted: false once the server is shutting down.

@@ -114,6 +114,13 @@ final class PushSocketWriter: Sendable {
         if drain { scheduleDrain() }
     }
 
+    /// Closes the connection now, without a close frame, and returns once its handler has seen
+    /// it end (the socket has left the hub).
+    func closeConnection() async {
+        channel.close(promise: nil)
+        try? await channel.closeFuture.get()
+    }
+
     /// The connection ended: nothing more is written, and no timer is left for it.
     func clientHasLeft() {
         let timer = state.withLock { state in

@@ -233,10 +233,32 @@ extension SyncServer: Service {
             try? await gracefulShutdown()
             group.cancelAll()
         }
-        hub.closeAll()
-        let deadline = ContinuousClock.now + configuration.slowReaderTimeout
+        await closeSocketsForShutdown()
+    }
+}
+
+extension SyncServer {
+    /// Stops accepting push sockets and closes every open one with "going away" once what its
+    /// outbox held is sent; returns when none is open. A socket whose client has not answered
+    /// within `grace` (the slow-reader timeout if `nil`) has its connection closed then, as the
+    /// end of the process would: the application's graceful shutdown does not wait for push
+    /// sockets, which live in their channels alone.
+    ///
+    /// For a server stopped and started again in one process (tests, an in-process restart):
+    /// the service's ``run()`` calls it, and ``acceptSocketsAgain()`` undoes it.
+    package func closeSocketsForShutdown(grace: Duration? = nil) async {
+        let writers = hub.closeAll()
+        let deadline = ContinuousClock.now + (grace ?? configuration.slowReaderTimeout)
         while hub.openSockets > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
+        for writer in writers where hub.openSockets > 0 {
+            await writer.closeConnection()
+        }
+    }
+
+    /// Accepts push sockets again after ``closeSocketsForShutdown()``.
+    package func acceptSocketsAgain() {
+        hub.resumeAccepting()
     }
 }

@@ -391,6 +391,42 @@ struct ServerLoopbackTests {
         #expect(server.port == nil)
         await #expect(throws: (any Error).self) { try await client.send("GET", "/me/ride", token: token) }
     }
+
+    @Test("stop returns with no push socket open while many reconnect, and a start after it accepts them again")
+    func stopWithManySockets() async throws {
+        var logger = Logger(label: "nightride.test")
+        logger.logLevel = .error
+        let server = NightrideServer(configuration: .init(epoch: 1), logger: logger)
+        let port = try await server.start()
+        let client = LoopbackClient(port: port)
+        var inboxes: [PushInbox<Bool>] = []
+        defer { for inbox in inboxes { inbox.close() } }
+        for user in 0..<12 {
+            let token = try await client.login("user\(user)")
+            let inbox = client.pushes("/me/driver-mode/push", token: token, as: Bool.self)
+            _ = try await inbox.next()
+            inboxes.append(inbox)
+        }
+        // A client that never answers the close: the stop cuts it off rather than wait 5 s.
+        let silent = try SilentPushSocket(port: port, path: "/me/ride/push", token: try await client.login("frozen"))
+        defer { silent.close() }
+        #expect(await eventually(within: .seconds(10)) { server.stats.openSockets == 13 }, "the silent socket never counted open")
+        // Every other socket's client reconnects 50 ms after its close, some while the stop runs.
+        let stopping = ContinuousClock.now
+        await server.stop()
+        #expect(server.stats.openSockets == 0)
+        #expect(ContinuousClock.now - stopping < .seconds(4))
+
+        // The same data, started again: its hub takes sockets again.
+        _ = try await server.start()
+        let again = LoopbackClient(port: try #require(server.port))
+        let token = try await again.login("late")
+        let late = again.pushes("/me/driver-mode/push", token: token, as: Bool.self)
+        defer { late.close() }
+        #expect(try await late.next().value == false)
+        await server.stop()
+        #expect(server.stats.openSockets == 0)
+    }
 }
 
 /// The running server's timers on an injected clock, and the socket cuts of the fault plan.
