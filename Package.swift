@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "StateLoopJournal", targets: ["StateLoopJournal"]),
         .library(name: "StateLoopInspector", targets: ["StateLoopInspector"]),
         .library(name: "StateLoopInspectorWire", targets: ["StateLoopInspectorWire"]),
+        .library(name: "StateLoopInspectorServer", targets: ["StateLoopInspectorServer"]),
+        .executable(name: "stateloop-inspector", targets: ["stateloop-inspector"]),
         .library(name: "StateLoopServer", targets: ["StateLoopServer"]),
         .library(name: "StateLoopServerPostgres", targets: ["StateLoopServerPostgres"]),
         // The demo app's parts, as products so that the benchmarks package can load the server
@@ -65,7 +67,36 @@ let package = Package(
         // The app side of the inspector: monitors that record what systems do, redacted.
         .target(
             name: "StateLoopInspector",
-            dependencies: ["StateLoop", "StateLoopInspectorWire", .product(name: "DequeModule", package: "swift-collections")]
+            dependencies: [
+                "StateLoop", "StateLoopInspectorWire",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The inspector itself: a Hummingbird server that apps send sessions to and that
+        // serves the page (plain HTML, CSS and JavaScript, shipped as resources).
+        .target(
+            name: "StateLoopInspectorServer",
+            dependencies: [
+                "StateLoopInspectorWire",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            resources: [.copy("Resources")]
+        ),
+        .executableTarget(
+            name: "stateloop-inspector",
+            dependencies: [
+                "StateLoopInspectorServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
         .target(
             name: "StateLoopViewModel",
@@ -178,13 +209,24 @@ let package = Package(
             name: "TestSupport",
             path: "Tests/TestSupport"
         ),
+        // The inspector's page socket as tests read it: not a product.
+        .target(
+            name: "InspectorTestSupport",
+            dependencies: ["StateLoopInspectorWire", .product(name: "WSClient", package: "swift-websocket"), .product(name: "Logging", package: "swift-log")],
+            path: "Tests/InspectorTestSupport"
+        ),
         .testTarget(
             name: "StateLoopTests",
             dependencies: ["StateLoop", "StateLoopTesting", "StateLoopLogging", "TestSupport"]
         ),
         .testTarget(
             name: "StateLoopInspectorTests",
-            dependencies: ["StateLoop", "StateLoopInspector", "StateLoopInspectorWire", "StateLoopTesting"]
+            dependencies: [
+                "StateLoop", "StateLoopInspector", "StateLoopInspectorWire", "StateLoopInspectorServer", "StateLoopTesting", "TestSupport",
+                "InspectorTestSupport",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "StateLoopViewModelTests",
@@ -257,7 +299,7 @@ let package = Package(
         .target(
             name: "NightrideDemo",
             dependencies: [
-                "NightrideClient", "NightrideServer", "NightrideModel", "StateLoop", "StateLoopSync",
+                "NightrideClient", "NightrideServer", "NightrideModel", "StateLoop", "StateLoopSync", "StateLoopInspector",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Nightride/Demo"
@@ -275,6 +317,7 @@ let package = Package(
                 "NightrideDemo",
                 "NightrideTUI",
                 "StateLoopSync",
+                "StateLoopInspector",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -285,6 +328,7 @@ let package = Package(
             dependencies: [
                 "NightrideDemo", "NightrideClient", "NightrideServer", "NightrideModel", "StateLoop", "StateLoopSync",
                 "StateLoopJournal", "StateLoopInspector", "StateLoopInspectorWire", "StateLoopTesting", "TestSupport",
+                "StateLoopInspectorServer", "InspectorTestSupport",
             ]
         ),
         .testTarget(

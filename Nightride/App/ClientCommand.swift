@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NightrideClient
 import NightrideTUI
+import StateLoopInspector
 import StateLoopSync
 
 /// `nightride client`: the full-screen terminal client of one user.
@@ -33,7 +34,16 @@ struct ClientCommand: AsyncParsableCommand {
     ))
     var journal: String?
 
+    @Option(help: ArgumentHelp(
+        "Send what the client does to a StateLoop inspector (the apps address `swift run stateloop-inspector` prints).",
+        valueName: "ws-url"
+    ))
+    var inspect: String?
+
     func validate() throws {
+        if let inspect {
+            try Self.validateInspectorURL(inspect)
+        }
         guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", url.host != nil else {
             throw ValidationError("--server must be an http(s) address, such as http://127.0.0.1:8080")
         }
@@ -48,6 +58,8 @@ struct ClientCommand: AsyncParsableCommand {
     func run() async throws {
         // Validated above.
         let url = URL(string: server)!
+        let inspector = inspect.map { Inspector.nightride(connectingTo: $0) }
+        defer { inspector?.disconnect() }
         if let user, let password {
             let api: NightrideAPI
             do {
@@ -58,21 +70,21 @@ struct ClientCommand: AsyncParsableCommand {
             } catch {
                 throw LoginFailure(description: "cannot log in to \(server) as \(user): \(NightrideAPI.message(for: error))")
             }
-            try await Self.runUI(api: api, journalPath: journal)
+            try await Self.runUI(api: api, journalPath: journal, inspector: inspector)
         } else {
-            try await Self.runUI(server: url, journalPath: journal)
+            try await Self.runUI(server: url, journalPath: journal, inspector: inspector)
         }
     }
 
     /// The login screen, then the client, in one full-screen session (no flash of the shell in
     /// between). Leaving the login screen ends the command quietly.
     @MainActor
-    private static func runUI(server: URL, journalPath: String?) async throws {
+    private static func runUI(server: URL, journalPath: String?, inspector: Inspector?) async throws {
         let terminal = Terminal()
         try terminal.enterFullScreen()
         defer { terminal.restore() }
         guard let api = try await LoginScreen(server: server, terminal: terminal).run() else { return }
-        try await runUI(api: api, journalPath: journalPath, terminal: terminal)
+        try await runUI(api: api, journalPath: journalPath, inspector: inspector, terminal: terminal)
     }
 
     /// The client and its UI live on the main actor, as `NightrideClient` requires. When the
@@ -80,19 +92,28 @@ struct ClientCommand: AsyncParsableCommand {
     /// screen comes back with the name filled in, and a client with the new session takes over
     /// the same journal: the pending changes are sent then, once, with their original ids.
     @MainActor
-    private static func runUI(api: NightrideAPI, journalPath: String?, terminal: Terminal = Terminal()) async throws {
+    private static func runUI(api: NightrideAPI, journalPath: String?, inspector: Inspector?, terminal: Terminal = Terminal()) async throws {
         var api = api
         let entered = try terminal.enterFullScreen()
         defer { if entered { terminal.restore() } }
         while true {
             let path = try journalPath ?? JournalLocation.journalPath(user: api.user, server: api.server)
-            let client = try NightrideClient(api: api, options: ClientOptions(journalPath: path))
+            let client = try NightrideClient(api: api, options: ClientOptions(journalPath: path, inspector: inspector))
             let exit = try await TerminalClient(client: client, terminal: terminal).run()
             client.stop()
             guard exit == .signedOut else { return }
             let login = LoginScreen(server: api.server, terminal: terminal, username: api.user, notice: "Signed out: sign in again")
             guard let renewed = try await login.run() else { return }
             api = renewed
+        }
+    }
+}
+
+extension ParsableCommand {
+    /// Throws unless `url` is a WebSocket address, as `--inspect` takes.
+    static func validateInspectorURL(_ url: String) throws {
+        guard let parsed = URL(string: url), parsed.scheme == "ws" || parsed.scheme == "wss", parsed.host != nil else {
+            throw ValidationError("--inspect takes the apps address `swift run stateloop-inspector` prints, such as ws://127.0.0.1:7357/app?token=…")
         }
     }
 }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import NightrideClient
 import NightrideDemo
+import StateLoopInspector
 
 /// `nightride demo`: the scripted scenario with faults, its transcript and its verdict.
 struct DemoCommand: AsyncParsableCommand {
@@ -19,14 +21,28 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("How many server instances to run on the --postgres database.", valueName: "n"))
     var instances = 2
 
+    @Option(help: ArgumentHelp(
+        "Send what every client does to a StateLoop inspector (the apps address `swift run stateloop-inspector` prints).",
+        valueName: "ws-url"
+    ))
+    var inspect: String?
+
     func validate() throws {
         guard (1...8).contains(instances) else { throw ValidationError("--instances must be 1 to 8") }
+        if let inspect { try Self.validateInspectorURL(inspect) }
     }
 
     @MainActor
     func run() async throws {
-        let scenario = DemoScenario(options: DemoScenario.Options(seed: seed, postgresURL: postgres, instances: instances), log: say)
+        var options = DemoScenario.Options(seed: seed, postgresURL: postgres, instances: instances)
+        options.inspector = inspect.map { Inspector.nightride(connectingTo: $0) }
+        let scenario = DemoScenario(options: options, log: say)
         let report = try await scenario.run()
+        if let inspector = options.inspector {
+            // What the last steps recorded reaches the inspector before the process ends.
+            try? await Task.sleep(for: .milliseconds(500))
+            inspector.disconnect()
+        }
         print(report.table)
         if !report.passed {
             throw ExitCode.failure

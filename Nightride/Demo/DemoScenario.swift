@@ -4,6 +4,7 @@ import NightrideClient
 import NightrideModel
 import NightrideServer
 import StateLoop
+import StateLoopInspector
 import StateLoopSync
 
 /// The scripted Nightride scenario: a server with seeded faults, a passenger and a driver, a
@@ -29,6 +30,8 @@ public final class DemoScenario {
         public var postgresURL: String?
         /// How many server instances run on ``postgresURL``.
         public var instances: Int
+        /// Records what every client does, for an inspector; `nil` records nothing.
+        public var inspector: Inspector?
 
         /// A run with `seed`.
         public init(
@@ -296,7 +299,7 @@ public final class DemoScenario {
         let api = try await NightrideAPI.login(server: url, name: name, password: Self.password(of: name))
         return try NightrideClient(
             api: api,
-            options: ClientOptions(journalPath: options.journalFolder + "/\(name).journal", policy: Self.policy)
+            options: ClientOptions(journalPath: options.journalFolder + "/\(name).journal", policy: Self.policy, inspector: options.inspector)
         )
     }
 

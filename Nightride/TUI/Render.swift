@@ -8,12 +8,13 @@ import StateLoopSync
 ///
 /// From top to bottom: a title bar (user, driver mode, screen title), the current screen, the
 /// history pane when open, the status line (``ClientState/statusLine``) and the keys that work
-/// with the current focus.
+/// with the current focus. With `preview`, a banner replaces the title bar: the state is a past
+/// one an inspector shows.
 ///
 /// Every text from the server or the user (names, places, error messages, what was typed) goes
 /// through `terminalSafe(_:)` where it enters a line, so that no control character reaches the
 /// terminal; layout widths are measured on the safe text, which is what is shown.
-public func render(_ state: ClientState, _ view: ViewState = ViewState(), width: Int, height: Int) -> [String] {
+public func render(_ state: ClientState, _ view: ViewState = ViewState(), width: Int, height: Int, preview: Bool = false) -> [String] {
     let width = max(width, 1)
     let height = max(height, 1)
     guard height >= 4, width >= 20 else {
@@ -24,7 +25,7 @@ public func render(_ state: ClientState, _ view: ViewState = ViewState(), width:
     let historyHeight = view.historyOpen ? min(bodyHeight, max(3, bodyHeight / 2)) : 0
     let mainHeight = bodyHeight - historyHeight
 
-    var lines = [titleBar(state, width: width)]
+    var lines = [preview ? previewBanner(width: width) : titleBar(state, width: width)]
     lines += fitted(mainArea(state, view, focus: focus, width: width, height: mainHeight), width: width, height: mainHeight)
     if view.historyOpen {
         lines += fitted(historyPane(state.history, user: state.user, selection: view.historySelection, width: width, height: historyHeight), width: width, height: historyHeight)
@@ -35,6 +36,11 @@ public func render(_ state: ClientState, _ view: ViewState = ViewState(), width:
 }
 
 // MARK: Title bar and status
+
+/// Replaces the title bar while an inspector previews a past state.
+private func previewBanner(width: Int) -> String {
+    fit(" PREVIEW · a past state, shown by the inspector · the live client goes on · \"Back to live\" in the inspector ends it", width: width)
+}
 
 private func titleBar(_ state: ClientState, width: Int) -> String {
     let mode = state.driverMode.value.map { $0 ? "on" : "off" } ?? "?"

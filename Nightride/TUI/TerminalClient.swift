@@ -22,6 +22,8 @@ public final class TerminalClient {
     private let terminal: Terminal
     private var view = ViewState()
     private var shownScreen: Screen
+    /// The past state an inspector shows, while it does (``System/showPreview(_:)``).
+    private var previewState: ClientState?
     private let frames: FrameWriter
     /// Set while a batch of keys is handled: the state changes it causes wait for the one draw
     /// after the batch.
@@ -108,6 +110,8 @@ public final class TerminalClient {
     }
 
     private func stateChanged(_ state: ClientState) {
+        // An observer is shown the preview in place of the live state while there is one.
+        previewState = client.system.isPreviewing ? state : nil
         view.screenChanged(from: shownScreen, to: state.screen)
         shownScreen = state.screen
         if state.isSignedOut {
@@ -117,9 +121,11 @@ public final class TerminalClient {
         }
     }
 
-    /// Draws the frame for the current state and size.
+    /// Draws the frame for the current state and size: the live state, or the past state an
+    /// inspector asked to preview, under a banner (keys still act on the live state).
     private func draw() {
         let (width, height) = terminal.size
-        frames.show(render(client.state, view, width: width, height: height))
+        let previewing = client.system.isPreviewing
+        frames.show(render(previewing ? previewState ?? client.state : client.state, view, width: width, height: height, preview: previewing))
     }
 }

@@ -5,7 +5,7 @@ extension Feedback {
     /// every state. Otherwise states are forwarded to the main actor, and a busy main actor skips
     /// to the latest state instead of rendering a backlog.
     public static func bind(_ render: @escaping @MainActor @Sendable (State) -> Void) -> Feedback {
-        Feedback { BindLoop(render: render, events: nil) }
+        Feedback(showsState: true) { BindLoop(render: render, events: nil) }
     }
 
     /// A UI feedback: `render` shows every state on the main actor, and every element of
@@ -14,7 +14,7 @@ extension Feedback {
         _ render: @escaping @MainActor @Sendable (State) -> Void,
         events: Events
     ) -> Feedback where Events.Element == Event, Events.Failure == Never {
-        Feedback {
+        Feedback(showsState: true) {
             BindLoop(render: render) { send in
                 for await event in events {
                     await send(event)

@@ -18,13 +18,17 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     /// A feedback from a loop type. Inlinable so that a loop built in the app's module calls
     /// its concrete, specialized `update` on every event, not a generic witness: that is most
     /// of the cost of an idle loop.
+    ///
+    /// `showsState`: the loop displays states (a UI binding), so a preview of a past state is
+    /// shown to it in place of the live one (``System/showPreview(_:)``); every other loop keeps
+    /// seeing the live state.
     @inlinable
-    init<Loop: FeedbackLoop>(_ makeLoop: @escaping @Sendable () -> Loop)
+    init<Loop: FeedbackLoop>(showsState: Bool = false, _ makeLoop: @escaping @Sendable () -> Loop)
     where Loop.State == State, Loop.Event == Event {
         start = { state, host in
             let loop = makeLoop()
             loop.start(state, in: host)
-            return RunningLoop(update: { loop.update($0, in: host) }, stop: { loop.stop() })
+            return RunningLoop(update: { loop.update($0, in: host) }, stop: { loop.stop() }, showsState: showsState)
         }
     }
 }
@@ -36,11 +40,14 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
 struct RunningLoop<State> {
     @usableFromInline let update: (State) -> Void
     @usableFromInline let stop: () -> Void
+    /// Whether the loop displays states, and so is shown a preview (see `Feedback.init`).
+    @usableFromInline let showsState: Bool
 
     @inlinable
-    init(update: @escaping (State) -> Void, stop: @escaping () -> Void) {
+    init(update: @escaping (State) -> Void, stop: @escaping () -> Void, showsState: Bool = false) {
         self.update = update
         self.stop = stop
+        self.showsState = showsState
     }
 }
 

@@ -156,7 +156,7 @@ public final class System<State: Sendable, Event: Sendable> {
             of: State.self,
             bufferingPolicy: .bufferingNewest(1)
         )
-        continuation.yield(core.state)
+        continuation.yield(core.shownState)
         guard !core.isStopped else {
             continuation.finish()
             return stream
@@ -188,6 +188,25 @@ public final class System<State: Sendable, Event: Sendable> {
         let snapshot = core.state
         let origin = core.spawn(endsWhenFinished: true) { send in await body(snapshot, send) }
         return core.task(for: origin)
+    }
+
+    /// Shows `state` to observers, state streams and UI feedbacks (``Feedback/bind(_:)``) in
+    /// place of the live state, until called with `nil`, which shows the live state again: the
+    /// inspector's time travel. Nothing else changes: ``state`` stays live, events are reduced,
+    /// and every other feedback and its effects go on with the live state. A bind inside a
+    /// scoped feedback keeps the live state.
+    package func showPreview(_ state: State?) {
+        core.showPreview(state)
+    }
+
+    /// Whether a preview is shown (``showPreview(_:)``).
+    package var isPreviewing: Bool {
+        core.isPreviewing
+    }
+
+    /// A handle that shows previews from any isolation, without keeping the system alive.
+    package var previewer: SystemPreviewer<State> {
+        SystemPreviewer(core: core)
     }
 
     /// Cancels every effect and command, stops every feedback loop and finishes every state

@@ -33,6 +33,12 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
     private var lastOrigin: UInt64 = 0
     private var lastObserver: UInt64 = 0
     @usableFromInline let monitor: (any SystemMonitor<State, Event>)?
+    /// A past state shown to observers and UI loops in place of the live one (the inspector's
+    /// time travel), while ``isPreviewing``; the live state goes on changing underneath.
+    var preview: State?
+    /// Whether ``preview`` is shown: a flag of its own, so that the hot path tests a `Bool`
+    /// rather than a generic optional.
+    @usableFromInline @exclusivity(unchecked) var isPreviewing = false
     /// Set for a journaled system: events are then committed before their states are shown.
     @usableFromInline let recorder: (any EventRecorder<State, Event>)?
 
@@ -139,6 +145,10 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
     /// Shows `state` to every loop, then to every observer.
     @inlinable
     func publish() {
+        if _slowPath(isPreviewing) {
+            publishBehindPreview()
+            return
+        }
         // Local copies, so that a loop or observer that stops the system or cancels a
         // subscription mutates the stored arrays, not the ones being walked; walked through
         // buffers, because iterating by value would retain and release both closures of every
@@ -277,11 +287,11 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
     func attachObserver(_ notify: @escaping (State) -> Void) -> UInt64 {
         let id = addObserver(notify)
         guard !isDraining else {
-            notify(state)
+            notify(shownState)
             return id
         }
         isDraining = true
-        notify(state)
+        notify(shownState)
         drain()
         isDraining = false
         return id
@@ -289,6 +299,45 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
 
     func removeObserver(_ id: UInt64) {
         observers.removeAll { $0.id == id }
+    }
+
+    // MARK: Preview
+
+    /// What observers and UI loops are shown: the preview while there is one, else the state.
+    var shownState: State {
+        isPreviewing ? preview ?? state : state
+    }
+
+    /// Shows `shown` to every observer and UI loop in place of the live state, or the live state
+    /// again when `shown` is `nil`. Reducing, effects and every other loop go on with the live
+    /// state; events observers send meanwhile are reduced as usual.
+    func showPreview(_ shown: State?) {
+        guard !isStopped else { return }
+        preview = shown
+        isPreviewing = shown != nil
+        let visible = shownState
+        let wasDraining = isDraining
+        isDraining = true
+        for loop in loops where loop.showsState {
+            loop.update(visible)
+        }
+        for observer in observers {
+            observer.notify(visible)
+        }
+        if !wasDraining {
+            drain()
+            isDraining = false
+        }
+    }
+
+    /// ``publish()`` while a preview is shown: only the loops that do not display states see
+    /// the new live state.
+    @usableFromInline
+    func publishBehindPreview() {
+        let state = self.state
+        for loop in loops where !loop.showsState {
+            loop.update(state)
+        }
     }
 
     // MARK: Lifetime

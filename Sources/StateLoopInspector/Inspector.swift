@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import StateLoop
 import StateLoopInspectorWire
 import Synchronization
@@ -27,7 +28,17 @@ public final class Inspector: Sendable {
     /// The fields that never leave the app.
     public let redaction: Redaction
     let buffer: RecordBuffer
+    /// This inspector's session, the same on every reconnection.
+    let sessionID = UUID().uuidString
     private let start = ContinuousClock.now
+    private let link = Mutex<Link>(Link())
+
+    private struct Link {
+        var task: Task<Void, Never>?
+        var isConnected = false
+        /// How to show a kept state in each attached system, by name.
+        var previewers: [String: @Sendable ((any Sendable)?) async -> Bool] = [:]
+    }
 
     /// - Parameters:
     ///   - app: The app's name, as the inspector lists it.
@@ -54,6 +65,69 @@ public final class Inspector: Sendable {
         InspectorSession(app: app, redaction: redaction, records: buffer.snapshot().map(record))
     }
 
+    /// Connects to the inspector at `url` (`ws://127.0.0.1:PORT/app?token=…`, as
+    /// `stateloop-inspector` prints it) and sends it every record, live: those the buffer holds
+    /// now, then each as it comes. Reconnects by itself until ``disconnect()``; while away, the
+    /// buffer keeps the latest records and drops the oldest. Replaces an earlier connection.
+    public func connect(to url: String, logger: Logger = Logger(label: "stateloop.inspector")) {
+        let task = Task.detached { [self] in await InspectorLink(url: url, inspector: self, logger: logger).run() }
+        link.withLock { link in
+            link.task?.cancel()
+            link.task = task
+        }
+    }
+
+    /// Ends the connection, if any; the buffer keeps recording.
+    public func disconnect() {
+        link.withLock { link in
+            link.task?.cancel()
+            link.task = nil
+        }
+    }
+
+    /// Whether the inspector has welcomed this app on the current connection.
+    public var isConnected: Bool {
+        link.withLock { $0.isConnected }
+    }
+
+    func setConnected(_ connected: Bool) {
+        link.withLock { $0.isConnected = connected }
+    }
+
+    /// Registers how to show a kept state of the system named `name` (``InspectorMonitor/attach(to:)``).
+    func registerPreviewer(for name: String, _ show: @escaping @Sendable ((any Sendable)?) async -> Bool) {
+        link.withLock { $0.previewers[name] = show }
+    }
+
+    /// Carries out a command of the inspector; returns what the app shows now, for a preview.
+    func apply(_ command: InspectorCommand) async -> PreviewStatus? {
+        if let preview = command.preview {
+            return await show(preview.sequence, in: preview.system)
+        }
+        if let end = command.endPreview {
+            guard let show = link.withLock({ $0.previewers[end.system] }) else {
+                return PreviewStatus(system: end.system, sequence: nil, problem: "no system named \(end.system) is attached")
+            }
+            _ = await show(nil)
+            return PreviewStatus(system: end.system, sequence: nil)
+        }
+        return nil
+    }
+
+    /// Shows the state kept with record `sequence` in the system named `system`.
+    private func show(_ sequence: UInt64, in system: String) async -> PreviewStatus {
+        guard let show = link.withLock({ $0.previewers[system] }) else {
+            return PreviewStatus(system: system, sequence: nil, problem: "no system named \(system) is attached")
+        }
+        guard let entry = buffer.entry(sequence), entry.record.system == system, let state = entry.state else {
+            return PreviewStatus(system: system, sequence: nil, problem: "record \(sequence) of \(system) is no longer in the app's buffer, or holds no state")
+        }
+        guard await show(state) else {
+            return PreviewStatus(system: system, sequence: nil, problem: "\(system) has stopped")
+        }
+        return PreviewStatus(system: system, sequence: sequence)
+    }
+
     /// How many records were dropped so far because the buffer was full.
     public var droppedRecords: Int {
         buffer.dropped
@@ -66,7 +140,7 @@ public final class Inspector: Sendable {
     }
 
     /// Encodes and redacts one kept entry.
-    private func record(_ entry: RecordBuffer.Entry) -> InspectorRecord {
+    func record(_ entry: RecordBuffer.Entry) -> InspectorRecord {
         var record = entry.record
         record.event = entry.event.map { redaction.apply(to: Self.json(of: $0)) }
         record.state = entry.state.map { redaction.apply(to: Self.json(of: $0)) }

@@ -17,10 +17,17 @@ public struct InspectorMonitor<State: Encodable & Sendable, Event: Encodable & S
         self.inspector = inspector
     }
 
-    /// Records the state `system` has now, the one its first recorded event starts from: call it
-    /// right after creating the system (a journaled system's state is the restored one).
+    /// Records the state `system` has now, the one its first recorded event starts from, and
+    /// lets the inspector show the system's past states (a preview): call it right after
+    /// creating the system (a journaled system's state is the restored one).
     public func attach(to system: System<State, Event>) {
         keep(.attached, state: system.state)
+        let previewer = system.previewer
+        inspector.registerPreviewer(for: name) { kept in
+            guard let kept else { return await previewer.show(nil) }
+            guard let state = kept as? State else { return false }
+            return await previewer.show(state)
+        }
     }
 
     public func system(didReduce event: Event, source: EventSource, into state: State) {

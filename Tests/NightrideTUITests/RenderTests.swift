@@ -45,6 +45,17 @@ struct RenderTests {
         #expect(frame(Fixture.state(ride: RideStatus.none)).lines[0].contains("driver mode off"))
     }
 
+    @Test("a preview from the inspector replaces the title bar with a banner, at any width; the screen below is the previewed state's")
+    func previewBanner() {
+        let state = Fixture.state(user: "bob", driverMode: true, ride: RideStatus.none)
+        for width in [100, 40, 20] {
+            let lines = render(state, width: width, height: 12, preview: true)
+            #expect(lines.count == 12 && lines.allSatisfy { $0.count == width })
+            #expect(lines[0].hasPrefix(" PREVIEW"))
+            #expect(Array(lines.dropFirst()) == Array(render(state, width: width, height: 12).dropFirst()))
+        }
+    }
+
     @Test("connecting: nothing known yet")
     func connecting() {
         let text = frame(Fixture.state(driverMode: nil, ride: nil)).text

@@ -32,6 +32,8 @@ struct Form: Codable, Sendable, Equatable {
 @MainActor
 @Suite("inspector: recording")
 struct InspectorTests {
+    init() {}
+
     func makeSystem(_ inspector: Inspector) -> (System<Form, Form.Event>, InspectorMonitor<Form, Form.Event>) {
         let monitor = inspector.monitor(named: "form", of: Form.self, Form.Event.self)
         let system = System(

@@ -1,0 +1,212 @@
+import DequeModule
+import Foundation
+import StateLoopInspectorWire
+import Synchronization
+
+/// What the inspector knows: every app that connected (its records, at most `capacity` each,
+/// the oldest let go first) and every page watching. Records reach the pages in the order the
+/// hub took them, because they are handed to each page's outbox under the hub's lock.
+///
+/// Threading: a mutex guards everything; the socket handlers call in from their tasks. An
+/// outbox is an `AsyncStream` that its socket's task writes out; a page whose outbox overflows
+/// is closed, and reconnects to a fresh copy, rather than silently missing records.
+final class InspectorHub: Sendable {
+    private struct App {
+        var hello: AppMessage.Hello
+        var records = Deque<InspectorRecord>()
+        var lastSequence: UInt64 = 0
+        var dropped = 0
+        /// The current connection's number and outbox; `nil` while the app is away.
+        var connection: (number: Int, outbox: AsyncStream<String>.Continuation)?
+    }
+
+    private struct State {
+        var apps: [Int: App] = [:]
+        var appBySession: [String: Int] = [:]
+        var pages: [Int: AsyncStream<String>.Continuation] = [:]
+        var lastID = 0
+    }
+
+    /// How many records the inspector keeps per app.
+    let capacity: Int
+    /// How many messages a page's outbox holds before the page is closed as too slow.
+    static let pageOutboxLimit = 10_000
+    private let state = Mutex(State())
+
+    init(capacity: Int) {
+        self.capacity = max(1, capacity)
+    }
+
+    // MARK: Apps
+
+    /// An app connected (or reconnected: the same session): returns its id, the connection's
+    /// number, and the last sequence held of it.
+    func appConnected(_ hello: AppMessage.Hello, outbox: AsyncStream<String>.Continuation) -> (id: Int, connection: Int, lastSequence: UInt64) {
+        state.withLock { state in
+            state.lastID += 1
+            let connection = state.lastID
+            let id: Int
+            if let known = state.appBySession[hello.session] {
+                id = known
+                state.apps[id]?.connection?.outbox.finish()
+            } else {
+                state.lastID += 1
+                id = state.lastID
+                state.appBySession[hello.session] = id
+                state.apps[id] = App(hello: hello)
+            }
+            state.apps[id]?.connection = (connection, outbox)
+            broadcastApps(&state)
+            return (id, connection, state.apps[id]?.lastSequence ?? 0)
+        }
+    }
+
+    /// The connection numbered `connection` of app `id` ended (a later one may have replaced it).
+    func appDisconnected(_ id: Int, connection: Int) {
+        state.withLock { state in
+            guard state.apps[id]?.connection?.number == connection else { return }
+            state.apps[id]?.connection = nil
+            broadcastApps(&state)
+        }
+    }
+
+    /// Keeps an app's records (those it already holds are skipped) and shows them to every page.
+    func append(_ records: [InspectorRecord], of id: Int) {
+        state.withLock { state in
+            guard var app = state.apps[id] else { return }
+            let fresh = records.filter { $0.sequence > app.lastSequence }
+            guard let last = fresh.last else { return }
+            app.records.append(contentsOf: fresh)
+            app.lastSequence = last.sequence
+            let excess = app.records.count - capacity
+            if excess > 0 {
+                app.records.removeFirst(excess)
+                app.dropped += excess
+            }
+            state.apps[id] = app
+            broadcast(PageMessage(records: .init(app: id, records: fresh)), in: &state)
+            if excess > 0 { broadcastApps(&state) }
+        }
+    }
+
+    /// Shows an app's answer to a preview request to every page.
+    func previewStatus(_ status: PreviewStatus, of id: Int) {
+        state.withLock { state in
+            let message = PageMessage.AppPreviewStatus(app: id, system: status.system, sequence: status.sequence, problem: status.problem)
+            broadcast(PageMessage(previewStatus: message), in: &state)
+        }
+    }
+
+    // MARK: Pages
+
+    /// A page connected: it is sent the apps and everything held of each, then what comes.
+    /// Returns its id.
+    func pageConnected(outbox: AsyncStream<String>.Continuation) -> Int {
+        state.withLock { state in
+            state.lastID += 1
+            let id = state.lastID
+            state.pages[id] = outbox
+            send(PageMessage(apps: summaries(state)), to: id, in: &state)
+            for (appID, app) in state.apps.sorted(by: { $0.key < $1.key }) {
+                // In slices, so that no frame is huge.
+                var start = app.records.startIndex
+                while start < app.records.endIndex {
+                    let end = min(start + 2_000, app.records.endIndex)
+                    send(PageMessage(records: .init(app: appID, records: Array(app.records[start..<end]))), to: id, in: &state)
+                    start = end
+                }
+            }
+            return id
+        }
+    }
+
+    func pageDisconnected(_ id: Int) {
+        _ = state.withLock { $0.pages.removeValue(forKey: id) }
+    }
+
+    /// Carries out a page's request: a preview goes to its app, or the page is told why not.
+    func handle(_ command: PageCommand, fromPage page: Int) {
+        state.withLock { state in
+            let (appID, system, forApp): (Int, String, InspectorCommand)
+            if let preview = command.preview {
+                (appID, system, forApp) = (preview.app, preview.system, InspectorCommand(preview: .init(system: preview.system, sequence: preview.sequence)))
+            } else if let end = command.endPreview {
+                (appID, system, forApp) = (end.app, end.system, InspectorCommand(endPreview: .init(system: end.system)))
+            } else {
+                return
+            }
+            guard let outbox = state.apps[appID]?.connection?.outbox else {
+                let problem = PageMessage.AppPreviewStatus(app: appID, system: system, sequence: nil, problem: "the app is not connected")
+                send(PageMessage(previewStatus: problem), to: page, in: &state)
+                return
+            }
+            outbox.yield(Self.text(forApp))
+        }
+    }
+
+    /// Ends every outbox: the server stops.
+    func closeAll() {
+        state.withLock { state in
+            for page in state.pages.values { page.finish() }
+            state.pages = [:]
+            for id in state.apps.keys { state.apps[id]?.connection?.outbox.finish() }
+        }
+    }
+
+    /// The apps as the page lists them.
+    var apps: [PageMessage.AppSummary] {
+        state.withLock { summaries($0) }
+    }
+
+    // MARK: Sending
+
+    private func summaries(_ state: State) -> [PageMessage.AppSummary] {
+        state.apps.sorted { $0.key < $1.key }.map { id, app in
+            PageMessage.AppSummary(
+                id: id, app: app.hello.app, session: app.hello.session, connected: app.connection != nil,
+                records: app.records.count, dropped: app.dropped, redaction: app.hello.redaction
+            )
+        }
+    }
+
+    private func broadcastApps(_ state: inout State) {
+        broadcast(PageMessage(apps: summaries(state)), in: &state)
+    }
+
+    private func broadcast(_ message: PageMessage, in state: inout State) {
+        guard !state.pages.isEmpty else { return }
+        let text = Self.text(message)
+        for id in Array(state.pages.keys) { send(text, to: id, in: &state) }
+    }
+
+    private func send(_ message: PageMessage, to page: Int, in state: inout State) {
+        send(Self.text(message), to: page, in: &state)
+    }
+
+    /// Hands `text` to a page's outbox; a page that cannot keep up is closed.
+    private func send(_ text: String, to page: Int, in state: inout State) {
+        guard let outbox = state.pages[page] else { return }
+        if case .dropped = outbox.yield(text) {
+            outbox.finish()
+            state.pages[page] = nil
+        }
+    }
+
+    static func text(_ value: some Encodable) -> String {
+        String(decoding: (try? JSONEncoder().encode(value)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+}
+
+extension PageMessage {
+    init(apps: [AppSummary]) {
+        self.apps = apps
+    }
+
+    init(records: AppRecords) {
+        self.records = records
+    }
+
+    init(previewStatus: AppPreviewStatus) {
+        self.previewStatus = previewStatus
+    }
+}

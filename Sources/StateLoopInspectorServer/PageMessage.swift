@@ -1,0 +1,51 @@
+import StateLoopInspectorWire
+
+/// What the inspector sends to a page (see `docs/Inspector.md`): exactly one member set.
+struct PageMessage: Encodable, Sendable {
+    var apps: [AppSummary]?
+    var records: AppRecords?
+    var previewStatus: AppPreviewStatus?
+
+    /// One app as the page lists it.
+    struct AppSummary: Encodable, Sendable {
+        var id: Int
+        var app: String
+        var session: String
+        var connected: Bool
+        var records: Int
+        /// Records the inspector itself let go (it keeps at most its cap per app).
+        var dropped: Int
+        var redaction: Redaction
+    }
+
+    /// Records of one app, oldest first.
+    struct AppRecords: Encodable, Sendable {
+        var app: Int
+        var records: [InspectorRecord]
+    }
+
+    /// An app's answer to a preview request.
+    struct AppPreviewStatus: Encodable, Sendable {
+        var app: Int
+        var system: String
+        var sequence: UInt64?
+        var problem: String?
+    }
+}
+
+/// What a page asks of the inspector: exactly one member set.
+struct PageCommand: Decodable, Sendable {
+    var preview: Preview?
+    var endPreview: EndPreview?
+
+    struct Preview: Decodable, Sendable {
+        var app: Int
+        var system: String
+        var sequence: UInt64
+    }
+
+    struct EndPreview: Decodable, Sendable {
+        var app: Int
+        var system: String
+    }
+}

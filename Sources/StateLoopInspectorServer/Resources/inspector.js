@@ -1,0 +1,1405 @@
+// The StateLoop inspector's page: lists the apps the inspector knows, shows each app's records
+// as a timeline, the selected record's event, state diff and effects, and asks an app to show
+// an earlier state (a preview). The protocol is in docs/Inspector.md.
+//
+// Plain script, no framework: a model (apps and their records), a socket that feeds it, and
+// render functions that draw parts of the page from it, batched to one pass per frame.
+//
+// Large sessions: the timeline is virtually scrolled (rows have a fixed height and only the
+// visible window, plus a margin, is in the DOM), so 100,000 records cost a few dozen rows.
+// The records themselves are kept in memory, at most MAX_HELD_RECORDS per app; beyond that the
+// oldest are let go in chunks (and the timeline says how many).
+'use strict';
+
+(() => {
+  // ---------------------------------------------------------------------------------------------
+  // Constants
+
+  const ROW_HEIGHT = 22; // px; also set as the CSS variable --row-height, so the two agree
+  const OVERSCAN_ROWS = 12; // rows rendered above and below the visible window
+  const SUMMARY_LENGTH = 120; // characters of an event shown in a row
+  const VALUE_LENGTH = 100; // characters of a value shown in a diff line
+  const MAX_CHANGES = 500; // diff lines shown; a bigger diff says how many more
+  const MAX_HELD_RECORDS = 250_000; // per app, so that a long session cannot exhaust the tab
+  const TRIM_CHUNK = 25_000; // let go this many more than needed, so trimming is rare
+  const HIGHLIGHT_LIMIT = 400_000; // characters of JSON above which it is shown plain (fast)
+  const RECONNECT_FIRST = 500; // ms
+  const RECONNECT_MAX = 5_000; // ms
+
+  // Which filter checkbox each kind belongs to. `attached` goes with events: both carry a state.
+  const KIND_GROUPS = {
+    attached: 'events', reduced: 'events', discarded: 'discards',
+    effectStarted: 'effects', effectCancelled: 'effects', effectFinished: 'effects', dropped: 'drops',
+  };
+  const KIND_BADGES = {
+    attached: 'ATTACH', reduced: 'EVENT', discarded: 'DISCARD',
+    effectStarted: 'START', effectCancelled: 'CANCEL', effectFinished: 'FINISH', dropped: 'DROPPED',
+  };
+  const EFFECT_KINDS = new Set(['effectStarted', 'effectCancelled', 'effectFinished']);
+  const STATE_KINDS = new Set(['reduced', 'attached']);
+
+  // ---------------------------------------------------------------------------------------------
+  // Model
+
+  const model = {
+    apps: new Map(), // key (string) -> app; live apps keyed by their id, files by "file-N"
+    order: [], // keys, as listed: live apps in the server's order, then files as opened
+    selectedKey: null,
+    paused: false,
+    kinds: { events: true, discards: true, effects: true, drops: true },
+    text: '', // lowercased text filter
+    stateOpen: true, // whether the full state is expanded (kept across selections)
+    fileCount: 0,
+    connection: { socket: null, state: 'connecting', delay: RECONNECT_FIRST, timer: null, detail: '' },
+  };
+
+  // Per-record derived text (summary, filter text), computed when first needed. A WeakMap keeps
+  // the records themselves untouched, so that an export writes exactly what was received.
+  const rowCache = new WeakMap();
+
+  function createApp(key, origin) {
+    return {
+      key,
+      wireId: null, // the server's id (a number), for live apps
+      origin, // 'live' or 'file'
+      name: '',
+      session: null,
+      connected: false,
+      redaction: { fields: [] },
+      serverDropped: 0, // records the inspector itself let go (its cap per app)
+      records: [], // shown, oldest first
+      pending: [], // received while paused
+      pendingReplaces: false, // the pending records are a full resend: they replace `records`
+      pendingNew: 0, // pending records newer than the last shown one ("12 new")
+      resetOnNext: false, // the next records received replace what is held (after a reconnect)
+      systems: new Map(), // name -> record count, in order of first appearance
+      hiddenSystems: new Set(),
+      effectRequests: new Map(), // "system\0number" -> { request, sequence } of effectStarted
+      appDropped: 0, // records lost in the app's own buffer (sum of `dropped` records)
+      trimmed: 0, // records this page let go (MAX_HELD_RECORDS)
+      view: [], // indexes into `records` that pass the filters
+      viewValid: false,
+      selectedSequence: null,
+      scroll: { top: 0, stick: true },
+      previews: new Map(), // system -> sequence the app shows instead of its live state
+      requested: null, // { system, sequence } asked for, not answered yet
+      problem: null, // { system, sequence, problem } of the last failed preview
+    };
+  }
+
+  function selectedApp() {
+    return model.selectedKey === null ? null : model.apps.get(model.selectedKey) || null;
+  }
+
+  function lastSequence(records) {
+    return records.length ? records[records.length - 1].sequence : 0;
+  }
+
+  // Counts, effect requests and drops are kept per app so that rows and lists need no scans.
+  function indexRecord(app, record) {
+    app.systems.set(record.system, (app.systems.get(record.system) || 0) + 1);
+    if (record.kind === 'effectStarted') {
+      app.effectRequests.set(effectKey(record.system, record.effect), { request: record.request, sequence: record.sequence });
+    } else if (record.kind === 'dropped') {
+      app.appDropped += Number(record.dropped) || 0;
+    }
+  }
+
+  function reindex(app) {
+    app.systems = new Map();
+    app.effectRequests = new Map();
+    app.appDropped = 0;
+    for (const record of app.records) indexRecord(app, record);
+  }
+
+  function effectKey(system, number) {
+    return `${system}\u0000${number}`;
+  }
+
+  // Drops malformed entries rather than letting one bad record break the whole page.
+  function validRecords(records) {
+    if (!Array.isArray(records)) return [];
+    return records.filter((r) => r && typeof r === 'object' && typeof r.kind === 'string' && Number.isFinite(Number(r.sequence)));
+  }
+
+  function replaceRecords(app, records) {
+    app.records = validRecords(records);
+    app.trimmed = 0;
+    reindex(app);
+    trimIfNeeded(app);
+    app.viewValid = false;
+    invalidate('apps', 'systems', 'timeline', 'detail', 'header');
+  }
+
+  // A live app's records only grow: anything not newer than what is held is a repeat and skipped.
+  function appendRecords(app, records) {
+    const last = lastSequence(app.records);
+    const fresh = validRecords(records).filter((r) => app.origin !== 'live' || r.sequence > last);
+    if (!fresh.length) return;
+    const start = app.records.length;
+    for (const record of fresh) {
+      app.records.push(record);
+      indexRecord(app, record);
+    }
+    if (trimIfNeeded(app)) {
+      app.viewValid = false;
+    } else if (app.viewValid) {
+      for (let i = start; i < app.records.length; i++) if (passes(app, app.records[i])) app.view.push(i);
+    }
+    invalidate('apps', 'systems', 'timeline', 'header');
+    if (app.key === model.selectedKey) invalidate('detailLive');
+  }
+
+  function trimIfNeeded(app) {
+    if (app.records.length <= MAX_HELD_RECORDS) return false;
+    const excess = app.records.length - MAX_HELD_RECORDS + TRIM_CHUNK;
+    app.records.splice(0, excess);
+    app.trimmed += excess;
+    reindex(app);
+    return true;
+  }
+
+  // Records that arrive while paused are held; un-pausing shows them.
+  function holdRecords(app, records, replaces) {
+    const valid = validRecords(records);
+    if (replaces) {
+      app.pending = valid;
+      app.pendingReplaces = true;
+    } else {
+      // After a held resend, the resend is what later records follow.
+      const last = app.pendingReplaces ? lastSequence(app.pending) : Math.max(lastSequence(app.records), lastSequence(app.pending));
+      for (const r of valid) if (app.origin !== 'live' || r.sequence > last) app.pending.push(r);
+    }
+    const shownLast = lastSequence(app.records);
+    app.pendingNew = app.pending.reduce((n, r) => n + (r.sequence > shownLast ? 1 : 0), 0);
+    invalidate('apps', 'header', 'timeline');
+  }
+
+  function releaseHeld(app) {
+    if (app.pendingReplaces) replaceRecords(app, app.pending);
+    else if (app.pending.length) appendRecords(app, app.pending);
+    app.pending = [];
+    app.pendingReplaces = false;
+    app.pendingNew = 0;
+  }
+
+  function clearRecords(app) {
+    app.pending = [];
+    app.pendingReplaces = false;
+    app.pendingNew = 0;
+    replaceRecords(app, []);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Filtering
+
+  function passes(app, record) {
+    if (!model.kinds[KIND_GROUPS[record.kind] || 'events']) return false;
+    // A drop is a gap in the whole app's session, whichever system its marker names: always shown.
+    if (record.kind !== 'dropped' && app.hiddenSystems.has(record.system)) return false;
+    if (model.text && !rowInfo(app, record).text.includes(model.text)) return false;
+    return true;
+  }
+
+  function ensureView(app) {
+    if (app.viewValid) return app.view;
+    const view = [];
+    const records = app.records;
+    for (let i = 0; i < records.length; i++) if (passes(app, records[i])) view.push(i);
+    app.view = view;
+    app.viewValid = true;
+    return view;
+  }
+
+  function invalidateViews() {
+    for (const app of model.apps.values()) app.viewValid = false;
+    invalidate('timeline');
+  }
+
+  // The position in the (sorted) view of the first index >= `index`.
+  function viewPosition(view, index) {
+    let low = 0;
+    let high = view.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (view[mid] < index) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+
+  // Records are in sequence order, so a binary search finds one; a file might not be sorted, so
+  // a miss falls back to a scan.
+  function indexOfSequence(app, sequence) {
+    if (sequence === null || sequence === undefined) return -1;
+    const records = app.records;
+    let low = 0;
+    let high = records.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      const s = records[mid].sequence;
+      if (s === sequence) return mid;
+      if (s < sequence) low = mid + 1;
+      else high = mid - 1;
+    }
+    return records.findIndex((r) => r.sequence === sequence);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Reading the records: states before and after, effects, lifecycles
+
+  // The latest record of `system` at or before `index` that carries a state; `gap` says whether a
+  // `dropped` record lies between (the state found may then be older than the true one).
+  function latestState(app, system, index) {
+    let gap = false;
+    for (let i = index; i >= 0; i--) {
+      const r = app.records[i];
+      if (r.kind === 'dropped') gap = true;
+      else if (r.system === system && STATE_KINDS.has(r.kind) && r.state !== undefined) return { index: i, record: r, gap };
+    }
+    return null;
+  }
+
+  // The state a row shows in time travel: its own, or the latest of its system at that point.
+  function stateAtRow(app, index) {
+    const record = app.records[index];
+    if (!record || record.kind === 'dropped') return null;
+    return latestState(app, record.system, index);
+  }
+
+  // The effect records of the same system after a `reduced` record, up to that system's next
+  // `reduced` record: what that state started and cancelled (see docs/Inspector.md).
+  function effectsOfState(app, index) {
+    const system = app.records[index].system;
+    const effects = [];
+    for (let i = index + 1; i < app.records.length; i++) {
+      const r = app.records[i];
+      if (r.system !== system) continue;
+      if (r.kind === 'reduced') break;
+      if (EFFECT_KINDS.has(r.kind)) effects.push({ index: i, record: r });
+    }
+    return effects;
+  }
+
+  // Every record of one effect (started, cancelled, finished), and the state that started it.
+  function effectLifecycle(app, record) {
+    const events = [];
+    let startIndex = -1;
+    for (let i = 0; i < app.records.length; i++) {
+      const r = app.records[i];
+      if (r.system === record.system && EFFECT_KINDS.has(r.kind) && r.effect === record.effect) {
+        events.push({ index: i, record: r });
+        if (r.kind === 'effectStarted' && startIndex < 0) startIndex = i;
+      }
+    }
+    const startedBy = startIndex >= 0 ? latestState(app, record.system, startIndex) : null;
+    return { events, startedBy };
+  }
+
+  function requestOf(app, system, number) {
+    const started = app.effectRequests.get(effectKey(system, number));
+    return started ? started.request : undefined;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Diff
+
+  // The changed paths between two JSON values: objects by key (sorted), arrays by index (extra
+  // elements are added or removed), anything else compared as a whole.
+  function diffValues(before, after, path = '', out = []) {
+    if (out.length > MAX_CHANGES) return out;
+    if (isObject(before) && isObject(after)) {
+      const keys = Array.from(new Set([...Object.keys(before), ...Object.keys(after)])).sort();
+      for (const key of keys) {
+        const childPath = joinKey(path, key);
+        if (!(key in before)) out.push({ type: 'added', path: childPath, after: after[key] });
+        else if (!(key in after)) out.push({ type: 'removed', path: childPath, before: before[key] });
+        else diffValues(before[key], after[key], childPath, out);
+      }
+    } else if (Array.isArray(before) && Array.isArray(after)) {
+      const common = Math.min(before.length, after.length);
+      for (let i = 0; i < common; i++) diffValues(before[i], after[i], `${path}[${i}]`, out);
+      for (let i = common; i < after.length; i++) out.push({ type: 'added', path: `${path}[${i}]`, after: after[i] });
+      for (let i = common; i < before.length; i++) out.push({ type: 'removed', path: `${path}[${i}]`, before: before[i] });
+    } else if (!sameLeaf(before, after)) {
+      out.push({ type: 'changed', path: path || '(whole value)', before, after });
+    }
+    return out;
+  }
+
+  function isObject(value) {
+    return value !== null && typeof value === 'object' && !Array.isArray(value);
+  }
+
+  // Leaves, or an object against an array: equal only when their JSON is.
+  function sameLeaf(a, b) {
+    if (a === b) return true;
+    if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+    return JSON.stringify(a) === JSON.stringify(b);
+  }
+
+  function joinKey(path, key) {
+    const part = /^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(key);
+    if (!path) return /^[A-Za-z_$][\w$]*$/.test(key) ? key : `[${part}]`;
+    return /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${part}]`;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Formatting
+
+  function compact(value, max) {
+    if (value === undefined) return '';
+    let text;
+    try {
+      text = JSON.stringify(value);
+    } catch {
+      text = String(value);
+    }
+    if (text === undefined) text = String(value);
+    return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  }
+
+  function formatTime(time) {
+    const t = Number(time);
+    return Number.isFinite(t) ? t.toFixed(3) : '—';
+  }
+
+  function formatCount(n) {
+    return Number(n || 0).toLocaleString('en-US');
+  }
+
+  // Keys sorted, so that a state reads the same however the app's encoder ordered it.
+  function sortKeys(value) {
+    if (Array.isArray(value)) return value.map(sortKeys);
+    if (!isObject(value)) return value;
+    const sorted = {};
+    for (const key of Object.keys(value).sort()) sorted[key] = sortKeys(value[key]);
+    return sorted;
+  }
+
+  function pretty(value) {
+    return JSON.stringify(sortKeys(value), null, 2);
+  }
+
+  const HTML_ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+  function escapeHtml(text) {
+    return String(text).replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+  }
+
+  // JSON text as HTML with its tokens coloured. Every piece of the input is escaped.
+  const JSON_TOKEN = /("(?:[^"\\]|\\.)*")(\s*:)?|\btrue\b|\bfalse\b|\bnull\b|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+  function highlightJSON(text) {
+    let html = '';
+    let last = 0;
+    for (const match of text.matchAll(JSON_TOKEN)) {
+      html += escapeHtml(text.slice(last, match.index));
+      const [token, string, colon] = match;
+      if (string && colon) {
+        html += `<span class="j-key">${escapeHtml(string)}</span>${escapeHtml(colon)}`;
+      } else {
+        let cls = 'j-num';
+        if (string) cls = string === '"<redacted>"' ? 'j-redacted' : 'j-str';
+        else if (token === 'null') cls = 'j-null';
+        else if (token === 'true' || token === 'false') cls = 'j-bool';
+        html += `<span class="${cls}">${escapeHtml(token)}</span>`;
+      }
+      last = match.index + token.length;
+    }
+    return html + escapeHtml(text.slice(last));
+  }
+
+  function showJSON(pre, value) {
+    if (value === undefined) {
+      pre.textContent = '';
+      return;
+    }
+    const text = pretty(value);
+    if (text.length > HIGHLIGHT_LIMIT) pre.textContent = text;
+    else pre.innerHTML = highlightJSON(text);
+  }
+
+  // A row's summary and the text the filter matches, cached per record.
+  function rowInfo(app, record) {
+    let info = rowCache.get(record);
+    if (info) return info;
+    let summary;
+    let tag = '';
+    switch (record.kind) {
+      case 'reduced':
+        summary = compact(record.event, SUMMARY_LENGTH);
+        tag = record.source || '';
+        break;
+      case 'discarded':
+        summary = compact(record.event, SUMMARY_LENGTH);
+        tag = record.reason === 'stopped' ? 'STOPPED' : 'STALE';
+        break;
+      case 'attached':
+        summary = 'attached';
+        break;
+      case 'effectStarted':
+        summary = `effect #${record.effect} started: ${record.request ?? '(no request)'}`;
+        break;
+      case 'effectCancelled':
+      case 'effectFinished': {
+        const verb = record.kind === 'effectCancelled' ? 'cancelled' : 'finished';
+        const request = requestOf(app, record.system, record.effect);
+        summary = `effect #${record.effect} ${verb}${request !== undefined ? ` (${request})` : ''}`;
+        break;
+      }
+      case 'dropped':
+        summary = `${formatCount(record.dropped)} records dropped (the app's buffer was full)`;
+        break;
+      default:
+        summary = record.kind;
+    }
+    if (summary.length > SUMMARY_LENGTH + 40) summary = `${summary.slice(0, SUMMARY_LENGTH + 39)}…`;
+    const text = `#${record.sequence} ${record.system} ${record.kind} ${tag} ${summary}`.toLowerCase();
+    info = { summary, tag, text };
+    rowCache.set(record, info);
+    return info;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Connection
+
+  function token() {
+    return new URLSearchParams(location.search).get('token');
+  }
+
+  function connect() {
+    const conn = model.connection;
+    clearTimeout(conn.timer);
+    const t = token();
+    if (!t) {
+      setConnectionState('refused', 'no token in the page address (open the URL the inspector printed)');
+      return;
+    }
+    const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+    const socket = new WebSocket(`${scheme}://${location.host}/page?token=${encodeURIComponent(t)}`);
+    conn.socket = socket;
+    let opened = false;
+    socket.onopen = () => {
+      opened = true;
+      conn.delay = RECONNECT_FIRST;
+      // The server now resends every app and everything it holds of each: what comes replaces
+      // what this page holds (see receiveApps and receiveRecords).
+      for (const app of model.apps.values()) if (app.origin === 'live') app.resetOnNext = true;
+      setConnectionState('connected');
+    };
+    socket.onmessage = (message) => receive(message.data);
+    socket.onclose = (event) => {
+      if (conn.socket !== socket) return;
+      conn.socket = null;
+      // 1008 (policy) and 44xx are how a server says no to a connection it accepted.
+      if (event.code === 1008 || (event.code >= 4400 && event.code < 4500)) {
+        setConnectionState('refused', event.reason || 'the inspector refused the connection');
+      } else if (!opened) {
+        // A handshake that failed says nothing about why; ask for the page with the same token.
+        probeRefusal();
+      } else {
+        scheduleReconnect();
+      }
+    };
+  }
+
+  // A 401/403 for the page means the token is wrong (a restarted inspector prints a new one):
+  // retrying cannot help. Anything else (inspector down) is worth retrying.
+  function probeRefusal() {
+    fetch(`/?token=${encodeURIComponent(token())}`, { cache: 'no-store' })
+      .then((response) => {
+        if (response.status === 401 || response.status === 403) {
+          setConnectionState('refused', 'the token was not accepted (open the URL the inspector printed)');
+        } else {
+          scheduleReconnect();
+        }
+      })
+      .catch(() => scheduleReconnect());
+  }
+
+  function scheduleReconnect() {
+    const conn = model.connection;
+    const delay = conn.delay;
+    conn.delay = Math.min(conn.delay * 2, RECONNECT_MAX);
+    setConnectionState('reconnecting', `in ${(delay / 1000).toFixed(1)} s`);
+    conn.timer = setTimeout(connect, delay);
+  }
+
+  function setConnectionState(state, detail = '') {
+    model.connection.state = state;
+    model.connection.detail = detail;
+    invalidate('header', 'apps', 'detailLive');
+  }
+
+  function isOnline() {
+    const socket = model.connection.socket;
+    return Boolean(socket && socket.readyState === WebSocket.OPEN);
+  }
+
+  function send(message) {
+    if (!isOnline()) return false;
+    model.connection.socket.send(JSON.stringify(message));
+    return true;
+  }
+
+  function receive(data) {
+    let message;
+    try {
+      message = JSON.parse(data);
+    } catch {
+      console.warn('inspector: a message that is not JSON', data);
+      return;
+    }
+    if (message.apps) receiveApps(message.apps);
+    else if (message.records) receiveRecords(message.records);
+    else if (message.previewStatus) receivePreviewStatus(message.previewStatus);
+    else console.warn('inspector: an unknown message', message);
+  }
+
+  // The full list of apps the inspector knows: apps missing from it are gone.
+  function receiveApps(list) {
+    if (!Array.isArray(list)) return;
+    const listed = [];
+    for (const entry of list) {
+      const key = String(entry.id);
+      let app = model.apps.get(key);
+      if (!app) {
+        app = createApp(key, 'live');
+        model.apps.set(key, app);
+      } else if (app.session && entry.session && app.session !== entry.session) {
+        clearRecords(app); // the id now names another session
+      }
+      app.wireId = entry.id;
+      app.name = entry.app || `app ${entry.id}`;
+      app.session = entry.session || null;
+      if (app.connected && !entry.connected) {
+        // The app's preview lived in that connection; what it shows now is unknown.
+        app.previews.clear();
+        app.requested = null;
+      }
+      app.connected = Boolean(entry.connected);
+      app.redaction = entry.redaction || { fields: [] };
+      app.serverDropped = Number(entry.dropped) || 0;
+      // After a reconnect an app with nothing held gets no records message: clear it here.
+      if (app.resetOnNext && entry.records === 0) {
+        app.resetOnNext = false;
+        if (model.paused) holdRecords(app, [], true);
+        else clearRecords(app);
+      }
+      listed.push(key);
+    }
+    const listedSet = new Set(listed);
+    for (const [key, app] of model.apps) {
+      if (app.origin === 'live' && !listedSet.has(key)) model.apps.delete(key);
+    }
+    const files = model.order.filter((key) => model.apps.get(key)?.origin === 'file');
+    model.order = [...listed, ...files];
+    if (!model.apps.has(model.selectedKey)) model.selectedKey = null;
+    if (model.selectedKey === null && model.order.length) selectApp(model.order[0]);
+    invalidate('apps', 'systems', 'timeline', 'detail', 'header', 'banner');
+  }
+
+  function receiveRecords(payload) {
+    const key = String(payload.app);
+    let app = model.apps.get(key);
+    if (!app) {
+      // Records before the app's listing: keep them under a placeholder the listing will name.
+      app = createApp(key, 'live');
+      app.wireId = payload.app;
+      app.name = `app ${payload.app}`;
+      model.apps.set(key, app);
+      model.order.splice(model.order.filter((k) => model.apps.get(k)?.origin === 'live').length, 0, key);
+      if (model.selectedKey === null) selectApp(key);
+    }
+    const replaces = app.resetOnNext;
+    app.resetOnNext = false;
+    if (model.paused) holdRecords(app, payload.records, replaces);
+    else if (replaces) replaceRecords(app, payload.records);
+    else appendRecords(app, payload.records);
+  }
+
+  // A status says what a system shows now; one with a problem only reports that a request
+  // failed, and leaves what the system shows as it was.
+  function receivePreviewStatus(status) {
+    const app = model.apps.get(String(status.app));
+    if (!app) return;
+    if (app.requested && app.requested.system === status.system) app.requested = null;
+    if (status.problem) {
+      app.problem = { system: status.system, sequence: status.sequence, problem: status.problem };
+    } else {
+      if (app.problem && app.problem.system === status.system) app.problem = null;
+      if (status.sequence === undefined || status.sequence === null) app.previews.delete(status.system);
+      else app.previews.set(status.system, status.sequence);
+    }
+    invalidate('banner', 'apps', 'timeline', 'detailLive');
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Actions
+
+  function selectApp(key) {
+    const current = selectedApp();
+    if (current) current.scroll = { top: timelineEl.scrollTop, stick: stick };
+    model.selectedKey = key;
+    const app = selectedApp();
+    restoreScroll = app ? app.scroll : { top: 0, stick: true };
+    invalidate('apps', 'systems', 'timeline', 'detail', 'header', 'banner');
+  }
+
+  function selectIndex(app, index, reveal) {
+    const record = app.records[index];
+    if (!record) return false;
+    app.selectedSequence = record.sequence;
+    if (reveal) revealIndex(app, index);
+    invalidate('timeline', 'detail');
+    return true;
+  }
+
+  function selectSequence(sequence) {
+    const app = selectedApp();
+    if (!app) return false;
+    const index = indexOfSequence(app, Number(sequence));
+    if (index < 0) return false;
+    return selectIndex(app, index, true);
+  }
+
+  // Moves the selection by `step` rows of the filtered timeline (the keyboard's arrows).
+  function moveSelection(step) {
+    const app = selectedApp();
+    if (!app) return;
+    const view = ensureView(app);
+    if (!view.length) return;
+    const index = indexOfSequence(app, app.selectedSequence);
+    let position;
+    if (index < 0) {
+      position = step > 0 ? 0 : view.length - 1;
+    } else {
+      position = viewPosition(view, index);
+      const onRow = view[position] === index;
+      // Off the filtered rows (filtered out): a step down lands on the next row shown.
+      position = step > 0 ? position + (onRow ? step : step - 1) : position + step;
+    }
+    position = Math.max(0, Math.min(view.length - 1, position));
+    selectIndex(app, view[position], true);
+  }
+
+  // Scrolling waits for the timeline's next drawing: the view may have just changed (another
+  // app, another filter), and the spacer must have its new height first.
+  function revealIndex(app, index) {
+    revealRequest = { key: app.key, index };
+    invalidate('timeline');
+  }
+
+  function scrollToIndex(view, index) {
+    const position = viewPosition(view, index);
+    if (view[position] !== index) return; // filtered out: nothing to show
+    const top = position * ROW_HEIGHT;
+    if (top < timelineEl.scrollTop) timelineEl.scrollTop = top;
+    else if (top + ROW_HEIGHT > timelineEl.scrollTop + timelineEl.clientHeight) timelineEl.scrollTop = top + ROW_HEIGHT - timelineEl.clientHeight;
+    stick = atBottom();
+  }
+
+  function setPaused(paused) {
+    if (model.paused === paused) return;
+    model.paused = paused;
+    if (!paused) for (const app of model.apps.values()) releaseHeld(app);
+    invalidate('header', 'apps', 'timeline');
+  }
+
+  function requestPreview() {
+    const app = selectedApp();
+    const target = previewTarget(app);
+    if (!target) return;
+    const system = target.record.system;
+    const sequence = target.record.sequence;
+    if (send({ preview: { app: app.wireId, system, sequence } })) {
+      app.requested = { system, sequence };
+      invalidate('detailLive');
+    }
+  }
+
+  // Sends every previewing system back to its live state (apps that are connected).
+  function endPreviews() {
+    for (const app of model.apps.values()) {
+      if (app.origin !== 'live' || !app.connected) continue;
+      for (const system of app.previews.keys()) send({ endPreview: { app: app.wireId, system } });
+    }
+  }
+
+  // What "Preview in app" would show: the state record of the selected row, if the app can
+  // be asked (live, connected, and this page online).
+  function previewTarget(app) {
+    if (!app || app.origin !== 'live' || !app.connected || !isOnline()) return null;
+    const index = indexOfSequence(app, app.selectedSequence);
+    return index < 0 ? null : stateAtRow(app, index);
+  }
+
+  function exportSelected() {
+    const app = selectedApp();
+    if (!app) return;
+    const records = app.pendingReplaces ? app.pending : app.records.concat(app.pending);
+    const session = { format: 1, app: app.name, redaction: app.redaction || { fields: [] }, records };
+    const blob = new Blob([JSON.stringify(session)], { type: 'application/json' });
+    const url = URL.createObjectURL(blob);
+    const link = document.createElement('a');
+    link.href = url;
+    link.download = `${(app.name || 'app').replace(/[^\w.-]+/g, '_')}-session.json`;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    // The download has started by now; the URL is not needed after it.
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  }
+
+  async function openFiles(files) {
+    for (const file of files) {
+      try {
+        const session = JSON.parse(await file.text());
+        if (!session || typeof session !== 'object' || !Array.isArray(session.records)) {
+          throw new Error('not an InspectorSession (no "records" list)');
+        }
+        if (session.format !== undefined && session.format !== 1) {
+          throw new Error(`format ${session.format} is not supported (this page reads format 1)`);
+        }
+        addFileApp(session, file.name);
+      } catch (error) {
+        showNotice(`Could not open ${file.name}: ${error.message}`);
+      }
+    }
+  }
+
+  function addFileApp(session, fileName) {
+    model.fileCount += 1;
+    const key = `file-${model.fileCount}`;
+    const app = createApp(key, 'file');
+    app.name = typeof session.app === 'string' && session.app ? session.app : fileName;
+    app.fileName = fileName;
+    app.redaction = session.redaction || { fields: [] };
+    model.apps.set(key, app);
+    model.order.push(key);
+    replaceRecords(app, session.records);
+    selectApp(key);
+  }
+
+  function closeFileApp(key) {
+    model.apps.delete(key);
+    model.order = model.order.filter((k) => k !== key);
+    if (model.selectedKey === key) {
+      model.selectedKey = null;
+      if (model.order.length) selectApp(model.order[0]);
+    }
+    invalidate('apps', 'systems', 'timeline', 'detail', 'header', 'banner');
+  }
+
+  let noticeTimer = null;
+  function showNotice(text) {
+    $('#notice-text').textContent = text;
+    $('#notice').hidden = false;
+    clearTimeout(noticeTimer);
+    noticeTimer = setTimeout(() => { $('#notice').hidden = true; }, 10_000);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Rendering: parts are marked dirty and drawn together once per frame, so that a burst of
+  // messages costs one redraw.
+
+  const $ = (selector) => document.querySelector(selector);
+  let timelineEl;
+  let stick = true; // follow the newest row (the user has not scrolled up)
+  let restoreScroll = null; // scroll position to apply once an app's rows are drawn
+  let revealRequest = null; // { key, index } of a row to scroll into view at the next drawing
+  const dirty = new Set();
+  let frameRequested = false;
+
+  function invalidate(...parts) {
+    for (const part of parts) dirty.add(part);
+    if (frameRequested) return;
+    frameRequested = true;
+    // A hidden tab gets no animation frames; the timeout keeps the model and DOM in step anyway.
+    const run = () => {
+      if (!frameRequested) return;
+      frameRequested = false;
+      flush();
+    };
+    requestAnimationFrame(run);
+    setTimeout(run, 100);
+  }
+
+  function flush() {
+    const parts = new Set(dirty);
+    dirty.clear();
+    if (parts.has('header')) renderHeader();
+    if (parts.has('apps')) renderApps();
+    if (parts.has('systems')) renderSystems();
+    if (parts.has('timeline')) renderTimeline();
+    if (parts.has('banner')) renderBanner();
+    if (parts.has('detail')) renderDetail();
+    else if (parts.has('detailLive')) renderDetailLive();
+  }
+
+  // Creates an element: el('span', { class: 'x', 'data-a': 1 }, 'text', child…).
+  function el(tag, attributes = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attributes)) {
+      if (value === undefined || value === null || value === false) continue;
+      if (name === 'class') node.className = value;
+      else if (name === 'text') node.textContent = value;
+      else node.setAttribute(name, value === true ? '' : String(value));
+    }
+    for (const child of children) if (child !== null && child !== undefined) node.append(child);
+    return node;
+  }
+
+  function renderHeader() {
+    const conn = model.connection;
+    const status = $('#status');
+    const labels = { connecting: 'connecting…', connected: 'connected', reconnecting: 'reconnecting', refused: 'refused' };
+    status.dataset.state = conn.state;
+    const separator = conn.state === 'refused' ? ': ' : ' ';
+    status.textContent = conn.detail ? `${labels[conn.state]}${separator}${conn.detail}` : labels[conn.state];
+    status.title = conn.state === 'refused' ? 'Click to try again' : 'The page\'s connection to the inspector';
+
+    const pause = $('#pause-button');
+    let held = 0;
+    for (const app of model.apps.values()) held += app.pendingNew;
+    pause.textContent = model.paused ? `Resume · ${formatCount(held)} new` : 'Pause';
+    pause.setAttribute('aria-pressed', String(model.paused));
+    pause.classList.toggle('active', model.paused);
+    document.body.classList.toggle('paused', model.paused);
+
+    const app = selectedApp();
+    $('#export-button').disabled = !app || (!app.records.length && !app.pending.length);
+    document.title = app ? `${app.name} · StateLoop Inspector` : 'StateLoop Inspector';
+  }
+
+  function renderApps() {
+    const list = $('#apps');
+    list.replaceChildren();
+    if (!model.order.length) {
+      list.append(el('li', { class: 'empty', text: 'No app yet: start one with an inspector URL, or open a session file.' }));
+      return;
+    }
+    for (const key of model.order) {
+      const app = model.apps.get(key);
+      const status = app.origin === 'file' ? 'file' : app.connected ? 'connected' : 'disconnected';
+      const dropped = app.appDropped + app.serverDropped;
+      const meta = el('div', { class: 'app-meta' },
+        app.fileName ? el('span', { class: 'app-file', text: app.fileName, title: app.fileName }) : null,
+        el('span', { text: `${formatCount(app.records.length)} records` }),
+        el('span', {
+          class: dropped ? 'app-dropped' : 'muted',
+          text: `${formatCount(dropped)} dropped`,
+          title: `${formatCount(app.appDropped)} lost in the app's buffer, ${formatCount(app.serverDropped)} let go by the inspector (its cap per app)`,
+        }),
+        app.pendingNew ? el('span', { class: 'app-held', text: `+${formatCount(app.pendingNew)} new` }) : null,
+        app.previews.size ? el('span', { class: 'app-preview', text: 'PREVIEW' }) : null);
+      const name = el('div', { class: 'app-name' },
+        el('span', { class: 'app-title', text: app.name, title: app.session ? `session ${app.session}` : app.fileName || '' }),
+        el('span', { class: `app-state ${status}`, text: status }),
+        app.origin === 'file' ? el('button', { type: 'button', class: 'link app-close', 'data-close': key, title: 'Close this file', text: '×' }) : null);
+      list.append(el('li', {
+        class: `app${key === model.selectedKey ? ' selected' : ''}${model.connection.state !== 'connected' && app.origin === 'live' ? ' offline' : ''}`,
+        'data-app-id': key, 'data-origin': app.origin, tabindex: 0,
+      }, name, meta));
+    }
+  }
+
+  function renderSystems() {
+    const container = $('#systems');
+    container.replaceChildren();
+    const app = selectedApp();
+    if (!app || !app.systems.size) {
+      container.append(el('div', { class: 'empty', text: app ? 'No records yet.' : '—' }));
+      return;
+    }
+    for (const [name, count] of app.systems) {
+      const box = el('input', { type: 'checkbox', 'data-system': name });
+      box.checked = !app.hiddenSystems.has(name);
+      const previewing = app.previews.has(name);
+      container.append(el('label', { class: 'system-item' },
+        box,
+        el('span', { class: 'system-name', text: name, title: name }),
+        previewing ? el('span', { class: 'app-preview', text: 'PREVIEW' }) : null,
+        el('span', { class: 'muted system-count', text: formatCount(count) }),
+        el('button', { type: 'button', class: 'link only', 'data-only': name, title: `Show only ${name}`, text: 'only' })));
+    }
+  }
+
+  function renderTimeline() {
+    const app = selectedApp();
+    const view = app ? ensureView(app) : [];
+    const spacer = $('#timeline-spacer');
+    spacer.style.height = `${view.length * ROW_HEIGHT}px`;
+    if (restoreScroll) {
+      stick = restoreScroll.stick;
+      timelineEl.scrollTop = restoreScroll.top;
+      restoreScroll = null;
+    }
+    if (revealRequest && app && revealRequest.key === app.key) scrollToIndex(view, revealRequest.index);
+    else if (stick) timelineEl.scrollTop = timelineEl.scrollHeight;
+    revealRequest = null;
+    drawRows(app, view);
+
+    const total = app ? app.records.length : 0;
+    $('#timeline-count').textContent = app ? (view.length === total ? `${formatCount(total)} records` : `${formatCount(view.length)} of ${formatCount(total)} shown`) : '';
+    const pausedNote = $('#paused-note');
+    pausedNote.hidden = !model.paused;
+    pausedNote.textContent = model.paused ? `Paused: ${formatCount(app ? app.pendingNew : 0)} new held for this app` : '';
+    const trimmedNote = $('#trimmed-note');
+    trimmedNote.hidden = !(app && app.trimmed);
+    trimmedNote.textContent = app && app.trimmed ? `${formatCount(app.trimmed)} oldest records let go by this page (it keeps ${formatCount(MAX_HELD_RECORDS)})` : '';
+    $('#jump-button').hidden = stick || !view.length;
+  }
+
+  // Draws the rows in (and a margin around) the visible window.
+  function drawRows(app, view) {
+    const rows = $('#timeline-rows');
+    const first = Math.max(0, Math.floor(timelineEl.scrollTop / ROW_HEIGHT) - OVERSCAN_ROWS);
+    const last = Math.min(view.length, Math.ceil((timelineEl.scrollTop + timelineEl.clientHeight) / ROW_HEIGHT) + OVERSCAN_ROWS);
+    rows.style.transform = `translateY(${first * ROW_HEIGHT}px)`;
+    const fragment = document.createDocumentFragment();
+    if (app) {
+      const shown = new Set(app.previews.values());
+      for (let position = first; position < last; position++) {
+        fragment.append(rowElement(app, view[position], shown));
+      }
+    }
+    rows.replaceChildren(fragment);
+  }
+
+  function rowElement(app, index, previewed) {
+    const record = app.records[index];
+    const info = rowInfo(app, record);
+    const classes = ['record', `kind-${record.kind}`];
+    if (record.sequence === app.selectedSequence) classes.push('selected');
+    if (record.kind === 'discarded') classes.push(record.reason === 'stopped' ? 'stopped' : 'stale');
+    if (previewed.has(record.sequence) && app.previews.get(record.system) === record.sequence) classes.push('previewed');
+    // The summary text is cut with an ellipsis; markers and tags around it stay visible.
+    const summary = el('span', { class: 'summary' });
+    if (record.kind === 'discarded') summary.append(el('span', { class: `marker ${info.tag.toLowerCase()}`, text: info.tag }));
+    summary.append(el('span', { class: 'summary-text', text: info.summary }));
+    if (record.kind === 'reduced' && info.tag) summary.append(el('span', { class: `tag source-${info.tag}`, text: info.tag }));
+    if (classes.includes('previewed')) summary.append(el('span', { class: 'tag shown', text: 'shown in app' }));
+    return el('div', {
+      class: classes.join(' '), 'data-sequence': record.sequence, 'data-kind': record.kind, 'data-index': index,
+      title: info.summary,
+    },
+    el('span', { class: 'seq', text: record.sequence }),
+    el('span', { class: 'time', text: formatTime(record.time) }),
+    el('span', { class: 'system', text: record.system, title: record.system }),
+    el('span', { class: 'badge-col' }, el('span', { class: `badge kind-${record.kind}`, text: KIND_BADGES[record.kind] || record.kind })),
+    summary);
+  }
+
+  function atBottom() {
+    return timelineEl.scrollTop + timelineEl.clientHeight >= timelineEl.scrollHeight - ROW_HEIGHT / 2;
+  }
+
+  function renderBanner() {
+    const lines = [];
+    const problems = [];
+    for (const key of model.order) {
+      const app = model.apps.get(key);
+      if (app.origin !== 'live') continue;
+      for (const [system, sequence] of app.previews) lines.push({ app, system, sequence });
+      if (app.problem) problems.push(app);
+    }
+    const active = $('#preview-active');
+    active.hidden = !lines.length;
+    const text = $('#preview-text');
+    text.replaceChildren();
+    lines.forEach((line, i) => {
+      if (i) text.append(' · ');
+      text.append(`${line.app.name}: system “${line.system}” shows the state of `,
+        el('a', { href: '#', class: 'show-record', 'data-app': line.app.key, 'data-sequence': line.sequence, text: `#${line.sequence}`, title: 'Select that record' }),
+        ', not its live state');
+    });
+    const problemBox = $('#preview-problem');
+    problemBox.hidden = !problems.length;
+    $('#preview-problem-text').textContent = problems
+      .map((app) => `${app.name}: ${app.problem.system}${app.problem.sequence !== undefined && app.problem.sequence !== null ? ` #${app.problem.sequence}` : ''}: ${app.problem.problem}`)
+      .join(' · ');
+    $('#preview-banner').hidden = !lines.length && !problems.length;
+  }
+
+  // The detail pane for the selected record: drawn in full when the selection changes.
+  function renderDetail() {
+    const app = selectedApp();
+    const index = app ? indexOfSequence(app, app.selectedSequence) : -1;
+    const record = index >= 0 ? app.records[index] : null;
+    document.body.classList.toggle('has-selection', Boolean(record));
+    const title = $('#detail-title');
+    if (!record) {
+      title.className = 'muted';
+      title.textContent = app ? 'Select a record (click, or ↑ ↓).' : 'No app selected.';
+      for (const id of ['#detail-event', '#detail-diff', '#detail-effects', '#detail-state']) $(id).replaceChildren();
+      $('#detail-state-title').textContent = 'State';
+      renderDetailLive();
+      return;
+    }
+    title.className = '';
+    title.replaceChildren(
+      el('span', { class: `badge kind-${record.kind}`, text: KIND_BADGES[record.kind] || record.kind }), ' ',
+      el('strong', { text: `#${record.sequence}` }),
+      el('span', { class: 'muted', text: ` at ${formatTime(record.time)} s · ` }),
+      el('span', { text: record.system }));
+    if (record.source) title.append(el('span', { class: `tag source-${record.source}`, text: record.source }));
+    renderEvent(app, record);
+    renderDiff(app, index, record);
+    renderState(app, index, record);
+    renderDetailLive();
+  }
+
+  function renderEvent(app, record) {
+    const pre = $('#detail-event');
+    const heading = $('#detail-event-title');
+    heading.textContent = 'Event';
+    pre.replaceChildren();
+    if (record.kind === 'reduced' || record.kind === 'discarded') {
+      if (record.kind === 'discarded') {
+        heading.textContent = record.reason === 'stopped'
+          ? 'Event discarded: STOPPED (the system had stopped)'
+          : 'Event discarded: STALE (its effect was cancelled before it arrived)';
+      }
+      showJSON(pre, record.event);
+    } else if (EFFECT_KINDS.has(record.kind)) {
+      heading.textContent = 'Request';
+      const request = record.kind === 'effectStarted' ? record.request : requestOf(app, record.system, record.effect);
+      pre.textContent = request ?? '(no request recorded)';
+    } else if (record.kind === 'dropped') {
+      heading.textContent = 'Gap';
+      pre.textContent = `${formatCount(record.dropped)} records were dropped before this point: the app's buffer was full.\nStates and effects across the gap may be missing.`;
+    } else {
+      pre.textContent = '(no event: the system was attached with this state)';
+    }
+  }
+
+  function renderDiff(app, index, record) {
+    const container = $('#detail-diff');
+    container.replaceChildren();
+    if (!STATE_KINDS.has(record.kind) || record.state === undefined) {
+      container.append(el('div', { class: 'muted', text: record.kind === 'discarded' ? 'Discarded: the state did not change.' : 'This record carries no state.' }));
+      return;
+    }
+    const before = latestState(app, record.system, index - 1);
+    if (!before) {
+      container.append(el('div', { class: 'muted', text: record.kind === 'attached' ? 'Initial state (nothing earlier to compare).' : `No earlier state of ${record.system} is held: nothing to compare.` }));
+      return;
+    }
+    container.append(el('div', { class: 'muted diff-basis' }, 'Compared with ',
+      el('a', { href: '#', class: 'goto', 'data-index': before.index, text: `#${before.record.sequence}` }),
+      ` (${before.record.kind})`));
+    if (before.gap) container.append(el('div', { class: 'warning', text: 'Records were dropped in between: the earlier state may be older than the true one.' }));
+    const changes = diffValues(before.record.state, record.state);
+    if (!changes.length) {
+      container.append(el('div', { class: 'muted', text: 'No change: the state is equal.' }));
+      return;
+    }
+    for (const change of changes.slice(0, MAX_CHANGES)) container.append(changeElement(change));
+    if (changes.length > MAX_CHANGES) container.append(el('div', { class: 'muted', text: `…and more changes (first ${MAX_CHANGES} shown).` }));
+  }
+
+  function changeElement(change) {
+    const line = el('div', { class: `change ${change.type}`, 'data-path': change.path });
+    const sign = { added: '+', removed: '−', changed: '~' }[change.type];
+    line.append(el('span', { class: 'change-sign', text: sign }), el('span', { class: 'change-path', text: change.path }), ': ');
+    if (change.type === 'changed') {
+      line.append(el('span', { class: 'old', text: compact(change.before, VALUE_LENGTH) }), ' → ', el('span', { class: 'new', text: compact(change.after, VALUE_LENGTH) }));
+    } else if (change.type === 'added') {
+      line.append(el('span', { class: 'new', text: compact(change.after, VALUE_LENGTH) }), el('span', { class: 'muted', text: ' (added)' }));
+    } else {
+      line.append(el('span', { class: 'old', text: compact(change.before, VALUE_LENGTH) }), el('span', { class: 'muted', text: ' (removed)' }));
+    }
+    return line;
+  }
+
+  function renderState(app, index, record) {
+    const target = stateAtRow(app, index);
+    const titleEl = $('#detail-state-title');
+    const pre = $('#detail-state');
+    pre.replaceChildren();
+    pre.dataset.pendingIndex = '';
+    if (!target) {
+      titleEl.textContent = record.kind === 'dropped' ? 'State (a gap has none)' : `State of ${record.system}: none held at this point`;
+      return;
+    }
+    titleEl.textContent = target.index === index
+      ? `State after #${record.sequence} (full)`
+      : `State of ${record.system} at this point: after #${target.record.sequence} (full)`;
+    // A big state is drawn only when the box is open, so that stepping through rows stays quick.
+    if ($('#detail-state-box').open) showJSON(pre, target.record.state);
+    else pre.dataset.pendingIndex = String(target.index);
+  }
+
+  // The parts of the detail pane that change as records and statuses arrive: the effects that
+  // followed the selected record, and whether it can be previewed.
+  function renderDetailLive() {
+    const app = selectedApp();
+    const index = app ? indexOfSequence(app, app.selectedSequence) : -1;
+    renderEffects(app, index);
+    renderTravel(app, index);
+  }
+
+  function renderEffects(app, index) {
+    const container = $('#detail-effects');
+    const heading = $('#detail-effects-title');
+    container.replaceChildren();
+    heading.textContent = 'Effects';
+    if (index < 0) return;
+    const record = app.records[index];
+    if (record.kind === 'reduced' || record.kind === 'attached') {
+      heading.textContent = 'Effects this state started and cancelled';
+      const effects = effectsOfState(app, index);
+      if (!effects.length) container.append(el('div', { class: 'muted', text: 'None (so far).' }));
+      for (const { index: i, record: r } of effects) container.append(effectElement(app, i, r));
+    } else if (EFFECT_KINDS.has(record.kind)) {
+      heading.textContent = `Effect #${record.effect}`;
+      const { events, startedBy } = effectLifecycle(app, record);
+      if (startedBy) {
+        container.append(el('div', { class: 'muted effect-origin' }, 'Started by the state after ',
+          el('a', { href: '#', class: 'goto', 'data-index': startedBy.index, text: `#${startedBy.record.sequence}` }),
+          ` (${startedBy.record.kind}${startedBy.record.event !== undefined ? `: ${compact(startedBy.record.event, 60)}` : ''})`));
+      }
+      for (const { index: i, record: r } of events) container.append(effectElement(app, i, r));
+    } else {
+      container.append(el('div', { class: 'muted', text: '—' }));
+    }
+  }
+
+  function effectElement(app, index, record) {
+    const verb = { effectStarted: 'started', effectCancelled: 'cancelled', effectFinished: 'finished' }[record.kind];
+    const request = record.kind === 'effectStarted' ? record.request : requestOf(app, record.system, record.effect);
+    return el('div', { class: `effect ${verb}`, 'data-effect': record.effect, 'data-sequence': record.sequence, 'data-index': index },
+      el('span', { class: `badge kind-${record.kind}`, text: KIND_BADGES[record.kind] }),
+      el('span', { class: 'effect-number', text: `#${record.effect}` }),
+      el('span', { text: ` ${verb}` }),
+      request !== undefined && request !== null ? el('span', { class: 'effect-request', text: `: ${request}` }) : null,
+      el('span', { class: 'muted', text: `  (record #${record.sequence})` }));
+  }
+
+  function renderTravel(app, index) {
+    const text = $('#travel-text');
+    const button = $('#preview-button');
+    const note = $('#preview-note');
+    note.textContent = '';
+    if (!app || index < 0) {
+      text.textContent = '—';
+      button.disabled = true;
+      return;
+    }
+    const target = stateAtRow(app, index);
+    text.replaceChildren();
+    if (!target) {
+      text.textContent = app.records[index].kind === 'dropped' ? 'A gap has no state.' : `No state of ${app.records[index].system} is held at this point.`;
+    } else {
+      text.append(`Shown here: ${target.record.system} after `,
+        el('a', { href: '#', class: 'goto', 'data-index': target.index, text: `#${target.record.sequence}` }),
+        ` (${target.record.kind}).`);
+    }
+    const canAsk = previewTarget(app);
+    button.disabled = !canAsk;
+    if (app.origin === 'file') button.title = 'A session file has no app to show it in';
+    else if (!app.connected) button.title = 'The app is not connected';
+    else if (!isOnline()) button.title = 'This page is not connected to the inspector';
+    else if (!target) button.title = 'No state at this point';
+    else button.title = `Ask ${app.name} to show ${target.record.system} as after #${target.record.sequence}`;
+    if (app.requested) note.textContent = `Asked to show ${app.requested.system} #${app.requested.sequence}…`;
+    else if (target && app.previews.get(target.record.system) === target.record.sequence) note.textContent = 'The app shows this state now.';
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Events from the page
+
+  function onTimelineClick(event) {
+    const row = event.target.closest('.record');
+    const app = selectedApp();
+    if (!row || !app) return;
+    selectIndex(app, Number(row.dataset.index), false);
+    timelineEl.focus({ preventScroll: true });
+  }
+
+  // Links to another record (diff basis, effects, "shown here") select it.
+  function onDetailClick(event) {
+    const app = selectedApp();
+    const link = event.target.closest('[data-index]');
+    if (!app || !link || link === event.currentTarget) return;
+    event.preventDefault();
+    selectIndex(app, Number(link.dataset.index), true);
+  }
+
+  function onKeyDown(event) {
+    const target = event.target;
+    if (target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    const page = Math.max(1, Math.floor(timelineEl.clientHeight / ROW_HEIGHT) - 1);
+    const steps = { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page, End: Infinity, Home: -Infinity };
+    if (!(event.key in steps)) return;
+    event.preventDefault();
+    const step = steps[event.key];
+    if (Number.isFinite(step)) moveSelection(step);
+    else moveSelection(step > 0 ? 1e9 : -1e9);
+  }
+
+  function wireEvents() {
+    timelineEl.addEventListener('scroll', () => {
+      stick = atBottom();
+      const app = selectedApp();
+      if (app) app.scroll = { top: timelineEl.scrollTop, stick };
+      invalidate('timeline');
+    });
+    timelineEl.addEventListener('click', onTimelineClick);
+    window.addEventListener('resize', () => invalidate('timeline'));
+    document.addEventListener('keydown', onKeyDown);
+
+    $('#apps').addEventListener('click', (event) => {
+      const close = event.target.closest('[data-close]');
+      if (close) {
+        event.stopPropagation();
+        closeFileApp(close.dataset.close);
+        return;
+      }
+      const item = event.target.closest('.app');
+      if (item) selectApp(item.dataset.appId);
+    });
+    $('#apps').addEventListener('keydown', (event) => {
+      const item = event.target.closest('.app');
+      if (item && (event.key === 'Enter' || event.key === ' ')) {
+        event.preventDefault();
+        selectApp(item.dataset.appId);
+      }
+    });
+
+    $('#systems').addEventListener('change', (event) => {
+      const app = selectedApp();
+      const box = event.target.closest('[data-system]');
+      if (!app || !box) return;
+      if (box.checked) app.hiddenSystems.delete(box.dataset.system);
+      else app.hiddenSystems.add(box.dataset.system);
+      app.viewValid = false;
+      invalidate('timeline');
+    });
+    $('#systems').addEventListener('click', (event) => {
+      const only = event.target.closest('[data-only]');
+      const app = selectedApp();
+      if (!only || !app) return;
+      event.preventDefault();
+      app.hiddenSystems = new Set([...app.systems.keys()].filter((name) => name !== only.dataset.only));
+      app.viewValid = false;
+      invalidate('timeline', 'systems');
+    });
+    $('#systems-all').addEventListener('click', () => {
+      const app = selectedApp();
+      if (!app) return;
+      app.hiddenSystems.clear();
+      app.viewValid = false;
+      invalidate('timeline', 'systems');
+    });
+
+    for (const box of document.querySelectorAll('[data-kind-group]')) {
+      box.addEventListener('change', () => {
+        model.kinds[box.dataset.kindGroup] = box.checked;
+        invalidateViews();
+      });
+    }
+    let textTimer = null;
+    $('#text-filter').addEventListener('input', (event) => {
+      clearTimeout(textTimer);
+      // Filtering 100,000 rows on every keystroke would lag the typing: wait for a pause.
+      textTimer = setTimeout(() => {
+        model.text = event.target.value.trim().toLowerCase();
+        invalidateViews();
+      }, 150);
+    });
+
+    $('#pause-button').addEventListener('click', () => setPaused(!model.paused));
+    $('#export-button').addEventListener('click', exportSelected);
+    $('#open-file').addEventListener('change', async (event) => {
+      const input = event.target;
+      await openFiles(Array.from(input.files || []));
+      input.value = ''; // so that the same file can be opened again
+    });
+    $('#preview-button').addEventListener('click', requestPreview);
+    $('#live-button').addEventListener('click', endPreviews);
+    $('#problem-dismiss').addEventListener('click', () => {
+      for (const app of model.apps.values()) app.problem = null;
+      invalidate('banner');
+    });
+    $('#notice-dismiss').addEventListener('click', () => { $('#notice').hidden = true; });
+    $('#preview-banner').addEventListener('click', (event) => {
+      const link = event.target.closest('.show-record');
+      if (!link) return;
+      event.preventDefault();
+      if (link.dataset.app !== model.selectedKey) selectApp(link.dataset.app);
+      selectSequence(Number(link.dataset.sequence));
+    });
+    $('#detail').addEventListener('click', onDetailClick);
+    $('#detail-state-box').addEventListener('toggle', (event) => {
+      model.stateOpen = event.target.open;
+      const pre = $('#detail-state');
+      const app = selectedApp();
+      if (event.target.open && pre.dataset.pendingIndex && app) {
+        const record = app.records[Number(pre.dataset.pendingIndex)];
+        pre.dataset.pendingIndex = '';
+        if (record) showJSON(pre, record.state);
+      }
+    });
+    $('#jump-button').addEventListener('click', () => {
+      stick = true;
+      invalidate('timeline');
+    });
+    $('#status').addEventListener('click', () => {
+      if (model.connection.state === 'refused') {
+        model.connection.delay = RECONNECT_FIRST;
+        setConnectionState('connecting');
+        connect();
+      }
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // A handle for automated tests and the console.
+
+  window.inspector = {
+    select(sequence) {
+      const selected = selectSequence(sequence);
+      flush();
+      return selected;
+    },
+    state() {
+      return {
+        apps: model.order.map((key) => {
+          const app = model.apps.get(key);
+          return {
+            id: app.origin === 'live' ? app.wireId : app.key,
+            name: app.name,
+            origin: app.origin,
+            connected: app.connected,
+            records: app.records.length,
+            held: app.pending.length,
+            dropped: app.appDropped + app.serverDropped,
+            systems: [...app.systems.keys()],
+            previews: Object.fromEntries(app.previews),
+          };
+        }),
+        selectedApp: (() => {
+          const app = selectedApp();
+          return app ? (app.origin === 'live' ? app.wireId : app.key) : null;
+        })(),
+        selectedSequence: selectedApp()?.selectedSequence ?? null,
+        paused: model.paused,
+        connection: model.connection.state,
+      };
+    },
+  };
+
+  function start() {
+    document.documentElement.style.setProperty('--row-height', `${ROW_HEIGHT}px`);
+    timelineEl = $('#timeline');
+    $('#detail-state-box').open = model.stateOpen;
+    wireEvents();
+    invalidate('header', 'apps', 'systems', 'timeline', 'detail', 'banner');
+    connect();
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();

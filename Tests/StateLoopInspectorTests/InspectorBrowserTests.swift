@@ -1,0 +1,161 @@
+import Foundation
+import InspectorTestSupport
+import Logging
+import StateLoop
+import StateLoopInspector
+import StateLoopInspectorServer
+import StateLoopInspectorWire
+import Synchronization
+import Testing
+import TestSupport
+
+/// The inspector's page in a real browser (Debian's chromium, headless): a live app's events on
+/// the timeline, a selected event's diff and effects, a preview that reaches the app, and the
+/// token checked. `STATELOOP_INSPECTOR_SCREENSHOT=path` keeps a picture of the page.
+@MainActor
+@Suite("inspector: in a browser", .serialized, .timeLimit(.minutes(2)))
+struct InspectorBrowserTests {
+    /// A search whose lookups wait for the test to let them answer: a lookup overtaken by a
+    /// newer query answers into a cancelled effect, and its event is discarded as stale.
+    struct Search: Codable, Sendable, Equatable {
+        var name = ""
+        var password = ""
+        var query: String?
+        var results: [String] = []
+
+        enum Event: Codable, Sendable, Equatable {
+            case typedName(String)
+            case typedPassword(password: String)
+            case search(String?)
+            case found(String)
+        }
+
+        static func reduce(_ state: inout Search, _ event: Event) {
+            switch event {
+            case .typedName(let name): state.name = name
+            case .typedPassword(let password): state.password = password
+            case .search(let query): state.query = query
+            case .found(let result): state.results.append(result)
+            }
+        }
+    }
+
+    @Test("the page shows the timeline live, a selected event's diff and effects, sends a preview the app shows, and refuses a page without the token")
+    func page() async throws {
+        if let missing = HeadlessChromium.missing {
+            Issue.record(Comment(rawValue: missing))
+            return
+        }
+        var logger = Logger(label: "inspector.browser-test")
+        logger.logLevel = .critical
+        let server = try InspectorServer(configuration: .init(port: 0), logger: logger)
+        try await server.start()
+        let browser = try await HeadlessChromium.launch()
+        do {
+            try await check(server: server, browser: browser, logger: logger)
+        } catch {
+            await browser.close()
+            await server.stop()
+            throw error
+        }
+        await browser.close()
+        await server.stop()
+    }
+
+    private func check(server: InspectorServer, browser: HeadlessChromium, logger: Logger) async throws {
+        let gates = Gates()
+        let inspector = Inspector(app: "Search", redacting: ["password"])
+        let monitor = inspector.monitor(named: "search", of: Search.self, Search.Event.self)
+        let system = System(
+            initialState: Search(),
+            reduce: Search.reduce,
+            feedbacks: [.react(query: \.query) { (query: String, send: Send<Search.Event>) in
+                await gates.wait(for: query)
+                await send(.found("\(query)!"))
+            }],
+            monitor: monitor
+        )
+        monitor.attach(to: system)
+        var shown: [String] = []
+        let subscription = system.observe { shown.append($0.name) }
+        defer { subscription.cancel() }
+        inspector.connect(to: try #require(server.appURL), logger: logger)
+        defer { inspector.disconnect() }
+
+        system.send(.typedName("ann"))  // 2
+        system.send(.typedPassword(password: "hunter2"))  // 3
+        system.send(.search("ca"))  // 4, effect 1 starts (5)
+        system.send(.search("cab"))  // 6, effect 1 cancelled (7), effect 2 starts (8)
+        gates.open("ca")  // effect 1's answer: stale
+        #expect(await eventually(within: .seconds(10)) { inspector.session().records.contains { $0.kind == .discarded } }, "no stale discard")
+        gates.open("cab")
+        #expect(await eventually(within: .seconds(10)) { system.state.results == ["cab!"] })
+        let session = inspector.session()
+        let overtaking = try #require(session.records.first { $0.kind == .reduced && $0.event == .object(["search": .object(["_0": .string("cab")])]) })
+
+        try await browser.navigate(to: try #require(server.pageURL))
+        let count = session.records.count
+        #expect(try await browser.waitFor("document.querySelectorAll('#timeline .record').length >= \(count)"), "the timeline never held the \(count) records")
+        #expect(try await browser.waitFor("document.querySelector('#status').textContent.includes('connected')"))
+        #expect(try await browser.evaluate("document.querySelectorAll('#timeline .record.stale').length") == .number(1), "the stale discard is marked")
+        #expect(try await browser.evaluate("document.body.innerText.includes('hunter2')") == .bool(false), "the password reached the page")
+
+        // The overtaking search: its diff names the query, its effects the cancel and the start.
+        _ = try await browser.evaluate("document.querySelector('#timeline .record[data-sequence=\"\(overtaking.sequence)\"]').click()")
+        #expect(try await browser.waitFor("[...document.querySelectorAll('#detail-diff .change')].some(e => e.dataset.path === 'query')"), "the diff does not name the query")
+        // Effect 1 cancelled and effect 2 started by this state (effect 1's return, before the
+        // next event, is listed too).
+        let effects = try await browser.evaluate("[...document.querySelectorAll('#detail-effects .effect')].map(e => e.textContent).join(' | ')")
+        guard case .string(let listed) = effects else { throw HeadlessChromium.Failure(description: "no effects listed: \(effects)") }
+        #expect(listed.contains("#1") && listed.localizedCaseInsensitiveContains("cancel"), "\(listed)")
+        #expect(listed.contains("#2") && listed.localizedCaseInsensitiveContains("start") && listed.contains("cab"), "\(listed)")
+        #expect(try await browser.evaluate("document.querySelector('#detail-event').textContent.includes('cab')") == .bool(true))
+
+        // Time travel: the state after "ann" previewed in the app, then live again.
+        _ = try await browser.evaluate("document.querySelector('#timeline .record[data-sequence=\"2\"]').click()")
+        _ = try await browser.evaluate("document.querySelector('#preview-button').click()")
+        #expect(await eventually(within: .seconds(10)) { system.isPreviewing }, "the preview never reached the app")
+        #expect(shown.last == "ann" && system.state.query == "cab", "the app shows the past state, keeps the live one")
+        #expect(try await browser.waitFor("!document.querySelector('#preview-banner').hidden"), "no preview banner")
+        if let path = ProcessInfo.processInfo.environment["STATELOOP_INSPECTOR_SCREENSHOT"] {
+            try await browser.screenshot().write(to: URL(fileURLWithPath: path))
+        }
+        _ = try await browser.evaluate("document.querySelector('#live-button').click()")
+        #expect(await eventually(within: .seconds(10)) { !system.isPreviewing }, "back to live never reached the app")
+
+        // Records keep coming live.
+        system.send(.typedName("bob"))
+        let last = inspector.session().records.count
+        #expect(try await browser.waitFor("document.querySelectorAll('#timeline .record').length >= \(last)"), "a new event never reached the page")
+
+        // Without the token the page is refused, and holds nothing of the session.
+        try await browser.navigate(to: "http://127.0.0.1:\(try #require(server.port))/")
+        #expect(try await browser.evaluate("document.body.innerText.includes('token')") == .bool(true), "no refusal shown")
+        #expect(try await browser.evaluate("document.querySelectorAll('#timeline .record').length") == .number(0))
+        system.stop()
+    }
+}
+
+/// Lets each lookup answer when the test opens its query's gate.
+private final class Gates: Sendable {
+    private let state = Mutex<(open: Set<String>, waiting: [String: [CheckedContinuation<Void, Never>]])>(([], [:]))
+
+    func wait(for query: String) async {
+        await withCheckedContinuation { continuation in
+            let resume = state.withLock { state in
+                if state.open.contains(query) { return true }
+                state.waiting[query, default: []].append(continuation)
+                return false
+            }
+            if resume { continuation.resume() }
+        }
+    }
+
+    func open(_ query: String) {
+        let waiting = state.withLock { state in
+            state.open.insert(query)
+            return state.waiting.removeValue(forKey: query) ?? []
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+}
