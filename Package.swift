@@ -329,7 +329,9 @@ let package = Package(
                 "NightrideDemo", "NightrideClient", "NightrideServer", "NightrideModel", "StateLoop", "StateLoopSync",
                 "StateLoopJournal", "StateLoopInspector", "StateLoopInspectorWire", "StateLoopTesting", "TestSupport",
                 "StateLoopInspectorServer", "InspectorTestSupport",
-            ]
+            ],
+            // The recorded sessions' fixtures, read through #filePath.
+            exclude: ["RecordedSessions/Sessions"]
         ),
         .testTarget(
             name: "NightrideServerTests",

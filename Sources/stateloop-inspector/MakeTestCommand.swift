@@ -10,8 +10,9 @@ struct MakeTestCommand: ParsableCommand {
         commandName: "make-test",
         abstract: "Turn an exported session into a Swift Testing test that replays it through your reducer, state for state.",
         discussion: """
-        Writes <name>SessionTests.swift and <name>.session.json into --output (a test target's \
-        folder). The test fails at the first recorded state the reducer does not give again, \
+        Writes <name>SessionTests.swift into --output (a folder of a test target) and the session \
+        beside it, as Sessions/<name>.session.json: exclude that Sessions folder from the target \
+        in Package.swift. The test fails at the first recorded state the reducer does not give again, \
         naming each differing path. Example:
           stateloop-inspector make-test Nightride-session.json --system "client ann" \\
             --module NightrideClient --state ClientState --event ClientEvent \\
@@ -51,25 +52,31 @@ struct MakeTestCommand: ParsableCommand {
         do {
             recorded = try JSONDecoder().decode(InspectorSession.self, from: Data(contentsOf: URL(fileURLWithPath: session)))
         } catch {
-            throw ValidationError("cannot read \(session) as an inspector session: \(error)")
+            throw Failure(description: "cannot read \(session) as an inspector session: \(error)")
         }
         let writer = SessionTestWriter(system: system, module: module, stateType: state, eventType: event, reduce: reduce, name: name)
         let source: String
         do {
             source = try writer.source(for: recorded)
         } catch {
-            throw ValidationError(error.description)
+            throw Failure(description: error.description)
         }
         let folder = URL(fileURLWithPath: output, isDirectory: true)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent(SessionTestWriter.fixtureFolder), withIntermediateDirectories: true)
         let test = folder.appendingPathComponent(writer.fileNames.test)
         let fixture = folder.appendingPathComponent(writer.fileNames.fixture)
         for file in [test, fixture] where !force && FileManager.default.fileExists(atPath: file.path) {
-            throw ValidationError("\(file.path) exists: pass --force to replace it")
+            throw Failure(description: "\(file.path) exists: pass --force to replace it")
         }
         try SessionTestWriter.fixture(for: recorded).write(to: fixture)
         try Data(source.utf8).write(to: test)
         print("wrote \(test.path)")
         print("wrote \(fixture.path)")
+        print("exclude the fixtures from the test target in Package.swift: exclude: [\"…/\(SessionTestWriter.fixtureFolder)\"]")
+    }
+
+    /// A failure that is not a misuse of the options: said without the usage text.
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
     }
 }

@@ -39,6 +39,10 @@ struct RecordedSessionTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-session-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }
         try JSONEncoder().encode(inspector.session()).write(to: file)
+        // To record the checked-in session of RecordedSessions/ again.
+        if let keep = ProcessInfo.processInfo.environment["STATELOOP_KEEP_SESSION"] {
+            try JSONEncoder().encode(inspector.session()).write(to: URL(fileURLWithPath: keep))
+        }
         let text = try String(contentsOf: file, encoding: .utf8)
         #expect(!text.contains("cid-secret-password"))
         #expect(!text.contains(api.token))
