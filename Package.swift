@@ -68,7 +68,7 @@ let package = Package(
         .target(
             name: "StateLoopInspector",
             dependencies: [
-                "StateLoop", "StateLoopInspectorWire",
+                "StateLoop", "StateLoopInspectorWire", "StateLoopSync", "StateLoopWire",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Logging", package: "swift-log"),
@@ -223,7 +223,7 @@ let package = Package(
             name: "StateLoopInspectorTests",
             dependencies: [
                 "StateLoop", "StateLoopInspector", "StateLoopInspectorWire", "StateLoopInspectorServer", "StateLoopTesting", "TestSupport",
-                "InspectorTestSupport",
+                "InspectorTestSupport", "StateLoopSync", "StateLoopWire",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -90,6 +90,8 @@ public final class NightrideClient {
             system = System(initialState: ClientState(user: api.user), reduce: ClientState.reduce, feedbacks: feedbacks, monitor: monitor)
         }
         monitor?.attach(to: system)
+        options.inspector?.watch(rideActions, named: "ride \(api.user)")
+        options.inspector?.watch(driverModeChanges, named: "driver mode \(api.user)")
         system.send(.sessionStarted)
     }
 

@@ -38,6 +38,8 @@ public final class Inspector: Sendable {
         var isConnected = false
         /// How to show a kept state in each attached system, by name.
         var previewers: [String: @Sendable ((any Sendable)?) async -> Bool] = [:]
+        /// The tasks that watch resources; each ends when its resource stops.
+        var watches: [Task<Void, Never>] = []
     }
 
     /// - Parameters:
@@ -92,6 +94,10 @@ public final class Inspector: Sendable {
 
     func setConnected(_ connected: Bool) {
         link.withLock { $0.isConnected = connected }
+    }
+
+    func keepWatch(_ task: Task<Void, Never>) {
+        link.withLock { $0.watches.append(task) }
     }
 
     /// Registers how to show a kept state of the system named `name` (``InspectorMonitor/attach(to:)``).

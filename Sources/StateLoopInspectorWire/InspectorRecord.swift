@@ -18,6 +18,13 @@ public struct InspectorRecord: Codable, Sendable, Hashable {
         case effectFinished
         /// `dropped` records before this one were lost: the buffer was full.
         case dropped
+        /// A watched `resource` published `status`.
+        case resource
+        /// A pending `mutation` of an optimistic `resource` reached `outcome` (`queued`, `sent`,
+        /// `accepted`, `confirmed`, `rejected`); `event` is the mutation.
+        case mutation
+        /// A watched `resource` dropped a value of `version`, no newer than the one it held.
+        case versionDropped
     }
 
     /// The record's number in its session, from 1: a gap is never silent (see ``Kind/dropped``).
@@ -41,6 +48,16 @@ public struct InspectorRecord: Codable, Sendable, Hashable {
     public var request: String?
     /// How many records were lost, for a ``Kind/dropped`` record.
     public var dropped: Int?
+    /// The watched resource's name, for the resource kinds.
+    public var resource: String?
+    /// The resource's status (see `docs/Inspector.md`), for a ``Kind/resource`` record.
+    public var status: JSONValue?
+    /// The mutation's id, for a ``Kind/mutation`` record.
+    public var mutation: String?
+    /// Where the mutation is, for a ``Kind/mutation`` record.
+    public var outcome: String?
+    /// A version, for a ``Kind/versionDropped`` record (and a mutation `accepted` at it).
+    public var version: String?
 
     /// A record with only its common fields set.
     public init(sequence: UInt64, time: Double, system: String, kind: Kind) {

@@ -21,6 +21,8 @@ public final class OptimisticResource<M: Mutation>: Sendable {
     /// The client under which this resource numbers and sends its mutations; give it to the
     /// transports (`Client-ID`) so that values say which of them they contain.
     public let clientID: ClientID
+    /// The resource the confirmed value comes from (for an inspector's watch of its drops).
+    package let remote: RemoteResource<M.Value>
     private let commands: AsyncStream<OptimisticMachine<M>.Event>.Continuation
     /// The numbering of new mutations, and what the caller sees before the machine has
     /// published them (see ``value``).
@@ -50,6 +52,7 @@ public final class OptimisticResource<M: Mutation>: Sendable {
         send: @escaping @Sendable (M, MutationID) async throws -> Version
     ) {
         self.clientID = clientID
+        self.remote = resource
         let (commandStream, commands) = AsyncStream.makeStream(of: OptimisticMachine<M>.Event.self)
         self.commands = commands
         let statuses = statuses
@@ -153,6 +156,14 @@ public struct OptimisticStatus<M: Mutation>: Sendable {
     /// The underlying remote resource's status (loading, slow, offline, unauthorized, failed),
     /// so that a screen gets value and health in one update.
     public var resource: ResourceStatus<M.Value>
+
+    /// A status from its parts (tests build them).
+    init(value: M.Value?, confirmed: Versioned<M.Value>?, mutations: [PendingMutation<M>], resource: ResourceStatus<M.Value>) {
+        self.value = value
+        self.confirmed = confirmed
+        self.mutations = mutations
+        self.resource = resource
+    }
 
     init(_ machine: OptimisticMachine<M>) {
         value = machine.visible

@@ -86,6 +86,13 @@ public final class RemoteResource<Value: Sendable>: Sendable {
         subscribers.subscribeToValues()
     }
 
+    /// Watches the resource without counting as a subscriber (nothing is fetched or pushed for
+    /// it): its current status at once, then every status it publishes and every version it
+    /// drops as outdated, for an inspector. A slow watcher loses the oldest observations.
+    package func observe() -> AsyncStream<ResourceObservation<Value>> {
+        subscribers.observe()
+    }
+
     /// Fetches now: cancels any wait, clears a failure, joins a request already in flight.
     /// After an unauthorized failure (the app signed in again), it also restarts the push
     /// channel and lets optimistic resources on it send again.
@@ -107,7 +114,9 @@ public final class RemoteResource<Value: Sendable>: Sendable {
 final class ResourceSubscribers<Value: Sendable>: Sendable {
     private let statuses: Subscribers<ResourceStatus<Value>>
     private let values: Subscribers<Versioned<Value>>
-    private let requests = Mutex(0)
+    /// Watchers that are not subscribers (``RemoteResource/observe()``).
+    private let observers = Subscribers<ResourceObservation<Value>>(replaysLatest: true, bufferingPolicy: .bufferingNewest(256))
+    private let counters = Mutex((requests: 0, dropped: 0))
 
     init(commands: AsyncStream<ResourceMachine<Value>.Event>.Continuation) {
         let arrive: @Sendable () -> Void = { commands.yield(.subscribed) }
@@ -126,7 +135,12 @@ final class ResourceSubscribers<Value: Sendable>: Sendable {
     }
 
     var requestsStarted: Int {
-        requests.withLock { $0 }
+        counters.withLock { $0.requests }
+    }
+
+    /// The current status first, then what ``publish(_:)`` observes.
+    func observe() -> AsyncStream<ResourceObservation<Value>> {
+        observers.subscribe { [statuses] _ in .status(statuses.latest ?? Self.initialStatus) }
     }
 
     /// Starts with the current status, loading when there is no value yet: subscribing starts
@@ -148,6 +162,7 @@ final class ResourceSubscribers<Value: Sendable>: Sendable {
     func finishAll() {
         statuses.finishAll()
         values.finishAll()
+        observers.finishAll()
     }
 
     /// Publishes the machine's status, and its value when the version is new. Called on the
@@ -159,12 +174,28 @@ final class ResourceSubscribers<Value: Sendable>: Sendable {
     @discardableResult
     func publish(_ machine: ResourceMachine<Value>) -> Bool {
         let status = machine.status
-        requests.withLock { $0 = machine.requestsStarted }
+        let droppedNow = counters.withLock { counters in
+            counters.requests = machine.requestsStarted
+            defer { counters.dropped = machine.outdatedDropped }
+            return machine.outdatedDropped > counters.dropped
+        }
+        if droppedNow, let version = machine.lastDroppedVersion {
+            observers.publish(.dropped(version))
+        }
         if let shown = statuses.latest, shown.looksLike(status) { return false }
         statuses.publish(status)
+        observers.publish(.status(status))
         if let value = status.value, value.version != values.latest?.version || value.lastMutationID != values.latest?.lastMutationID {
             values.publish(value)
         }
         return true
     }
+}
+
+/// What a watcher of a resource sees (``RemoteResource/observe()``).
+package enum ResourceObservation<Value: Sendable>: Sendable {
+    /// The status the resource published.
+    case status(ResourceStatus<Value>)
+    /// A value the resource received and dropped, being no newer than the one it held.
+    case dropped(Version)
 }

@@ -36,6 +36,8 @@ struct ResourceMachine<Value: Sendable>: Sendable {
     var requestsStarted = 0
     /// Values dropped because an equal or newer version was already held.
     var outdatedDropped = 0
+    /// The version of the value dropped last.
+    var lastDroppedVersion: Version?
 
     struct Fetch: Hashable, Sendable {
         let id: UInt64
@@ -296,9 +298,11 @@ struct ResourceMachine<Value: Sendable>: Sendable {
         case .duplicate:
             value?.adoptLastMutationID(of: incoming)
             outdatedDropped += 1
+            lastDroppedVersion = incoming.version
             return false
         case .outdated:
             outdatedDropped += 1
+            lastDroppedVersion = incoming.version
             return false
         }
     }

@@ -48,7 +48,7 @@ struct RecordedSessionTests {
         #expect(!text.contains(api.token))
 
         let replay = try SessionReplay(contentsOf: file)
-        #expect(replay.session.systems == ["client cid"])
+        #expect(Set(replay.session.systems) == ["client cid", "ride cid", "driver mode cid"], "the client's system and its two watched resources")
         let replayed = try replay.check(system: "client cid", reduce: ClientState.reduce, as: ClientState.self, ClientEvent.self)
         #expect(replayed >= 5, "only \(replayed) events replayed")
         #expect(replay.session.records.contains { $0.kind == .effectStarted && $0.request != nil }, "the effects and their requests are recorded")
@@ -83,6 +83,11 @@ struct RecordedSessionTests {
             }
         }
         #expect(await eventually(within: .seconds(10)) { screens().last?.1 == client.state.screen }, "the page never caught up: \(screens())")
+        // The ride's resource was watched: its statuses and the request's steps, confirmed.
+        let steps = { page.records(of: app).filter { $0.kind == .mutation && $0.resource == "ride dee" }.compactMap(\.outcome) }
+        #expect(await eventually(within: .seconds(10)) { steps().contains("confirmed") }, "the ride request was never shown confirmed: \(steps())")
+        #expect(Array(steps().prefix(2)) == ["queued", "sent"], "\(steps())")
+        #expect(page.records(of: app).contains { $0.kind == .resource && $0.resource == "driver mode dee" })
         let text = String(decoding: try JSONEncoder().encode(page.records(of: app)), as: UTF8.self)
         #expect(!text.contains("dee-secret-password") && !text.contains(api.token), "a secret reached the inspector")
 

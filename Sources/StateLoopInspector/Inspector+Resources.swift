@@ -1,0 +1,94 @@
+import StateLoopInspectorWire
+import StateLoopSync
+
+extension Inspector {
+    /// Records what `resource` does, under `name`: each status it publishes and each version it
+    /// drops as outdated. Watching does not count as subscribing: the resource fetches and
+    /// pushes exactly as it would without the inspector. Ends when the resource stops.
+    public func watch<Value: Sendable>(_ resource: RemoteResource<Value>, named name: String) {
+        let task = Task.detached { [self] in
+            for await observation in resource.observe() {
+                switch observation {
+                case .status(let status): keepStatus(of: name, Self.statusJSON(status))
+                case .dropped(let version): keepDrop(of: name, version)
+                }
+            }
+        }
+        keepWatch(task)
+    }
+
+    /// Records what the optimistic `resource` does, under `name`: each status it publishes with
+    /// its pending mutations, each mutation's steps (queued, sent, accepted, confirmed or
+    /// rejected) and each version its remote resource drops as outdated. Watching does not
+    /// change what the resource does. Ends when the resource stops.
+    public func watch<M: Mutation>(_ resource: OptimisticResource<M>, named name: String) {
+        let clientID = resource.clientID
+        let statuses = Task.detached { [self] in
+            var tracker = MutationTracker<M>(client: clientID)
+            for await status in resource.updates() {
+                keepStatus(of: name, Self.statusJSON(status.resource, pending: status.mutations.map(pendingJSON)))
+                for step in tracker.steps(to: status) {
+                    keepStep(of: name, step)
+                }
+            }
+        }
+        let drops = Task.detached { [self] in
+            for await case .dropped(let version) in resource.remote.observe() {
+                keepDrop(of: name, version)
+            }
+        }
+        keepWatch(statuses)
+        keepWatch(drops)
+    }
+
+    // MARK: Records
+
+    private func keepStatus(of name: String, _ status: JSONValue) {
+        var record = InspectorRecord(sequence: 0, time: now, system: name, kind: .resource)
+        record.resource = name
+        record.status = redaction.apply(to: status)
+        buffer.append(RecordBuffer.Entry(record: record))
+    }
+
+    private func keepDrop(of name: String, _ version: Version) {
+        var record = InspectorRecord(sequence: 0, time: now, system: name, kind: .versionDropped)
+        record.resource = name
+        record.version = version.description
+        buffer.append(RecordBuffer.Entry(record: record))
+    }
+
+    private func keepStep<M: Mutation>(of name: String, _ step: MutationTracker<M>.Step) {
+        var record = InspectorRecord(sequence: 0, time: now, system: name, kind: .mutation)
+        record.resource = name
+        record.mutation = step.id.rawValue
+        record.outcome = step.outcome
+        record.version = step.version?.description
+        record.event = redaction.apply(to: Self.json(of: step.mutation))
+        buffer.append(RecordBuffer.Entry(record: record))
+    }
+
+    private func pendingJSON<M: Mutation>(_ pending: PendingMutation<M>) -> JSONValue {
+        let status: String = switch pending.status {
+        case .pending: "pending"
+        case .sent: "sent"
+        case .confirmed(let version): "accepted at \(version)"
+        }
+        return .object(["id": .string(pending.id.rawValue), "status": .string(status), "mutation": Self.json(of: pending.mutation)])
+    }
+
+    /// A resource's status as the page shows it (see `docs/Inspector.md`).
+    static func statusJSON<Value>(_ status: ResourceStatus<Value>, pending: [JSONValue]? = nil) -> JSONValue {
+        var fields: [String: JSONValue] = [
+            "version": status.value.map { .string($0.version.description) } ?? .null,
+            "loading": .bool(status.isLoading),
+            "slow": .bool(status.isSlow),
+            "offline": .bool(status.isOffline),
+            "retrying": .bool(status.isRetrying),
+            "unauthorized": .bool(status.isUnauthorized),
+            "failure": status.failure.map { .string($0.message) } ?? .null,
+            "pushFailure": status.pushFailure.map { .string($0.message) } ?? .null,
+        ]
+        if let pending { fields["pending"] = .array(pending) }
+        return .object(fields)
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import StateLoop
+@testable import StateLoopInspector
+import StateLoopInspectorWire
+@testable import StateLoopSync
+import StateLoopWire
+import Synchronization
+import Testing
+import TestSupport
+
+/// Resources watched by the inspector: their statuses, the versions they drop and the steps of
+/// each mutation recorded, without the watch changing what they do.
+@Suite("inspector: resources")
+struct ResourceWatchTests {
+    @Test("a watched resource fetches nothing for the watch; its statuses and the versions it drops as outdated are recorded")
+    func remoteResource() async throws {
+        let pulls = Mutex(0)
+        let (pushes, push) = AsyncStream.makeStream(of: PushMessage<String>.self)
+        let resource = RemoteResource(sources: ResourceSources(pull: {
+            pulls.withLock { $0 += 1 }
+            return Versioned("pulled", version: Version(epoch: 1, counter: 1))
+        }, push: pushes))
+        defer { resource.stop() }
+        let inspector = Inspector(app: "Test")
+        inspector.watch(resource, named: "notes")
+        push.yield(.value(Versioned("second", version: Version(epoch: 1, counter: 2))))
+        push.yield(.value(Versioned("late", version: Version(epoch: 1, counter: 1))))
+        let records = { inspector.session().records }
+        #expect(await eventually(within: .seconds(10)) { records().contains { $0.kind == .versionDropped } }, "\(records().map(\.kind))")
+        let statuses = records().filter { $0.kind == .resource }
+        #expect(statuses.last?.status.flatMap { if case .object(let fields) = $0 { fields["version"] } else { nil } } == .string("e1v2"))
+        #expect(records().first { $0.kind == .versionDropped }?.version == "e1v1")
+        #expect(records().allSatisfy { $0.resource == "notes" && $0.system == "notes" })
+        #expect(pulls.withLock { $0 } == 0 && resource.requestsStarted == 0, "the watch made the resource fetch")
+    }
+
+    @Test("a mutation's steps: queued, sent, accepted, then confirmed once the confirmed value contains it; gone without that, rejected")
+    func mutationSteps() {
+        let client = ClientID()
+        var tracker = MutationTracker<Note>(client: client)
+        var first = PendingMutation(Note(text: "a"), id: MutationID(client: client, sequence: 1))
+        let second = PendingMutation(Note(text: "b"), id: MutationID(client: client, sequence: 2))
+        #expect(tracker.steps(to: status([first, second], containing: 0)).map(\.outcome) == ["queued", "queued"])
+        first.status = .confirmed(Version(epoch: 1, counter: 5))
+        let accepted = tracker.steps(to: status([first, second], containing: 0))
+        #expect(accepted.map(\.outcome) == ["sent", "accepted"])
+        #expect(accepted.last?.version == Version(epoch: 1, counter: 5))
+        // The first is contained in the confirmed value, the second went without being: refused.
+        #expect(tracker.steps(to: status([], containing: 1)).map { "\($0.id.sequence(of: client) ?? 0) \($0.outcome)" } == ["1 confirmed", "2 rejected"])
+    }
+
+    @Test("a mutation whose every intermediate status was missed is still judged by the confirmed value")
+    func sampledStatuses() {
+        let client = ClientID()
+        var tracker = MutationTracker<Note>(client: client)
+        let only = PendingMutation(Note(text: "a"), id: MutationID(client: client, sequence: 7))
+        _ = tracker.steps(to: status([only], containing: 0))
+        #expect(tracker.steps(to: status([], containing: 7)).map(\.outcome) == ["confirmed"])
+    }
+
+    struct Note: Mutation, Equatable {
+        var text: String
+        func apply(to value: inout String) { value = text }
+    }
+
+    private func status(_ mutations: [PendingMutation<Note>], containing last: UInt64) -> OptimisticStatus<Note> {
+        var status = OptimisticStatus<Note>(value: nil, confirmed: nil, mutations: mutations, resource: ResourceStatus(value: nil))
+        if last > 0 { status.confirmed = Versioned("x", version: Version(epoch: 1, counter: 9), lastMutationID: last) }
+        return status
+    }
+}
