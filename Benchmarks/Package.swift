@@ -53,6 +53,8 @@ let package = Package(
                 // module out of this package's build plan ("no such module 'StateLoopWire'").
                 .product(name: "StateLoopWire", package: "StateLoop"),
                 .product(name: "StateLoopSyncTransports", package: "StateLoop"),
+                .product(name: "StateLoopInspector", package: "StateLoop"),
+                .product(name: "StateLoopInspectorServer", package: "StateLoop"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

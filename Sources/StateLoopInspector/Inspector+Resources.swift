@@ -44,27 +44,27 @@ extension Inspector {
     // MARK: Records
 
     private func keepStatus(of name: String, _ status: JSONValue) {
-        var record = InspectorRecord(sequence: 0, time: now, system: name, kind: .resource)
+        var record = InspectorRecord(sequence: 0, time: 0, system: name, kind: .resource)
         record.resource = name
         record.status = redaction.apply(to: status)
-        buffer.append(RecordBuffer.Entry(record: record))
+        keep(record)
     }
 
     private func keepDrop(of name: String, _ version: Version) {
-        var record = InspectorRecord(sequence: 0, time: now, system: name, kind: .versionDropped)
+        var record = InspectorRecord(sequence: 0, time: 0, system: name, kind: .versionDropped)
         record.resource = name
         record.version = version.description
-        buffer.append(RecordBuffer.Entry(record: record))
+        keep(record)
     }
 
     private func keepStep<M: Mutation>(of name: String, _ step: MutationTracker<M>.Step) {
-        var record = InspectorRecord(sequence: 0, time: now, system: name, kind: .mutation)
+        var record = InspectorRecord(sequence: 0, time: 0, system: name, kind: .mutation)
         record.resource = name
         record.mutation = step.id.rawValue
         record.outcome = step.outcome
         record.version = step.version?.description
         record.event = redaction.apply(to: Self.json(of: step.mutation))
-        buffer.append(RecordBuffer.Entry(record: record))
+        keep(record)
     }
 
     private func pendingJSON<M: Mutation>(_ pending: PendingMutation<M>) -> JSONValue {

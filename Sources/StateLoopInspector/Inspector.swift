@@ -28,8 +28,9 @@ public final class Inspector: Sendable {
     /// The fields that never leave the app.
     public let redaction: Redaction
     let buffer: RecordBuffer
-    /// This inspector's session, the same on every reconnection.
-    let sessionID = UUID().uuidString
+    /// This inspector's session: the same on every reconnection, and how the inspector's app list
+    /// (`GET /apps`) names this app.
+    public let sessionID = UUID().uuidString
     private let start = ContinuousClock.now
     private let link = Mutex<Link>(Link())
 
@@ -125,7 +126,7 @@ public final class Inspector: Sendable {
         guard let show = link.withLock({ $0.previewers[system] }) else {
             return PreviewStatus(system: system, sequence: nil, problem: "no system named \(system) is attached")
         }
-        guard let entry = buffer.entry(sequence), entry.record.system == system, let state = entry.state else {
+        guard let entry = buffer.entry(sequence), entry.system == system, let state = entry.state else {
             return PreviewStatus(system: system, sequence: nil, problem: "record \(sequence) of \(system) is no longer in the app's buffer, or holds no state")
         }
         guard await show(state) else {
@@ -139,18 +140,46 @@ public final class Inspector: Sendable {
         buffer.dropped
     }
 
-    /// Seconds since the inspector was created.
-    var now: Double {
-        let elapsed = start.duration(to: .now)
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+
+    /// The record of one kept entry, its event and state encoded and redacted.
+    func record(_ entry: RecordBuffer.Entry) -> InspectorRecord {
+        var record: InspectorRecord
+        if case .record(let fields) = entry.detail {
+            record = fields
+        } else {
+            record = InspectorRecord(sequence: 0, time: 0, system: entry.system, kind: entry.kind)
+        }
+        record.sequence = entry.sequence
+        record.time = seconds(since: start, to: entry.at)
+        record.system = entry.system
+        record.kind = entry.kind
+        switch entry.detail {
+        case .sent(let sent): record.source = sent ? "sent" : "effect"
+        case .stale(let stale): record.reason = stale ? "stale" : "stopped"
+        case .effect(let number, let request):
+            record.effect = number
+            record.request = request
+        case .none, .record: break
+        }
+        if let event = entry.event { record.event = redaction.apply(to: Self.json(of: event)) }
+        if let state = entry.state { record.state = redaction.apply(to: Self.json(of: state)) }
+        return record
     }
 
-    /// Encodes and redacts one kept entry.
-    func record(_ entry: RecordBuffer.Entry) -> InspectorRecord {
-        var record = entry.record
-        record.event = entry.event.map { redaction.apply(to: Self.json(of: $0)) }
-        record.state = entry.state.map { redaction.apply(to: Self.json(of: $0)) }
-        return record
+    /// Keeps a record of `kind` for the system named `system`: the monitors' one way in, not
+    /// generic, so that a monitor's calls do not look up generic types on every event.
+    func keep(_ kind: InspectorRecord.Kind, system: String, event: (any Encodable & Sendable)?, state: (any Encodable & Sendable)?, detail: RecordBuffer.Entry.Detail) {
+        buffer.append(RecordBuffer.Entry(at: .now, system: system, kind: kind, event: event, state: state, detail: detail))
+    }
+
+    /// Keeps a record of one of the rarer kinds, built whole (a resource's, say).
+    func keep(_ record: InspectorRecord) {
+        buffer.append(RecordBuffer.Entry(at: .now, system: record.system, kind: record.kind, detail: .record(record)))
+    }
+
+    private func seconds(since start: ContinuousClock.Instant, to instant: ContinuousClock.Instant) -> Double {
+        let elapsed = start.duration(to: instant)
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
     /// `value`'s `Codable` form as a JSON value; a value that cannot be encoded says why.

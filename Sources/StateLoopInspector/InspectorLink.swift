@@ -77,7 +77,7 @@ struct InspectorLink: Sendable {
             let entries = inspector.buffer.entries(after: cursor, limit: Self.batch)
             guard let last = entries.last else { continue }
             try await outbound.write(.text(Self.text(AppMessage(records: entries.map(inspector.record)))))
-            cursor = last.record.sequence
+            cursor = last.sequence
         }
     }
 

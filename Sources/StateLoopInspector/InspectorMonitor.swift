@@ -21,7 +21,7 @@ public struct InspectorMonitor<State: Encodable & Sendable, Event: Encodable & S
     /// lets the inspector show the system's past states (a preview): call it right after
     /// creating the system (a journaled system's state is the restored one).
     public func attach(to system: System<State, Event>) {
-        keep(.attached, state: system.state)
+        inspector.keep(.attached, system: name, event: nil, state: system.state, detail: .none)
         let previewer = system.previewer
         inspector.registerPreviewer(for: name) { kept in
             guard let kept else { return await previewer.show(nil) }
@@ -31,36 +31,24 @@ public struct InspectorMonitor<State: Encodable & Sendable, Event: Encodable & S
     }
 
     public func system(didReduce event: Event, source: EventSource, into state: State) {
-        keep(.reduced, event: event, state: state) { $0.source = source == .sent ? "sent" : "effect" }
+        inspector.keep(.reduced, system: name, event: event, state: state, detail: .sent(source == .sent))
     }
 
     public func system(didDiscard event: Event, reason: DiscardReason) {
-        keep(.discarded, event: event) { $0.reason = reason == .stale ? "stale" : "stopped" }
+        inspector.keep(.discarded, system: name, event: event, state: nil, detail: .stale(reason == .stale))
     }
 
     public func system(didStartEffect effect: EffectID, request: (any Sendable)?) {
         // The request's readable form is taken now: it is a value of the app's, not `Codable`
         // in general, and what it held is what the effect started for.
-        let described = request.map { String(describing: $0) }
-        keep(.effectStarted) { record in
-            record.effect = effect.rawValue
-            record.request = described
-        }
+        inspector.keep(.effectStarted, system: name, event: nil, state: nil, detail: .effect(effect.rawValue, request: request.map { String(describing: $0) }))
     }
 
     public func system(didCancelEffect effect: EffectID) {
-        keep(.effectCancelled) { $0.effect = effect.rawValue }
+        inspector.keep(.effectCancelled, system: name, event: nil, state: nil, detail: .effect(effect.rawValue, request: nil))
     }
 
     public func system(didFinishEffect effect: EffectID) {
-        keep(.effectFinished) { $0.effect = effect.rawValue }
-    }
-
-    private func keep(
-        _ kind: InspectorRecord.Kind, event: Event? = nil, state: State? = nil, _ fill: (inout InspectorRecord) -> Void = { _ in }
-    ) {
-        var record = InspectorRecord(sequence: 0, time: inspector.now, system: name, kind: kind)
-        fill(&record)
-        inspector.buffer.append(RecordBuffer.Entry(record: record, event: event, state: state))
+        inspector.keep(.effectFinished, system: name, event: nil, state: nil, detail: .effect(effect.rawValue, request: nil))
     }
 }

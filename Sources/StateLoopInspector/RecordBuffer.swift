@@ -9,11 +9,32 @@ import Synchronization
 /// Threading: a mutex guards the queue; appends come from the systems' actors, snapshots from
 /// anywhere.
 final class RecordBuffer: Sendable {
-    /// A record with the event and state it carries, as the app's values.
+    /// A record as kept, before it is encoded: small, so that keeping one costs a system little
+    /// (the event and state as the app's values, the time as an instant); ``Inspector/record(_:)``
+    /// makes the ``InspectorRecord`` of it.
     struct Entry: Sendable {
-        var record: InspectorRecord
-        var event: (any Encodable & Sendable)?
-        var state: (any Encodable & Sendable)?
+        /// Set by ``RecordBuffer/append(_:)``.
+        var sequence: UInt64 = 0
+        let at: ContinuousClock.Instant
+        let system: String
+        let kind: InspectorRecord.Kind
+        var event: (any Encodable & Sendable)? = nil
+        var state: (any Encodable & Sendable)? = nil
+        var detail: Detail = .none
+
+        /// The fields of the record that depend on its kind.
+        enum Detail: Sendable {
+            case none
+            /// Sent (`true`) or from an effect, for `reduced`.
+            case sent(Bool)
+            /// Stale (`true`) or the system stopped, for `discarded`.
+            case stale(Bool)
+            /// The effect's number and request, for the effect kinds.
+            case effect(UInt64, request: String?)
+            /// Every field but the sequence, time, system and kind, for the rarer kinds
+            /// (resources, drop markers).
+            case record(InspectorRecord)
+        }
     }
 
     private struct Storage {
@@ -35,14 +56,14 @@ final class RecordBuffer: Sendable {
     /// Numbers `entry` and keeps it, dropping the oldest entry when full.
     func append(_ entry: Entry) {
         let waiter = storage.withLock { storage in
-            var entry = entry
             storage.lastSequence += 1
-            entry.record.sequence = storage.lastSequence
             if storage.entries.count == capacity {
                 storage.entries.removeFirst()
                 storage.dropped += 1
             }
+            // Numbered in place: one copy of the entry, into the queue.
             storage.entries.append(entry)
+            storage.entries[storage.entries.count - 1].sequence = storage.lastSequence
             defer { storage.waiter = nil }
             return storage.waiter
         }
@@ -75,12 +96,10 @@ final class RecordBuffer: Sendable {
         storage.withLock { storage in
             guard let first = storage.entries.first, storage.lastSequence > cursor else { return [] }
             var result: [Entry] = []
-            if first.record.sequence > cursor + 1 {
-                var marker = InspectorRecord(sequence: first.record.sequence - 1, time: first.record.time, system: first.record.system, kind: .dropped)
-                marker.dropped = Int(first.record.sequence - cursor - 1)
-                result.append(Entry(record: marker))
+            if first.sequence > cursor + 1 {
+                result.append(Self.marker(before: first, dropped: Int(first.sequence - cursor - 1)))
             }
-            let start = Int(max(cursor + 1, first.record.sequence) - first.record.sequence)
+            let start = Int(max(cursor + 1, first.sequence) - first.sequence)
             let end = min(storage.entries.count, start + max(1, limit - result.count))
             result.append(contentsOf: storage.entries[start..<end])
             return result
@@ -90,8 +109,8 @@ final class RecordBuffer: Sendable {
     /// The entry numbered `sequence`, if it is still kept.
     func entry(_ sequence: UInt64) -> Entry? {
         storage.withLock { storage in
-            guard let first = storage.entries.first, sequence >= first.record.sequence, sequence <= storage.lastSequence else { return nil }
-            return storage.entries[Int(sequence - first.record.sequence)]
+            guard let first = storage.entries.first, sequence >= first.sequence, sequence <= storage.lastSequence else { return nil }
+            return storage.entries[Int(sequence - first.sequence)]
         }
     }
 
@@ -104,9 +123,16 @@ final class RecordBuffer: Sendable {
     func snapshot() -> [Entry] {
         storage.withLock { storage in
             guard storage.dropped > 0, let first = storage.entries.first else { return Array(storage.entries) }
-            var marker = InspectorRecord(sequence: first.record.sequence - 1, time: first.record.time, system: first.record.system, kind: .dropped)
-            marker.dropped = storage.dropped
-            return [Entry(record: marker)] + Array(storage.entries)
+            return [Self.marker(before: first, dropped: storage.dropped)] + Array(storage.entries)
         }
+    }
+
+    /// The record that says `dropped` records went before `first`: numbered just before it.
+    private static func marker(before first: Entry, dropped: Int) -> Entry {
+        var fields = InspectorRecord(sequence: 0, time: 0, system: first.system, kind: .dropped)
+        fields.dropped = dropped
+        var marker = Entry(at: first.at, system: first.system, kind: .dropped, detail: .record(fields))
+        marker.sequence = first.sequence - 1
+        return marker
     }
 }

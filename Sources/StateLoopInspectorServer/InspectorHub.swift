@@ -16,6 +16,7 @@ final class InspectorHub: Sendable {
         var records = Deque<InspectorRecord>()
         var lastSequence: UInt64 = 0
         var dropped = 0
+        var droppedByApp = 0
         /// The current connection's number and outbox; `nil` while the app is away.
         var connection: (number: Int, outbox: AsyncStream<String>.Continuation)?
     }
@@ -78,6 +79,7 @@ final class InspectorHub: Sendable {
             guard let last = fresh.last else { return }
             app.records.append(contentsOf: fresh)
             app.lastSequence = last.sequence
+            app.droppedByApp += fresh.reduce(0) { $0 + ($1.kind == .dropped ? $1.dropped ?? 0 : 0) }
             let excess = app.records.count - capacity
             if excess > 0 {
                 app.records.removeFirst(excess)
@@ -164,7 +166,8 @@ final class InspectorHub: Sendable {
         state.apps.sorted { $0.key < $1.key }.map { id, app in
             PageMessage.AppSummary(
                 id: id, app: app.hello.app, session: app.hello.session, connected: app.connection != nil,
-                records: app.records.count, dropped: app.dropped, redaction: app.hello.redaction
+                records: app.records.count, dropped: app.dropped, droppedByApp: app.droppedByApp, lastSequence: app.lastSequence,
+                redaction: app.hello.redaction
             )
         }
     }

@@ -15,6 +15,10 @@ struct PageMessage: Encodable, Sendable {
         var records: Int
         /// Records the inspector itself let go (it keeps at most its cap per app).
         var dropped: Int
+        /// Records the app's own buffer lost before sending them (the sum of its `dropped` records).
+        var droppedByApp: Int
+        /// The number of the last record received.
+        var lastSequence: UInt64
         var redaction: Redaction
     }
 

@@ -35,3 +35,21 @@ public struct Redaction: Codable, Sendable, Hashable {
         }
     }
 }
+
+extension Redaction {
+    private enum CodingKeys: String, CodingKey {
+        case fields
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        fields = try container.decode(Set<String>.self, forKey: .fields)
+    }
+
+    /// The fields in alphabetical order, so that a session file is the same from one encoding to
+    /// the next (a set's own order changes from run to run).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(fields.sorted(), forKey: .fields)
+    }
+}

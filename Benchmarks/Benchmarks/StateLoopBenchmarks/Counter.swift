@@ -11,7 +11,7 @@ actor BenchActor {
 
 /// The smallest state that still does work per event, so that the benchmarks measure the
 /// system's overhead rather than the reducer.
-struct Counter: Sendable, Equatable {
+struct Counter: Sendable, Equatable, Codable {
     var count = 0
 
     static func reduce(_ state: inout Counter, _ event: CounterEvent) {
@@ -24,7 +24,7 @@ struct Counter: Sendable, Equatable {
     }
 }
 
-enum CounterEvent: Sendable, Equatable {
+enum CounterEvent: Sendable, Equatable, Codable {
     case increment
     /// Sent back by effects; reducing it changes nothing, so it never restarts an effect.
     case noop

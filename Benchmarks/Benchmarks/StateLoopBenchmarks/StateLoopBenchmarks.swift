@@ -24,4 +24,5 @@ let benchmarks: @Sendable () -> Void = {
     registerSyncBenchmarks()
     registerSyncLoopbackBenchmarks()
     registerOptimisticBenchmarks()
+    registerInspectorBenchmarks()
 }

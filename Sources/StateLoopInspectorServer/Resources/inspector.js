@@ -30,13 +30,28 @@
   const KIND_GROUPS = {
     attached: 'events', reduced: 'events', discarded: 'discards',
     effectStarted: 'effects', effectCancelled: 'effects', effectFinished: 'effects', dropped: 'drops',
+    resource: 'resources', versionDropped: 'resources', mutation: 'mutations',
   };
   const KIND_BADGES = {
     attached: 'ATTACH', reduced: 'EVENT', discarded: 'DISCARD',
     effectStarted: 'START', effectCancelled: 'CANCEL', effectFinished: 'FINISH', dropped: 'DROPPED',
+    resource: 'RESOURCE', mutation: 'MUTATION', versionDropped: 'OLD VER',
   };
   const EFFECT_KINDS = new Set(['effectStarted', 'effectCancelled', 'effectFinished']);
   const STATE_KINDS = new Set(['reduced', 'attached']);
+  // Records of the resources an app watches (`Inspector.watch`): their `system` is the
+  // resource's name, and `resource` says it again. They carry no system state.
+  const RESOURCE_KINDS = new Set(['resource', 'mutation', 'versionDropped']);
+  // The status flags a summary names, when true, in this order.
+  const STATUS_FLAGS = ['loading', 'slow', 'offline', 'retrying', 'unauthorized'];
+  const MUTATION_LENGTH = 80; // characters of a mutation shown in a row
+  const OUTCOME_NOTES = {
+    queued: '(waiting to be sent)',
+    sent: '(on its way to the server)',
+    accepted: '(the server answered with a version)',
+    confirmed: '(the resource holds a value that contains it)',
+    rejected: '(gone without being confirmed)',
+  };
 
   // ---------------------------------------------------------------------------------------------
   // Model
@@ -46,7 +61,7 @@
     order: [], // keys, as listed: live apps in the server's order, then files as opened
     selectedKey: null,
     paused: false,
-    kinds: { events: true, discards: true, effects: true, drops: true },
+    kinds: { events: true, discards: true, effects: true, drops: true, resources: true, mutations: true },
     text: '', // lowercased text filter
     stateOpen: true, // whether the full state is expanded (kept across selections)
     fileCount: 0,
@@ -75,6 +90,9 @@
       systems: new Map(), // name -> record count, in order of first appearance
       hiddenSystems: new Set(),
       effectRequests: new Map(), // "system\0number" -> { request, sequence } of effectStarted
+      resources: new Map(), // resource name -> { statuses: indexes of its `resource` records }
+      mutations: new Map(), // "resource\0mutation id" -> indexes of that mutation's records
+      dropIndexes: [], // indexes of `dropped` records, ascending (gaps, for the resource section)
       appDropped: 0, // records lost in the app's own buffer (sum of `dropped` records)
       trimmed: 0, // records this page let go (MAX_HELD_RECORDS)
       view: [], // indexes into `records` that pass the filters
@@ -96,20 +114,47 @@
   }
 
   // Counts, effect requests and drops are kept per app so that rows and lists need no scans.
-  function indexRecord(app, record) {
+  // `index` is the record's position in `app.records`.
+  function indexRecord(app, record, index) {
     app.systems.set(record.system, (app.systems.get(record.system) || 0) + 1);
     if (record.kind === 'effectStarted') {
       app.effectRequests.set(effectKey(record.system, record.effect), { request: record.request, sequence: record.sequence });
     } else if (record.kind === 'dropped') {
       app.appDropped += Number(record.dropped) || 0;
+      app.dropIndexes.push(index);
+    } else if (RESOURCE_KINDS.has(record.kind)) {
+      const name = resourceName(record);
+      let resource = app.resources.get(name);
+      if (!resource) {
+        resource = { statuses: [] };
+        app.resources.set(name, resource);
+      }
+      if (record.kind === 'resource') resource.statuses.push(index);
+      else if (record.kind === 'mutation') {
+        const key = mutationKey(name, record.mutation);
+        const steps = app.mutations.get(key);
+        if (steps) steps.push(index);
+        else app.mutations.set(key, [index]);
+      }
     }
   }
 
   function reindex(app) {
     app.systems = new Map();
     app.effectRequests = new Map();
+    app.resources = new Map();
+    app.mutations = new Map();
+    app.dropIndexes = [];
     app.appDropped = 0;
-    for (const record of app.records) indexRecord(app, record);
+    app.records.forEach((record, index) => indexRecord(app, record, index));
+  }
+
+  function mutationKey(resource, id) {
+    return `${resource}\u0000${id}`;
+  }
+
+  function resourceName(record) {
+    return typeof record.resource === 'string' && record.resource ? record.resource : record.system;
   }
 
   function effectKey(system, number) {
@@ -139,7 +184,7 @@
     const start = app.records.length;
     for (const record of fresh) {
       app.records.push(record);
-      indexRecord(app, record);
+      indexRecord(app, record, app.records.length - 1);
     }
     if (trimIfNeeded(app)) {
       app.viewValid = false;
@@ -263,8 +308,52 @@
   // The state a row shows in time travel: its own, or the latest of its system at that point.
   function stateAtRow(app, index) {
     const record = app.records[index];
-    if (!record || record.kind === 'dropped') return null;
+    if (!record || record.kind === 'dropped' || RESOURCE_KINDS.has(record.kind)) return null;
     return latestState(app, record.system, index);
+  }
+
+  // The last of the ascending `indexes` that is <= `index`: its position, or -1.
+  function lastAtOrBefore(indexes, index) {
+    let low = 0;
+    let high = indexes.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (indexes[mid] <= index) low = mid + 1;
+      else high = mid;
+    }
+    return low - 1;
+  }
+
+  // Whether a `dropped` record lies after `from` and at or before `to` (indexes).
+  function gapBetween(app, from, to) {
+    const position = lastAtOrBefore(app.dropIndexes, to);
+    return position >= 0 && app.dropIndexes[position] > from;
+  }
+
+  // Each resource's latest `resource` record at or before `index`, in order of first appearance;
+  // resources without one by then are left out. `gap`: records were dropped since that status.
+  function resourcesAt(app, index) {
+    const out = [];
+    for (const name of app.resources.keys()) {
+      const found = statusAt(app, name, index);
+      if (found) out.push({ name, ...found });
+    }
+    return out;
+  }
+
+  // Every record of one mutation (queued, sent, accepted, confirmed or rejected), as indexes.
+  function mutationSteps(app, resource, id) {
+    return app.mutations.get(mutationKey(resource, id)) || [];
+  }
+
+  // The latest `resource` record of `name` at or before `index`.
+  function statusAt(app, name, index) {
+    const resource = app.resources.get(name);
+    if (!resource) return null;
+    const position = lastAtOrBefore(resource.statuses, index);
+    if (position < 0) return null;
+    const at = resource.statuses[position];
+    return { index: at, record: app.records[at], gap: gapBetween(app, at, index) };
   }
 
   // The effect records of the same system after a `reduced` record, up to that system's next
@@ -359,6 +448,52 @@
     return text.length > max ? `${text.slice(0, max - 1)}…` : text;
   }
 
+  // A resource status in a few words: its version, the flags that are true, its failures and
+  // how many mutations are pending. Each part: { text, type } (type picks the colour).
+  function statusParts(status) {
+    if (!isObject(status)) return [{ text: status === undefined ? 'no status' : compact(status, 60), type: 'other' }];
+    const parts = [];
+    const version = status.version;
+    parts.push(!hasText(version)
+      ? { text: 'no value yet', type: 'version none' }
+      : { text: versionText(version), type: 'version' });
+    for (const flag of STATUS_FLAGS) if (status[flag] === true) parts.push({ text: flag, type: `flag flag-${flag}` });
+    if (hasText(status.failure)) parts.push({ text: `failed: ${textOf(status.failure)}`, type: 'failure' });
+    if (hasText(status.pushFailure)) {
+      parts.push({ text: `push failed: ${textOf(status.pushFailure)}`, type: 'failure push' });
+    }
+    if (Array.isArray(status.pending) && status.pending.length) parts.push({ text: `${status.pending.length} pending`, type: 'pending' });
+    return parts;
+  }
+
+  function statusSummary(status) {
+    return statusParts(status).map((part) => part.text).join(' · ');
+  }
+
+  // "1.5" -> "v1.5"; a version written otherwise ("v5", "e1v5") is kept as it is.
+  function versionText(version) {
+    const text = textOf(version);
+    return /^\d/.test(text) ? `v${text}` : text;
+  }
+
+  // " at v1.6" for a mutation record that names a version (an `accepted` one), else "".
+  function mutationVersion(record) {
+    return hasText(record.version) ? ` at ${versionText(record.version)}` : '';
+  }
+
+  function textOf(value) {
+    return typeof value === 'string' ? value : compact(value, 200);
+  }
+
+  // A mutation id short enough for a row: "<client>:<sequence>" ids keep the sequence.
+  function shortId(id) {
+    if (id === undefined || id === null) return '?';
+    const text = String(id);
+    const parts = /^(.+):(\d+)$/.exec(text);
+    if (parts) return parts[1].length > 6 ? `${parts[1].slice(0, 4)}…:${parts[2]}` : text;
+    return text.length > 10 ? text.slice(0, 8) : text;
+  }
+
   function formatTime(time) {
     const t = Number(time);
     return Number.isFinite(t) ? t.toFixed(3) : '—';
@@ -449,11 +584,25 @@
       case 'dropped':
         summary = `${formatCount(record.dropped)} records dropped (the app's buffer was full)`;
         break;
+      case 'resource':
+        summary = `${resourceName(record)}: ${statusSummary(record.status)}`;
+        break;
+      case 'mutation':
+        tag = typeof record.outcome === 'string' ? record.outcome : '';
+        summary = `${resourceName(record)}: mutation ${shortId(record.mutation)} ${tag || '(no outcome)'}${mutationVersion(record)}`;
+        if (record.event !== undefined) summary += ` ${compact(record.event, MUTATION_LENGTH)}`;
+        break;
+      case 'versionDropped':
+        tag = 'OUTDATED';
+        summary = `${resourceName(record)}: version ${textOf(record.version)} dropped (outdated)`;
+        break;
       default:
         summary = record.kind;
     }
     if (summary.length > SUMMARY_LENGTH + 40) summary = `${summary.slice(0, SUMMARY_LENGTH + 39)}…`;
-    const text = `#${record.sequence} ${record.system} ${record.kind} ${tag} ${summary}`.toLowerCase();
+    // The full mutation id too, so that the filter finds every record of one mutation.
+    const extra = record.kind === 'mutation' && record.mutation !== undefined ? ` ${record.mutation}` : '';
+    const text = `#${record.sequence} ${record.system} ${record.kind} ${tag} ${summary}${extra}`.toLowerCase();
     info = { summary, tag, text };
     rowCache.set(record, info);
     return info;
@@ -915,9 +1064,11 @@
       const box = el('input', { type: 'checkbox', 'data-system': name });
       box.checked = !app.hiddenSystems.has(name);
       const previewing = app.previews.has(name);
-      container.append(el('label', { class: 'system-item' },
+      const isResource = app.resources.has(name);
+      container.append(el('label', { class: `system-item${isResource ? ' is-resource' : ''}`, 'data-resource': isResource ? name : null },
         box,
-        el('span', { class: 'system-name', text: name, title: name }),
+        el('span', { class: 'system-name', text: name, title: isResource ? `${name} (a resource the app watches)` : name }),
+        isResource ? el('span', { class: 'resource-tag', text: 'resource' }) : null,
         previewing ? el('span', { class: 'app-preview', text: 'PREVIEW' }) : null,
         el('span', { class: 'muted system-count', text: formatCount(count) }),
         el('button', { type: 'button', class: 'link only', 'data-only': name, title: `Show only ${name}`, text: 'only' })));
@@ -927,6 +1078,17 @@
   function renderTimeline() {
     const app = selectedApp();
     const view = app ? ensureView(app) : [];
+    // The count and notes first: they can change the timeline's height (the filter bar wraps,
+    // the footer shows), and scrolling to the bottom must see the height it will have.
+    const total = app ? app.records.length : 0;
+    $('#timeline-count').textContent = app ? (view.length === total ? `${formatCount(total)} records` : `${formatCount(view.length)} of ${formatCount(total)} shown`) : '';
+    const pausedNote = $('#paused-note');
+    pausedNote.hidden = !model.paused;
+    pausedNote.textContent = model.paused ? `Paused: ${formatCount(app ? app.pendingNew : 0)} new held for this app` : '';
+    const trimmedNote = $('#trimmed-note');
+    trimmedNote.hidden = !(app && app.trimmed);
+    trimmedNote.textContent = app && app.trimmed ? `${formatCount(app.trimmed)} oldest records let go by this page (it keeps ${formatCount(MAX_HELD_RECORDS)})` : '';
+
     const spacer = $('#timeline-spacer');
     spacer.style.height = `${view.length * ROW_HEIGHT}px`;
     if (restoreScroll) {
@@ -938,15 +1100,6 @@
     else if (stick) timelineEl.scrollTop = timelineEl.scrollHeight;
     revealRequest = null;
     drawRows(app, view);
-
-    const total = app ? app.records.length : 0;
-    $('#timeline-count').textContent = app ? (view.length === total ? `${formatCount(total)} records` : `${formatCount(view.length)} of ${formatCount(total)} shown`) : '';
-    const pausedNote = $('#paused-note');
-    pausedNote.hidden = !model.paused;
-    pausedNote.textContent = model.paused ? `Paused: ${formatCount(app ? app.pendingNew : 0)} new held for this app` : '';
-    const trimmedNote = $('#trimmed-note');
-    trimmedNote.hidden = !(app && app.trimmed);
-    trimmedNote.textContent = app && app.trimmed ? `${formatCount(app.trimmed)} oldest records let go by this page (it keeps ${formatCount(MAX_HELD_RECORDS)})` : '';
     $('#jump-button').hidden = stick || !view.length;
   }
 
@@ -972,11 +1125,15 @@
     const classes = ['record', `kind-${record.kind}`];
     if (record.sequence === app.selectedSequence) classes.push('selected');
     if (record.kind === 'discarded') classes.push(record.reason === 'stopped' ? 'stopped' : 'stale');
+    if (record.kind === 'mutation' && info.tag) classes.push(`outcome-${info.tag}`);
+    if (record.kind === 'resource' && isObject(record.status) && (hasText(record.status.failure) || record.status.unauthorized === true)) classes.push('failing');
     if (previewed.has(record.sequence) && app.previews.get(record.system) === record.sequence) classes.push('previewed');
     // The summary text is cut with an ellipsis; markers and tags around it stay visible.
     const summary = el('span', { class: 'summary' });
     if (record.kind === 'discarded') summary.append(el('span', { class: `marker ${info.tag.toLowerCase()}`, text: info.tag }));
-    summary.append(el('span', { class: 'summary-text', text: info.summary }));
+    if (record.kind === 'versionDropped') summary.append(el('span', { class: 'marker outdated', text: info.tag }));
+    if (record.kind === 'mutation') summary.append(mutationSummary(record, info));
+    else summary.append(el('span', { class: 'summary-text', text: info.summary }));
     if (record.kind === 'reduced' && info.tag) summary.append(el('span', { class: `tag source-${info.tag}`, text: info.tag }));
     if (classes.includes('previewed')) summary.append(el('span', { class: 'tag shown', text: 'shown in app' }));
     return el('div', {
@@ -988,6 +1145,21 @@
     el('span', { class: 'system', text: record.system, title: record.system }),
     el('span', { class: 'badge-col' }, el('span', { class: `badge kind-${record.kind}`, text: KIND_BADGES[record.kind] || record.kind })),
     summary);
+  }
+
+  // "ride: mutation c1a4…:7 " then the outcome as a marker (red when rejected, green when
+  // confirmed), then the mutation: one line, cut with an ellipsis at its end.
+  function mutationSummary(record, info) {
+    const outcome = info.tag || '(no outcome)';
+    const text = el('span', { class: 'summary-text' }, `${resourceName(record)}: mutation ${shortId(record.mutation)} `,
+      el('span', { class: `outcome outcome-${info.tag || 'none'}${info.tag === 'rejected' || info.tag === 'confirmed' ? ' marker' : ''}`, text: outcome }));
+    if (hasText(record.version)) text.append(mutationVersion(record));
+    if (record.event !== undefined) text.append(' ', el('span', { class: 'mutation-json', text: compact(record.event, MUTATION_LENGTH) }));
+    return text;
+  }
+
+  function hasText(value) {
+    return value !== null && value !== undefined && value !== '';
   }
 
   function atBottom() {
@@ -1031,7 +1203,7 @@
     if (!record) {
       title.className = 'muted';
       title.textContent = app ? 'Select a record (click, or ↑ ↓).' : 'No app selected.';
-      for (const id of ['#detail-event', '#detail-diff', '#detail-effects', '#detail-state']) $(id).replaceChildren();
+      for (const id of ['#detail-event', '#detail-diff', '#detail-effects', '#detail-resources', '#detail-state']) $(id).replaceChildren();
       $('#detail-state-title').textContent = 'State';
       renderDetailLive();
       return;
@@ -1043,18 +1215,77 @@
       el('span', { class: 'muted', text: ` at ${formatTime(record.time)} s · ` }),
       el('span', { text: record.system }));
     if (record.source) title.append(el('span', { class: `tag source-${record.source}`, text: record.source }));
-    renderEvent(app, record);
+    if (RESOURCE_KINDS.has(record.kind)) title.append(el('span', { class: 'resource-tag', text: 'resource' }));
+    renderEvent(app, index, record);
     renderDiff(app, index, record);
+    renderResources(app, index);
     renderState(app, index, record);
     renderDetailLive();
   }
 
-  function renderEvent(app, record) {
+  // "Resources at this moment": each resource's latest status at or before the selected row,
+  // and its pending mutations.
+  function renderResources(app, index) {
+    const container = $('#detail-resources');
+    container.replaceChildren();
+    const found = resourcesAt(app, index);
+    if (!found.length) {
+      container.append(el('div', { class: 'muted', text: app.resources.size ? 'No resource is watched yet at this point.' : 'No resource is watched (this app reports none).' }));
+      return;
+    }
+    for (const { name, index: at, record, gap } of found) {
+      const status = record.status;
+      const box = el('div', { class: `resource-status${at === index ? ' current' : ''}`, 'data-resource': name, 'data-sequence': record.sequence },
+        el('div', { class: 'resource-head' },
+          el('span', { class: 'resource-name', text: name }),
+          el('span', { class: 'status-parts' }, ...statusParts(status).map((part) => el('span', { class: `status-part ${part.type}`, text: part.text }))),
+          el('a', { href: '#', class: 'goto muted', 'data-index': at, title: 'Select this status record', text: `#${record.sequence}` })));
+      if (gap) box.append(el('div', { class: 'warning', text: 'Records were dropped since: the status may be older than the true one.' }));
+      if (isObject(status) && Array.isArray(status.pending)) {
+        if (!status.pending.length) box.append(el('div', { class: 'muted pending-none', text: 'No pending mutation.' }));
+        for (const pending of status.pending) box.append(pendingElement(app, name, pending, index));
+      }
+      container.append(box);
+    }
+  }
+
+  // One pending mutation of a status: links to its latest record at or before `index`.
+  function pendingElement(app, resource, pending, index) {
+    const entry = isObject(pending) ? pending : { mutation: pending };
+    const steps = mutationSteps(app, resource, entry.id);
+    const step = steps[lastAtOrBefore(steps, index)];
+    const statusText = entry.status === undefined || entry.status === null ? '?' : textOf(entry.status);
+    return el('div', { class: 'pending-mutation', 'data-mutation': entry.id ?? '', 'data-index': step, title: step !== undefined ? `Select the mutation's record #${app.records[step].sequence}` : null },
+      el('span', { class: 'mutation-id', text: shortId(entry.id), title: entry.id === undefined ? null : String(entry.id) }),
+      el('span', { class: `pending-status pending-${statusText.split(' ')[0]}`, text: statusText }),
+      el('span', { class: 'mutation-json', text: compact(entry.mutation, 160), title: compact(entry.mutation, 2000) }));
+  }
+
+  function renderEvent(app, index, record) {
     const pre = $('#detail-event');
     const heading = $('#detail-event-title');
     heading.textContent = 'Event';
     pre.replaceChildren();
-    if (record.kind === 'reduced' || record.kind === 'discarded') {
+    if (record.kind === 'resource') {
+      heading.replaceChildren('Status of ', el('span', { class: 'heading-name', text: resourceName(record) }));
+      showJSON(pre, record.status);
+      if (record.status === undefined) pre.textContent = '(no status recorded)';
+    } else if (record.kind === 'mutation') {
+      const outcome = typeof record.outcome === 'string' ? record.outcome : '(no outcome)';
+      heading.replaceChildren('Mutation ', el('span', { class: 'heading-name', text: shortId(record.mutation), title: String(record.mutation ?? '') }), ': ',
+        el('span', { class: `outcome outcome-${record.outcome || 'none'}${outcome === 'rejected' || outcome === 'confirmed' ? ' marker' : ''}`, text: outcome }),
+        el('span', { class: 'outcome-note', text: `${mutationVersion(record)} ${OUTCOME_NOTES[outcome] || ''}` }));
+      showJSON(pre, record.event);
+      if (record.event === undefined) pre.textContent = '(the mutation is not recorded)';
+    } else if (record.kind === 'versionDropped') {
+      heading.replaceChildren('Version dropped ', el('span', { class: 'marker outdated', text: 'OUTDATED' }));
+      const name = resourceName(record);
+      const held = statusAt(app, name, index);
+      const heldVersion = held && isObject(held.record.status) ? held.record.status.version : undefined;
+      pre.textContent = `${name} received version ${textOf(record.version)} and dropped it: it was no newer than the one it held`
+        + `${hasText(heldVersion) ? ` (${versionText(heldVersion)}, status #${held.record.sequence})` : ''}.`
+        + '\nA slow answer overtaken by a push, or a push repeated.';
+    } else if (record.kind === 'reduced' || record.kind === 'discarded') {
       if (record.kind === 'discarded') {
         heading.textContent = record.reason === 'stopped'
           ? 'Event discarded: STOPPED (the system had stopped)'
@@ -1076,6 +1307,14 @@
   function renderDiff(app, index, record) {
     const container = $('#detail-diff');
     container.replaceChildren();
+    if (record.kind === 'resource') {
+      renderStatusDiff(app, index, record, container);
+      return;
+    }
+    if (record.kind === 'mutation' || record.kind === 'versionDropped') {
+      container.append(el('div', { class: 'muted', text: `A ${record.kind === 'mutation' ? 'mutation' : 'dropped version'} changes no state here; the resource's status is under “Resources at this moment”.` }));
+      return;
+    }
     if (!STATE_KINDS.has(record.kind) || record.state === undefined) {
       container.append(el('div', { class: 'muted', text: record.kind === 'discarded' ? 'Discarded: the state did not change.' : 'This record carries no state.' }));
       return;
@@ -1092,6 +1331,27 @@
     const changes = diffValues(before.record.state, record.state);
     if (!changes.length) {
       container.append(el('div', { class: 'muted', text: 'No change: the state is equal.' }));
+      return;
+    }
+    for (const change of changes.slice(0, MAX_CHANGES)) container.append(changeElement(change));
+    if (changes.length > MAX_CHANGES) container.append(el('div', { class: 'muted', text: `…and more changes (first ${MAX_CHANGES} shown).` }));
+  }
+
+  // A status against the previous status of the same resource.
+  function renderStatusDiff(app, index, record, container) {
+    const name = resourceName(record);
+    const before = statusAt(app, name, index - 1);
+    if (!before) {
+      container.append(el('div', { class: 'muted', text: `First status of ${name} held (nothing earlier to compare).` }));
+      return;
+    }
+    container.append(el('div', { class: 'muted diff-basis' }, 'Compared with ',
+      el('a', { href: '#', class: 'goto', 'data-index': before.index, text: `#${before.record.sequence}` }),
+      ` (the previous status of ${name})`));
+    if (before.gap) container.append(el('div', { class: 'warning', text: 'Records were dropped in between: the earlier status may be older than the true one.' }));
+    const changes = diffValues(before.record.status, record.status);
+    if (!changes.length) {
+      container.append(el('div', { class: 'muted', text: 'No change: the status is equal.' }));
       return;
     }
     for (const change of changes.slice(0, MAX_CHANGES)) container.append(changeElement(change));
@@ -1119,7 +1379,9 @@
     pre.replaceChildren();
     pre.dataset.pendingIndex = '';
     if (!target) {
-      titleEl.textContent = record.kind === 'dropped' ? 'State (a gap has none)' : `State of ${record.system}: none held at this point`;
+      if (record.kind === 'dropped') titleEl.textContent = 'State (a gap has none)';
+      else if (RESOURCE_KINDS.has(record.kind)) titleEl.textContent = 'State (a resource has a status, not a state)';
+      else titleEl.textContent = `State of ${record.system}: none held at this point`;
       return;
     }
     titleEl.textContent = target.index === index
@@ -1151,6 +1413,10 @@
       const effects = effectsOfState(app, index);
       if (!effects.length) container.append(el('div', { class: 'muted', text: 'None (so far).' }));
       for (const { index: i, record: r } of effects) container.append(effectElement(app, i, r));
+    } else if (record.kind === 'mutation') {
+      heading.replaceChildren('Records of mutation ', el('span', { class: 'heading-name', text: String(record.mutation ?? '?') }));
+      const steps = mutationSteps(app, resourceName(record), record.mutation);
+      for (const i of steps) container.append(mutationStepElement(app, i, app.records[i], i === index));
     } else if (EFFECT_KINDS.has(record.kind)) {
       heading.textContent = `Effect #${record.effect}`;
       const { events, startedBy } = effectLifecycle(app, record);
@@ -1176,6 +1442,14 @@
       el('span', { class: 'muted', text: `  (record #${record.sequence})` }));
   }
 
+  function mutationStepElement(app, index, record, current) {
+    const outcome = typeof record.outcome === 'string' ? record.outcome : '(no outcome)';
+    return el('div', { class: `mutation-step${current ? ' current' : ''}`, 'data-sequence': record.sequence, 'data-index': index },
+      el('span', { class: `outcome outcome-${record.outcome || 'none'}${outcome === 'rejected' || outcome === 'confirmed' ? ' marker' : ''}`, text: outcome }),
+      hasText(record.version) ? el('span', { text: mutationVersion(record) }) : null,
+      el('span', { class: 'muted', text: ` ${OUTCOME_NOTES[outcome] || ''}  (record #${record.sequence}, ${formatTime(record.time)} s)` }));
+  }
+
   function renderTravel(app, index) {
     const text = $('#travel-text');
     const button = $('#preview-button');
@@ -1187,8 +1461,11 @@
       return;
     }
     const target = stateAtRow(app, index);
+    const isResource = RESOURCE_KINDS.has(app.records[index].kind);
     text.replaceChildren();
-    if (!target) {
+    if (isResource) {
+      text.textContent = 'Does not apply to resources: an app previews a system’s state, not a resource’s status. Select a system’s row to preview it.';
+    } else if (!target) {
       text.textContent = app.records[index].kind === 'dropped' ? 'A gap has no state.' : `No state of ${app.records[index].system} is held at this point.`;
     } else {
       text.append(`Shown here: ${target.record.system} after `,
@@ -1197,7 +1474,8 @@
     }
     const canAsk = previewTarget(app);
     button.disabled = !canAsk;
-    if (app.origin === 'file') button.title = 'A session file has no app to show it in';
+    if (isResource) button.title = 'Time travel does not apply to resource records';
+    else if (app.origin === 'file') button.title = 'A session file has no app to show it in';
     else if (!app.connected) button.title = 'The app is not connected';
     else if (!isOnline()) button.title = 'This page is not connected to the inspector';
     else if (!target) button.title = 'No state at this point';
@@ -1377,6 +1655,7 @@
             held: app.pending.length,
             dropped: app.appDropped + app.serverDropped,
             systems: [...app.systems.keys()],
+            resources: [...app.resources.keys()],
             previews: Object.fromEntries(app.previews),
           };
         }),
