@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "StateLoopInspector", targets: ["StateLoopInspector"]),
         .library(name: "StateLoopInspectorWire", targets: ["StateLoopInspectorWire"]),
         .library(name: "StateLoopInspectorServer", targets: ["StateLoopInspectorServer"]),
+        .library(name: "StateLoopInspectorJournal", targets: ["StateLoopInspectorJournal"]),
         .executable(name: "stateloop-inspector", targets: ["stateloop-inspector"]),
         .library(name: "StateLoopServer", targets: ["StateLoopServer"]),
         .library(name: "StateLoopServerPostgres", targets: ["StateLoopServerPostgres"]),
@@ -73,6 +74,12 @@ let package = Package(
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // The inspector's watch of a journal, apart, so that an app inspected without a journal
+        // does not link SQLite for it.
+        .target(
+            name: "StateLoopInspectorJournal",
+            dependencies: ["StateLoopInspector", "StateLoopInspectorWire", "StateLoopJournal"]
         ),
         // The inspector itself: a Hummingbird server that apps send sessions to and that
         // serves the page (plain HTML, CSS and JavaScript, shipped as resources).
@@ -223,7 +230,7 @@ let package = Package(
             name: "StateLoopInspectorTests",
             dependencies: [
                 "StateLoop", "StateLoopInspector", "StateLoopInspectorWire", "StateLoopInspectorServer", "StateLoopTesting", "TestSupport",
-                "InspectorTestSupport", "StateLoopSync", "StateLoopWire",
+                "InspectorTestSupport", "StateLoopSync", "StateLoopWire", "StateLoopJournal", "StateLoopInspectorJournal",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ]

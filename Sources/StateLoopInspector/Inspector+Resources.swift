@@ -6,8 +6,12 @@ extension Inspector {
     /// drops as outdated. Watching does not count as subscribing: the resource fetches and
     /// pushes exactly as it would without the inspector. Ends when the resource stops.
     public func watch<Value: Sendable>(_ resource: RemoteResource<Value>, named name: String) {
-        let task = Task.detached { [self] in
-            for await observation in resource.observe() {
+        // Subscribed now, so that nothing published after this call is missed; the task holds
+        // the stream, not the resource, which stops when the app releases it (ending the watch).
+        let observations = resource.observe()
+        let task = Task.detached { [weak self] in
+            for await observation in observations {
+                guard let self else { return }
                 switch observation {
                 case .status(let status): keepStatus(of: name, Self.statusJSON(status))
                 case .dropped(let version): keepDrop(of: name, version)
@@ -19,26 +23,33 @@ extension Inspector {
 
     /// Records what the optimistic `resource` does, under `name`: each status it publishes with
     /// its pending mutations, each mutation's steps (queued, sent, accepted, confirmed or
-    /// rejected) and each version its remote resource drops as outdated. Watching does not
-    /// change what the resource does. Ends when the resource stops.
+    /// rejected) and each version its remote resource drops as outdated. Watching changes
+    /// nothing the resource does, and takes no failure from the app's subscribers. Ends when
+    /// the resource stops.
     public func watch<M: Mutation>(_ resource: OptimisticResource<M>, named name: String) {
-        let clientID = resource.clientID
-        let statuses = Task.detached { [self] in
-            var tracker = MutationTracker<M>(client: clientID)
-            for await status in resource.updates() {
-                keepStatus(of: name, Self.statusJSON(status.resource, pending: status.mutations.map(pendingJSON)))
-                for step in tracker.steps(to: status) {
-                    keepStep(of: name, step)
+        let observations = resource.observe()
+        let drops = resource.remote.observe()
+        let statuses = Task.detached { [weak self] in
+            var tracker = MutationTracker<M>()
+            for await observation in observations {
+                guard let self else { return }
+                switch observation {
+                case .rejected(let failures):
+                    for step in tracker.note(failures) { keepStep(of: name, step) }
+                case .status(let status):
+                    keepStatus(of: name, Self.statusJSON(status.resource, pending: status.mutations.map(pendingJSON)))
+                    for step in tracker.steps(to: status) { keepStep(of: name, step) }
                 }
             }
         }
-        let drops = Task.detached { [self] in
-            for await case .dropped(let version) in resource.remote.observe() {
+        let dropsTask = Task.detached { [weak self] in
+            for await case .dropped(let version) in drops {
+                guard let self else { return }
                 keepDrop(of: name, version)
             }
         }
         keepWatch(statuses)
-        keepWatch(drops)
+        keepWatch(dropsTask)
     }
 
     // MARK: Records
@@ -63,7 +74,8 @@ extension Inspector {
         record.mutation = step.id.rawValue
         record.outcome = step.outcome
         record.version = step.version?.description
-        record.event = redaction.apply(to: Self.json(of: step.mutation))
+        record.event = step.mutation.map { redaction.apply(to: Self.json(of: $0)) }
+        record.reason = step.reason
         keep(record)
     }
 

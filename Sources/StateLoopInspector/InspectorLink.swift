@@ -7,26 +7,40 @@ import WSClient
 /// The app's connection to an inspector: sends every record the buffer gets, live, and shows
 /// the previews the inspector asks for; reconnects by itself, resuming after the last record
 /// the inspector holds of this session, so a reconnection repeats and loses nothing the buffer
-/// still holds.
+/// still holds. Previews end with the connection that asked for them.
 ///
-/// Ownership and threading: one task, owned by the ``Inspector`` that started it, runs
-/// ``run()`` until cancelled. Records are encoded and redacted in it, never on a system's actor;
-/// while it is away, the buffer keeps filling and drops its oldest records, so the app is never
-/// held up.
+/// Ownership and threading: one task, owned by the ``Inspector`` that started it (which it
+/// holds weakly: a released inspector ends it), runs ``run()`` until cancelled. Records are
+/// encoded and redacted in it, never on a system's actor; while it is away, the buffer keeps
+/// filling and drops its oldest records, so the app is never held up.
 struct InspectorLink: Sendable {
     let url: String
-    let inspector: Inspector
+    /// This link's number in its inspector: only the current link's connection state counts.
+    let generation: UInt64
+    let inspector: WeakInspector
+    let buffer: RecordBuffer
+    let encoder: RecordEncoder
+    let hello: AppMessage.Hello
     let logger: Logger
-    /// Records per message: a burst goes in a few large frames, not one frame per record.
+    /// The most records in one message, and the size past which a message is sent as it is.
     static let batch = 256
+    static let messageBytes = 1 << 20
+    /// A record larger than this (encoded) has its event and state replaced by a note, so that
+    /// a message always fits the inspector's frame limit.
+    static let recordBytes = 8 << 20
     static let maximumFrameBytes = 64 << 20
 
-    /// Connects and reconnects until cancelled, waiting 0.25 s after a failure, doubling to 5 s.
+    /// Connects and reconnects until cancelled or the inspector is released, waiting 0.25 s
+    /// after a failure, doubling to 5 s.
     func run() async {
         var backoff = Duration.milliseconds(250)
-        while !Task.isCancelled {
+        while !Task.isCancelled, inspector.inspector != nil {
             let connected = await connectOnce()
-            inspector.setConnected(false)
+            if let inspector = inspector.inspector {
+                inspector.setConnected(false, generation: generation)
+                // No inspector to bring the app back: it shows its live states again.
+                await inspector.previews.endAll()
+            }
             if connected { backoff = .milliseconds(250) }
             try? await Task.sleep(for: backoff)
             backoff = min(backoff * 2, .seconds(5))
@@ -48,13 +62,13 @@ struct InspectorLink: Sendable {
                     return
                 }
                 welcomed.set()
-                inspector.setConnected(true)
+                guard let previews = inspector.inspector?.previews else { return }
+                inspector.inspector?.setConnected(true, generation: generation)
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await send(after: welcome.lastSequence, to: outbound) }
                     while let message = try await messages.next() {
-                        guard let command = Self.command(message) else { continue }
-                        let status = await inspector.apply(command)
-                        if let status { try await outbound.write(.text(Self.text(AppMessage(previewStatus: status)))) }
+                        guard let command = Self.command(message), let status = await carryOut(command, previews: previews) else { continue }
+                        try await outbound.write(.text(Self.text(AppMessage(previewStatus: status))))
                     }
                     group.cancelAll()
                 }
@@ -65,20 +79,64 @@ struct InspectorLink: Sendable {
         return welcomed.isSet
     }
 
-    private var hello: AppMessage.Hello {
-        AppMessage.Hello(session: inspector.sessionID, app: inspector.app, redaction: inspector.redaction)
+    /// Carries out a command of the inspector; returns what the app shows now, for a preview.
+    private func carryOut(_ command: InspectorCommand, previews: PreviewBook) async -> PreviewStatus? {
+        if let preview = command.preview {
+            let entry = buffer.entry(preview.sequence)
+            let state = entry?.system == preview.system ? entry?.state : nil
+            return await previews.show(preview.sequence, state: state, in: preview.system)
+        }
+        if let end = command.endPreview {
+            return await previews.end(end.system)
+        }
+        return nil
     }
 
-    /// Sends the records after `cursor` as they come, until cancelled or a write fails.
+    /// Sends the records after `cursor` as they come, until cancelled or a write fails: a
+    /// message holds up to ``batch`` records, fewer when they pass ``messageBytes``.
     private func send(after cursor: UInt64, to outbound: WebSocketOutboundWriter) async throws {
         var cursor = cursor
         while !Task.isCancelled {
-            await inspector.buffer.waitForRecords(after: cursor)
-            let entries = inspector.buffer.entries(after: cursor, limit: Self.batch)
-            guard let last = entries.last else { continue }
-            try await outbound.write(.text(Self.text(AppMessage(records: entries.map(inspector.record)))))
-            cursor = last.sequence
+            await buffer.waitForRecords(after: cursor)
+            let entries = buffer.entries(after: cursor, limit: Self.batch)
+            guard !entries.isEmpty else { continue }
+            var encoded: [Data] = []
+            var bytes = 0
+            for entry in entries {
+                let record = try Self.encode(encoder.record(entry))
+                if bytes + record.count > Self.messageBytes, !encoded.isEmpty {
+                    try await outbound.write(.text(Self.recordsMessage(encoded)))
+                    (encoded, bytes) = ([], 0)
+                }
+                encoded.append(record)
+                bytes += record.count
+                cursor = entry.sequence
+            }
+            try await outbound.write(.text(Self.recordsMessage(encoded)))
         }
+    }
+
+    /// A record as JSON; one too large for a message keeps its fields but for its event and
+    /// state, which say how large they were.
+    static func encode(_ record: InspectorRecord) throws -> Data {
+        let data = try JSONEncoder().encode(record)
+        guard data.count > recordBytes else { return data }
+        var smaller = record
+        let note = JSONValue.object(["tooLarge": .string("\(data.count) bytes encoded: too large to send")])
+        if smaller.event != nil { smaller.event = note }
+        if smaller.state != nil { smaller.state = note }
+        if smaller.status != nil { smaller.status = note }
+        return try JSONEncoder().encode(smaller)
+    }
+
+    /// `{"records": [...]}` from records already encoded.
+    static func recordsMessage(_ records: [Data]) -> String {
+        var text = #"{"records":["#
+        for (index, record) in records.enumerated() {
+            if index > 0 { text += "," }
+            text += String(decoding: record, as: UTF8.self)
+        }
+        return text + "]}"
     }
 
     private static func text(_ message: AppMessage) -> String {

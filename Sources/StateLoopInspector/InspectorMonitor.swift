@@ -23,7 +23,7 @@ public struct InspectorMonitor<State: Encodable & Sendable, Event: Encodable & S
     public func attach(to system: System<State, Event>) {
         inspector.keep(.attached, system: name, event: nil, state: system.state, detail: .none)
         let previewer = system.previewer
-        inspector.registerPreviewer(for: name) { kept in
+        inspector.previews.register(name) { kept in
             guard let kept else { return await previewer.show(nil) }
             guard let state = kept as? State else { return false }
             return await previewer.show(state)
@@ -39,9 +39,9 @@ public struct InspectorMonitor<State: Encodable & Sendable, Event: Encodable & S
     }
 
     public func system(didStartEffect effect: EffectID, request: (any Sendable)?) {
-        // The request's readable form is taken now: it is a value of the app's, not `Codable`
-        // in general, and what it held is what the effect started for.
-        inspector.keep(.effectStarted, system: name, event: nil, state: nil, detail: .effect(effect.rawValue, request: request.map { String(describing: $0) }))
+        // Kept as the value (what the effect started for); described through reflection and
+        // redacted like any event when the record is encoded, off the system's actor.
+        inspector.keep(.effectStarted, system: name, event: nil, state: nil, detail: .effect(effect.rawValue, request: request))
     }
 
     public func system(didCancelEffect effect: EffectID) {

@@ -1,46 +1,62 @@
 import StateLoopSync
 import StateLoopWire
 
-/// What became of each pending mutation of an optimistic resource, from one status to the
-/// next. Statuses arrive sampled (a watcher may miss some), so a mutation that left the queue is
-/// judged by the confirmed value: confirmed if it contains it (its `lastMutationID` reached the
-/// mutation's number) or if it had been accepted, rejected otherwise.
+/// What became of each pending mutation of an optimistic resource, from what the resource
+/// publishes (`OptimisticResource.observe()`): the mutations each step rejected, then its
+/// status. A mutation that left the queue was rejected if that step said so, and confirmed
+/// otherwise (contained in the confirmed value, whether or not its acceptance was seen).
 ///
 /// A pure value: the watcher's task owns it.
 struct MutationTracker<M: Mutation> {
     /// One step of one mutation.
     struct Step {
         let id: MutationID
-        let mutation: M
+        /// `nil` for a mutation its store dropped, whose type may no longer exist.
+        let mutation: M?
         let outcome: String
         /// The version the server accepted it at, for `accepted`.
-        let version: Version?
+        var version: Version? = nil
+        /// Why it was rejected, for `rejected`.
+        var reason: String? = nil
     }
 
     private var known: [MutationID: PendingMutation<M>] = [:]
-    private let client: ClientID
+    /// Rejected by the latest step, not yet seen gone.
+    private var rejected: [MutationID: MutationFailure<M>] = [:]
 
-    init(client: ClientID) {
-        self.client = client
+    /// Notes the mutations a step rejected; returns the steps of those never seen queued (a
+    /// mutation its store dropped at launch, say), which no status will show.
+    mutating func note(_ failures: [MutationFailure<M>]) -> [Step] {
+        var steps: [Step] = []
+        for failure in failures {
+            if known[failure.id] == nil {
+                steps.append(Step(id: failure.id, mutation: failure.mutation, outcome: "rejected", reason: failure.error.message))
+            } else {
+                rejected[failure.id] = failure
+            }
+        }
+        return steps
     }
 
-    /// The steps between the last status and `status`, in queue order, then the mutations
-    /// that left it.
+    /// The steps between the last status and `status`: each mutation's progress in queue
+    /// order, then the mutations that left the queue, in the order they had been queued.
     mutating func steps(to status: OptimisticStatus<M>) -> [Step] {
         var steps: [Step] = []
         for pending in status.mutations {
             let before = known[pending.id]
             if before == nil {
-                steps.append(Step(id: pending.id, mutation: pending.mutation, outcome: "queued", version: nil))
+                steps.append(Step(id: pending.id, mutation: pending.mutation, outcome: "queued"))
             }
             steps += Self.progress(from: before?.status ?? .pending, to: pending)
         }
         let current = Set(status.mutations.map(\.id))
-        let contained = status.confirmed?.lastMutationID ?? 0
-        for (id, gone) in known.sorted(by: { ($0.key.sequence(of: client) ?? 0) < ($1.key.sequence(of: client) ?? 0) }) where !current.contains(id) {
-            let accepted = if case .confirmed = gone.status { true } else { false }
-            let included = id.sequence(of: client).map { $0 <= contained } ?? false
-            steps.append(Step(id: id, mutation: gone.mutation, outcome: accepted || included ? "confirmed" : "rejected", version: nil))
+        let order = Dictionary(uniqueKeysWithValues: known.keys.map { ($0, $0.parts?.sequence ?? 0) })
+        for (id, gone) in known.sorted(by: { order[$0.key, default: 0] < order[$1.key, default: 0] }) where !current.contains(id) {
+            if let failure = rejected.removeValue(forKey: id) {
+                steps.append(Step(id: id, mutation: gone.mutation, outcome: "rejected", reason: failure.error.message))
+            } else {
+                steps.append(Step(id: id, mutation: gone.mutation, outcome: "confirmed"))
+            }
         }
         known = Dictionary(uniqueKeysWithValues: status.mutations.map { ($0.id, $0) })
         return steps
@@ -50,12 +66,12 @@ struct MutationTracker<M: Mutation> {
     private static func progress(from old: MutationStatus, to pending: PendingMutation<M>) -> [Step] {
         switch (old, pending.status) {
         case (.pending, .sent):
-            [Step(id: pending.id, mutation: pending.mutation, outcome: "sent", version: nil)]
+            return [Step(id: pending.id, mutation: pending.mutation, outcome: "sent")]
         case (.pending, .confirmed(let version)), (.sent, .confirmed(let version)):
-            (old == .pending ? [Step(id: pending.id, mutation: pending.mutation, outcome: "sent", version: nil)] : [])
-                + [Step(id: pending.id, mutation: pending.mutation, outcome: "accepted", version: version)]
+            let sent = old == .pending ? [Step(id: pending.id, mutation: pending.mutation, outcome: "sent")] : []
+            return sent + [Step(id: pending.id, mutation: pending.mutation, outcome: "accepted", version: version)]
         default:
-            []
+            return []
         }
     }
 }

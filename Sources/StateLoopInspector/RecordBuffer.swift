@@ -29,8 +29,9 @@ final class RecordBuffer: Sendable {
             case sent(Bool)
             /// Stale (`true`) or the system stopped, for `discarded`.
             case stale(Bool)
-            /// The effect's number and request, for the effect kinds.
-            case effect(UInt64, request: String?)
+            /// The effect's number and request (described, and redacted, when encoded), for the
+            /// effect kinds.
+            case effect(UInt64, request: (any Sendable)?)
             /// Every field but the sequence, time, system and kind, for the rarer kinds
             /// (resources, drop markers).
             case record(InspectorRecord)

@@ -25,11 +25,15 @@ final class InspectorHub: Sendable {
         var apps: [Int: App] = [:]
         var appBySession: [String: Int] = [:]
         var pages: [Int: AsyncStream<String>.Continuation] = [:]
+        /// The record each app's systems show in place of their live state, by app and system.
+        var previews: [Int: [String: UInt64]] = [:]
         var lastID = 0
     }
 
     /// How many records the inspector keeps per app.
     let capacity: Int
+    /// How many apps it keeps: past that, the apps that left longest ago are forgotten.
+    static let maximumApps = 32
     /// How many messages a page's outbox holds before the page is closed as too slow.
     static let pageOutboxLimit = 10_000
     private let state = Mutex(State())
@@ -55,6 +59,7 @@ final class InspectorHub: Sendable {
                 id = state.lastID
                 state.appBySession[hello.session] = id
                 state.apps[id] = App(hello: hello)
+                forgetAppsThatLeft(&state)
             }
             state.apps[id]?.connection = (connection, outbox)
             broadcastApps(&state)
@@ -67,6 +72,8 @@ final class InspectorHub: Sendable {
         state.withLock { state in
             guard state.apps[id]?.connection?.number == connection else { return }
             state.apps[id]?.connection = nil
+            // The app shows its live states again by itself once its connection ends.
+            state.previews[id] = nil
             broadcastApps(&state)
         }
     }
@@ -94,6 +101,7 @@ final class InspectorHub: Sendable {
     /// Shows an app's answer to a preview request to every page.
     func previewStatus(_ status: PreviewStatus, of id: Int) {
         state.withLock { state in
+            state.previews[id, default: [:]][status.system] = status.sequence
             let message = PageMessage.AppPreviewStatus(app: id, system: status.system, sequence: status.sequence, problem: status.problem)
             broadcast(PageMessage(previewStatus: message), in: &state)
         }
@@ -118,12 +126,29 @@ final class InspectorHub: Sendable {
                     start = end
                 }
             }
+            for (appID, systems) in state.previews {
+                for (system, sequence) in systems {
+                    let status = PageMessage.AppPreviewStatus(app: appID, system: system, sequence: sequence, problem: nil)
+                    send(PageMessage(previewStatus: status), to: id, in: &state)
+                }
+            }
             return id
         }
     }
 
+    /// A page left. When it was the last, every preview ends: nobody is left to bring the apps
+    /// back to their live states.
     func pageDisconnected(_ id: Int) {
-        _ = state.withLock { $0.pages.removeValue(forKey: id) }
+        state.withLock { state in
+            state.pages[id] = nil
+            guard state.pages.isEmpty else { return }
+            for (appID, systems) in state.previews {
+                guard let outbox = state.apps[appID]?.connection?.outbox else { continue }
+                for system in systems.keys {
+                    outbox.yield(Self.text(InspectorCommand(endPreview: .init(system: system))))
+                }
+            }
+        }
     }
 
     /// Carries out a page's request: a preview goes to its app, or the page is told why not.
@@ -158,6 +183,17 @@ final class InspectorHub: Sendable {
     /// The apps as the page lists them.
     var apps: [PageMessage.AppSummary] {
         state.withLock { summaries($0) }
+    }
+
+    /// Forgets the apps that left longest ago while more than ``maximumApps`` are kept, so
+    /// that an inspector left running through many launches of an app stays bounded.
+    private func forgetAppsThatLeft(_ state: inout State) {
+        let gone = state.apps.filter { $0.value.connection == nil }.keys.sorted()
+        for id in gone.prefix(max(0, state.apps.count - Self.maximumApps)) {
+            if let session = state.apps[id]?.hello.session { state.appBySession[session] = nil }
+            state.apps[id] = nil
+            state.previews[id] = nil
+        }
     }
 
     // MARK: Sending

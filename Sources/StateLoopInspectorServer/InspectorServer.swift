@@ -69,12 +69,23 @@ public final class InspectorServer: Sendable {
 
     /// The page's address, token included, while running.
     public var pageURL: String? {
-        port.map { "http://\(configuration.host):\($0)/?token=\(configuration.token)" }
+        address(scheme: "http", path: "/")
     }
 
     /// The address an app connects to (`Inspector.connect(to:)`), while running.
     public var appURL: String? {
-        port.map { "ws://\(configuration.host):\($0)/app?token=\(configuration.token)" }
+        address(scheme: "ws", path: "/app")
+    }
+
+    /// `scheme://host:port/path?token=…`, the host bracketed when it is an IPv6 address and the
+    /// token escaped.
+    private func address(scheme: String, path: String) -> String? {
+        guard let port else { return nil }
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let token = configuration.token.addingPercentEncoding(withAllowedCharacters: allowed) ?? configuration.token
+        return "\(scheme)://\(host):\(port)\(path)?token=\(token)"
     }
 
     /// Binds and serves in the background; returns the bound port once it accepts connections.
@@ -101,8 +112,11 @@ public final class InspectorServer: Sendable {
             lifecycle.withLock { $0.port = port }
             return port
         }
+        // Cancelled while binding, or the server ended: stop what may still run, then say why.
+        await services.triggerGracefulShutdown()
         lifecycle.withLock { $0 = Lifecycle() }
         try await task.value
+        try Task.checkCancellation()
         throw StartFailure(description: "the inspector stopped before listening")
     }
 

@@ -25,6 +25,9 @@ public struct InspectorRecord: Codable, Sendable, Hashable {
         case mutation
         /// A watched `resource` dropped a value of `version`, no newer than the one it held.
         case versionDropped
+        /// A watched journal's `status`: what opening it found, then its health (see
+        /// `docs/Inspector.md`).
+        case journal
     }
 
     /// The record's number in its session, from 1: a gap is never silent (see ``Kind/dropped``).

@@ -28,6 +28,8 @@ public final class OptimisticResource<M: Mutation>: Sendable {
     /// published them (see ``value``).
     private let local = LocalViewBox<M>()
     private let statuses = Subscribers<OptimisticStatus<M>>(replaysLatest: true, bufferingPolicy: .bufferingNewest(1))
+    /// Watchers that take nothing from the app's subscribers (``observe()``).
+    private let observers = Subscribers<OptimisticObservation<M>>(replaysLatest: true, bufferingPolicy: .bufferingNewest(256))
     private let failureSubscribers = Subscribers<MutationFailure<M>>(
         replaysLatest: false, holdsUndelivered: true, bufferingPolicy: .unbounded
     )
@@ -57,6 +59,7 @@ public final class OptimisticResource<M: Mutation>: Sendable {
         self.commands = commands
         let statuses = statuses
         let failureSubscribers = failureSubscribers
+        let observers = observers
         let feedbacks = OptimisticMachine<M>.feedbacks(
             send: send,
             store: store,
@@ -79,13 +82,16 @@ public final class OptimisticResource<M: Mutation>: Sendable {
                 guard machine.isRestored else { return nil }
                 let status = OptimisticStatus(machine)
                 local.state.withLock { $0.published(status, through: machine.lastQueued) }
+                if !machine.failures.isEmpty { observers.publish(.rejected(machine.failures)) }
                 statuses.publish(status)
+                observers.publish(.status(status))
                 for failure in machine.failures { failureSubscribers.publish(failure) }
                 // Reported once: published above, then cleared.
                 return machine.failures.isEmpty ? nil : .failuresReported(machine.failures.count)
             }
             statuses.finishAll()
             failureSubscribers.finishAll()
+            observers.finishAll()
         }
     }
 
@@ -134,6 +140,13 @@ public final class OptimisticResource<M: Mutation>: Sendable {
     /// from the moment the stored queue is loaded.
     public func updates() -> AsyncStream<OptimisticStatus<M>> {
         statuses.subscribe()
+    }
+
+    /// Watches the resource for an inspector: its current status, then each status it publishes,
+    /// each preceded by the mutations that step rejected. Takes nothing from ``failures()``'s
+    /// subscribers (a failure still waits for the app's), and a slow watcher loses the oldest.
+    package func observe() -> AsyncStream<OptimisticObservation<M>> {
+        observers.subscribe { [statuses] _ in statuses.latest.map { .status($0) } }
     }
 
     /// Each mutation the server rejects, or that its store dropped (see ``DroppedMutation``),
@@ -190,4 +203,13 @@ struct LocalView<M: Mutation>: Sendable {
         latest = status
         unpublished.removeAll { ($0.id.parts?.sequence ?? 0) <= sequence }
     }
+}
+
+/// What a watcher of an optimistic resource sees (``OptimisticResource/observe()``).
+package enum OptimisticObservation<M: Mutation>: Sendable {
+    /// The status the resource published.
+    case status(OptimisticStatus<M>)
+    /// Mutations that left the queue refused (by the server, or dropped by the store), before
+    /// the status that no longer holds them.
+    case rejected([MutationFailure<M>])
 }

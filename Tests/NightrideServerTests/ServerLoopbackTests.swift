@@ -346,7 +346,13 @@ struct ServerLoopbackTests {
                 server.faultPlan = FaultPlan(seed: 2024, latency: .zero...(.zero), pushDropProbability: 0.5, disconnectAfter: nil)
                 let send = client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)
                 for index in 0..<12 {
+                    let decided = server.stats.pushesSent + server.stats.pushesDropped
                     _ = try await send(DriverModeChange(on: index % 2 == 0), freshID())
+                    // Each push's fate settled before the next change: two pushes waiting in the
+                    // socket's outbox at once (a loaded machine) would be coalesced into one,
+                    // and the lost pushes would no longer be the seed's alone.
+                    let settled = await eventually(within: .seconds(10)) { server.stats.pushesSent + server.stats.pushesDropped > decided }
+                    #expect(settled, "the push of change \(index) was neither sent nor dropped")
                 }
                 server.faultsEnabled = false
                 let last = try await send(DriverModeChange(on: true), freshID())

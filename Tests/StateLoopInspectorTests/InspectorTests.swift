@@ -82,6 +82,35 @@ struct InspectorTests {
         system.stop()
     }
 
+    @Test("an effect's request is shown field by field, with the secret fields redacted, Codable or not")
+    func secretInRequest() throws {
+        struct SignIn: Hashable, Sendable {
+            var user: String
+            var password: String
+            var attempts: [Int]
+        }
+        struct Session: Codable, Sendable {
+            var signIn: String?
+        }
+        let inspector = Inspector(app: "Sign-in", redacting: ["password"])
+        let monitor = inspector.monitor(named: "sign-in", of: Session.self, String.self)
+        let system = System(
+            initialState: Session(),
+            reduce: { (state: inout Session, event: String) in state.signIn = event },
+            feedbacks: [.react(query: { (state: Session) in state.signIn.map { SignIn(user: $0, password: "hunter2", attempts: [1, 2]) } }) { (_: SignIn, _: Send<String>) in
+                // Until cancelled: the system stops at the end of the test.
+                try? await Task.sleep(for: .seconds(3_600))
+            }],
+            monitor: monitor
+        )
+        monitor.attach(to: system)
+        system.send("ann")
+        let request = try #require(inspector.session().records.first { $0.kind == .effectStarted }?.request)
+        #expect(!request.contains("hunter2"), "the password reached the session: \(request)")
+        #expect(request.contains("SignIn") && request.contains("\"user\": \"ann\"") && request.contains("[1, 2]"), "\(request)")
+        system.stop()
+    }
+
     @Test("a full buffer drops its oldest records and says how many, never holding the app up")
     func boundedBuffer() {
         let inspector = Inspector(app: "Forms", capacity: 10)

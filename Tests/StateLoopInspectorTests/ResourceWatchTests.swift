@@ -34,10 +34,24 @@ struct ResourceWatchTests {
         #expect(pulls.withLock { $0 } == 0 && resource.requestsStarted == 0, "the watch made the resource fetch")
     }
 
-    @Test("a mutation's steps: queued, sent, accepted, then confirmed once the confirmed value contains it; gone without that, rejected")
+    @Test("a watched resource the app releases stops as if unwatched, and its watch ends")
+    func releasedResource() async throws {
+        let (pushes, push) = AsyncStream.makeStream(of: PushMessage<String>.self)
+        var resource: RemoteResource<String>? = RemoteResource(sources: ResourceSources(pull: {
+            Versioned("pulled", version: Version(epoch: 1, counter: 1))
+        }, push: pushes))
+        weak let released = resource
+        let inspector = Inspector(app: "Test")
+        inspector.watch(resource!, named: "notes")
+        resource = nil
+        #expect(released == nil, "the watch keeps the resource alive")
+        push.finish()
+    }
+
+    @Test("a mutation's steps: queued, sent, accepted, then confirmed when it leaves the queue; rejected when the step that removed it said so")
     func mutationSteps() {
         let client = ClientID()
-        var tracker = MutationTracker<Note>(client: client)
+        var tracker = MutationTracker<Note>()
         var first = PendingMutation(Note(text: "a"), id: MutationID(client: client, sequence: 1))
         let second = PendingMutation(Note(text: "b"), id: MutationID(client: client, sequence: 2))
         #expect(tracker.steps(to: status([first, second], containing: 0)).map(\.outcome) == ["queued", "queued"])
@@ -45,17 +59,30 @@ struct ResourceWatchTests {
         let accepted = tracker.steps(to: status([first, second], containing: 0))
         #expect(accepted.map(\.outcome) == ["sent", "accepted"])
         #expect(accepted.last?.version == Version(epoch: 1, counter: 5))
-        // The first is contained in the confirmed value, the second went without being: refused.
-        #expect(tracker.steps(to: status([], containing: 1)).map { "\($0.id.sequence(of: client) ?? 0) \($0.outcome)" } == ["1 confirmed", "2 rejected"])
+        // The server refused the second, although its number is within the confirmed value's.
+        #expect(tracker.note([failure(second.id)]).isEmpty)
+        let gone = tracker.steps(to: status([], containing: 2))
+        #expect(gone.map { "\($0.id.sequence(of: client) ?? 0) \($0.outcome)" } == ["1 confirmed", "2 rejected"])
+        #expect(gone.last?.reason == "refused")
     }
 
-    @Test("a mutation whose every intermediate status was missed is still judged by the confirmed value")
+    @Test("a mutation acknowledged and dropped in one step, by a server that sends no lastMutationID, is confirmed; one its store dropped at launch is rejected at once")
     func sampledStatuses() {
         let client = ClientID()
-        var tracker = MutationTracker<Note>(client: client)
+        var tracker = MutationTracker<Note>()
         let only = PendingMutation(Note(text: "a"), id: MutationID(client: client, sequence: 7))
         _ = tracker.steps(to: status([only], containing: 0))
-        #expect(tracker.steps(to: status([], containing: 7)).map(\.outcome) == ["confirmed"])
+        #expect(tracker.steps(to: status([], containing: 0)).map(\.outcome) == ["confirmed"])
+        let dropped = tracker.note([failure(MutationID(client: client, sequence: 3))])
+        #expect(dropped.map(\.outcome) == ["rejected"])
+    }
+
+    private func failure(_ id: MutationID) -> MutationFailure<Note> {
+        MutationFailure(id: id, mutation: nil, error: ResourceFailure(TestRefusal(), kind: .unrecoverable))
+    }
+
+    private struct TestRefusal: Error, CustomStringConvertible {
+        var description: String { "refused" }
     }
 
     struct Note: Mutation, Equatable {

@@ -1,0 +1,44 @@
+import Foundation
+import StateLoopInspectorWire
+
+/// Makes the ``InspectorRecord`` of a kept entry: its event, state and request encoded and
+/// redacted, its time in seconds since the inspector started. A value, so that the link's task
+/// encodes without holding the ``Inspector``.
+struct RecordEncoder: Sendable {
+    let redaction: Redaction
+    let start: ContinuousClock.Instant
+
+    func record(_ entry: RecordBuffer.Entry) -> InspectorRecord {
+        var record: InspectorRecord
+        if case .record(let fields) = entry.detail {
+            record = fields
+        } else {
+            record = InspectorRecord(sequence: 0, time: 0, system: entry.system, kind: entry.kind)
+        }
+        record.sequence = entry.sequence
+        let elapsed = start.duration(to: entry.at)
+        record.time = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        record.system = entry.system
+        record.kind = entry.kind
+        switch entry.detail {
+        case .sent(let sent): record.source = sent ? "sent" : "effect"
+        case .stale(let stale): record.reason = stale ? "stale" : "stopped"
+        case .effect(let number, let request):
+            record.effect = number
+            record.request = request.map { ReflectedValue.text(of: $0, redaction: redaction) }
+        case .none, .record: break
+        }
+        if let event = entry.event { record.event = redaction.apply(to: Self.json(of: event)) }
+        if let state = entry.state { record.state = redaction.apply(to: Self.json(of: state)) }
+        return record
+    }
+
+    /// `value`'s `Codable` form as a JSON value; a value that cannot be encoded says why.
+    static func json(of value: any Encodable & Sendable) -> JSONValue {
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+        } catch {
+            return .object(["unencodable": .string("\(type(of: value)): \(error)")])
+        }
+    }
+}
