@@ -46,11 +46,17 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("could not listen on \(host):\(port): \(error). Another inspector may be running: pass --port 0 for any free port.")
         }
-        print("StateLoop inspector")
-        print("  page:  \(server.pageURL ?? "?")")
-        print("  apps:  \(server.appURL ?? "?")")
-        print("  (Nightride: swift run nightride client --inspect '\(server.appURL ?? "?")')")
-        print("Ctrl-C stops it.")
+        // Written at once, not buffered, so that a script reading the output through a pipe
+        // sees the addresses while the inspector runs.
+        let banner = """
+            StateLoop inspector
+              page:  \(server.pageURL ?? "?")
+              apps:  \(server.appURL ?? "?")
+              (Nightride: swift run nightride client --inspect '\(server.appURL ?? "?")')
+            Ctrl-C stops it.
+
+            """
+        FileHandle.standardOutput.write(Data(banner.utf8))
         await Self.waitForInterrupt()
         await server.stop()
     }
