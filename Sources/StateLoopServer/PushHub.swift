@@ -41,10 +41,13 @@ final class PushHub: Sendable {
 
     private let state = Mutex(State())
     private let maximumSocketsPerPrincipal: Int
+    /// Whether a value's push is encoded once for its sockets (see `SyncServerConfiguration`).
+    private let encodesOnce: Bool
     private let metrics: ServerMetrics
 
-    init(maximumSocketsPerPrincipal: Int, metrics: ServerMetrics) {
+    init(maximumSocketsPerPrincipal: Int, encodesOnce: Bool = true, metrics: ServerMetrics) {
         self.maximumSocketsPerPrincipal = maximumSocketsPerPrincipal
+        self.encodesOnce = encodesOnce
         self.metrics = metrics
     }
 
@@ -123,13 +126,32 @@ final class PushHub: Sendable {
             }
         }
         // Outside the hub's lock. Access is checked by each socket's writer, not here: this runs
-        // on the store's writer queue, where the app's code would hold up every commit.
+        // on the store's writer queue, where the app's code would hold up every commit. Each
+        // value is encoded once per `lastMutationID`, not once per socket.
+        var encoded: [PushKey: EncodedPush] = [:]
         for (writer, entry) in offers {
-            switch writer.offer(entry) {
-            case .queued: metrics.pushesQueued.increment()
-            case .coalesced: metrics.pushesCoalesced.increment()
-            case .outdated, .closed: metrics.pushesDropped.increment()
+            var entry = entry
+            if !encodesOnce {
+                record(writer.offer(entry))
+                continue
             }
+            let key = PushKey(key: entry.value.key, version: entry.value.version, lastMutationID: entry.lastMutationID)
+            if let known = encoded[key] {
+                entry.encoded = known
+            } else {
+                let made = EncodedPush(entry.value, lastMutationID: entry.lastMutationID)
+                encoded[key] = made
+                entry.encoded = made
+            }
+            record(writer.offer(entry))
+        }
+    }
+
+    private func record(_ offer: PushOutbox.Offer) {
+        switch offer {
+        case .queued: metrics.pushesQueued.increment()
+        case .coalesced: metrics.pushesCoalesced.increment()
+        case .outdated, .closed: metrics.pushesDropped.increment()
         }
     }
 
@@ -181,4 +203,11 @@ final class PushHub: Sendable {
 struct ClientProgressKey: Hashable, Sendable {
     var scope: String
     var client: ClientID
+}
+
+/// What makes two pushes the same text.
+private struct PushKey: Hashable {
+    let key: ResourceKey
+    let version: Version
+    let lastMutationID: UInt64?
 }

@@ -17,6 +17,13 @@ struct PushOutbox: Sendable {
     struct Entry: Sendable, Equatable {
         var value: StoredValue
         var lastMutationID: UInt64?
+        /// The push's text, when a fan-out encoded it once for all its sockets; the writer
+        /// encodes it otherwise. Not part of the entry's identity.
+        var encoded: EncodedPush? = nil
+
+        static func == (lhs: Entry, rhs: Entry) -> Bool {
+            lhs.value == rhs.value && lhs.lastMutationID == rhs.lastMutationID
+        }
     }
 
     /// What happened to an offer.

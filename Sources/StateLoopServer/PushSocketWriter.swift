@@ -184,9 +184,13 @@ final class PushSocketWriter: Sendable {
             shared.metrics.pushesDropped.increment()
             return false
         }
-        let text = entry.value.json.count <= shared.maximumPushBytes
-            ? WireMessage.versioned(entry.value, lastMutationID: entry.lastMutationID) : WireMessage.hint
-        write(text)
+        if entry.value.json.count > shared.maximumPushBytes {
+            write(WireMessage.hint)
+        } else if let encoded = entry.encoded {
+            channel.write(WebSocketFrame(fin: true, opcode: .text, data: encoded.payload), promise: nil)
+        } else {
+            write(WireMessage.versioned(entry.value, lastMutationID: entry.lastMutationID))
+        }
         if case .sendWithHint = fate { write(WireMessage.hint) }
         shared.metrics.pushesSent.increment()
         return true

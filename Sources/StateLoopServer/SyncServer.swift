@@ -67,7 +67,7 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
         self.configuration = configuration
         self.logger = logger
         metrics = ServerMetrics(registry: registry)
-        hub = PushHub(maximumSocketsPerPrincipal: configuration.maximumSocketsPerPrincipal, metrics: metrics)
+        hub = PushHub(maximumSocketsPerPrincipal: configuration.maximumSocketsPerPrincipal, encodesOnce: configuration.encodesPushesOnce, metrics: metrics)
         pushWriting = PushWriting(
             maximumPushBytes: configuration.maximumPushBytes, slowReaderTimeout: configuration.slowReaderTimeout, metrics: metrics,
             logger: logger

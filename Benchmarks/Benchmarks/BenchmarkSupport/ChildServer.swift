@@ -19,13 +19,13 @@ public final class ChildServer: Sendable {
         self.port = port
     }
 
-    /// Starts this executable again with `variable` set in its environment, and returns once it
-    /// listens.
-    public static func launch(role variable: String) throws -> ChildServer {
+    /// Starts this executable again with `variable` set in its environment (and `extra`), and
+    /// returns once it listens.
+    public static func launch(role variable: String, environment extra: [String: String] = [:]) throws -> ChildServer {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         process.arguments = []
-        var environment = ProcessInfo.processInfo.environment
+        var environment = ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
         environment[variable] = "1"
         process.environment = environment
         let input = Pipe()

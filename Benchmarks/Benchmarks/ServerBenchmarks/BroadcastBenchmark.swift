@@ -3,7 +3,7 @@ import BenchmarkSupport
 import Foundation
 import Hummingbird
 import Logging
-import StateLoopServer
+@_spi(Benchmarks) import StateLoopServer
 import Synchronization
 
 /// How many push sockets the broadcast benchmark holds open on one server process.
@@ -15,9 +15,16 @@ let broadcastSocketCount = 10_000
 /// one change that affects all 10,000 users: one write of that key, from the server's own
 /// `update`, and ends when the 10,000th frame of it has arrived.
 func registerBroadcastBenchmark() {
+    // The kit as it runs, then its baseline in the same run: each socket encoding its own push.
+    for (name, encodesOnce) in [("", true), (", encoded per socket (baseline)", false)] {
+        registerBroadcastBenchmark(name: name, encodesOnce: encodesOnce)
+    }
+}
+
+private func registerBroadcastBenchmark(name: String, encodesOnce: Bool) {
     let box = FixtureBox<SocketFleet>()
     Benchmark(
-        "Server: one change to 10,000 push sockets (one key every user reads)",
+        "Server: one change to 10,000 push sockets (one key every user reads)\(name)",
         configuration: .init(
             metrics: [.wallClock, .broadcastLastFrame, .broadcastUpdate, .broadcastPerSocket],
             warmupIterations: 3,
@@ -37,7 +44,7 @@ func registerBroadcastBenchmark() {
             }
         },
         setup: {
-            let server = try ChildServer.launch(role: BroadcastServer.roleVariable)
+            let server = try ChildServer.launch(role: BroadcastServer.roleVariable, environment: [BroadcastServer.encodeEachVariable: encodesOnce ? "0" : "1"])
             try await Task.sleep(for: .milliseconds(300))
             let fleet = try await SocketFleet.open(
                 on: server, authorizations: (0..<broadcastSocketCount).map { "Bearer user-\($0)" }, path: "/notice/push",
@@ -56,6 +63,8 @@ func registerBroadcastBenchmark() {
 /// with `update` and answers `done MICROSECONDS`: how long the write took, its pushes queued.
 enum BroadcastServer {
     static let roleVariable = "STATELOOP_BENCHMARK_BROADCAST_SERVER"
+    /// Set to 1 for the baseline: every socket encodes its own push.
+    static let encodeEachVariable = "STATELOOP_BENCHMARK_ENCODE_EACH"
 
     static let notice = ServerResource("notice", of: Int.self)
 
@@ -79,7 +88,9 @@ enum BroadcastServer {
             return logger
         }()
         guard let store = try? SQLiteStore() else { exit(1) }
-        let server = SyncServer(store: store, access: Everyone(), logger: logger)
+        var configuration = SyncServerConfiguration()
+        configuration.encodesPushesOnce = ProcessInfo.processInfo.environment[encodeEachVariable] != "1"
+        let server = SyncServer(store: store, access: Everyone(), configuration: configuration, logger: logger)
         server.serve(notice, at: "notice") { _, _ in "all" }
         guard let port = try? runBlocking({
             try await server.update { transaction in try transaction.write(0, to: notice, "all") }

@@ -30,18 +30,23 @@
   const KIND_GROUPS = {
     attached: 'events', reduced: 'events', discarded: 'discards',
     effectStarted: 'effects', effectCancelled: 'effects', effectFinished: 'effects', dropped: 'drops',
-    resource: 'resources', versionDropped: 'resources', mutation: 'mutations',
+    resource: 'resources', versionDropped: 'resources', mutation: 'mutations', journal: 'journals',
   };
   const KIND_BADGES = {
     attached: 'ATTACH', reduced: 'EVENT', discarded: 'DISCARD',
     effectStarted: 'START', effectCancelled: 'CANCEL', effectFinished: 'FINISH', dropped: 'DROPPED',
-    resource: 'RESOURCE', mutation: 'MUTATION', versionDropped: 'OLD VER',
+    resource: 'RESOURCE', mutation: 'MUTATION', versionDropped: 'OLD VER', journal: 'JOURNAL',
   };
   const EFFECT_KINDS = new Set(['effectStarted', 'effectCancelled', 'effectFinished']);
   const STATE_KINDS = new Set(['reduced', 'attached']);
   // Records of the resources an app watches (`Inspector.watch`): their `system` is the
   // resource's name, and `resource` says it again. They carry no system state.
   const RESOURCE_KINDS = new Set(['resource', 'mutation', 'versionDropped']);
+  // Records of a watched journal (`Inspector.watch(_:named:)` in StateLoopInspectorJournal): its
+  // `system` is the journal's name and `status` its recovery and health. No system state either.
+  const JOURNAL_KIND = 'journal';
+  // Kinds that carry no system state, so that time travel does not apply to them.
+  const STATELESS_KINDS = new Set([...RESOURCE_KINDS, JOURNAL_KIND, 'dropped']);
   // The status flags a summary names, when true, in this order.
   const STATUS_FLAGS = ['loading', 'slow', 'offline', 'retrying', 'unauthorized'];
   const MUTATION_LENGTH = 80; // characters of a mutation shown in a row
@@ -61,7 +66,7 @@
     order: [], // keys, as listed: live apps in the server's order, then files as opened
     selectedKey: null,
     paused: false,
-    kinds: { events: true, discards: true, effects: true, drops: true, resources: true, mutations: true },
+    kinds: { events: true, discards: true, effects: true, drops: true, resources: true, mutations: true, journals: true },
     text: '', // lowercased text filter
     stateOpen: true, // whether the full state is expanded (kept across selections)
     fileCount: 0,
@@ -92,6 +97,7 @@
       effectRequests: new Map(), // "system\0number" -> { request, sequence } of effectStarted
       resources: new Map(), // resource name -> { statuses: indexes of its `resource` records }
       mutations: new Map(), // "resource\0mutation id" -> indexes of that mutation's records
+      journals: new Map(), // journal name -> { statuses: indexes of its `journal` records }
       dropIndexes: [], // indexes of `dropped` records, ascending (gaps, for the resource section)
       appDropped: 0, // records lost in the app's own buffer (sum of `dropped` records)
       trimmed: 0, // records this page let go (MAX_HELD_RECORDS)
@@ -122,6 +128,14 @@
     } else if (record.kind === 'dropped') {
       app.appDropped += Number(record.dropped) || 0;
       app.dropIndexes.push(index);
+    } else if (record.kind === JOURNAL_KIND) {
+      const name = record.system;
+      let journal = app.journals.get(name);
+      if (!journal) {
+        journal = { statuses: [] };
+        app.journals.set(name, journal);
+      }
+      journal.statuses.push(index);
     } else if (RESOURCE_KINDS.has(record.kind)) {
       const name = resourceName(record);
       let resource = app.resources.get(name);
@@ -144,6 +158,7 @@
     app.effectRequests = new Map();
     app.resources = new Map();
     app.mutations = new Map();
+    app.journals = new Map();
     app.dropIndexes = [];
     app.appDropped = 0;
     app.records.forEach((record, index) => indexRecord(app, record, index));
@@ -308,7 +323,7 @@
   // The state a row shows in time travel: its own, or the latest of its system at that point.
   function stateAtRow(app, index) {
     const record = app.records[index];
-    if (!record || record.kind === 'dropped' || RESOURCE_KINDS.has(record.kind)) return null;
+    if (!record || STATELESS_KINDS.has(record.kind)) return null;
     return latestState(app, record.system, index);
   }
 
@@ -348,11 +363,30 @@
 
   // The latest `resource` record of `name` at or before `index`.
   function statusAt(app, name, index) {
-    const resource = app.resources.get(name);
-    if (!resource) return null;
-    const position = lastAtOrBefore(resource.statuses, index);
+    return latestStatus(app, app.resources.get(name), index);
+  }
+
+  // The latest `journal` record of the journal `name` at or before `index`.
+  function journalAt(app, name, index) {
+    return latestStatus(app, app.journals.get(name), index);
+  }
+
+  // Each journal's latest `journal` record at or before `index`, in order of first appearance.
+  function journalsAt(app, index) {
+    const out = [];
+    for (const name of app.journals.keys()) {
+      const found = journalAt(app, name, index);
+      if (found) out.push({ name, ...found });
+    }
+    return out;
+  }
+
+  // The latest of `entry.statuses` (indexes of status records) at or before `index`.
+  function latestStatus(app, entry, index) {
+    if (!entry) return null;
+    const position = lastAtOrBefore(entry.statuses, index);
     if (position < 0) return null;
-    const at = resource.statuses[position];
+    const at = entry.statuses[position];
     return { index: at, record: app.records[at], gap: gapBetween(app, at, index) };
   }
 
@@ -468,6 +502,57 @@
 
   function statusSummary(status) {
     return statusParts(status).map((part) => part.text).join(' · ');
+  }
+
+  // A journal's status in a few words: how opening it went, its events and how many are
+  // committed, the state saved last, and what is wrong (unwritten events, migration losses, the
+  // last write error). `full`: the detail pane's form, which also says what is absent.
+  // Each part: { text, type } (type picks the colour).
+  function journalParts(status, full = false) {
+    if (!isObject(status)) return [{ text: status === undefined ? 'no status' : compact(status, 60), type: 'other' }];
+    if (status.tooLarge !== undefined) return [{ text: `too large: ${textOf(status.tooLarge)}`, type: 'other' }];
+    const parts = [];
+    if (hasText(status.recovery)) {
+      const recovery = textOf(status.recovery);
+      const type = /^started fresh/i.test(recovery) ? 'recovery fresh' : /^restored/i.test(recovery) ? 'recovery restored' : 'recovery';
+      parts.push({ text: full ? recovery : recoveryShort(recovery), type });
+    }
+    const last = numberOf(status.lastSequence);
+    const durable = numberOf(status.durableSequence);
+    if (last !== null || durable !== null) {
+      const events = last !== null ? `${formatCount(last)} event${last === 1 ? '' : 's'}` : '? events';
+      parts.push({ text: `${events}, ${durable !== null ? formatCount(durable) : '?'} committed`, type: 'counts' });
+    }
+    const snapshot = numberOf(status.snapshotSequence);
+    if (snapshot !== null) parts.push({ text: `snapshot after ${snapshot}`, type: 'snapshot' });
+    else if (full) parts.push({ text: 'no snapshot', type: 'snapshot none' });
+    const unwritten = numberOf(status.unwritten);
+    if (unwritten) parts.push({ text: `${formatCount(unwritten)} unwritten`, type: 'unwritten' });
+    if (Array.isArray(status.migrated) && status.migrated.length) {
+      parts.push({ text: `migrated (${status.migrated.length})`, type: 'migrated' });
+    }
+    const droppedEvents = numberOf(status.droppedEvents);
+    if (droppedEvents) parts.push({ text: `${formatCount(droppedEvents)} event${droppedEvents === 1 ? '' : 's'} dropped by the migration`, type: 'failure' });
+    if (hasText(status.lastError)) parts.push({ text: textOf(status.lastError), type: 'failure error' });
+    return parts;
+  }
+
+  // "restored: the state saved after event 120, then 4 events" -> "restored" (the row's form;
+  // the counts and the snapshot follow it anyway).
+  function recoveryShort(recovery) {
+    const head = recovery.split(':')[0].trim();
+    return head.length > 40 ? `${head.slice(0, 39)}…` : head;
+  }
+
+  function numberOf(value) {
+    const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() ? Number(value) : NaN;
+    return Number.isFinite(n) ? n : null;
+  }
+
+  // A journal whose last write failed. (Events a migration dropped stay in every later status:
+  // shown in red in the row, but not a failure of now.)
+  function journalFailing(status) {
+    return isObject(status) && hasText(status.lastError);
   }
 
   // "1.5" -> "v1.5"; a version written otherwise ("v5", "e1v5") is kept as it is.
@@ -596,12 +681,20 @@
         tag = 'OUTDATED';
         summary = `${resourceName(record)}: version ${textOf(record.version)} dropped (outdated)`;
         break;
+      case JOURNAL_KIND:
+        summary = `${record.system}: ${journalParts(record.status).map((part) => part.text).join(' · ')}`;
+        break;
       default:
         summary = record.kind;
     }
     if (summary.length > SUMMARY_LENGTH + 40) summary = `${summary.slice(0, SUMMARY_LENGTH + 39)}…`;
     // The full mutation id too, so that the filter finds every record of one mutation.
-    const extra = record.kind === 'mutation' && record.mutation !== undefined ? ` ${record.mutation}` : '';
+    let extra = record.kind === 'mutation' && record.mutation !== undefined ? ` ${record.mutation}` : '';
+    // A journal's full recovery and error (the row cuts them), so that the filter finds them.
+    if (record.kind === JOURNAL_KIND && isObject(record.status)) {
+      for (const field of ['recovery', 'lastError']) if (hasText(record.status[field])) extra += ` ${textOf(record.status[field])}`;
+      if (Array.isArray(record.status.migrated)) extra += ` ${record.status.migrated.map(textOf).join(' ')}`;
+    }
     const text = `#${record.sequence} ${record.system} ${record.kind} ${tag} ${summary}${extra}`.toLowerCase();
     info = { summary, tag, text };
     rowCache.set(record, info);
@@ -632,7 +725,15 @@
       conn.delay = RECONNECT_FIRST;
       // The server now resends every app and everything it holds of each: what comes replaces
       // what this page holds (see receiveApps and receiveRecords).
-      for (const app of model.apps.values()) if (app.origin === 'live') app.resetOnNext = true;
+      // Previews too: the inspector tells a page that connects of every preview on (and ends
+      // them all when its last page leaves), so what this page knew of them may be over.
+      for (const app of model.apps.values()) {
+        if (app.origin !== 'live') continue;
+        app.resetOnNext = true;
+        app.previews.clear();
+        app.requested = null;
+      }
+      invalidate('banner', 'timeline', 'systems');
       setConnectionState('connected');
     };
     socket.onmessage = (message) => receive(message.data);
@@ -747,18 +848,25 @@
     invalidate('apps', 'systems', 'timeline', 'detail', 'header', 'banner');
   }
 
-  function receiveRecords(payload) {
-    const key = String(payload.app);
+  // A live app by its id; one not listed yet (records or a status before the app's listing) is
+  // kept under a placeholder the listing will name.
+  function liveApp(id) {
+    const key = String(id);
     let app = model.apps.get(key);
     if (!app) {
-      // Records before the app's listing: keep them under a placeholder the listing will name.
       app = createApp(key, 'live');
-      app.wireId = payload.app;
-      app.name = `app ${payload.app}`;
+      app.wireId = id;
+      app.name = `app ${id}`;
       model.apps.set(key, app);
       model.order.splice(model.order.filter((k) => model.apps.get(k)?.origin === 'live').length, 0, key);
       if (model.selectedKey === null) selectApp(key);
     }
+    return app;
+  }
+
+  function receiveRecords(payload) {
+    if (payload.app === undefined || payload.app === null) return;
+    const app = liveApp(payload.app);
     const replaces = app.resetOnNext;
     app.resetOnNext = false;
     if (model.paused) holdRecords(app, payload.records, replaces);
@@ -766,20 +874,24 @@
     else appendRecords(app, payload.records);
   }
 
-  // A status says what a system shows now; one with a problem only reports that a request
-  // failed, and leaves what the system shows as it was.
+  // A status says what a system shows now: the state of record `sequence`, or (no sequence) its
+  // live state. One with a problem also says that a request failed (the problem is shown until
+  // dismissed or a later status of that system succeeds); its `sequence` is what the system
+  // still shows, if anything.
   function receivePreviewStatus(status) {
-    const app = model.apps.get(String(status.app));
-    if (!app) return;
-    if (app.requested && app.requested.system === status.system) app.requested = null;
+    if (!status || typeof status.system !== 'string' || status.app === undefined || status.app === null) return;
+    const app = liveApp(status.app);
+    const asked = app.requested && app.requested.system === status.system ? app.requested.sequence : undefined;
+    if (asked !== undefined) app.requested = null;
+    const shows = status.sequence === undefined || status.sequence === null ? null : Number(status.sequence);
     if (status.problem) {
-      app.problem = { system: status.system, sequence: status.sequence, problem: status.problem };
-    } else {
-      if (app.problem && app.problem.system === status.system) app.problem = null;
-      if (status.sequence === undefined || status.sequence === null) app.previews.delete(status.system);
-      else app.previews.set(status.system, status.sequence);
+      app.problem = { system: status.system, asked, shows, problem: textOf(status.problem) };
+    } else if (app.problem && app.problem.system === status.system) {
+      app.problem = null;
     }
-    invalidate('banner', 'apps', 'timeline', 'detailLive');
+    if (shows === null || !Number.isFinite(shows)) app.previews.delete(status.system);
+    else app.previews.set(status.system, shows);
+    invalidate('banner', 'apps', 'systems', 'timeline', 'detailLive');
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1065,10 +1177,18 @@
       box.checked = !app.hiddenSystems.has(name);
       const previewing = app.previews.has(name);
       const isResource = app.resources.has(name);
-      container.append(el('label', { class: `system-item${isResource ? ' is-resource' : ''}`, 'data-resource': isResource ? name : null },
+      const isJournal = app.journals.has(name);
+      let title = name;
+      if (isResource) title = `${name} (a resource the app watches)`;
+      else if (isJournal) title = `${name} (a journal the app watches)`;
+      container.append(el('label', {
+        class: `system-item${isResource ? ' is-resource' : ''}${isJournal ? ' is-journal' : ''}`,
+        'data-resource': isResource ? name : null, 'data-journal': isJournal ? name : null,
+      },
         box,
-        el('span', { class: 'system-name', text: name, title: isResource ? `${name} (a resource the app watches)` : name }),
+        el('span', { class: 'system-name', text: name, title }),
         isResource ? el('span', { class: 'resource-tag', text: 'resource' }) : null,
+        isJournal ? el('span', { class: 'journal-tag', text: 'journal' }) : null,
         previewing ? el('span', { class: 'app-preview', text: 'PREVIEW' }) : null,
         el('span', { class: 'muted system-count', text: formatCount(count) }),
         el('button', { type: 'button', class: 'link only', 'data-only': name, title: `Show only ${name}`, text: 'only' })));
@@ -1127,12 +1247,14 @@
     if (record.kind === 'discarded') classes.push(record.reason === 'stopped' ? 'stopped' : 'stale');
     if (record.kind === 'mutation' && info.tag) classes.push(`outcome-${info.tag}`);
     if (record.kind === 'resource' && isObject(record.status) && (hasText(record.status.failure) || record.status.unauthorized === true)) classes.push('failing');
+    if (record.kind === JOURNAL_KIND && journalFailing(record.status)) classes.push('failing');
     if (previewed.has(record.sequence) && app.previews.get(record.system) === record.sequence) classes.push('previewed');
     // The summary text is cut with an ellipsis; markers and tags around it stay visible.
     const summary = el('span', { class: 'summary' });
     if (record.kind === 'discarded') summary.append(el('span', { class: `marker ${info.tag.toLowerCase()}`, text: info.tag }));
     if (record.kind === 'versionDropped') summary.append(el('span', { class: 'marker outdated', text: info.tag }));
     if (record.kind === 'mutation') summary.append(mutationSummary(record, info));
+    else if (record.kind === JOURNAL_KIND) summary.append(journalSummary(record));
     else summary.append(el('span', { class: 'summary-text', text: info.summary }));
     if (record.kind === 'reduced' && info.tag) summary.append(el('span', { class: `tag source-${info.tag}`, text: info.tag }));
     if (classes.includes('previewed')) summary.append(el('span', { class: 'tag shown', text: 'shown in app' }));
@@ -1155,6 +1277,17 @@
       el('span', { class: `outcome outcome-${info.tag || 'none'}${info.tag === 'rejected' || info.tag === 'confirmed' ? ' marker' : ''}`, text: outcome }));
     if (hasText(record.version)) text.append(mutationVersion(record));
     if (record.event !== undefined) text.append(' ', el('span', { class: 'mutation-json', text: compact(record.event, MUTATION_LENGTH) }));
+    return text;
+  }
+
+  // "tally journal: created · 4 events, 4 committed · snapshot after 120", then what is wrong
+  // (unwritten events, the last error in red): one line, cut with an ellipsis at its end.
+  function journalSummary(record) {
+    const text = el('span', { class: 'summary-text' }, `${record.system}: `);
+    journalParts(record.status).forEach((part, i) => {
+      if (i) text.append(' · ');
+      text.append(el('span', { class: `journal-part ${part.type}`, text: part.text }));
+    });
     return text;
   }
 
@@ -1187,9 +1320,15 @@
     });
     const problemBox = $('#preview-problem');
     problemBox.hidden = !problems.length;
-    $('#preview-problem-text').textContent = problems
-      .map((app) => `${app.name}: ${app.problem.system}${app.problem.sequence !== undefined && app.problem.sequence !== null ? ` #${app.problem.sequence}` : ''}: ${app.problem.problem}`)
-      .join(' · ');
+    const problemText = $('#preview-problem-text');
+    problemText.replaceChildren();
+    problems.forEach((app, i) => {
+      const { system, asked, shows, problem } = app.problem;
+      if (i) problemText.append(' · ');
+      problemText.append(el('span', { class: 'problem-item', 'data-app': app.key, 'data-system': system },
+        `${app.name}: “${system}”${asked !== undefined ? ` #${asked}` : ''}: ${problem}. `,
+        el('span', { class: 'problem-shows', text: shows === null ? 'It shows its live state.' : `It still shows #${shows}.` })));
+    });
     $('#preview-banner').hidden = !lines.length && !problems.length;
   }
 
@@ -1216,6 +1355,7 @@
       el('span', { text: record.system }));
     if (record.source) title.append(el('span', { class: `tag source-${record.source}`, text: record.source }));
     if (RESOURCE_KINDS.has(record.kind)) title.append(el('span', { class: 'resource-tag', text: 'resource' }));
+    if (record.kind === JOURNAL_KIND) title.append(el('span', { class: 'journal-tag', text: 'journal' }));
     renderEvent(app, index, record);
     renderDiff(app, index, record);
     renderResources(app, index);
@@ -1223,15 +1363,15 @@
     renderDetailLive();
   }
 
-  // "Resources at this moment": each resource's latest status at or before the selected row,
-  // and its pending mutations.
+  // "Resources and journals at this moment": each resource's latest status at or before the
+  // selected row, and its pending mutations; then each journal's latest status.
   function renderResources(app, index) {
     const container = $('#detail-resources');
     container.replaceChildren();
     const found = resourcesAt(app, index);
-    if (!found.length) {
+    const journals = journalsAt(app, index);
+    if (!found.length && !(app.journals.size && !app.resources.size)) {
       container.append(el('div', { class: 'muted', text: app.resources.size ? 'No resource is watched yet at this point.' : 'No resource is watched (this app reports none).' }));
-      return;
     }
     for (const { name, index: at, record, gap } of found) {
       const status = record.status;
@@ -1247,6 +1387,39 @@
       }
       container.append(box);
     }
+    if (app.journals.size && !journals.length) {
+      container.append(el('div', { class: 'muted', text: 'No journal is watched yet at this point.' }));
+    }
+    for (const journal of journals) container.append(journalElement(app, journal, index));
+  }
+
+  // A journal's latest status at the selected row: its parts, then in full what is long (how
+  // opening it went, the last error, what the migration did).
+  function journalElement(app, { name, index: at, record, gap }, index) {
+    const status = record.status;
+    const box = el('div', { class: `journal-status${at === index ? ' current' : ''}${journalFailing(status) ? ' failing' : ''}`, 'data-journal': name, 'data-sequence': record.sequence },
+      el('div', { class: 'resource-head' },
+        el('span', { class: 'journal-name', text: name }),
+        el('span', { class: 'journal-tag', text: 'journal' }),
+        el('span', { class: 'status-parts' }, ...journalParts(status, true)
+          .filter((part) => !/^recovery/.test(part.type) && !/\berror\b/.test(part.type))
+          .map((part) => el('span', { class: `status-part ${part.type}`, text: part.text }))),
+        el('a', { href: '#', class: 'goto muted', 'data-index': at, title: 'Select this journal record', text: `#${record.sequence}` })));
+    if (gap) box.append(el('div', { class: 'warning', text: 'Records were dropped since: the status may be older than the true one.' }));
+    if (isObject(status)) {
+      if (hasText(status.recovery)) {
+        const recovery = textOf(status.recovery);
+        box.append(el('div', { class: `journal-line journal-recovery${/^started fresh/i.test(recovery) ? ' fresh' : ''}` },
+          el('span', { class: 'journal-label', text: 'opened: ' }), recovery));
+      }
+      if (hasText(status.lastError)) {
+        box.append(el('div', { class: 'journal-line journal-error' }, el('span', { class: 'journal-label', text: 'last error: ' }), textOf(status.lastError)));
+      }
+      if (Array.isArray(status.migrated) && status.migrated.length) {
+        box.append(el('div', { class: 'journal-line journal-migrated' }, el('span', { class: 'journal-label', text: 'migrated: ' }), status.migrated.map(textOf).join(', ')));
+      }
+    }
+    return box;
   }
 
   // One pending mutation of a status: links to its latest record at or before `index`.
@@ -1268,6 +1441,10 @@
     pre.replaceChildren();
     if (record.kind === 'resource') {
       heading.replaceChildren('Status of ', el('span', { class: 'heading-name', text: resourceName(record) }));
+      showJSON(pre, record.status);
+      if (record.status === undefined) pre.textContent = '(no status recorded)';
+    } else if (record.kind === JOURNAL_KIND) {
+      heading.replaceChildren('Status of journal ', el('span', { class: 'heading-name', text: record.system }));
       showJSON(pre, record.status);
       if (record.status === undefined) pre.textContent = '(no status recorded)';
     } else if (record.kind === 'mutation') {
@@ -1311,8 +1488,12 @@
       renderStatusDiff(app, index, record, container);
       return;
     }
+    if (record.kind === JOURNAL_KIND) {
+      renderJournalDiff(app, index, record, container);
+      return;
+    }
     if (record.kind === 'mutation' || record.kind === 'versionDropped') {
-      container.append(el('div', { class: 'muted', text: `A ${record.kind === 'mutation' ? 'mutation' : 'dropped version'} changes no state here; the resource's status is under “Resources at this moment”.` }));
+      container.append(el('div', { class: 'muted', text: `A ${record.kind === 'mutation' ? 'mutation' : 'dropped version'} changes no state here; the resource's status is under “Resources and journals at this moment”.` }));
       return;
     }
     if (!STATE_KINDS.has(record.kind) || record.state === undefined) {
@@ -1340,7 +1521,16 @@
   // A status against the previous status of the same resource.
   function renderStatusDiff(app, index, record, container) {
     const name = resourceName(record);
-    const before = statusAt(app, name, index - 1);
+    renderStatusChanges(statusAt(app, name, index - 1), record, name, container);
+  }
+
+  // A journal's status against the previous `journal` record of the same journal.
+  function renderJournalDiff(app, index, record, container) {
+    const name = record.system;
+    renderStatusChanges(journalAt(app, name, index - 1), record, `journal ${name}`, container);
+  }
+
+  function renderStatusChanges(before, record, name, container) {
     if (!before) {
       container.append(el('div', { class: 'muted', text: `First status of ${name} held (nothing earlier to compare).` }));
       return;
@@ -1381,6 +1571,7 @@
     if (!target) {
       if (record.kind === 'dropped') titleEl.textContent = 'State (a gap has none)';
       else if (RESOURCE_KINDS.has(record.kind)) titleEl.textContent = 'State (a resource has a status, not a state)';
+      else if (record.kind === JOURNAL_KIND) titleEl.textContent = 'State (a journal has a status, not a state)';
       else titleEl.textContent = `State of ${record.system}: none held at this point`;
       return;
     }
@@ -1462,9 +1653,12 @@
     }
     const target = stateAtRow(app, index);
     const isResource = RESOURCE_KINDS.has(app.records[index].kind);
+    const isJournal = app.records[index].kind === JOURNAL_KIND;
     text.replaceChildren();
     if (isResource) {
       text.textContent = 'Does not apply to resources: an app previews a system’s state, not a resource’s status. Select a system’s row to preview it.';
+    } else if (isJournal) {
+      text.textContent = 'Does not apply to journals: an app previews a system’s state, not a journal’s status. Select a system’s row to preview it.';
     } else if (!target) {
       text.textContent = app.records[index].kind === 'dropped' ? 'A gap has no state.' : `No state of ${app.records[index].system} is held at this point.`;
     } else {
@@ -1475,6 +1669,7 @@
     const canAsk = previewTarget(app);
     button.disabled = !canAsk;
     if (isResource) button.title = 'Time travel does not apply to resource records';
+    else if (isJournal) button.title = 'Time travel does not apply to journal records';
     else if (app.origin === 'file') button.title = 'A session file has no app to show it in';
     else if (!app.connected) button.title = 'The app is not connected';
     else if (!isOnline()) button.title = 'This page is not connected to the inspector';
@@ -1656,6 +1851,7 @@
             dropped: app.appDropped + app.serverDropped,
             systems: [...app.systems.keys()],
             resources: [...app.resources.keys()],
+            journals: [...app.journals.keys()],
             previews: Object.fromEntries(app.previews),
           };
         }),
