@@ -206,13 +206,16 @@ struct PostgresStoreTests {
         _ = try await store.write { try $0.write(Data("before".utf8), to: board) }
         let holder = Task {
             try await server.execute(
-                "BEGIN; LOCK TABLE stateloop_values IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(4); COMMIT;", in: database
+                "BEGIN; LOCK TABLE stateloop_values IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(8); COMMIT;", in: database
             )
         }
         try await Task.sleep(for: .milliseconds(700))
         // The store's deadline and PostgreSQL's statement_timeout (set to the same value) race:
         // either may end the request first, and both say the database did not answer in time.
-        await expectEachRequestFails(on: store, within: .milliseconds(1_500), "on a stalled database") { error in
+        // A request may wait a deadline in the writer's queue and one for its blocked statement:
+        // 2.5 s leaves a loaded machine room (CI saw 1.8 s beside the parallel suite) and is
+        // still far from the lock's 8 s, which is what a request without a deadline would wait.
+        await expectEachRequestFails(on: store, within: .milliseconds(2_500), "on a stalled database") { error in
             if error is PostgresStore.Unanswered { return true }
             return (error as? PSQLError)?.serverInfo?[.sqlState] == "57014"
         }
