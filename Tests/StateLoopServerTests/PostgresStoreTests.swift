@@ -283,6 +283,7 @@ struct PostgresStoreTests {
             let store = try await PostgresStore(url: url, writers: 2)
             let (first, second) = (ResourceKey(resource: "board", id: "a"), ResourceKey(resource: "board", id: "b"))
             let runs = RunCount()
+            let holding = RunCount()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for keys in [(first, second), (second, first)] {
                     group.addTask {
@@ -290,8 +291,14 @@ struct PostgresStoreTests {
                             runs.count.withLock { $0 += 1 }
                             do {
                                 _ = try transaction.write(Data("1".utf8), to: keys.0)
-                                // Both hold their first key before either asks for its second.
-                                Thread.sleep(forTimeInterval: 0.3)
+                                // Both hold their first key before either asks for its second: a
+                                // barrier, not a pause, so that a slow start cannot avoid the
+                                // deadlock (the victim's second run passes it at once).
+                                holding.count.withLock { $0 += 1 }
+                                let deadline = Date().addingTimeInterval(10)
+                                while holding.count.withLock({ $0 }) < 2, Date() < deadline {
+                                    Thread.sleep(forTimeInterval: 0.005)
+                                }
                                 return try transaction.write(Data("2".utf8), to: keys.1)
                             } catch {
                                 // As the kit's own transactions do: the store's error wrapped.
