@@ -74,7 +74,7 @@ extension Inspector {
         record.mutation = step.id.rawValue
         record.outcome = step.outcome
         record.version = step.version?.description
-        record.event = step.mutation.map { redaction.apply(to: Self.json(of: $0)) }
+        record.event = step.mutation.map { redaction.apply(to: RecordEncoder.json(of: $0)) }
         record.reason = step.reason
         keep(record)
     }
@@ -85,7 +85,7 @@ extension Inspector {
         case .sent: "sent"
         case .confirmed(let version): "accepted at \(version)"
         }
-        return .object(["id": .string(pending.id.rawValue), "status": .string(status), "mutation": Self.json(of: pending.mutation)])
+        return .object(["id": .string(pending.id.rawValue), "status": .string(status), "mutation": RecordEncoder.json(of: pending.mutation)])
     }
 
     /// A resource's status as the page shows it (see `docs/Inspector.md`).

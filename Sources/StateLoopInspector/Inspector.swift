@@ -148,11 +148,6 @@ public final class Inspector: Sendable {
     package func keepWatches(_ tasks: [Task<Void, Never>]) {
         link.withLock { $0.watches.append(contentsOf: tasks) }
     }
-
-    /// `value`'s `Codable` form as a JSON value; a value that cannot be encoded says why.
-    static func json(of value: any Encodable & Sendable) -> JSONValue {
-        RecordEncoder.json(of: value)
-    }
 }
 
 /// The inspector as its link sees it: weakly, so that a connected inspector the app released

@@ -11,7 +11,6 @@ public final class TestPage: Sendable {
         var apps: [[String: JSONValue]] = []
         var records: [Int: [InspectorRecord]] = [:]
         var previews: [[String: JSONValue]] = []
-        var closed = false
     }
 
     /// Shared with the socket's task.
@@ -41,7 +40,6 @@ public final class TestPage: Sendable {
                     group.cancelAll()
                 }
             }
-            store.seen.withLock { $0.closed = true }
         }
     }
 
@@ -68,8 +66,6 @@ public final class TestPage: Sendable {
     public func records(of id: Int) -> [InspectorRecord] { store.seen.withLock { $0.records[id] ?? [] } }
     /// Every preview status received.
     public var previews: [[String: JSONValue]] { store.seen.withLock { $0.previews } }
-    /// Whether the socket ended.
-    public var isClosed: Bool { store.seen.withLock { $0.closed } }
 
     /// Asks app `id` to show the state of record `sequence` of `system`.
     public func preview(app id: Int, system: String, sequence: UInt64) {

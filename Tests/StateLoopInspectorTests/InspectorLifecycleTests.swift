@@ -129,36 +129,4 @@ struct InspectorLifecycleTests {
             #expect(apps.contains { $0["app"] == .string("launch 39") })
         }
     }
-
-    // MARK: Helpers
-
-    private var quiet: Logger {
-        var logger = Logger(label: "inspector.test")
-        logger.logLevel = .critical
-        return logger
-    }
-
-    private func withInspectorServer(_ body: (InspectorServer) async throws -> Void) async throws {
-        let server = try InspectorServer(configuration: .init(port: 0), logger: quiet)
-        try await server.start()
-        do {
-            try await body(server)
-        } catch {
-            await server.stop()
-            throw error
-        }
-        await server.stop()
-    }
-
-    private func pageSocket(_ server: InspectorServer) throws -> String {
-        "ws://127.0.0.1:\(try #require(server.port))/page?token=\(server.configuration.token)"
-    }
-
-    private func firstApp(on page: TestPage) async throws -> Int {
-        #expect(await eventually(within: .seconds(10)) { !page.apps.isEmpty }, "no app showed up on the page")
-        guard case .number(let id)? = page.apps.first?["id"] else { throw Missing() }
-        return Int(id)
-    }
-
-    private struct Missing: Error {}
 }

@@ -172,35 +172,6 @@ struct InspectorLiveTests {
 
     // MARK: Helpers
 
-    private var quiet: Logger {
-        var logger = Logger(label: "inspector.test")
-        logger.logLevel = .critical
-        return logger
-    }
-
-    private func withInspectorServer(_ body: (InspectorServer) async throws -> Void) async throws {
-        let server = try InspectorServer(configuration: .init(port: 0), logger: quiet)
-        try await server.start()
-        do {
-            try await body(server)
-        } catch {
-            await server.stop()
-            throw error
-        }
-        await server.stop()
-    }
-
-    private func pageSocket(_ server: InspectorServer) throws -> String {
-        "ws://127.0.0.1:\(try #require(server.port))/page?token=\(server.configuration.token)"
-    }
-
-    /// The id of the first app the page lists, once it lists one.
-    private func firstApp(on page: TestPage) async throws -> Int {
-        #expect(await eventually(within: .seconds(10)) { !page.apps.isEmpty }, "no app showed up on the page")
-        guard case .number(let id)? = page.apps.first?["id"] else { throw Missing() }
-        return Int(id)
-    }
-
     /// The first app's records once there are `count`, after a moment in which no more came.
     private func recordsSettling(on page: TestPage, count: Int) async throws -> [InspectorRecord] {
         let app = try await firstApp(on: page)
@@ -208,6 +179,4 @@ struct InspectorLiveTests {
         try await Task.sleep(for: .milliseconds(100))
         return page.records(of: app)
     }
-
-    private struct Missing: Error {}
 }
