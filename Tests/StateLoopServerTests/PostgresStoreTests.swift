@@ -175,7 +175,10 @@ struct PostgresStoreTests {
             follower.observeCommits { heard.append($0) }
             _ = try await writer.write { try $0.write(Data("before".utf8), to: key) }
             try await server.pause()
-            await expectEachRequestFails(on: writer, within: .seconds(4), "while the database is down")
+            // The deadline is 1 s; without one, a request would wait until the database is back,
+            // which it is not until this check ends. 10 s leaves a loaded machine room (CI saw
+            // 4.4 s beside the parallel suite and two CPU hogs).
+            await expectEachRequestFails(on: writer, within: .seconds(10), "while the database is down")
             try await server.resume()
             let committed = await eventually(within: .seconds(20)) {
                 do {
@@ -362,11 +365,53 @@ private func expectEachRequestFails(
         for (name, request) in requests {
             group.addTask {
                 let started = ContinuousClock.now
-                await #expect("a \(name) \(situation)") { try await request() } throws: { accepted($0) }
+                // Never awaited past the limit: a request without a deadline would hang the test.
+                guard let outcome = await outcome(of: request, within: limit) else {
+                    Issue.record("a \(name) was still waiting after \(limit) \(situation)")
+                    return
+                }
                 let waited = ContinuousClock.now - started
+                switch outcome {
+                case .success:
+                    Issue.record("a \(name) succeeded \(situation)")
+                case .failure(let error):
+                    #expect(accepted(error), "a \(name) failed with \(error) \(situation)")
+                }
                 #expect(waited < limit, "a \(name) waited \(waited) \(situation)")
             }
         }
+    }
+}
+
+/// `request`'s outcome, or `nil` once `limit` passed first (the request is then cancelled and
+/// left to end by itself: its task is not awaited).
+private func outcome(of request: @escaping @Sendable () async throws -> Void, within limit: Duration) async -> Result<Void, any Error>? {
+    let call = Task { try await request() }
+    let first = FirstAnswer()
+    return await withCheckedContinuation { continuation in
+        first.wait(continuation)
+        Task { first.answer(await call.result) }
+        Task {
+            try? await Task.sleep(for: limit)
+            if first.answer(nil) { call.cancel() }
+        }
+    }
+}
+
+/// Resumes one waiting continuation with whichever answer comes first.
+private final class FirstAnswer: Sendable {
+    private let waiting = Mutex<CheckedContinuation<Result<Void, any Error>?, Never>?>(nil)
+
+    func wait(_ continuation: CheckedContinuation<Result<Void, any Error>?, Never>) {
+        waiting.withLock { $0 = continuation }
+    }
+
+    /// `true` if this answer was the first.
+    @discardableResult
+    func answer(_ answer: Result<Void, any Error>?) -> Bool {
+        guard let continuation = waiting.withLock({ $0.take() }) else { return false }
+        continuation.resume(returning: answer)
+        return true
     }
 }
 
