@@ -200,6 +200,9 @@ let package = Package(
                 // PostgreSQL's own errors, which the stalled-database test accepts beside the store's.
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // A frame encoded once is checked against NIO's own frame decoder.
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
         .testTarget(

@@ -1,4 +1,5 @@
 import CoreMetrics
+import NIOCore
 import StateLoopWire
 import Synchronization
 
@@ -126,15 +127,22 @@ final class PushHub: Sendable {
             }
         }
         // Outside the hub's lock. Access is checked by each socket's writer, not here: this runs
-        // on the store's writer queue, where the app's code would hold up every commit. Each
-        // value is encoded once per `lastMutationID`, not once per socket.
+        // on the store's writer queue, where the app's code would hold up every commit.
+        if encodesOnce {
+            fanOut(offers)
+        } else {
+            for (writer, entry) in offers { record(writer.offer(entry)) }
+        }
+    }
+
+    /// Offers each value, encoded once per `lastMutationID` rather than once per socket, and
+    /// schedules the drains due in tasks of up to ``drainsPerTask`` writers per event loop
+    /// rather than one task per socket: a value 10,000 sockets follow makes a few dozen tasks.
+    private func fanOut(_ offers: [(PushSocketWriter, PushOutbox.Entry)]) {
         var encoded: [PushKey: EncodedPush] = [:]
+        var due: [ObjectIdentifier: (loop: any EventLoop, writers: [PushSocketWriter])] = [:]
         for (writer, entry) in offers {
             var entry = entry
-            if !encodesOnce {
-                record(writer.offer(entry))
-                continue
-            }
             let key = PushKey(key: entry.value.key, version: entry.value.version, lastMutationID: entry.lastMutationID)
             if let known = encoded[key] {
                 entry.encoded = known
@@ -143,7 +151,26 @@ final class PushHub: Sendable {
                 encoded[key] = made
                 entry.encoded = made
             }
-            record(writer.offer(entry))
+            let (offer, drainDue) = writer.queue(entry)
+            record(offer)
+            guard drainDue else { continue }
+            let loop = writer.eventLoop
+            due[ObjectIdentifier(loop), default: (loop, [])].writers.append(writer)
+            if let batch = due[ObjectIdentifier(loop)], batch.writers.count == Self.drainsPerTask {
+                Self.drain(batch.writers, on: loop)
+                due[ObjectIdentifier(loop)] = nil
+            }
+        }
+        for (loop, writers) in due.values { Self.drain(writers, on: loop) }
+    }
+
+    /// How many writers one task drains: enough that scheduling costs little, few enough that
+    /// a loop starts writing while the hub still offers to the rest.
+    static let drainsPerTask = 128
+
+    private static func drain(_ writers: [PushSocketWriter], on loop: any EventLoop) {
+        loop.execute {
+            for writer in writers { writer.drain() }
         }
     }
 

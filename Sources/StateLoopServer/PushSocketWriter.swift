@@ -69,25 +69,43 @@ final class PushSocketWriter: Sendable {
 
     private let state = Mutex(State())
     private let channel: any Channel
+    /// Where a frame encoded once for many sockets (``EncodedPush/frame``) is written: the
+    /// context of NIO's frame encoder, whose writes go on toward the socket without passing
+    /// through the encoder again. `nil` when the pipeline has no encoder (frames then go through
+    /// the channel as `WebSocketFrame`s).
+    private let encodedFrames: NIOLoopBound<ChannelHandlerContext>?
     private let mayRead: @Sendable () -> Bool
     private let faults: (any PushSocketFaults)?
     private let shared: PushWriting
 
+    /// A writer for `channel`, whose pipeline (upgraded to WebSocket) holds NIO's frame encoder.
+    /// On the channel's event loop.
     init(channel: any Channel, mayRead: @escaping @Sendable () -> Bool, faults: (any PushSocketFaults)?, shared: PushWriting) {
         self.channel = channel
+        encodedFrames = (try? channel.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self))
+            .map { NIOLoopBound($0, eventLoop: channel.eventLoop) }
         self.mayRead = mayRead
         self.faults = faults
         self.shared = shared
     }
 
+    /// The event loop this writer's drains run on.
+    var eventLoop: any EventLoop { channel.eventLoop }
+
     /// Queues `entry`, scheduling a drain if none is under way (once released).
     func offer(_ entry: PushOutbox.Entry) -> PushOutbox.Offer {
-        let (offer, drain) = state.withLock { state in
+        let (offer, drain) = queue(entry)
+        if drain { scheduleDrain() }
+        return offer
+    }
+
+    /// Queues `entry`; returns what became of it and whether the caller must now run ``drain()``
+    /// on ``eventLoop`` (a fan-out schedules the drains of many writers in one task per loop).
+    func queue(_ entry: PushOutbox.Entry) -> (PushOutbox.Offer, drainDue: Bool) {
+        state.withLock { state in
             let (offer, startWriter) = state.outbox.offer(entry)
             return (offer, Self.drainDue(startWriter, in: &state))
         }
-        if drain { scheduleDrain() }
-        return offer
     }
 
     /// Lets the writer write, once the socket's opening passed its checks.
@@ -186,6 +204,8 @@ final class PushSocketWriter: Sendable {
         }
         if entry.value.json.count > shared.maximumPushBytes {
             write(WireMessage.hint)
+        } else if let encoded = entry.encoded, let encodedFrames {
+            encodedFrames.value.write(NIOAny(encoded.frame), promise: nil)
         } else if let encoded = entry.encoded {
             channel.write(WebSocketFrame(fin: true, opcode: .text, data: encoded.payload), promise: nil)
         } else {

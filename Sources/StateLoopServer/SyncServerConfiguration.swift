@@ -38,8 +38,9 @@ public struct SyncServerConfiguration: Sendable {
     /// ``SyncServer/renderedMetrics`` on a route of the app's.
     public var metricsPath: String?
 
-    /// Whether a change's push is encoded once for all the sockets that get the same text
-    /// (`true`, always in use), or once per socket: the benchmarks' baseline only.
+    /// Whether a change's push is encoded and framed once for all the sockets that get the same
+    /// text, their drains scheduled in batches per event loop (`true`, always in use), or
+    /// encoded, framed and scheduled once per socket: the benchmarks' baseline only.
     @_spi(Benchmarks) public var encodesPushesOnce = true
 
     /// A configuration; every parameter has a default fit for a small service.

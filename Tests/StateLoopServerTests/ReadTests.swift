@@ -2,6 +2,7 @@ import Foundation
 import ServerTestApp
 import StateLoopServer
 import Synchronization
+import TestSupport
 import Testing
 
 /// `SyncServer.read`: a read-only view beside writes.
@@ -14,18 +15,25 @@ struct ReadTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = SyncServer(store: try SQLiteStore(path: folder.appendingPathComponent("server.sqlite").path), access: Notes.Rules())
         try await server.update { try $0.write("one", to: Notes.pages, "main") }
+        // The write holds its transaction open until the read is done (or 10 s passed): a read
+        // that waited for writes would end after it, and see "two". Met at flags, not pauses, so
+        // that a slow start on a loaded machine cannot order them the other way.
         let writing = Mutex(true)
+        let wrote = Mutex(false)
+        let readDone = DispatchSemaphore(value: 0)
         let slowWrite = Task {
             try await server.update { transaction in
                 try transaction.write("two", to: Notes.pages, "main")
-                Thread.sleep(forTimeInterval: 0.5)  // on the store's writer queue, not the pool
+                wrote.withLock { $0 = true }
+                _ = readDone.wait(timeout: .now() + 10)  // on the store's writer queue, not the pool
             }
             writing.withLock { $0 = false }
         }
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(await eventually(within: .seconds(10)) { wrote.withLock { $0 } }, "the write never started")
         let page = try await server.read { try $0.read(Notes.pages, "main") }
         #expect(page == "one")
         #expect(writing.withLock { $0 }, "the read waited for the write")
+        readDone.signal()
         await #expect(throws: ServerTransaction.ReadOnlyTransaction.self) {
             try await server.read { try $0.write("three", to: Notes.pages, "main") }
         }
