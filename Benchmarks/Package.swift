@@ -32,10 +32,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
     ],
     targets: [
+        // Linux's epoll for the raw socket reader (BenchmarkSupport's RawPushSockets).
+        .target(name: "CEpoll", path: "Benchmarks/CEpoll"),
         // What several benchmark targets share.
         .target(
             name: "BenchmarkSupport",
             dependencies: [
+                "CEpoll",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

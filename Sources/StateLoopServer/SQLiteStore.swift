@@ -210,12 +210,16 @@ public final class SQLiteStore: ServerStore {
         }
     }
 
-    /// Deletes the feed's entries committed before `cutoff`, except the newest entry, which
-    /// keeps the next position above every one handed out.
+    /// Deletes the feed's entries committed before `cutoff`, except the newest commit's, kept
+    /// whole: a reader never sees part of a commit, and the newest entry keeps the next
+    /// position above every one handed out.
     public func forgetChanges(committedBefore cutoff: Date) async throws -> Int {
         try await writer.write { db in
             try db.execute(
-                sql: "DELETE FROM stateloop_changes WHERE committed_at < ? AND seq < (SELECT max(seq) FROM stateloop_changes)",
+                sql: """
+                    DELETE FROM stateloop_changes WHERE committed_at < ?
+                    AND commit_seq < (SELECT commit_seq FROM stateloop_changes ORDER BY seq DESC LIMIT 1)
+                    """,
                 arguments: [StoreClock.microseconds(cutoff)]
             )
             return db.changesCount

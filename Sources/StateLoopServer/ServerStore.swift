@@ -51,8 +51,10 @@ public protocol ServerStore: Sendable {
     /// start), in feed order.
     func changes(after sequence: UInt64, limit: Int) async throws -> [StoredChange]
 
-    /// Forgets the feed's entries committed before `cutoff`; returns how many. Values, versions
-    /// and answers are not touched: the feed is history, not state.
+    /// Forgets the feed's entries committed before `cutoff`, except the newest commit's, which
+    /// stay whole however old (a reader never sees part of a commit, and positions only rise);
+    /// returns how many. Values, versions and answers are not touched: the feed is history, not
+    /// state.
     func forgetChanges(committedBefore cutoff: Date) async throws -> Int
 }
 

@@ -302,10 +302,14 @@ public final class PostgresStore: ServerStore {
             DELETE FROM stateloop_progress
             WHERE committed_at < \(before) AND commit_seq < (SELECT max(commit_seq) FROM stateloop_progress)
             """, logger: logger)
-        // The newest commit is kept whole: a reader of the feed never sees part of one.
+        // The newest commit is kept whole: a reader of the feed never sees part of one. Its
+        // first position is the newest entry's `commit_seq` (positions rise with commits), found
+        // through the primary key: `max(commit_seq)` would read the whole table, which has no
+        // index on it.
         let rows = try await client.query("""
             DELETE FROM stateloop_changes
-            WHERE committed_at < \(before) AND commit_seq < (SELECT max(commit_seq) FROM stateloop_changes)
+            WHERE committed_at < \(before)
+              AND commit_seq < (SELECT commit_seq FROM stateloop_changes ORDER BY seq DESC LIMIT 1)
             RETURNING 1
             """, logger: logger)
         return try await rows.collect().count

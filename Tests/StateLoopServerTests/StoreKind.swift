@@ -23,12 +23,13 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     /// Runs `body` with a new, empty store of this kind, then disposes of it: an in-memory
     /// SQLite store, or a PostgreSQL store in a database of a throwaway server of its own.
-    func withStore(_ body: (any ServerStore) async throws -> Void) async throws {
+    /// `now` is the store's clock (commit times, the clients' last contact).
+    func withStore(now: @escaping @Sendable () -> Date = { Date() }, _ body: (any ServerStore) async throws -> Void) async throws {
         switch self {
         case .sqlite:
-            try await body(try SQLiteStore())
+            try await body(try SQLiteStore(now: now))
         case .postgres:
-            try await withPostgres { url in try await body(try await PostgresStore(url: url)) }
+            try await withPostgres { url in try await body(try await PostgresStore(url: url, now: now)) }
         }
     }
 }

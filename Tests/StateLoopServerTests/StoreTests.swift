@@ -118,6 +118,31 @@ struct StoreTests {
         }
     }
 
+    @Test("the change feed forgets what was committed before a cutoff, but keeps the newest commit whole, however old", arguments: StoreKind.enabled)
+    func changesForgotten(_ kind: StoreKind) async throws {
+        let clock = Mutex(Date(timeIntervalSince1970: 1_000))
+        try await kind.withStore(now: { clock.withLock { $0 } }) { store in
+            func commit(at seconds: TimeInterval, _ keys: [ResourceKey]) async throws {
+                clock.withLock { $0 = Date(timeIntervalSince1970: seconds) }
+                try await store.write { transaction in
+                    for key in keys { _ = try transaction.write(Data("\(seconds)".utf8), to: key) }
+                }
+            }
+            let start = try await store.changes(after: 0, limit: 1_000).last?.sequence ?? 0
+            try await commit(at: 1_000, [key, other])
+            try await commit(at: 2_000, [key])
+            try await commit(at: 3_000, [key, other])
+            let newest = Array(try await store.changes(after: start, limit: 100).suffix(2))
+            #expect(newest.map(\.value.key) == [key, other] && newest[0].commit == newest[1].commit)
+
+            #expect(try await store.forgetChanges(committedBefore: Date(timeIntervalSince1970: 2_500)) == 3)
+            #expect(try await store.changes(after: 0, limit: 100) == newest)
+            // The newest commit has two entries: neither goes, or a reader would see half of it.
+            #expect(try await store.forgetChanges(committedBefore: Date(timeIntervalSince1970: 10_000)) == 0)
+            #expect(try await store.changes(after: 0, limit: 100) == newest)
+        }
+    }
+
     @Test("clients silent since a cutoff are forgotten with their answers; others are kept", arguments: StoreKind.enabled)
     func idleClientsForgotten(_ kind: StoreKind) async throws {
         try await kind.withStore { store in

@@ -16,13 +16,17 @@ let broadcastSocketCount = 10_000
 /// `update`, and ends when the 10,000th frame of it has arrived.
 func registerBroadcastBenchmark() {
     // The kit as it runs, then its baseline in the same run: each socket encoding and framing
-    // its own push, its drain scheduled on its own.
-    for (name, encodesOnce) in [("", true), (", per socket (baseline)", false)] {
-        registerBroadcastBenchmark(name: name, encodesOnce: encodesOnce)
+    // its own push, its drain scheduled on its own; and the kit read by NIO channels, as the
+    // benchmark read before session 14, to show what the reader costs.
+    let variants: [(String, Bool, SocketFleet.Reader)] = [
+        ("", true, .raw), (", per socket (baseline)", false, .raw), (", read by NIO channels", true, .nio),
+    ]
+    for (name, encodesOnce, reader) in variants {
+        registerBroadcastBenchmark(name: name, encodesOnce: encodesOnce, reader: reader)
     }
 }
 
-private func registerBroadcastBenchmark(name: String, encodesOnce: Bool) {
+private func registerBroadcastBenchmark(name: String, encodesOnce: Bool, reader: SocketFleet.Reader) {
     let box = FixtureBox<SocketFleet>()
     Benchmark(
         "Server: one change to 10,000 push sockets (one key every user reads)\(name)",
@@ -49,7 +53,7 @@ private func registerBroadcastBenchmark(name: String, encodesOnce: Bool) {
             try await Task.sleep(for: .milliseconds(300))
             let fleet = try await SocketFleet.open(
                 on: server, authorizations: (0..<broadcastSocketCount).map { "Bearer user-\($0)" }, path: "/notice/push",
-                serverBefore: server.residentBytes
+                serverBefore: server.residentBytes, reader: reader
             )
             FileHandle.standardError.write(Data("[Server] \(broadcastSocketCount) sockets open; server process +\(fleet.perSocket) B per socket\n".utf8))
             try await fleet.waitForProfiler()
