@@ -294,25 +294,31 @@ public final class PostgresStore: ServerStore {
         return changes
     }
 
-    /// Deletes the feed's entries committed before `cutoff`, except the newest commit's (and the
-    /// clients' progress committed before it, except the newest), which say where the feed is.
+    /// Deletes the feed's entries committed before `cutoff`, except those of the newest commit
+    /// of each table (values and clients' progress) and of every commit after the older of
+    /// the two, kept whole in both tables: a reader never sees part of a commit, and positions
+    /// only rise. One transaction, so that a catch-up never reads between the two deletes.
     public func forgetChanges(committedBefore cutoff: Date) async throws -> Int {
         let before = StoreClock.microseconds(cutoff)
-        try await client.query("""
-            DELETE FROM stateloop_progress
-            WHERE committed_at < \(before) AND commit_seq < (SELECT max(commit_seq) FROM stateloop_progress)
-            """, logger: logger)
-        // The newest commit is kept whole: a reader of the feed never sees part of one. Its
-        // first position is the newest entry's `commit_seq` (positions rise with commits), found
-        // through the primary key: `max(commit_seq)` would read the whole table, which has no
-        // index on it.
-        let rows = try await client.query("""
-            DELETE FROM stateloop_changes
-            WHERE committed_at < \(before)
-              AND commit_seq < (SELECT commit_seq FROM stateloop_changes ORDER BY seq DESC LIMIT 1)
-            RETURNING 1
-            """, logger: logger)
-        return try await rows.collect().count
+        return try await client.withTransaction(logger: logger) { [logger] connection in
+            // The newest commit with values is the newest entry's (positions rise with commits),
+            // found through the primary key: `commit_seq` has no index in that table. `least`
+            // skips an empty table's NULL; with both empty nothing is deleted.
+            let kept = try await connection.query("""
+                SELECT least((SELECT commit_seq FROM stateloop_changes ORDER BY seq DESC LIMIT 1),
+                             (SELECT max(commit_seq) FROM stateloop_progress))
+                """, logger: logger)
+            var oldestKept: Int64?
+            for try await value in kept.decode(Int64?.self) { oldestKept = value }
+            guard let oldestKept else { return 0 }
+            try await connection.query(
+                "DELETE FROM stateloop_progress WHERE committed_at < \(before) AND commit_seq < \(oldestKept)", logger: logger
+            )
+            let rows = try await connection.query(
+                "DELETE FROM stateloop_changes WHERE committed_at < \(before) AND commit_seq < \(oldestKept) RETURNING 1", logger: logger
+            )
+            return try await rows.collect().count
+        }
     }
 
     /// Adds an observer of every later commit made on the database, through this store or

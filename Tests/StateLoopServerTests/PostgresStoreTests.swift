@@ -238,6 +238,30 @@ struct PostgresStoreTests {
         #expect(written.counter == 2, "the stalled write committed after all, or the store lost a version")
     }
 
+    @Test("pruning keeps a commit whole across values and progress: a newer commit with progress only does not take the older one's progress")
+    func pruningKeepsCommitsWhole() async throws {
+        guard postgresIsInstalled() else { return }
+        let server = try await ThrowawayPostgres.shared()
+        let database = try await server.createDatabase(ThrowawayPostgres.newDatabaseName())
+        let clock = Mutex(Date(timeIntervalSince1970: 1_000))
+        let store = try await PostgresStore(url: "postgres://\(server.user)@127.0.0.1:\(server.port)/\(database)", now: { clock.withLock { $0 } })
+        let client = ClientID(rawValue: "c")
+        // A commit with a value and the client's progress, then one with progress only.
+        _ = try await store.write { transaction in
+            try transaction.setLastMutationID(4, of: client, scope: "ann")
+            return try transaction.write(Data("1".utf8), to: key)
+        }
+        clock.withLock { $0 = Date(timeIntervalSince1970: 2_000) }
+        try await store.write { try $0.setLastMutationID(5, of: client, scope: "ann") }
+        let withValue = try #require(try await store.changes(after: 0, limit: 10).last?.commit)
+
+        #expect(try await store.forgetChanges(committedBefore: Date(timeIntervalSince1970: 10_000)) == 0)
+        // The commit with the value is the newest in the values' table: its progress stays too.
+        let progressKept = "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM stateloop_progress WHERE commit_seq = \(withValue)) "
+            + "THEN RAISE EXCEPTION 'the progress of commit \(withValue) was pruned, its value kept'; END IF; END $$;"
+        await #expect(throws: Never.self) { try await server.execute(progressKept, in: database) }
+    }
+
     @Test("read-modify-writes of one key from two stores, four writers each, all at once: none is lost, from the key's creation on")
     func noLostUpdates() async throws {
         try await withPostgres { url in

@@ -91,10 +91,12 @@ public final class RawPushSockets: @unchecked Sendable {
         return sockets
     }
 
-    /// Stops reading and closes every socket.
+    /// Stops reading and closes every socket; later calls do nothing. Blocks its thread until
+    /// the reader has ended (its `epoll_wait` wakes every 100 ms); a reader still running after
+    /// 5 s keeps its descriptors open rather than read ones that may have been reused.
     public func stop() {
-        running.store(false, ordering: .relaxed)
-        _ = readerEnded.wait(timeout: .now() + 5)
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        guard readerEnded.wait(timeout: .now() + 5) == .success else { return }
         for descriptor in descriptors { close(descriptor) }
         close(epoll)
     }

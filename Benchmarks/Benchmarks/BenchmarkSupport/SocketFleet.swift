@@ -12,7 +12,8 @@ import Synchronization
 public final class SocketFleet: Sendable {
     /// What reads the sockets.
     public enum Reader: Sendable {
-        /// Plain system calls on one thread (``RawPushSockets``): the default, the lightest.
+        /// Plain system calls on one thread (``RawPushSockets``, Linux only: elsewhere the
+        /// sockets are NIO's): the default, the lightest.
         case raw
         /// NIO channels on one event loop (``LightSocket``): how the benchmarks read before
         /// session 14, kept to show what the reader costs.
@@ -20,7 +21,9 @@ public final class SocketFleet: Sendable {
     }
 
     private enum Sockets: Sendable {
+        #if os(Linux)
         case raw(RawPushSockets)
+        #endif
         case nio(MultiThreadedEventLoopGroup, [any Channel])
     }
 
@@ -56,9 +59,11 @@ public final class SocketFleet: Sendable {
             let tally = FrameTally()
             tally.expect(authorizations.count)
             switch reader {
+            #if os(Linux)
             case .raw:
                 sockets = .raw(try await RawPushSockets.open(authorizations: authorizations, port: server.port, path: path, tally: tally))
-            case .nio:
+            #endif
+            default:
                 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
                 sockets = .nio(group, [])
                 let channels = try await LightSocket.connect(authorizations: authorizations, port: server.port, path: path, tally: tally, group: group)
@@ -79,8 +84,10 @@ public final class SocketFleet: Sendable {
 
     private static func close(_ sockets: Sockets) async {
         switch sockets {
+        #if os(Linux)
         case .raw(let raw):
             raw.stop()
+        #endif
         case .nio(let group, let channels):
             for channel in channels { channel.close(promise: nil) }
             try? await group.shutdownGracefully()

@@ -25,7 +25,10 @@ let benchmarks: @Sendable () -> Void = {
             acrossInstances
                 ? "Server: push latency, commit on instance A to a client of instance B (PostgreSQL)"
                 : "Server: push latency, baseline: commit on the client's own instance (PostgreSQL)",
-            configuration: .init(metrics: [.wallClock], warmupIterations: 10, scalingFactor: .one, maxDuration: .seconds(20), maxIterations: 300),
+            configuration: .init(
+                metrics: [.wallClock], warmupIterations: 10, scalingFactor: .one,
+                maxDuration: .seconds(profiledRounds == nil ? 20 : 120), maxIterations: profiledRounds ?? 300
+            ),
             closure: { benchmark, fixture in
                 do {
                     try await fixture.round(acrossInstances: acrossInstances)
@@ -33,7 +36,11 @@ let benchmarks: @Sendable () -> Void = {
                     benchmark.error("\(error)")
                 }
             },
-            setup: { try await box.set(CrossInstanceFixture.start()) },
+            setup: { () async throws -> CrossInstanceFixture in
+                let fixture = box.set(try await CrossInstanceFixture.start())
+                try await waitForProfiler()
+                return fixture
+            },
             teardown: { await box.take()?.stop() }
         )
     }
@@ -56,4 +63,16 @@ let benchmarks: @Sendable () -> Void = {
             )
         }
     }
+}
+
+/// With `STATELOOP_PROFILE_ROUNDS=N`, the push-latency benchmarks run N rounds (up to 2 minutes)
+/// rather than 300, so that a profiler sees more than a second of them.
+private let profiledRounds = ProcessInfo.processInfo.environment["STATELOOP_PROFILE_ROUNDS"].flatMap { Int($0) }
+
+/// With `NIGHTRIDE_PROFILE_PID_FILE` set, writes this process's id there and gives a profiler
+/// 3 s to attach before the rounds (see docs/Benchmarks.md).
+private func waitForProfiler() async throws {
+    guard let path = ProcessInfo.processInfo.environment["NIGHTRIDE_PROFILE_PID_FILE"] else { return }
+    try "\(ProcessInfo.processInfo.processIdentifier)\n".write(toFile: path, atomically: true, encoding: .utf8)
+    try await Task.sleep(for: .seconds(3))
 }
