@@ -51,6 +51,10 @@ extension NightrideServer {
         /// the next sign-in waits (429 with `Retry-After`).
         public var loginLimits: LoginLimits
 
+        /// The most connections open at once, push sockets and HTTP keep-alive connections
+        /// together; past it new connections wait in the listener's backlog until one closes.
+        public var maximumConnections: Int
+
         /// Limits of failed sign-ins.
         public struct LoginLimits: Sendable {
             /// Failures per name within ``window``.
@@ -85,9 +89,11 @@ extension NightrideServer {
             epoch: UInt64? = nil,
             tokenLifetime: Duration? = .seconds(24 * 3_600),
             loginLimits: LoginLimits = LoginLimits(),
-            passwordCost: UInt8 = 8
+            passwordCost: UInt8 = 8,
+            maximumConnections: Int = 10_000
         ) {
             self.passwordCost = passwordCost
+            self.maximumConnections = maximumConnections
             self.dataPath = dataPath
             self.postgresURL = postgresURL
             self.durability = durability

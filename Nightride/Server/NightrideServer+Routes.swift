@@ -15,6 +15,7 @@ extension NightrideServer {
         sync.application(
             host: configuration.host,
             port: port,
+            maximumConnections: configuration.maximumConnections,
             additionalChannelHandlers: { [connections] in [connections.tracker()] },
             middleware: { router in router.add(middleware: FaultMiddleware(server: self)) },
             routes: { router in

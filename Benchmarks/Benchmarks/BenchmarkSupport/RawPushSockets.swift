@@ -166,7 +166,10 @@ public final class RawPushSockets: @unchecked Sendable {
         let end: [UInt8] = Array("\r\n\r\n".utf8)
         while true {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            guard count > 0 else { throw SetupFailure(message: "no answer to a push socket's upgrade on \(path) (errno \(errno))") }
+            guard count > 0 else {
+                let error = errno
+                throw SetupFailure(message: "no answer to a push socket's upgrade on \(path) (errno \(error), \(received.count) bytes: \(String(decoding: received.prefix(200), as: UTF8.self)))")
+            }
             received.append(contentsOf: chunk[0..<count])
             guard let headEnd = received.firstRange(of: end) else { continue }
             let head = String(decoding: received[..<headEnd.lowerBound], as: UTF8.self)
