@@ -28,8 +28,11 @@ import Synchronization
 ///   notifications): a commit made through one instance reaches the push sockets of all.
 /// - **Reads.** On pooled connections (`PostgresClient`), each in one `REPEATABLE READ`
 ///   snapshot.
-/// - **Deadlines.** No request waits longer than the store's deadline for the database; past
-///   it the request fails with ``Unanswered`` and the server answers 503 with `Retry-After`.
+/// - **Deadlines.** No wait for the database lasts longer than the store's deadline: for a
+///   connection, for a turn to write, or for one statement's answer. Past it the request fails
+///   with ``Unanswered`` and the server answers 503 with `Retry-After`. A request is bounded by
+///   its waits: a read of one key by one deadline, a write that started by its queue's deadline
+///   plus one per statement (it is not abandoned half way, so its caller learns its outcome).
 ///
 /// Threading: a transaction's synchronous body runs on a thread of the store's own
 /// (``StoreThreads``), which waits for each statement (``BlockingConnection``); never on the
