@@ -9,7 +9,8 @@ import Synchronization
 ///
 /// Threading: a mutex guards everything; the socket handlers call in from their tasks. An
 /// outbox is an `AsyncStream` that its socket's task writes out; a page whose outbox overflows
-/// is closed, and reconnects to a fresh copy, rather than silently missing records.
+/// (``pageOutboxLimit`` messages or ``pageOutboxBytes`` bytes: ``PageOutbox``) is closed, and
+/// reconnects to a fresh copy, rather than silently missing records.
 final class InspectorHub: Sendable {
     private struct App {
         var hello: AppMessage.Hello
@@ -24,7 +25,7 @@ final class InspectorHub: Sendable {
     private struct State {
         var apps: [Int: App] = [:]
         var appBySession: [String: Int] = [:]
-        var pages: [Int: AsyncStream<String>.Continuation] = [:]
+        var pages: [Int: PageOutbox] = [:]
         /// The record each app's systems show in place of their live state, by app and system.
         var previews: [Int: [String: UInt64]] = [:]
         var lastID = 0
@@ -36,10 +37,18 @@ final class InspectorHub: Sendable {
     static let maximumApps = 32
     /// How many messages a page's outbox holds before the page is closed as too slow.
     static let pageOutboxLimit = 10_000
+    /// How many bytes of messages a page's outbox holds before the page is closed as too slow.
+    let pageOutboxBytes: Int
     private let state = Mutex(State())
 
-    init(capacity: Int) {
+    init(capacity: Int, pageOutboxBytes: Int = 64 << 20) {
         self.capacity = max(1, capacity)
+        self.pageOutboxBytes = max(1, pageOutboxBytes)
+    }
+
+    /// A new outbox for a page's socket, to hand to ``pageConnected(outbox:)``.
+    func makePageOutbox() -> PageOutbox {
+        PageOutbox(messageLimit: Self.pageOutboxLimit, byteLimit: pageOutboxBytes)
     }
 
     // MARK: Apps
@@ -111,7 +120,7 @@ final class InspectorHub: Sendable {
 
     /// A page connected: it is sent the apps and everything held of each, then what comes.
     /// Returns its id.
-    func pageConnected(outbox: AsyncStream<String>.Continuation) -> Int {
+    func pageConnected(outbox: PageOutbox) -> Int {
         state.withLock { state in
             state.lastID += 1
             let id = state.lastID
@@ -224,11 +233,9 @@ final class InspectorHub: Sendable {
 
     /// Hands `text` to a page's outbox; a page that cannot keep up is closed.
     private func send(_ text: String, to page: Int, in state: inout State) {
-        guard let outbox = state.pages[page] else { return }
-        if case .dropped = outbox.yield(text) {
-            outbox.finish()
-            state.pages[page] = nil
-        }
+        guard let outbox = state.pages[page], !outbox.offer(text) else { return }
+        outbox.finish()
+        state.pages[page] = nil
     }
 
     static func text(_ value: some Encodable) -> String {

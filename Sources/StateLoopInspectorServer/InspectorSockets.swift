@@ -51,12 +51,15 @@ struct PageSocket {
     let hub: InspectorHub
 
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
-        let (messages, outbox) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(InspectorHub.pageOutboxLimit))
+        let outbox = hub.makePageOutbox()
         let id = hub.pageConnected(outbox: outbox)
         defer { hub.pageDisconnected(id) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await message in messages { try await outbound.write(.text(message)) }
+                for await message in outbox.messages {
+                    try await outbound.write(.text(message))
+                    outbox.written(message)
+                }
                 // The hub closed this page's outbox (too slow, or stopping): end the socket, so
                 // that the page reconnects to a fresh copy.
                 try await outbound.close(.goingAway, reason: nil)
