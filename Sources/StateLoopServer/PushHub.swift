@@ -46,9 +46,10 @@ final class PushHub: Sendable {
     private let encodesOnce: Bool
     private let metrics: ServerMetrics
 
-    init(maximumSocketsPerPrincipal: Int, encodesOnce: Bool = true, metrics: ServerMetrics) {
+    init(maximumSocketsPerPrincipal: Int, encodesOnce: Bool = true, drainsPerTask: Int = 128, metrics: ServerMetrics) {
         self.maximumSocketsPerPrincipal = maximumSocketsPerPrincipal
         self.encodesOnce = encodesOnce
+        self.drainsPerTask = max(1, drainsPerTask)
         self.metrics = metrics
     }
 
@@ -156,7 +157,7 @@ final class PushHub: Sendable {
             guard drainDue else { continue }
             let loop = writer.eventLoop
             due[ObjectIdentifier(loop), default: (loop, [])].writers.append(writer)
-            if let batch = due[ObjectIdentifier(loop)], batch.writers.count == Self.drainsPerTask {
+            if let batch = due[ObjectIdentifier(loop)], batch.writers.count == drainsPerTask {
                 Self.drain(batch.writers, on: loop)
                 due[ObjectIdentifier(loop)] = nil
             }
@@ -164,9 +165,8 @@ final class PushHub: Sendable {
         for (loop, writers) in due.values { Self.drain(writers, on: loop) }
     }
 
-    /// How many writers one task drains: enough that scheduling costs little, few enough that
-    /// a loop starts writing while the hub still offers to the rest.
-    static let drainsPerTask = 128
+    /// How many writers one task drains (`SyncServerConfiguration.pushDrainsPerTask`).
+    private let drainsPerTask: Int
 
     private static func drain(_ writers: [PushSocketWriter], on loop: any EventLoop) {
         loop.execute {

@@ -67,7 +67,10 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
         self.configuration = configuration
         self.logger = logger
         metrics = ServerMetrics(registry: registry)
-        hub = PushHub(maximumSocketsPerPrincipal: configuration.maximumSocketsPerPrincipal, encodesOnce: configuration.encodesPushesOnce, metrics: metrics)
+        hub = PushHub(
+            maximumSocketsPerPrincipal: configuration.maximumSocketsPerPrincipal, encodesOnce: configuration.encodesPushesOnce,
+            drainsPerTask: configuration.pushDrainsPerTask, metrics: metrics
+        )
         pushWriting = PushWriting(
             maximumPushBytes: configuration.maximumPushBytes, slowReaderTimeout: configuration.slowReaderTimeout, metrics: metrics,
             logger: logger

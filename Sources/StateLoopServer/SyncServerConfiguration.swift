@@ -43,6 +43,11 @@ public struct SyncServerConfiguration: Sendable {
     /// encoded, framed and scheduled once per socket: the benchmarks' baseline only.
     @_spi(Benchmarks) public var encodesPushesOnce = true
 
+    /// How many writers one task of a fan-out drains per event loop: enough that scheduling
+    /// costs little, few enough that a loop starts writing while the hub still offers to the
+    /// rest. Internal: tests make it small, to cross batches with a few sockets.
+    var pushDrainsPerTask = 128
+
     /// A configuration; every parameter has a default fit for a small service.
     public init(
         maximumBodyBytes: Int = 1 << 20,

@@ -123,10 +123,11 @@ struct LoopbackTests {
             #expect(pushed?.value == "two")
             #expect(pushed?.version == Version(counter: 2))
 
-            // A network cut; the change made meanwhile is never pushed, and the reconnection's
-            // pull brings it.
-            await backend.disconnectAll()
+            // A change that is never pushed, then a network cut: the reconnection's pull brings
+            // it. (Made after the cut, it raced the reconnection: a loaded machine let the
+            // client reconnect and pull first, and the test waited forever for "three".)
             await backend.update("three", push: false)
+            await backend.disconnectAll()
             let caughtUp = await values.next()
             #expect(caughtUp?.value == "three")
             #expect(resource.requestsStarted == 2)
