@@ -12,7 +12,7 @@ import TestSupport
 @MainActor
 @Suite("Nightride server: durable across kill -9", .serialized, .timeLimit(.minutes(2)))
 struct DurableServerTests {
-    @Test("kill -9 mid-ride, start again on the same file: both clients keep the ride and their sessions; the next step reaches both within 2 s")
+    @Test("kill -9 mid-ride, start again on the same file: both clients keep the ride and their sessions; the next step reaches both within 4 s")
     func killedMidRide() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-durable-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -56,7 +56,10 @@ struct DurableServerTests {
             ann.state.screen == .riding && bob.state.screen == .riding && !bob.state.isOptimistic
         }
         let elapsed = restarted.duration(to: .now)
-        #expect(elapsed < .seconds(2), "the next step took \(elapsed) to reach both clients")
+        // The clients' reconnection backoff caps at 1 s; 4 s leaves a loaded machine room (a
+        // debug build beside two CPU hogs took 2.35 s) and still fails a client that waits for
+        // a long backoff or has to bootstrap again.
+        #expect(elapsed < .seconds(4), "the next step took \(elapsed) to reach both clients")
         #expect(!ann.state.isSignedOut && !bob.state.isSignedOut)
         #expect(ann.state.ride.confirmedVersion?.epoch == epoch, "no new epoch: nothing to re-bootstrap")
     }
