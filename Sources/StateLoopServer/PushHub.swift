@@ -156,10 +156,10 @@ final class PushHub: Sendable {
             record(offer)
             guard drainDue else { continue }
             let loop = writer.eventLoop
-            due[ObjectIdentifier(loop), default: (loop, [])].writers.append(writer)
-            if let batch = due[ObjectIdentifier(loop)], batch.writers.count == drainsPerTask {
+            let id = ObjectIdentifier(loop)
+            due[id, default: (loop, [])].writers.append(writer)
+            if due[id]?.writers.count == drainsPerTask, let batch = due.removeValue(forKey: id) {
                 Self.drain(batch.writers, on: loop)
-                due[ObjectIdentifier(loop)] = nil
             }
         }
         for (loop, writers) in due.values { Self.drain(writers, on: loop) }

@@ -113,12 +113,9 @@ public final class SocketFleet: Sendable {
         return (start.duration(to: last), took)
     }
 
-    /// With `NIGHTRIDE_PROFILE_PID_FILE` set, writes the server process's id there and gives a
-    /// profiler 3 s to attach before the rounds (see docs/Benchmarks.md).
+    /// Gives a profiler of the server process time to attach (``waitForProfiler(toProfile:)``).
     public func waitForProfiler() async throws {
-        guard let path = ProcessInfo.processInfo.environment["NIGHTRIDE_PROFILE_PID_FILE"] else { return }
-        try "\(server.processIdentifier)\n".write(toFile: path, atomically: true, encoding: .utf8)
-        try await Task.sleep(for: .seconds(3))
+        try await BenchmarkSupport.waitForProfiler(toProfile: server.processIdentifier)
     }
 
     /// Closes the sockets, then the server process.

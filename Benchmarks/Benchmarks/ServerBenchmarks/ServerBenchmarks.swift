@@ -38,7 +38,7 @@ let benchmarks: @Sendable () -> Void = {
             },
             setup: { () async throws -> CrossInstanceFixture in
                 let fixture = box.set(try await CrossInstanceFixture.start())
-                try await waitForProfiler()
+                try await waitForProfiler(toProfile: ProcessInfo.processInfo.processIdentifier)
                 return fixture
             },
             teardown: { await box.take()?.stop() }
@@ -68,11 +68,3 @@ let benchmarks: @Sendable () -> Void = {
 /// With `STATELOOP_PROFILE_ROUNDS=N`, the push-latency benchmarks run N rounds (up to 2 minutes)
 /// rather than 300, so that a profiler sees more than a second of them.
 private let profiledRounds = ProcessInfo.processInfo.environment["STATELOOP_PROFILE_ROUNDS"].flatMap { Int($0) }
-
-/// With `NIGHTRIDE_PROFILE_PID_FILE` set, writes this process's id there and gives a profiler
-/// 3 s to attach before the rounds (see docs/Benchmarks.md).
-private func waitForProfiler() async throws {
-    guard let path = ProcessInfo.processInfo.environment["NIGHTRIDE_PROFILE_PID_FILE"] else { return }
-    try "\(ProcessInfo.processInfo.processIdentifier)\n".write(toFile: path, atomically: true, encoding: .utf8)
-    try await Task.sleep(for: .seconds(3))
-}
