@@ -40,14 +40,24 @@ public struct ClientState: Codable, Sendable, Equatable {
     }
 
     /// The status line: signed out, loading, slow, offline, errors; empty when all is well.
+    ///
+    /// Changes waiting for the server are named apart from the rest ("waiting to send (2)"):
+    /// they are kept and sent once the server is back, never refused for its absence.
     public var statusLine: String {
         let healths = [driverMode.health, ride.health]
-        if isSignedOut { return "Signed out: sign in again" }
-        if healths.contains(where: \.isOffline) { return "Offline: showing the last known state" }
-        if healths.contains(where: \.isSlow) { return "Taking longer than expected…" }
-        if let failure = healths.compactMap(\.failure).first { return "Error: \(failure) (r to retry)" }
-        if let refusal { return "Refused: \(refusal)" }
-        if healths.contains(where: \.isLoading) { return "Loading…" }
+        let waiting = healths.reduce(0) { $0 + $1.waitingToSend }
+        let held = healths.reduce(0) { $0 + $1.couldNotSend }
+        let unsent = [waiting > 0 ? "waiting to send (\(waiting))" : nil, held > 0 ? "could not send (\(held))" : nil].compactMap { $0 }
+        func line(_ text: String) -> String {
+            ([text] + unsent).joined(separator: " · ")
+        }
+        if isSignedOut { return line("Signed out: sign in again") }
+        if healths.contains(where: \.isOffline) { return line("Offline: showing the last known state") }
+        if healths.contains(where: \.isSlow) { return line("Taking longer than expected…") }
+        if let failure = healths.compactMap(\.failure).first { return line("Error: \(failure) (r to retry)") }
+        if let refusal { return line("Refused: \(refusal)") }
+        if healths.contains(where: \.isLoading) { return line("Loading…") }
+        if !unsent.isEmpty { return unsent.joined(separator: " · ") }
         if isOptimistic { return "Sending…" }
         return ""
     }

@@ -222,10 +222,10 @@ public final class NightrideClient {
     ) -> [Feedback<ClientState, ClientEvent>] {
         [
             .resource(driverModeChanges) { status in
-                .driverMode(status.value, version: status.confirmed?.version, pending: status.mutations.count, health: ResourceHealth(status.resource))
+                .driverMode(status.value, version: status.confirmed?.version, pending: status.mutations.count, health: ResourceHealth(status))
             },
             .resource(rideActions) { status in
-                .ride(status.value, version: status.confirmed?.version, pending: status.mutations.count, health: ResourceHealth(status.resource))
+                .ride(status.value, version: status.confirmed?.version, pending: status.mutations.count, health: ResourceHealth(status))
             },
             .failures(of: driverModeChanges) { .actionRefused("driver mode: \($0.error.message)") },
             .failures(of: rideActions) { .actionRefused("\($0.mutation?.action.name.rawValue ?? "ride"): \($0.error.message)") },

@@ -36,6 +36,8 @@ extension Inspector {
                 switch observation {
                 case .rejected(let failures):
                     for step in tracker.note(failures) { keepStep(of: name, step) }
+                case .discarded(let ids):
+                    tracker.noteDiscarded(ids)
                 case .status(let status):
                     keepStatus(of: name, Self.statusJSON(status.resource, pending: status.mutations.map(pendingJSON)))
                     for step in tracker.steps(to: status) { keepStep(of: name, step) }
@@ -84,6 +86,7 @@ extension Inspector {
         case .pending: "pending"
         case .sent: "sent"
         case .confirmed(let version): "accepted at \(version)"
+        case .expired: "could not send"
         }
         return .object(["id": .string(pending.id.rawValue), "status": .string(status), "mutation": RecordEncoder.json(of: pending.mutation)])
     }

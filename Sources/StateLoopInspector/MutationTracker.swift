@@ -23,6 +23,8 @@ struct MutationTracker<M: Mutation> {
     private var known: [MutationID: PendingMutation<M>] = [:]
     /// Rejected by the latest step, not yet seen gone.
     private var rejected: [MutationID: MutationFailure<M>] = [:]
+    /// Discarded by the app, not yet seen gone.
+    private var discarded: Set<MutationID> = []
 
     /// Notes the mutations a step rejected; returns the steps of those never seen queued (a
     /// mutation its store dropped at launch, say), which no status will show.
@@ -36,6 +38,12 @@ struct MutationTracker<M: Mutation> {
             }
         }
         return steps
+    }
+
+    /// Notes the expired mutations the app discarded: gone from the next status, they were
+    /// neither confirmed nor rejected.
+    mutating func noteDiscarded(_ ids: [MutationID]) {
+        discarded.formUnion(ids)
     }
 
     /// The steps between the last status and `status`: each mutation's progress in queue
@@ -54,6 +62,8 @@ struct MutationTracker<M: Mutation> {
         for (id, gone) in known.sorted(by: { order[$0.key, default: 0] < order[$1.key, default: 0] }) where !current.contains(id) {
             if let failure = rejected.removeValue(forKey: id) {
                 steps.append(Step(id: id, mutation: gone.mutation, outcome: "rejected", reason: failure.error.message))
+            } else if discarded.remove(id) != nil {
+                steps.append(Step(id: id, mutation: gone.mutation, outcome: "discarded"))
             } else {
                 steps.append(Step(id: id, mutation: gone.mutation, outcome: "confirmed"))
             }
@@ -62,9 +72,14 @@ struct MutationTracker<M: Mutation> {
         return steps
     }
 
-    /// The steps from `old` to the mutation's status now: sent, then accepted.
+    /// The steps from `old` to the mutation's status now: sent, then accepted; or held past its
+    /// maximum age, then retried.
     private static func progress(from old: MutationStatus, to pending: PendingMutation<M>) -> [Step] {
         switch (old, pending.status) {
+        case (.pending, .expired), (.sent, .expired):
+            return [Step(id: pending.id, mutation: pending.mutation, outcome: "could not send")]
+        case (.expired, .pending):
+            return [Step(id: pending.id, mutation: pending.mutation, outcome: "retried")]
         case (.pending, .sent):
             return [Step(id: pending.id, mutation: pending.mutation, outcome: "sent")]
         case (.pending, .confirmed(let version)), (.sent, .confirmed(let version)):

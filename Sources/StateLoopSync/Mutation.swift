@@ -43,6 +43,11 @@ public enum MutationStatus: Hashable, Codable, Sendable {
     /// Accepted by the server at `version`; still shown on top until the confirmed value
     /// reaches that version.
     case confirmed(Version)
+    /// Not sent within the app's ``ResourcePolicy/maximumMutationAge``: still shown, never sent
+    /// by itself again (nor anything queued after it) until the app calls
+    /// ``OptimisticResource/retry(_:)`` or ``OptimisticResource/discard(_:)``. A screen says
+    /// "could not send".
+    case expired
 }
 
 /// A mutation in the queue, with its identifier and status.
@@ -53,12 +58,17 @@ public struct PendingMutation<M: Mutation>: Codable, Sendable, Identifiable {
     public let mutation: M
     /// Where it is.
     public internal(set) var status: MutationStatus
+    /// When it was queued (or retried after it expired), on the wall clock, so that its age
+    /// survives a relaunch; `nil` for a mutation stored before ages were kept, which never
+    /// expires.
+    public internal(set) var queuedAt: Date?
 
     /// A mutation not sent yet.
-    public init(_ mutation: M, id: MutationID = MutationID()) {
+    public init(_ mutation: M, id: MutationID = MutationID(), queuedAt: Date? = nil) {
         self.id = id
         self.mutation = mutation
         self.status = .pending
+        self.queuedAt = queuedAt
     }
 }
 
@@ -142,11 +152,14 @@ public actor InMemoryMutationStore<M: Mutation>: MutationStore {
         self.queue = queue
     }
 
-    public func loadConfirmed() -> Versioned<M.Value>? {
+    // Declared `async`: called from outside the actor, a synchronous method is async only
+    // implicitly, and in an async context Swift prefers the protocol extension's explicitly
+    // async default, which keeps nothing: `await store.saveConfirmed(value)` did nothing.
+    public func loadConfirmed() async -> Versioned<M.Value>? {
         confirmed
     }
 
-    public func saveConfirmed(_ value: Versioned<M.Value>) {
+    public func saveConfirmed(_ value: Versioned<M.Value>) async {
         confirmed = value
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import StateLoopWire
 import StateLoop
 
@@ -33,9 +34,36 @@ struct OptimisticMachine<M: Mutation>: Sendable {
     /// The resource session the mutation in flight was sent in: a 401 answers for that session,
     /// which a new sign-in may have replaced while the request was out.
     var sentInSession: UInt64?
+    /// Why the last attempt did not go through (the server away, a 5xx, a refused session),
+    /// until an attempt does: what a screen says while mutations wait.
+    var sendFailure: ResourceFailure?
+    /// Mutations the app discarded, not yet reported to watchers.
+    var discarded: [MutationID] = []
+    /// The restored mutations that an earlier launch queued under its own client id: no value's
+    /// `lastMutationID` speaks of them (it counts this launch's client), so only the answer to
+    /// their resend (the version the server applied them at) tells whether a value contains
+    /// them.
+    var earlierLaunch: Set<MutationID> = []
+    /// The newest confirmed value received while one of those waits for its answer, held back
+    /// so that a value that already contains it does not show it twice; taken once none waits.
+    var held: Versioned<M.Value>?
 
     init(client: ClientID = ClientID()) {
         self.client = client
+    }
+
+    /// Whether a restored mutation of an earlier launch is still waiting for the server's
+    /// answer. One past its maximum age does not count: it may wait for good.
+    var awaitsEarlierLaunch: Bool {
+        !earlierLaunch.isEmpty && queue.contains { earlierLaunch.contains($0.id) && ($0.status == .pending || $0.status == .sent) }
+    }
+
+    /// Whether confirmed values are held back (see ``held``): while a restored mutation of an
+    /// earlier launch waits for its answer, and a confirmed value is shown meanwhile. With none
+    /// (a store that keeps no value), the first value is taken, or the screen would have
+    /// nothing to show until the server answers.
+    var holdsValues: Bool {
+        confirmed != nil && awaitsEarlierLaunch
     }
 
     /// The confirmed value with every queued mutation replayed on top, in order.
@@ -46,11 +74,43 @@ struct OptimisticMachine<M: Mutation>: Sendable {
     /// The mutation to send now: the oldest one the server has not answered. One at a time, in
     /// order: the next one becomes the query's answer only when this one is answered. `nil`
     /// while a retry waits its backoff and while the server refuses the credentials.
+    ///
+    /// Also `nil` while the resource is offline, unless the attempt is already on its way (an
+    /// answer may still come), and while the oldest unanswered mutation is
+    /// ``MutationStatus/expired``: the ones after it wait behind it, so that the server applies
+    /// them in the order the user made them.
     var outgoing: Outgoing? {
         guard isRestored, blockedSession == nil, !resource.isUnauthorized else { return nil }
-        guard let next = queue.first(where: { if case .confirmed = $0.status { false } else { true } }) else { return nil }
-        guard let attempt, attempt.id == next.id else { return Outgoing(id: next.id, mutation: next.mutation, attempt: 0) }
-        return attempt.backoff == nil ? Outgoing(id: next.id, mutation: next.mutation, attempt: attempt.number) : nil
+        guard let next = firstUnanswered, next.status != .expired else { return nil }
+        guard !resource.isOffline || next.status == .sent else { return nil }
+        guard let attempt, attempt.id == next.id else { return Outgoing(id: next.id, mutation: next.mutation, attempt: 0, queuedAt: next.queuedAt) }
+        return attempt.backoff == nil ? Outgoing(id: next.id, mutation: next.mutation, attempt: attempt.number, queuedAt: next.queuedAt) : nil
+    }
+
+    /// The oldest mutation the server has not accepted.
+    var firstUnanswered: PendingMutation<M>? {
+        queue.first(where: { if case .confirmed = $0.status { false } else { true } })
+    }
+
+    /// The oldest unanswered mutation and when it was queued, while it may still expire: the
+    /// only one whose age matters, since nothing after it is sent before it.
+    var expiry: Expiry? {
+        guard isRestored, let next = firstUnanswered, next.status != .expired, let queuedAt = next.queuedAt else { return nil }
+        return Expiry(id: next.id, queuedAt: queuedAt)
+    }
+
+    /// How the unanswered mutations are doing, for a status line.
+    var delivery: MutationDelivery {
+        let unanswered = queue.count { if case .confirmed = $0.status { false } else { true } }
+        guard let next = firstUnanswered else { return .idle }
+        if next.status == .expired { return .couldNotSend(count: unanswered) }
+        if outgoing != nil { return .sending(count: unanswered) }
+        return .waiting(count: unanswered, failure: sendFailure)
+    }
+
+    struct Expiry: Hashable, Sendable {
+        let id: MutationID
+        let queuedAt: Date
     }
 
     /// The backoff to wait before retrying the oldest unanswered mutation.
@@ -63,6 +123,8 @@ struct OptimisticMachine<M: Mutation>: Sendable {
         let id: MutationID
         let mutation: M
         let attempt: Int
+        /// When it was queued: an attempt that comes after its maximum age is not made.
+        let queuedAt: Date?
 
         static func == (lhs: Outgoing, rhs: Outgoing) -> Bool {
             lhs.id == rhs.id && lhs.attempt == rhs.attempt
@@ -91,30 +153,53 @@ struct OptimisticMachine<M: Mutation>: Sendable {
         case sendFailed(MutationID, attempt: Int, ResourceFailure)
         case retryDue(MutationID)
         case rejected(MutationID, ResourceFailure)
-        case failuresReported(Int)
+        /// The oldest unanswered mutation passed the policy's maximum age unsent.
+        case expired(MutationID)
+        /// The app asked to send an expired mutation again, its age counted from `at`.
+        case retry(MutationID, at: Date)
+        /// The app gave up an expired mutation.
+        case discard(MutationID)
+        /// The host handed out the first `failures` failures and `discards` discarded ids.
+        case reported(failures: Int, discards: Int)
     }
 
     mutating func apply(_ event: Event, policy: ResourcePolicy) {
         switch event {
         case .restored(let stored, let storedConfirmed, let dropped):
             failures += dropped.map { MutationFailure(id: $0.id, mutation: nil, error: ResourceFailure($0, kind: .unrecoverable)) }
-            // A stored value is one more confirmed value: kept only if nothing newer came.
-            if let storedConfirmed {
-                receive(storedConfirmed)
-            }
             // Mutations made before the restore finished stay after the stored ones.
             queue = stored.map { pending in
                 var pending = pending
                 if pending.status == .sent { pending.status = .pending }
                 return pending
             } + queue
+            let client = client
+            earlierLaunch = Set(stored.lazy.filter { $0.id.sequence(of: client) == nil }.map(\.id))
             isRestored = true
+            // The stored value's `lastMutationID` counted the earlier launch's client: read as
+            // this launch's, it would drop this launch's mutations unsent.
+            let stored = storedConfirmed.map { Versioned($0.value, version: $0.version) }
+            if awaitsEarlierLaunch, let stored {
+                // What the last launch showed, until the restored mutations are answered; a
+                // value the server sent meanwhile waits.
+                held = newest(held, confirmed)
+                confirmed = stored
+            } else if let stored {
+                // A stored value is one more confirmed value: kept only if nothing newer came.
+                receive(stored)
+            }
             dropContained()
         case .resourceChanged(let status):
+            let cameBack = (resource.isOffline && !status.isOffline) || (!resource.isReachable && status.isReachable)
             resource = status
             if let blockedSession, status.session > blockedSession, !status.isUnauthorized {
                 // Signed in again: send what waited, with the same ids.
                 self.blockedSession = nil
+            }
+            if cameBack, attempt?.backoff != nil {
+                // The server can be reached again: what waited goes now, not at the end of a
+                // backoff that may have grown to its maximum during the outage.
+                attempt?.backoff = nil
             }
             if let value = status.value { receive(value) }
         case .confirmedValue(let value):
@@ -127,6 +212,7 @@ struct OptimisticMachine<M: Mutation>: Sendable {
             update(id) { $0.status = .sent }
         case .acknowledged(let id, let version):
             update(id) { $0.status = .confirmed(version) }
+            sendFailure = nil
             dropContained()
         case .sendFailed(let id, let number, let error):
             guard let current = outgoing, current.id == id, current.attempt == number else { return }
@@ -136,21 +222,55 @@ struct OptimisticMachine<M: Mutation>: Sendable {
             attempt?.backoff = nil
         case .rejected(let id, let error):
             reject(id, error)
-        case .failuresReported(let count):
-            failures.removeFirst(min(count, failures.count))
+        case .expired(let id):
+            guard let next = firstUnanswered, next.id == id, next.status != .expired else { return }
+            update(id) { $0.status = .expired }
+            attempt = nil
+        case .retry(let id, let date):
+            guard queue.contains(where: { $0.id == id && $0.status == .expired }) else { return }
+            update(id) {
+                $0.status = .pending
+                $0.queuedAt = date
+            }
+        case .discard(let id):
+            guard let index = queue.firstIndex(where: { $0.id == id && $0.status == .expired }) else { return }
+            queue.remove(at: index)
+            discarded.append(id)
+        case .reported(let failureCount, let discardCount):
+            failures.removeFirst(min(failureCount, failures.count))
+            discarded.removeFirst(min(discardCount, discarded.count))
+        }
+        if let value = held, !holdsValues {
+            held = nil
+            receive(value)
+        }
+    }
+
+    /// The newer of two values by version (the second when they tie: it may carry a newer
+    /// `lastMutationID`).
+    private func newest(_ first: Versioned<M.Value>?, _ second: Versioned<M.Value>?) -> Versioned<M.Value>? {
+        guard let second else { return first }
+        switch Versioned<M.Value>.outcome(of: second.version, over: first?.version) {
+        case .applied, .rebootstrapped, .duplicate: return second
+        case .outdated: return first
         }
     }
 
     private mutating func sendFailed(_ current: Outgoing, _ error: ResourceFailure, policy: ResourcePolicy) {
         switch error.kind {
-        case .transient(let retryAfter) where current.attempt < policy.maxRetries:
-            // Retried with the same mutation id, which a server that honours ids applies once.
+        case .transient(let retryAfter):
+            // Only the server refuses a mutation: a failure that says nothing about it (the
+            // server away, a 5xx, a deadline) is retried for as long as it takes, with the same
+            // mutation id, which a server that honours ids applies once. The backoff is capped
+            // by the policy, and cut short when the server can be reached again.
             let next = current.attempt + 1
             attempt = SendAttempt(
                 id: current.id,
                 number: next,
                 backoff: retryAfter ?? policy.jitter(policy.backoff(beforeRetry: next))
             )
+            sendFailure = error
+            update(current.id) { $0.status = .pending }
         case .unauthorized:
             // Not the mutation's fault: it waits, unsent, for a session later than the one it
             // was sent in. When the user signed in again while the request was out, that session
@@ -164,8 +284,11 @@ struct OptimisticMachine<M: Mutation>: Sendable {
                 // A new attempt number, so that the send starts again though nothing else changed.
                 attempt = SendAttempt(id: current.id, number: current.attempt + 1, backoff: nil)
             }
+            sendFailure = error
             update(current.id) { $0.status = .pending }
-        case .transient, .unrecoverable:
+        case .unrecoverable:
+            // The server answered and refused it (a 4xx): the one outcome that removes it.
+            sendFailure = nil
             reject(current.id, error)
         }
     }
@@ -176,8 +299,13 @@ struct OptimisticMachine<M: Mutation>: Sendable {
         failures.append(MutationFailure(id: id, mutation: rejected.mutation, error: error))
     }
 
-    /// Keeps `value` if it is newer than the confirmed one, then drops what it contains.
+    /// Keeps `value` if it is newer than the confirmed one, then drops what it contains; holds
+    /// it while a restored mutation of an earlier launch waits for its answer.
     private mutating func receive(_ value: Versioned<M.Value>) {
+        if holdsValues {
+            held = newest(newest(confirmed, held), value)
+            return
+        }
         switch Versioned<M.Value>.outcome(of: value.version, over: confirmed?.version) {
         case .applied, .rebootstrapped:
             confirmed = value
@@ -227,6 +355,7 @@ struct OptimisticMachine<M: Mutation>: Sendable {
         store: (any MutationStore<M>)?,
         policy: ResourcePolicy,
         clock: any Clock<Duration>,
+        now: @escaping @Sendable () -> Date,
         statuses: @escaping @Sendable (@escaping @Sendable (ResourceStatus<M.Value>) async -> Void) async -> Void,
         reportUnauthorized: @escaping @Sendable (ResourceFailure) -> Void = { _ in }
     ) -> [Feedback<OptimisticMachine, Event>] {
@@ -238,6 +367,15 @@ struct OptimisticMachine<M: Mutation>: Sendable {
                 await send(.restored(stored, confirmed: confirmed ?? nil, dropped: dropped))
             },
             .react(query: \.outgoing) { outgoing, events in
+                // Its age is checked here as well as by its timer: a mutation that was already
+                // too old when it became the next to send (a relaunch, the one before it
+                // discarded) must not race its timer to the server.
+                if let maximumAge = policy.maximumMutationAge, let queuedAt = outgoing.queuedAt,
+                    Duration.seconds(now().timeIntervalSince(queuedAt)) >= maximumAge
+                {
+                    await events(.expired(outgoing.id))
+                    return
+                }
                 await events(.sending(outgoing.id))
                 do {
                     let version = try await send(outgoing.mutation, outgoing.id)
@@ -253,6 +391,15 @@ struct OptimisticMachine<M: Mutation>: Sendable {
                 guard let timeout = policy.requestTimeout, (try? await clock.sleep(for: timeout)) != nil else { return }
                 let failure = ResourceFailure(RequestTimeoutError(timeout: timeout), kind: .transient(retryAfter: nil))
                 await events(.sendFailed(outgoing.id, attempt: outgoing.attempt, failure))
+            },
+            // The oldest unanswered mutation's maximum age: past it, it is held, not dropped.
+            .react(query: { state in policy.maximumMutationAge == nil ? nil : state.expiry }) { expiry, events in
+                guard let maximumAge = policy.maximumMutationAge else { return }
+                let age = Duration.seconds(now().timeIntervalSince(expiry.queuedAt))
+                if age < maximumAge {
+                    guard (try? await clock.sleep(for: maximumAge - age)) != nil else { return }
+                }
+                await events(.expired(expiry.id))
             },
             .react(query: \.backoff) { waiting, events in
                 guard let backoff = waiting.backoff, (try? await clock.sleep(for: backoff)) != nil else { return }
@@ -319,7 +466,8 @@ extension OptimisticMachine: Equatable where M: Equatable, M.Value: Equatable {
         lhs.confirmed == rhs.confirmed && lhs.resource.looksLike(rhs.resource) && lhs.queue == rhs.queue
             && lhs.failures == rhs.failures && lhs.isRestored == rhs.isRestored && lhs.client == rhs.client
             && lhs.attempt == rhs.attempt && lhs.blockedSession == rhs.blockedSession && lhs.sentInSession == rhs.sentInSession
-            && lhs.lastQueued == rhs.lastQueued
+            && lhs.lastQueued == rhs.lastQueued && lhs.sendFailure == rhs.sendFailure && lhs.discarded == rhs.discarded
+            && lhs.earlierLaunch == rhs.earlierLaunch && lhs.held == rhs.held
     }
 }
 extension OptimisticMachine.Event: Equatable where M: Equatable, M.Value: Equatable {}

@@ -1,3 +1,4 @@
+import Foundation
 import StateLoopWire
 import StateLoop
 import Synchronization
@@ -24,6 +25,8 @@ public final class OptimisticResource<M: Mutation>: Sendable {
     /// The resource the confirmed value comes from (for an inspector's watch of its drops).
     package let remote: RemoteResource<M.Value>
     private let commands: AsyncStream<OptimisticMachine<M>.Event>.Continuation
+    /// The wall clock that dates each mutation (its age survives a relaunch).
+    private let now: @Sendable () -> Date
     /// The numbering of new mutations, and what the caller sees before the machine has
     /// published them (see ``value``).
     private let local = LocalViewBox<M>()
@@ -41,11 +44,15 @@ public final class OptimisticResource<M: Mutation>: Sendable {
     ///   - clientID: The client this resource's new mutations are numbered under. Each instance
     ///     needs its own (the default is a new one); pass one only to share it with transports
     ///     built before the resource, never one an earlier launch used.
-    ///   - policy: Retries of transient failures (same mutation id each time) and the deadline
-    ///     of each attempt.
+    ///   - policy: The backoff between attempts after a transient failure (same mutation id each
+    ///     time, for as long as it takes), the deadline of each attempt, and the maximum age of
+    ///     an unsent mutation.
+    ///   - clock: The clock of every timer (backoffs, deadlines, maximum ages).
     ///   - send: Sends one mutation with its id; returns the version at which the server applied
-    ///     it, or throws.
-    public init(
+    ///     it, or throws. Throw ``HTTPStatusError`` for the server's answers: only a refusal
+    ///     (a 4xx other than 401, 403, 408 and 429, as the policy classifies it) removes the
+    ///     mutation; any other failure keeps it queued and retried.
+    public convenience init(
         resource: RemoteResource<M.Value>,
         store: (any MutationStore<M>)? = nil,
         clientID: ClientID = ClientID(),
@@ -53,7 +60,25 @@ public final class OptimisticResource<M: Mutation>: Sendable {
         clock: any Clock<Duration> = ContinuousClock(),
         send: @escaping @Sendable (M, MutationID) async throws -> Version
     ) {
+        self.init(
+            resource: resource, store: store, clientID: clientID, policy: policy, clock: clock,
+            now: wallClock(following: clock), send: send
+        )
+    }
+
+    /// The designated initializer, with the wall clock that dates mutations (tests give one that
+    /// follows their clock across a relaunch).
+    init(
+        resource: RemoteResource<M.Value>,
+        store: (any MutationStore<M>)?,
+        clientID: ClientID,
+        policy: ResourcePolicy,
+        clock: any Clock<Duration>,
+        now: @escaping @Sendable () -> Date,
+        send: @escaping @Sendable (M, MutationID) async throws -> Version
+    ) {
         self.clientID = clientID
+        self.now = now
         self.remote = resource
         let (commandStream, commands) = AsyncStream.makeStream(of: OptimisticMachine<M>.Event.self)
         self.commands = commands
@@ -65,6 +90,7 @@ public final class OptimisticResource<M: Mutation>: Sendable {
             store: store,
             policy: policy,
             clock: clock,
+            now: now,
             statuses: { deliver in
                 for await status in resource.updates() { await deliver(status) }
             },
@@ -83,11 +109,13 @@ public final class OptimisticResource<M: Mutation>: Sendable {
                 let status = OptimisticStatus(machine)
                 local.state.withLock { $0.published(status, through: machine.lastQueued) }
                 if !machine.failures.isEmpty { observers.publish(.rejected(machine.failures)) }
+                if !machine.discarded.isEmpty { observers.publish(.discarded(machine.discarded)) }
                 statuses.publish(status)
                 observers.publish(.status(status))
                 for failure in machine.failures { failureSubscribers.publish(failure) }
                 // Reported once: published above, then cleared.
-                return machine.failures.isEmpty ? nil : .failuresReported(machine.failures.count)
+                guard !machine.failures.isEmpty || !machine.discarded.isEmpty else { return nil }
+                return .reported(failures: machine.failures.count, discards: machine.discarded.count)
             }
             statuses.finishAll()
             failureSubscribers.finishAll()
@@ -113,11 +141,24 @@ public final class OptimisticResource<M: Mutation>: Sendable {
         // Numbered and queued under one lock, so the queue's order is the numbers' order.
         local.state.withLock { local in
             local.lastSequence += 1
-            let pending = PendingMutation(mutation, id: MutationID(client: clientID, sequence: local.lastSequence))
+            let pending = PendingMutation(mutation, id: MutationID(client: clientID, sequence: local.lastSequence), queuedAt: now())
             local.unpublished.append(pending)
             commands.yield(.mutate(pending))
             return pending.id
         }
+    }
+
+    /// Sends an ``MutationStatus/expired`` mutation again (and the ones queued after it), its
+    /// age counted from now. Does nothing for a mutation in any other state.
+    public func retry(_ id: MutationID) {
+        commands.yield(.retry(id, at: now()))
+    }
+
+    /// Gives up an ``MutationStatus/expired`` mutation: it leaves the queue and the visible
+    /// value, and the ones queued after it are sent. Does nothing for a mutation in any other
+    /// state: one on its way, or accepted, may already be applied.
+    public func discard(_ id: MutationID) {
+        commands.yield(.discard(id))
     }
 
     /// The value as the user sees it right now, synchronously: the last published value with
@@ -169,13 +210,19 @@ public struct OptimisticStatus<M: Mutation>: Sendable {
     /// The underlying remote resource's status (loading, slow, offline, unauthorized, failed),
     /// so that a screen gets value and health in one update.
     public var resource: ResourceStatus<M.Value>
+    /// Whether the mutations the server has not accepted are on their way, waiting, or held.
+    public var delivery: MutationDelivery
 
     /// A status from its parts (tests build them).
-    init(value: M.Value?, confirmed: Versioned<M.Value>?, mutations: [PendingMutation<M>], resource: ResourceStatus<M.Value>) {
+    init(
+        value: M.Value?, confirmed: Versioned<M.Value>?, mutations: [PendingMutation<M>], resource: ResourceStatus<M.Value>,
+        delivery: MutationDelivery = .idle
+    ) {
         self.value = value
         self.confirmed = confirmed
         self.mutations = mutations
         self.resource = resource
+        self.delivery = delivery
     }
 
     init(_ machine: OptimisticMachine<M>) {
@@ -183,7 +230,48 @@ public struct OptimisticStatus<M: Mutation>: Sendable {
         confirmed = machine.confirmed
         mutations = machine.queue
         resource = machine.resource
+        delivery = machine.delivery
     }
+}
+
+/// Where the mutations the server has not accepted yet stand, for a status line. Every one of
+/// them is still shown and still queued, whatever the case: only the server's refusal removes
+/// a mutation (reported through ``OptimisticResource/failures()``).
+public enum MutationDelivery: Sendable, Equatable {
+    /// Nothing waits for the server.
+    case idle
+    /// The oldest of `count` unaccepted mutations is on its way; the others follow it in order.
+    case sending(count: Int)
+    /// `count` mutations wait to be sent: the network is away, the server did not answer or
+    /// answered with a transient error (`failure` says so; the next attempt comes after a
+    /// backoff, or as soon as the server can be reached again), or it wants a new sign-in.
+    /// Nothing is lost: they are kept, across relaunches too, and sent in order, once each.
+    case waiting(count: Int, failure: ResourceFailure?)
+    /// The oldest of `count` unaccepted mutations passed the policy's
+    /// ``ResourcePolicy/maximumMutationAge`` unsent: nothing is sent until the app calls
+    /// ``OptimisticResource/retry(_:)`` or ``OptimisticResource/discard(_:)`` for it.
+    case couldNotSend(count: Int)
+
+    /// The number of mutations the server has not accepted yet.
+    public var count: Int {
+        switch self {
+        case .idle: 0
+        case .sending(let count), .waiting(let count, _), .couldNotSend(let count): count
+        }
+    }
+}
+
+/// A wall clock that moves with `clock` from now on, starting at `date`: the real date under a
+/// real clock, a date that a test's clock moves under a test clock.
+func wallClock(following clock: any Clock<Duration>, from date: Date = Date()) -> @Sendable () -> Date {
+    func following<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Date {
+        let start = clock.now
+        return {
+            let elapsed = start.duration(to: clock.now).components
+            return date.addingTimeInterval(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+        }
+    }
+    return following(clock)
 }
 
 /// The lock around a `LocalView`, shared with the resource's actor.
@@ -212,4 +300,6 @@ package enum OptimisticObservation<M: Mutation>: Sendable {
     /// Mutations that left the queue refused (by the server, or dropped by the store), before
     /// the status that no longer holds them.
     case rejected([MutationFailure<M>])
+    /// Expired mutations the app discarded, before the status that no longer holds them.
+    case discarded([MutationID])
 }

@@ -396,6 +396,11 @@ public struct ResourceStatus<Value: Sendable>: Sendable {
         self.session = session
     }
 
+    /// Nothing says the server is out of reach: online, no retry waiting, no failure.
+    var isReachable: Bool {
+        !isOffline && !isRetrying && failure == nil
+    }
+
     /// Whether a subscriber would see the same thing in both: every flag and failure, and the
     /// value's version and last mutation id (a new value always brings a new version).
     func looksLike(_ other: ResourceStatus) -> Bool {

@@ -1,7 +1,9 @@
 import StateLoopWire
 /// How a ``RemoteResource`` retries, polls and reports slowness.
 public struct ResourcePolicy: Sendable {
-    /// Retries after a transient failure before giving up (then no polling until a refresh).
+    /// Retries of a pull after a transient failure before giving up (then no polling until a
+    /// refresh). A mutation is never given up on for a transient failure: it waits, retried
+    /// with the same backoff, however long the server stays away (see ``maximumMutationAge``).
     public var maxRetries = 3
     /// The wait before the first retry; each later retry waits twice as long.
     public var initialBackoff: Duration = .seconds(1)
@@ -25,12 +27,19 @@ public struct ResourcePolicy: Sendable {
     /// How long a request in flight survives its last subscriber leaving, so that a screen
     /// replaced by another one that needs the same data does not pay for a second request.
     public var gracePeriod: Duration = .seconds(2)
+    /// How long an optimistic mutation may wait unsent (the server away, the network down)
+    /// before it is held as ``MutationStatus/expired``: still shown, sent again only when the
+    /// app retries it, or dropped when the app discards it, never dropped by itself. `nil`, the
+    /// default, lets a mutation wait for as long as it takes. Counted on the wall clock from
+    /// when the mutation was queued, across relaunches.
+    public var maximumMutationAge: Duration?
     /// Tells transient failures (retried) from unrecoverable ones (reported, no polling).
     public var classify: @Sendable (any Error) -> FailureKind = FailureKind.classify
 
-    /// The defaults: 3 retries from 1 s doubling up to 30 s with jitter, a poll a minute, slow
-    /// after 3 s, requests given up after 30 s, a pull 250 ms after connectivity comes back, a
-    /// 2 s grace period.
+    /// The defaults: 3 retries of a pull (a mutation's, for as long as it takes) from 1 s
+    /// doubling up to 30 s with jitter, a poll a minute, slow after 3 s, requests given up after
+    /// 30 s, a pull 250 ms after connectivity comes back, a 2 s grace period, no maximum age for
+    /// a mutation.
     public init() {}
 
     /// The backoff before retry number `retry` (1 for the first), before jitter.

@@ -93,6 +93,51 @@ struct HonestClientTests {
         await second.stop()
     }
 
+    @Test("a toggle made while the server is away stays shown as waiting, is never refused for the outage, and is applied once when the server is back")
+    func actionSurvivesOutage() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-outage-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let configuration = NightrideServer.Configuration(dataPath: folder + "/server.sqlite", port: 0, inactivityTimeout: nil)
+        let first = NightrideServer(configuration: configuration, logger: logger)
+        let port = try await first.start()
+        let url = URL(string: "http://127.0.0.1:\(port)")!
+        // Backoffs of 100 ms at most: a client that gave a mutation up after its retries (ten
+        // here) would have refused it within about a second of the outage.
+        var policy = ClientOptions.demoPolicy
+        policy.maxBackoff = .milliseconds(100)
+        let client = try NightrideClient(
+            api: try await NightrideAPI.login(server: url, name: "ann", password: "ann-pw"),
+            options: ClientOptions(policy: policy, reconnectBackoff: .milliseconds(50))
+        )
+        await until("the first screen") { client.state.screen == .passengerRequesting && !client.state.isOptimistic }
+        await first.stop()
+        await until("offline", state: client.state.statusLine) { client.state.driverMode.health.isOffline }
+        client.perform(.toggleDriverMode)
+        await until("waiting to send", state: client.state.statusLine) { client.state.statusLine.contains("waiting to send (1)") }
+        try await Task.sleep(for: .seconds(4))
+        #expect(client.state.driverMode.value == true, "still shown after the outage: \(client.state.statusLine)")
+        #expect(client.state.refusal == nil, "nothing was refused: the server was away")
+        #expect(client.state.statusLine.contains("waiting to send (1)"), "\(client.state.statusLine)")
+
+        var again = configuration
+        again.port = port
+        let second = NightrideServer(configuration: again, logger: logger)
+        _ = try await second.start()
+        await until("applied once the server is back", state: client.state.statusLine) {
+            client.state.driverMode.value == true && !client.state.isOptimistic && client.state.driverMode.health.waitingToSend == 0
+        }
+        let modes = second.changeLog.records(of: "ann").compactMap { record -> Bool? in
+            if case .driverMode(let on) = record.value { on } else { nil }
+        }
+        #expect(modes.filter { $0 }.count == 1, "applied once: \(modes)")
+        #expect(client.state.refusal == nil)
+        client.stop()
+        await second.stop()
+    }
+
     @Test("stop() closes the client's push sockets at once, even while something still holds the client")
     func stopClosesSockets() async throws {
         let (server, url) = try await makeServer(epoch: 1)

@@ -191,6 +191,12 @@ struct RenderTests {
         #expect(lines[28].contains("Refused: cancel: too late (x to dismiss)"))
         state.ride.health.isOffline = true
         #expect(frame(state).lines[28].contains("Offline: showing the last known state"))
+        state.ride.health.waitingToSend = 2
+        #expect(frame(state).lines[28].contains("Offline: showing the last known state · waiting to send (2)"))
+        state.ride.health.isOffline = false
+        state.refusal = nil
+        #expect(frame(state).lines[28].contains("waiting to send (2)"))
+        #expect(!frame(state).lines[28].contains("Sending"), "waiting is not sending")
     }
 
     @Test("history: a pane under the screen, rows from the user's side, the selection marked")

@@ -29,6 +29,7 @@ struct MutationHonestyTests {
                 store: nil,
                 policy: policy,
                 clock: clock,
+                now: wallClock(following: clock),
                 statuses: { deliver in for await status in stream { await deliver(status) } },
                 reportUnauthorized: { _ in reports.increment() }
             ),

@@ -74,6 +74,7 @@ struct OptimisticMachineTests {
                 store: store,
                 policy: policy,
                 clock: clock,
+                now: wallClock(following: clock),
                 statuses: { deliver in for await value in values { await deliver(ResourceStatus(value: value)) } }
             ),
             clock: clock
