@@ -129,6 +129,10 @@ extension Journal {
         // are read (a damaged one is an error, and the file is set aside all the same).
         if try !reader.closedCleanly() {
             try reader.checkPages()
+        } else {
+            // A file cut short after a clean close passes the pages it reads and fails to
+            // decode: told apart here from a change of the app's types.
+            try reader.checkLength()
         }
         let migrator = try JournalMigrator(schema: configuration.schema, database: reader)
         let contents = migrator.isNeeded ? nil : try decode(reader, configuration: configuration)

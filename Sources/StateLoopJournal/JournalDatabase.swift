@@ -65,12 +65,36 @@ final class JournalDatabase: Sendable {
     /// Checks the integrity of every page: it reads the whole file, so only after a session
     /// that did not close cleanly (see ``closedCleanly()``). Reads only.
     func checkPages() throws(JournalError) {
+        try checkLength()
         try read { db in
             let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
             if check != ["ok"] {
                 throw JournalError.corrupt(path: path, detail: check.prefix(3).joined(separator: "; "))
             }
         }
+    }
+
+    /// Checks that the file is as long as its pages: SQLite reads the bytes past the end of a
+    /// file cut short as zeros, and its page check looks at the pages' structure, not their
+    /// contents, so a file that lost its last bytes would pass it and then fail to decode, as
+    /// if the app's types had changed. Only while the WAL beside it is empty (a writer that
+    /// just opened makes one), since a WAL may hold pages the main file does not have yet.
+    /// Cheap: two pragmas and two file sizes.
+    func checkLength() throws(JournalError) {
+        func size(of file: String) -> Int? {
+            ((try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? NSNumber)?.intValue
+        }
+        guard (size(of: path + "-wal") ?? 0) == 0, let size = size(of: path) else { return }
+        let (pageSize, pageCount) = try read { db in
+            (try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0, try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0)
+        }
+        guard pageSize > 0, size % pageSize != 0 || size < pageSize * pageCount else { return }
+        throw JournalError.corrupt(
+            path: path,
+            detail: "the file was cut short: \(size) bytes, not a whole number of its \(pageSize)-byte pages"
+                + (size < pageSize * pageCount ? " (\(pageCount) pages expected)" : "")
+                + "; it was damaged after it was written (copied in part, or its disk filled), and no migration can read it"
+        )
     }
 
     /// Whether the last writer closed the file cleanly: set by ``setClosedCleanly(_:)``, cleared

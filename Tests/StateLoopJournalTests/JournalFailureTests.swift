@@ -211,6 +211,24 @@ struct JournalFailureTests {
         }
     }
 
+    @Test("a file cut short by one byte after a clean close is reported as damaged, not as an event that needs a migration", arguments: [1, 7, 4_095])
+    func cutShortAfterCleanClose(bytes: Int) throws {
+        let folder = TemporaryFolder()
+        try write((1...300).map { TallyEvent.note(String(repeating: "x", count: 100 + $0 % 50)) }, to: folder.journal)
+        let url = URL(fileURLWithPath: folder.journal)
+        let full = try Data(contentsOf: url)
+        let cut = full.prefix(full.count - bytes)
+        try cut.write(to: url)
+
+        #expect {
+            _ = try Journal<Tally, TallyEvent>(at: folder.journal, configuration: JournalConfiguration(unreadable: .fail))
+        } throws: { error in
+            guard case .corrupt(_, let detail) = error as? JournalError else { return false }
+            return detail.contains("cut short")
+        }
+        #expect(try Data(contentsOf: url) == cut, "left as found")
+    }
+
     @Test("a second journal on a file in use is refused, and nothing is set aside")
     func inUse() throws {
         let folder = TemporaryFolder()

@@ -72,13 +72,14 @@ struct ConnectionTests {
         #expect(await probe.readUntilClosed(within: .seconds(5)).text.hasPrefix("HTTP/1.1 "))
         let stopping = ContinuousClock.now
         await services.triggerGracefulShutdown()
+        // The bounds tell "at once" from the 30 s head timeout, with room for a loaded machine.
         for connection in [silent, partial] {
-            let (text, closed) = await connection.readUntilClosed(within: .seconds(5))
-            #expect(closed, "still open 5 s into the stop")
+            let (text, closed) = await connection.readUntilClosed(within: .seconds(20))
+            #expect(closed, "still open 20 s into the stop")
             #expect(text.hasPrefix("HTTP/1.1 503"), "\(text)")
         }
         _ = try? await running.value
-        #expect(ContinuousClock.now - stopping < .seconds(5), "stopped after \(ContinuousClock.now - stopping)")
+        #expect(ContinuousClock.now - stopping < .seconds(20), "stopped after \(ContinuousClock.now - stopping)")
     }
 
     @Test("every accepted connection has TCP keepalive timed from deadPeerTimeout and a small first receive buffer")

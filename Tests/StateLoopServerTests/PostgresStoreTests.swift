@@ -16,7 +16,7 @@ struct PostgresStoreTests {
     @Test("two stores on one database share the epoch; writers of one key on both get one counter each, none twice")
     func twoInstancesOneCounter() async throws {
         try await withPostgres { url in
-            let stores = [try await PostgresStore(url: url), try await PostgresStore(url: url)]
+            let stores = [try await PostgresStore(url: url, deadline: hangGuard), try await PostgresStore(url: url, deadline: hangGuard)]
             #expect(stores[0].epoch == stores[1].epoch)
             let versions = try await withThrowingTaskGroup(of: UInt64.self) { group in
                 for index in 0..<40 {
@@ -31,7 +31,7 @@ struct PostgresStoreTests {
     @Test("the same mutation id sent to two stores at once runs once: the later one waits and finds the answer")
     func sameMutationOnTwoInstances() async throws {
         try await withPostgres { url in
-            let stores = [try await PostgresStore(url: url), try await PostgresStore(url: url)]
+            let stores = [try await PostgresStore(url: url, deadline: hangGuard), try await PostgresStore(url: url, deadline: hangGuard)]
             let answer = RememberedAnswer(fingerprint: 1, status: 200, body: Data("{}".utf8))
             let runs = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for index in 0..<20 {
@@ -57,11 +57,11 @@ struct PostgresStoreTests {
         try await withPostgres { url in
             let epoch: UInt64
             do {
-                let first = try await PostgresStore(url: url)
+                let first = try await PostgresStore(url: url, deadline: hangGuard)
                 epoch = first.epoch
                 _ = try await first.write { try $0.write(Data("7".utf8), to: key) }
             }
-            let second = try await PostgresStore(url: url)
+            let second = try await PostgresStore(url: url, deadline: hangGuard)
             #expect(second.epoch == epoch)
             let read = try await second.read(key, lastMutationIDOf: nil, scope: "")
             #expect(read.value?.json == Data("7".utf8))
@@ -71,7 +71,7 @@ struct PostgresStoreTests {
     @Test("commits made on either of two stores reach the observers of both, each once, every key's versions in order")
     func commitsReachEveryInstance() async throws {
         try await withPostgres { url in
-            let stores = [try await PostgresStore(url: url), try await PostgresStore(url: url)]
+            let stores = [try await PostgresStore(url: url, deadline: hangGuard), try await PostgresStore(url: url, deadline: hangGuard)]
             let heard = [CommitLog(), CommitLog()]
             for (store, log) in zip(stores, heard) { store.observeCommits { log.append($0) } }
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -97,7 +97,7 @@ struct PostgresStoreTests {
     @Test("a client's progress committed without a value (a refused mutation) reaches the other instance's observers")
     func progressReachesEveryInstance() async throws {
         try await withPostgres { url in
-            let stores = [try await PostgresStore(url: url), try await PostgresStore(url: url)]
+            let stores = [try await PostgresStore(url: url, deadline: hangGuard), try await PostgresStore(url: url, deadline: hangGuard)]
             let heard = CommitLog()
             stores[1].observeCommits { heard.append($0) }
             let cause = ChangeCause(scope: "ann", mutation: MutationID(rawValue: "c:4"))
@@ -116,7 +116,7 @@ struct PostgresStoreTests {
     @Test("an instance whose listening connection is cut while others commit hears every commit once it listens again, in order")
     func listenerCutCatchesUp() async throws {
         try await withPostgres { url in
-            let (writer, follower) = (try await PostgresStore(url: url), try await PostgresStore(url: url))
+            let (writer, follower) = (try await PostgresStore(url: url, deadline: hangGuard), try await PostgresStore(url: url, deadline: hangGuard))
             let heard = CommitLog()
             follower.observeCommits { heard.append($0) }
             _ = try await writer.write { try $0.write(Data("0".utf8), to: key) }
@@ -135,7 +135,7 @@ struct PostgresStoreTests {
     @Test("a commit with more entries than a catch-up's page reaches the other instance whole, as one commit")
     func largeCommitArrivesWhole() async throws {
         try await withPostgres { url in
-            let stores = [try await PostgresStore(url: url), try await PostgresStore(url: url)]
+            let stores = [try await PostgresStore(url: url, deadline: hangGuard), try await PostgresStore(url: url, deadline: hangGuard)]
             let heard = CommitLog()
             stores[1].observeCommits { heard.append($0) }
             _ = try await stores[0].write { transaction in
@@ -151,7 +151,7 @@ struct PostgresStoreTests {
     @Test("a commit of 17,000 values, more than one statement's parameters can carry, commits and reaches the other instance whole")
     func commitBeyondOneStatement() async throws {
         try await withPostgres { url in
-            let stores = [try await PostgresStore(url: url), try await PostgresStore(url: url)]
+            let stores = [try await PostgresStore(url: url, deadline: hangGuard), try await PostgresStore(url: url, deadline: hangGuard)]
             let heard = CommitLog()
             stores[1].observeCommits { heard.append($0) }
             _ = try await stores[0].write { transaction in
@@ -267,7 +267,7 @@ struct PostgresStoreTests {
     @Test("read-modify-writes of one key from two stores, four writers each, all at once: none is lost, from the key's creation on")
     func noLostUpdates() async throws {
         try await withPostgres { url in
-            let stores = [try await PostgresStore(url: url), try await PostgresStore(url: url)]
+            let stores = [try await PostgresStore(url: url, deadline: hangGuard), try await PostgresStore(url: url, deadline: hangGuard)]
             let counter = ResourceKey(resource: "counter", id: "shared")
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<60 {
@@ -289,7 +289,7 @@ struct PostgresStoreTests {
     @Test("a blind write of a key that another transaction read while it had no row waits for that transaction: the reader's write comes first")
     func blindWriteWaitsForReaderOfMissingKey() async throws {
         try await withPostgres { url in
-            let stores = [try await PostgresStore(url: url), try await PostgresStore(url: url)]
+            let stores = [try await PostgresStore(url: url, deadline: hangGuard), try await PostgresStore(url: url, deadline: hangGuard)]
             let key = ResourceKey(resource: "seat", id: "12A")
             let readerHoldsIt = DispatchSemaphore(value: 0)
             let reader = Task {
@@ -460,3 +460,8 @@ private final class FirstAnswer: Sendable {
 private struct WrappedError: Error {
     let underlying: any Error
 }
+
+/// The deadline of the stores of tests that are not about deadlines: a hang guard, generous
+/// for a loaded machine (the default, 5 s, was missed by a queue of 60 writers beside two CPU
+/// hogs), not the product's figure.
+let hangGuard: Duration = .seconds(60)

@@ -29,7 +29,7 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .sqlite:
             try await body(try SQLiteStore(now: now))
         case .postgres:
-            try await withPostgres { url in try await body(try await PostgresStore(url: url, now: now)) }
+            try await withPostgres { url in try await body(try await PostgresStore(url: url, deadline: hangGuard, now: now)) }
         }
     }
 }

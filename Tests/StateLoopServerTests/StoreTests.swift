@@ -3,6 +3,7 @@ import StateLoopServer
 import StateLoopWire
 import Synchronization
 import Testing
+import TestSupport
 
 /// What every ``ServerStore`` guarantees, run against each store: SQLite in memory, and
 /// PostgreSQL in a throwaway server the test starts (`ThrowawayPostgres`).
@@ -54,13 +55,17 @@ struct StoreTests {
         try await kind.withStore { store in
             let commits = CommitLog()
             store.observeCommits { commits.append($0) }
-            await withTaskGroup(of: Void.self) { group in
+            try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<50 {
                     group.addTask {
-                        _ = try? await store.write { try $0.write(Data("\(index)".utf8), to: key) }
+                        _ = try await store.write { try $0.write(Data("\(index)".utf8), to: key) }
                     }
                 }
+                try await group.waitForAll()
             }
+            // A store may tell its observers after the write returns (PostgreSQL's follower
+            // does): waited for, bounded.
+            #expect(await eventually(within: .seconds(30)) { commits.count == 50 }, "\(commits.count) commits seen")
             #expect(commits.values.map(\.version.counter) == Array(1...50))
         }
     }
