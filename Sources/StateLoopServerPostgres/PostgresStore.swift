@@ -38,8 +38,14 @@ import Synchronization
 /// (``StoreThreads``), which waits for each statement (``BlockingConnection``); never on the
 /// cooperative pool. Observers are called on the follower's thread, one commit at a time.
 public final class PostgresStore: ServerStore {
-    /// The epoch stored in the database: the same for every instance and every restart.
+    /// The epoch stored in the database: the same for every instance and every restart, until
+    /// the database is replaced (``epochRestart``).
     public let epoch: UInt64
+    /// The new epoch this store began as it opened, because the database is not the one the
+    /// epoch began in (a restored dump, a point-in-time recovery, a promoted replica): its
+    /// history may have gone back. `nil` when it kept the epoch, and in every instance that
+    /// opens the database after the one that began it.
+    public let epochRestart: EpochRestart?
     private let client: PostgresClient
     private let running: Task<Void, Never>
     private let connection: PostgresConnection.Configuration
@@ -57,7 +63,9 @@ public final class PostgresStore: ServerStore {
     private let listener: FeedListener
 
     /// Opens the store at `url` (`postgres://user[:password]@host[:port]/database`, no TLS),
-    /// creating or migrating its tables and, on first use, its epoch.
+    /// creating or migrating its tables and, on first use, its epoch. When the database is not
+    /// the one the epoch began in (its cluster, WAL timeline, or its own or its tables' OIDs
+    /// changed: a restore), it begins a new epoch, logs it and says why in ``epochRestart``.
     ///
     /// - Parameters:
     ///   - maximumConnections: The most pooled connections for reads.
@@ -94,14 +102,18 @@ public final class PostgresStore: ServerStore {
         writes = StoreThreads(count: writers)
         self.logger = logger
         self.now = now
-        let prepared: (epoch: UInt64, feed: UInt64)
+        let prepared: PostgresSchema.Prepared
         do {
-            prepared = try await PostgresSchema.prepare(client, logger: logger)
+            prepared = try await PostgresSchema.prepare(client, now: now(), logger: logger)
         } catch {
             running.cancel()
             throw error
         }
         epoch = prepared.epoch
+        epochRestart = prepared.restart
+        if let restart = prepared.restart {
+            logger.warning("PostgreSQL store on \(database): \(restart)")
+        }
         follower = FeedFollower(after: prepared.feed, configuration: connection, epoch: prepared.epoch, deadline: deadline, logger: logger)
         listener = FeedListener(configuration: connection, follower: follower, deadline: deadline, logger: logger)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import StateLoopServerPostgres
 import StateLoopWire
 import TestSupport
 import Testing
@@ -132,6 +133,54 @@ struct RestoredHistoryTests {
         #expect(torn.epochRestart?.reason == .unreadableMark)
         let read = try await torn.read(keys[1], lastMutationIDOf: nil, scope: "")
         #expect(read.value?.version == Version(epoch: torn.epoch, counter: 1) && read.value?.json == Data("b1".utf8))
+    }
+
+    @Test(
+        "PostgreSQL: a database dumped, written four more times, dropped and restored from the dump: the instances reopening it begin one new epoch, and no version handed out was seen with another value",
+        .enabled(if: StoreKind.postgresTestsEnabled, "STATELOOP_POSTGRES_TESTS=0")
+    )
+    func postgresRestoredDump() async throws {
+        guard postgresIsInstalled() else { return }
+        let url = try await ThrowawayPostgres.newDatabaseURL()
+        let server = try await ThrowawayPostgres.shared()
+        let database = try #require(URLComponents(string: url)).path.dropFirst()
+        let seen = SeenVersions()
+        let firstEpoch: UInt64
+        let dump: String
+        do {
+            let store = try await PostgresStore(url: url)
+            defer { store.close() }
+            firstEpoch = store.epoch
+            #expect(store.epochRestart == nil)
+            for key in keys.prefix(3) { seen.add(try await store.write(key.id + "1", to: key)) }
+            dump = try await server.dump(String(database))
+            for (key, text) in [(keys[0], "a2"), (keys[1], "b2"), (keys[0], "a3"), (keys[3], "d1")] {
+                seen.add(try await store.write(text, to: key))
+            }
+        }
+        try await server.execute("DROP DATABASE \(database) WITH (FORCE)")
+        _ = try await server.createDatabase(String(database))
+        try await server.load(dump, into: String(database))
+
+        // Two instances starting together on the restored database.
+        async let first = PostgresStore(url: url)
+        async let second = PostgresStore(url: url)
+        let instances = try await [first, second]
+        defer { instances.forEach { $0.close() } }
+        #expect(instances[0].epoch == instances[1].epoch)
+        #expect(instances[0].epoch > firstEpoch)
+        let restarts = instances.compactMap(\.epochRestart)
+        #expect(restarts.count == 1)
+        if case .databaseReplaced(let changed) = restarts.first?.reason {
+            #expect(changed.contains("database_oid") && changed.contains("values_table_oid"))
+        } else {
+            Issue.record("expected a replaced database, found \(String(describing: restarts.first))")
+        }
+        try await expectNoVersionReused(instances[0], seen: seen)
+
+        let again = try await PostgresStore(url: url)
+        defer { again.close() }
+        #expect(again.epoch == instances[0].epoch && again.epochRestart == nil)
     }
 
     /// Reads each key and writes it again on `store`: every version met must be new, or seen

@@ -168,6 +168,23 @@ public final class ThrowawayPostgres: Sendable {
         }
     }
 
+    /// Dumps `database` with `pg_dump` (plain SQL, as an operator's nightly backup would) into
+    /// a file in the server's folder; returns the file's path.
+    public func dump(_ database: String) async throws -> String {
+        let file = folder.appendingPathComponent("dump-\(UUID().uuidString).sql").path
+        try await Self.offThePool { [self] in
+            try run(Self.binaries + "/pg_dump", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-f", file, database])
+        }
+        return file
+    }
+
+    /// Replays the dump at `file` into `database` with `psql`, stopping at the first error.
+    public func load(_ file: String, into database: String) async throws {
+        try await Self.offThePool { [self] in
+            try run(Self.binaries + "/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", database, "-v", "ON_ERROR_STOP=1", "-q", "-f", file])
+        }
+    }
+
     /// Stops the server at once (fast shutdown) and deletes its folder.
     public func stop() async {
         _ = try? await Self.offThePool { [self] in
