@@ -121,8 +121,7 @@ enum PostgresSchema {
     ]
 
     /// Compares the database's identity (``identity``) with the one stored in
-    /// `stateloop_meta`; if any part differs, starts a new epoch: stores it and adds every
-    /// value to the change feed at its new version, as one commit under the feed's lock.
+    /// `stateloop_meta`; if any part differs, begins a new epoch (``beginEpoch(after:now:on:logger:)``).
     /// Then stores the identity as it is now. A part not stored yet (a database from before
     /// these checks) or not readable (a role without the right to call it) is not compared.
     /// Returns the restart, if any. In the caller's transaction.
@@ -133,34 +132,70 @@ enum PostgresSchema {
         ).decode((String, Int64).self) {
             stored[key] = value
         }
+        let current = try await currentIdentity(on: connection, logger: logger)
+        let changed = current.filter { part in stored[part.key].map { $0 != part.value } ?? false }.map(\.key)
+        var restart: EpochRestart?
+        if !changed.isEmpty {
+            let begun = try await beginEpoch(after: epoch, now: now, on: connection, logger: logger)
+            restart = EpochRestart(previousEpoch: epoch, epoch: begun, reason: .databaseReplaced(changed: changed))
+        }
+        try await store(current, on: connection, logger: logger)
+        return restart
+    }
+
+    /// Begins a new epoch in the database at `client`'s, whatever its identity says: for a
+    /// restore the identity cannot reveal. Under the schema's lock, like an open. Returns the
+    /// epoch.
+    static func startNewEpoch(_ client: PostgresClient, now: Date, logger: Logger) async throws -> UInt64 {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(7461736302)", logger: logger)
+            var epoch: Int64 = 1
+            for try await stored in try await connection.query("SELECT value FROM stateloop_meta WHERE key = 'epoch'", logger: logger).decode(Int64.self) {
+                epoch = stored
+            }
+            let begun = try await beginEpoch(after: UInt64(epoch), now: now, on: connection, logger: logger)
+            try await store(try await currentIdentity(on: connection, logger: logger), on: connection, logger: logger)
+            return begun
+        }
+    }
+
+    /// The parts of ``identity`` that can be read.
+    private static func currentIdentity(on connection: PostgresConnection, logger: Logger) async throws -> [(key: String, value: Int64)] {
         var current: [(key: String, value: Int64)] = []
         for (key, query) in identity {
             if let value = try await optionalValue(query, on: connection, logger: logger) { current.append((key, value)) }
         }
-        let changed = current.filter { part in stored[part.key].map { $0 != part.value } ?? false }.map(\.key)
-        var restart: EpochRestart?
-        if !changed.isEmpty {
-            let begun = max(epoch + 1, StoreClock.millisecondsNow())
-            let (newEpoch, time) = (Int64(begun), StoreClock.microseconds(now))
-            try await connection.query("UPDATE stateloop_meta SET value = \(newEpoch) WHERE key = 'epoch'", logger: logger)
-            // Under the feed's lock, like every commit's entries: a writer of an instance still
-            // running (there should be none after a restore) gives its entries later positions.
-            try await connection.query("SELECT pg_advisory_xact_lock(\(feedLock))", logger: logger)
-            try await connection.query("""
-                INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, epoch, counter, json)
-                SELECT 0, \(time), resource, id, \(newEpoch), counter, json FROM stateloop_values ORDER BY resource, id
-                """, logger: logger)
-            try await connection.query("""
-                UPDATE stateloop_changes SET commit_seq = (SELECT min(seq) FROM stateloop_changes WHERE commit_seq = 0) WHERE commit_seq = 0
-                """, logger: logger)
-            restart = EpochRestart(previousEpoch: epoch, epoch: begun, reason: .databaseReplaced(changed: changed))
-        }
-        for (key, value) in current {
+        return current
+    }
+
+    /// Keeps `identity` in `stateloop_meta`.
+    private static func store(_ identity: [(key: String, value: Int64)], on connection: PostgresConnection, logger: Logger) async throws {
+        for (key, value) in identity {
             try await connection.query("""
                 INSERT INTO stateloop_meta (key, value) VALUES (\(key), \(value)) ON CONFLICT (key) DO UPDATE SET value = excluded.value
                 """, logger: logger)
         }
-        return restart
+    }
+
+    /// Stores a new epoch, later than `epoch` and than any epoch begun before this
+    /// millisecond, and adds every value to the change feed at its new version, as one commit
+    /// under the feed's lock: the feed's history names the versions clients will see. In the
+    /// caller's transaction; returns the epoch.
+    private static func beginEpoch(after epoch: UInt64, now: Date, on connection: PostgresConnection, logger: Logger) async throws -> UInt64 {
+        let begun = max(epoch + 1, StoreClock.millisecondsNow())
+        let (newEpoch, time) = (Int64(begun), StoreClock.microseconds(now))
+        try await connection.query("UPDATE stateloop_meta SET value = \(newEpoch) WHERE key = 'epoch'", logger: logger)
+        // Under the feed's lock, like every commit's entries: a writer of an instance still
+        // running (there should be none after a restore) gives its entries later positions.
+        try await connection.query("SELECT pg_advisory_xact_lock(\(feedLock))", logger: logger)
+        try await connection.query("""
+            INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, epoch, counter, json)
+            SELECT 0, \(time), resource, id, \(newEpoch), counter, json FROM stateloop_values ORDER BY resource, id
+            """, logger: logger)
+        try await connection.query("""
+            UPDATE stateloop_changes SET commit_seq = (SELECT min(seq) FROM stateloop_changes WHERE commit_seq = 0) WHERE commit_seq = 0
+            """, logger: logger)
+        return begun
     }
 
     /// The one value `sql` reads, or `nil` when it reads none or fails (a function this role

@@ -122,6 +122,24 @@ public final class PostgresStore: ServerStore {
         close()
     }
 
+    /// Begins a new epoch in the database at `url`, so that clients drop what they hold and
+    /// take its values. Opening a store does this by itself when the database is not the one
+    /// its epoch began in (``epochRestart``); run this after a restore it cannot see: a
+    /// data-only restore into the existing tables, or a copy of the data directory started on
+    /// the same timeline. Stop every instance first (a running one keeps the old epoch), and
+    /// start them after. Returns the new epoch (the one opening began, if it did).
+    ///
+    /// - Throws: what ``init(url:maximumConnections:writers:deadline:now:logger:)`` throws.
+    @discardableResult
+    public static func startNewEpoch(url: String, now: Date = Date(), logger: Logger = Logger(label: "stateloop.postgres")) async throws -> UInt64 {
+        let store = try await PostgresStore(url: url, maximumConnections: 1, writers: 1, now: { now }, logger: logger)
+        defer { store.close() }
+        if let restart = store.epochRestart { return restart.epoch }
+        let epoch = try await PostgresSchema.startNewEpoch(store.client, now: now, logger: logger)
+        logger.notice("PostgreSQL store: new epoch \(epoch) (was \(store.epoch)), begun by hand")
+        return epoch
+    }
+
     /// Stops following the change feed and closes the store's connections; a write or read
     /// still under way ends first. Call it when the server stops: an observer that holds the
     /// store (a closure that reads its epoch, say) keeps it, with its connections, for ever.

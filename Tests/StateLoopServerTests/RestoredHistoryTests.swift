@@ -183,6 +183,61 @@ struct RestoredHistoryTests {
         #expect(again.epoch == instances[0].epoch && again.epochRestart == nil)
     }
 
+    @Test(
+        "PostgreSQL: a clean dump replayed over the database it came from, after more writes: the reopened store begins a new epoch",
+        .enabled(if: StoreKind.postgresTestsEnabled, "STATELOOP_POSTGRES_TESTS=0")
+    )
+    func postgresRestoredInPlace() async throws {
+        guard postgresIsInstalled() else { return }
+        let url = try await ThrowawayPostgres.newDatabaseURL()
+        let server = try await ThrowawayPostgres.shared()
+        let database = String(try #require(URLComponents(string: url)).path.dropFirst())
+        let seen = SeenVersions()
+        let firstEpoch: UInt64
+        let dump: String
+        do {
+            let store = try await PostgresStore(url: url)
+            defer { store.close() }
+            firstEpoch = store.epoch
+            seen.add(try await store.write("a1", to: keys[0]))
+            dump = try await server.dump(database, clean: true)
+            seen.add(try await store.write("a2", to: keys[0]))
+            seen.add(try await store.write("b1", to: keys[1]))
+        }
+        try await server.load(dump, into: database)
+
+        let reopened = try await PostgresStore(url: url)
+        defer { reopened.close() }
+        #expect(reopened.epoch > firstEpoch)
+        #expect(reopened.epochRestart == EpochRestart(previousEpoch: firstEpoch, epoch: reopened.epoch, reason: .databaseReplaced(changed: ["values_table_oid"])))
+        try await expectNoVersionReused(reopened, seen: seen)
+    }
+
+    @Test(
+        "PostgreSQL: a new epoch begun by hand (for a restore the store cannot see) relabels every value; the next open keeps it",
+        .enabled(if: StoreKind.postgresTestsEnabled, "STATELOOP_POSTGRES_TESTS=0")
+    )
+    func postgresNewEpochByHand() async throws {
+        guard postgresIsInstalled() else { return }
+        let url = try await ThrowawayPostgres.newDatabaseURL()
+        let firstEpoch: UInt64
+        do {
+            let store = try await PostgresStore(url: url)
+            defer { store.close() }
+            firstEpoch = store.epoch
+            _ = try await store.write("a1", to: keys[0])
+            _ = try await store.write("a2", to: keys[0])
+        }
+        let begun = try await PostgresStore.startNewEpoch(url: url)
+        #expect(begun > firstEpoch)
+        let reopened = try await PostgresStore(url: url)
+        defer { reopened.close() }
+        #expect(reopened.epoch == begun && reopened.epochRestart == nil)
+        #expect(try await reopened.read(keys[0], lastMutationIDOf: nil, scope: "").value?.version == Version(epoch: begun, counter: 2))
+        let relabelled = try await reopened.changes(after: 0, limit: 10).last
+        #expect(relabelled?.value.version == Version(epoch: begun, counter: 2) && relabelled?.value.json == Data("a2".utf8))
+    }
+
     /// Reads each key and writes it again on `store`: every version met must be new, or seen
     /// with the same value.
     private func expectNoVersionReused(_ store: any ServerStore, seen: SeenVersions) async throws {

@@ -169,11 +169,13 @@ public final class ThrowawayPostgres: Sendable {
     }
 
     /// Dumps `database` with `pg_dump` (plain SQL, as an operator's nightly backup would) into
-    /// a file in the server's folder; returns the file's path.
-    public func dump(_ database: String) async throws -> String {
+    /// a file in the server's folder; returns the file's path. A `clean` dump drops each
+    /// object before it creates it again, to be replayed over the database it came from.
+    public func dump(_ database: String, clean: Bool = false) async throws -> String {
         let file = folder.appendingPathComponent("dump-\(UUID().uuidString).sql").path
         try await Self.offThePool { [self] in
-            try run(Self.binaries + "/pg_dump", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-f", file, database])
+            try run(Self.binaries + "/pg_dump", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-f", file]
+                + (clean ? ["--clean", "--if-exists"] : []) + [database])
         }
         return file
     }
