@@ -22,7 +22,10 @@ import Synchronization
 /// or an answer) only after the mark covers it. A read can see a commit a moment before the
 /// mark does; only a crash in that moment followed by a restore of a copy taken just before
 /// it would go unseen. A mark ahead of the data (a power cut that kept the mark and lost the
-/// commit) costs a new epoch, which is right: a client may have seen the lost commit.
+/// commit) costs a new epoch, which is right: a client may have seen the lost commit. Stores
+/// of several processes writing one file each rewrite the mark after their own commits, so
+/// one may leave it a commit behind another's: the check then covers a little less, never
+/// more. An open rewrites it inside its check's transaction, under the file's write lock.
 ///
 /// The record has a fixed length and is written in one `pwrite` at offset 0, so a process
 /// crash leaves the old record or the new one; a checksum tells a torn one (a power cut) from

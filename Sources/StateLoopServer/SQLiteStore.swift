@@ -84,17 +84,14 @@ public final class SQLiteStore: ServerStore {
         writer = pool
         self.logger = logger
         _ = try Self.prepare(pool)
-        let markPath = HighWaterMark.path(for: path)
-        let checked = try Self.checkHistory(pool, markPath: markPath, now: now())
+        let mark = try HighWaterMark(path: HighWaterMark.path(for: path))
+        let checked = try Self.checkHistory(pool, mark: mark, now: now())
         epoch = checked.record.epoch
         generation = checked.record.generation
         epochRestart = checked.restart
         if let restart = checked.restart {
             logger.warning("SQLite store \(path): \(restart)")
         }
-        let mark = try HighWaterMark(path: markPath)
-        // Flushed once: from here on the mark claims at least what the file holds now.
-        try mark.write(checked.record, sync: true)
         self.mark = mark
     }
 
@@ -164,17 +161,20 @@ public final class SQLiteStore: ServerStore {
         UInt64(bitPattern: try Int64.fetchOne(db, sql: "SELECT value FROM stateloop_meta WHERE key = 'generation'") ?? 0)
     }
 
-    /// Compares the file with the mark at `markPath` in one `BEGIN IMMEDIATE` transaction (the
-    /// mark read under the file's write lock: no other process commits, and marks, between
-    /// the two reads) and starts a new epoch if the file's history is behind the mark.
-    /// Returns what the mark is to say now, and the restart if there was one.
+    /// Compares the file with `mark` in one `BEGIN IMMEDIATE` transaction (the mark read
+    /// under the file's write lock: no other process commits, and marks, between the two
+    /// reads), starts a new epoch if the file's history is behind the mark, and rewrites the
+    /// mark, flushed to the disk, before the transaction commits: the mark is never left
+    /// behind what the file holds by an open racing another process's commit, and if the
+    /// commit fails the mark is ahead, which costs at most one more new epoch. Returns what
+    /// the mark says now, and the restart if there was one.
     ///
     /// A missing mark, or one written for another file (another generation), is no
     /// information: nothing to compare, no new epoch. A file whose epoch is later than the
     /// mark's was given a new epoch while the store was closed (``startNewEpoch(at:now:)``):
     /// nothing to do either.
     private static func checkHistory(
-        _ writer: any DatabaseWriter, markPath: String, now: Date
+        _ writer: any DatabaseWriter, mark markFile: HighWaterMark, now: Date
     ) throws -> (record: HighWaterMark.Record, restart: EpochRestart?) {
         try writer.writeWithoutTransaction { db in
             var checked: (record: HighWaterMark.Record, restart: EpochRestart?)?
@@ -184,7 +184,7 @@ public final class SQLiteStore: ServerStore {
                 let newest = try newestEntry(db)
                 var reason: EpochRestart.Reason?
                 var floor = epoch
-                switch HighWaterMark.read(at: markPath) {
+                switch HighWaterMark.read(at: markFile.path) {
                 case .missing:
                     break
                 case .unreadable:
@@ -205,16 +205,17 @@ public final class SQLiteStore: ServerStore {
                         reason = .feedDiverged(position: mark.position)
                     }
                 }
-                guard let reason else {
+                if let reason {
+                    let begun = try beginEpoch(in: db, after: floor, now: now)
+                    let after = try newestEntry(db)
+                    checked = (
+                        HighWaterMark.Record(generation: generation, epoch: begun, position: after.position, time: after.time),
+                        EpochRestart(previousEpoch: epoch, epoch: begun, reason: reason)
+                    )
+                } else {
                     checked = (HighWaterMark.Record(generation: generation, epoch: epoch, position: newest.position, time: newest.time), nil)
-                    return .commit
                 }
-                let begun = try beginEpoch(in: db, after: floor, now: now)
-                let after = try newestEntry(db)
-                checked = (
-                    HighWaterMark.Record(generation: generation, epoch: begun, position: after.position, time: after.time),
-                    EpochRestart(previousEpoch: epoch, epoch: begun, reason: reason)
-                )
+                try markFile.write(checked!.record, sync: true)
                 return .commit
             }
             return checked!
