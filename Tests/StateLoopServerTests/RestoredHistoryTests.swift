@@ -153,6 +153,17 @@ struct RestoredHistoryTests {
             firstEpoch = store.epoch
             #expect(store.epochRestart == nil)
             for key in keys.prefix(3) { seen.add(try await store.write(key.id + "1", to: key)) }
+            // Every part of the identity was read and kept (a part that fails to read is
+            // skipped silently, so a broken query would go unnoticed otherwise).
+            try await server.execute("""
+                DO $$ BEGIN
+                IF (SELECT value FROM stateloop_meta WHERE key = 'system_identifier') IS DISTINCT FROM (SELECT system_identifier FROM pg_control_system())
+                OR (SELECT value FROM stateloop_meta WHERE key = 'timeline') IS DISTINCT FROM 1
+                OR (SELECT value FROM stateloop_meta WHERE key = 'database_oid') IS DISTINCT FROM (SELECT oid::bigint FROM pg_database WHERE datname = current_database())
+                OR (SELECT value FROM stateloop_meta WHERE key = 'values_table_oid') IS DISTINCT FROM 'stateloop_values'::regclass::oid::bigint
+                THEN RAISE EXCEPTION 'the stored identity is incomplete or wrong'; END IF;
+                END $$
+                """, in: String(database))
             dump = try await server.dump(String(database))
             for (key, text) in [(keys[0], "a2"), (keys[1], "b2"), (keys[0], "a3"), (keys[3], "d1")] {
                 seen.add(try await store.write(text, to: key))
@@ -236,6 +247,42 @@ struct RestoredHistoryTests {
         #expect(try await reopened.read(keys[0], lastMutationIDOf: nil, scope: "").value?.version == Version(epoch: begun, counter: 2))
         let relabelled = try await reopened.changes(after: 0, limit: 10).last
         #expect(relabelled?.value.version == Version(epoch: begun, counter: 2) && relabelled?.value.json == Data("a2".utf8))
+    }
+
+    @Test(
+        "PostgreSQL: a cluster promoted from standby (a failover, a point-in-time recovery) is on a new timeline: the reopened store begins a new epoch",
+        .enabled(if: StoreKind.postgresTestsEnabled, "STATELOOP_POSTGRES_TESTS=0")
+    )
+    func postgresNewTimeline() async throws {
+        guard postgresIsInstalled() else { return }
+        // A server of its own: the shared one must not change under the other tests.
+        let server = try await ThrowawayPostgres.start()
+        do {
+            try await promotedCluster(server)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    private func promotedCluster(_ server: ThrowawayPostgres) async throws {
+        let database = try await server.createDatabase("timeline")
+        let url = "postgres://\(server.user)@127.0.0.1:\(server.port)/\(database)"
+        let firstEpoch: UInt64
+        do {
+            let store = try await PostgresStore(url: url)
+            defer { store.close() }
+            firstEpoch = store.epoch
+            _ = try await store.write("a1", to: keys[0])
+        }
+        try await server.promoteAsStandby()
+
+        let reopened = try await PostgresStore(url: url)
+        defer { reopened.close() }
+        #expect(reopened.epoch > firstEpoch)
+        #expect(reopened.epochRestart == EpochRestart(previousEpoch: firstEpoch, epoch: reopened.epoch, reason: .databaseReplaced(changed: ["timeline"])))
+        #expect(try await reopened.read(keys[0], lastMutationIDOf: nil, scope: "").value?.version == Version(epoch: reopened.epoch, counter: 1))
     }
 
     /// Reads each key and writes it again on `store`: every version met must be new, or seen

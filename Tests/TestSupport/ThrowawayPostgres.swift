@@ -152,6 +152,18 @@ public final class ThrowawayPostgres: Sendable {
         try await Self.offThePool { [self] in try startServer() }
     }
 
+    /// Stops the server, starts it again as a standby of no primary and promotes it, as a
+    /// failover to a replica does: the cluster goes on with the same data on a new timeline.
+    public func promoteAsStandby() async throws {
+        try await pause()
+        try await Self.offThePool { [self] in
+            let data = folder.appendingPathComponent("data")
+            try run("/usr/bin/touch", [data.appendingPathComponent("standby.signal").path])
+            try startServer()
+            try run(Self.binaries + "/pg_ctl", ["-D", data.path, "-w", "promote"])
+        }
+    }
+
     /// Creates the database `name` and returns its name.
     public func createDatabase(_ name: String) async throws -> String {
         try await Self.offThePool { [self] in
