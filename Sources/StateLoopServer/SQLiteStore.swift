@@ -32,15 +32,16 @@ public final class SQLiteStore: ServerStore {
 
     /// The file, or `nil` for an in-memory store.
     public let path: String?
-    /// The epoch stored in the file: the same on every open, until a restore or
-    /// ``startNewEpoch(at:)``.
+    /// The epoch stored in the file: the same on every open, until a restore,
+    /// ``startNewEpoch(at:)``, or an open that finds the file behind its high-water mark
+    /// (``epochRestart``).
     public let epoch: UInt64
     /// The new epoch the store began as it opened, because the file's history was behind its
     /// high-water mark (a restored copy); `nil` when it kept the file's epoch.
     public let epochRestart: EpochRestart?
     /// The high-water mark beside the file (`path` followed by `-highwater`), `nil` in memory.
-    /// Keep it beside the file; copy the data file alone when you restore, or run
-    /// ``restore(from:to:)``.
+    /// Leave it in place when you put an older copy of the data file back: it is what tells
+    /// the store that the copy is older. It is not part of a backup.
     public var highWaterMarkPath: String? { mark?.path }
     private let writer: any DatabaseWriter
     /// The high-water mark, rewritten after each commit that fed the change feed.
@@ -54,7 +55,6 @@ public final class SQLiteStore: ServerStore {
 
     /// Opens or creates the store at `path`, creating its tables and, on first use, its epoch.
     ///
-    /// - Parameters:
     /// Compares the file with its high-water mark first, in one write transaction (so that two
     /// processes opening it at once start one new epoch at most), and starts a new epoch when
     /// the file's history is behind the mark (``epochRestart``).
@@ -117,6 +117,10 @@ public final class SQLiteStore: ServerStore {
     /// Every value then has a new version (the new epoch, the same counter): the change feed
     /// gets an entry for each, timed by `now`, so that its history names the versions clients
     /// will see.
+    ///
+    /// A store that opens a restored file with its high-water mark still beside it begins the
+    /// new epoch by itself (``epochRestart``); this is for a file whose mark is gone (restored
+    /// onto another machine, say). The new epoch is later than the mark's too.
     @discardableResult
     public static func startNewEpoch(at path: String, now: Date = Date()) throws -> UInt64 {
         try startNewEpoch(at: path, now: now, markOf: path)
