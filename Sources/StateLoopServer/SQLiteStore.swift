@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 import StateLoopWire
 import Synchronization
 
@@ -12,6 +13,13 @@ import Synchronization
 /// Threading: GRDB's `DatabasePool` runs one write at a time on its writer queue and reads
 /// beside it (WAL). Commit observers are called on the writer queue right after each commit,
 /// before the next write starts, which is what keeps the change feed in commit order.
+///
+/// History that goes back: beside the file the store keeps a high-water mark
+/// (``highWaterMarkPath``: the change feed's newest position, the epoch and the file's random
+/// generation), rewritten after each commit before its versions leave the store. When the
+/// store opens a file whose feed is behind its mark (an older copy put back in its place), it
+/// starts a new epoch by itself, logs it and says why in ``epochRestart``: the counters after
+/// the copy's were handed out before, perhaps with other values.
 public final class SQLiteStore: ServerStore {
     /// How much a commit survives.
     public enum Durability: Sendable {
@@ -24,21 +32,43 @@ public final class SQLiteStore: ServerStore {
 
     /// The file, or `nil` for an in-memory store.
     public let path: String?
-    /// The epoch stored in the file: the same on every open, until a restore or
-    /// ``startNewEpoch(at:)``.
+    /// The epoch stored in the file: the same on every open, until a restore,
+    /// ``startNewEpoch(at:)``, or an open that finds the file behind its high-water mark
+    /// (``epochRestart``).
     public let epoch: UInt64
+    /// The new epoch the store began as it opened, because the file's history was behind its
+    /// high-water mark (a restored copy); `nil` when it kept the file's epoch.
+    public let epochRestart: EpochRestart?
+    /// The high-water mark beside the file (`path` followed by `-highwater`), `nil` in memory.
+    /// Leave it in place when you put an older copy of the data file back: it is what tells
+    /// the store that the copy is older. It is not part of a backup.
+    public var highWaterMarkPath: String? { mark?.path }
     private let writer: any DatabaseWriter
+    /// The high-water mark, rewritten after each commit that fed the change feed.
+    private let mark: HighWaterMark?
+    /// The file's generation, written into every mark (0 in memory).
+    private let generation: UInt64
+    private let logger: Logger
     /// The clock that times commits in the change feed.
     private let now: @Sendable () -> Date
     private let observers = Mutex<[@Sendable (CommittedChanges) -> Void]>([])
 
     /// Opens or creates the store at `path`, creating its tables and, on first use, its epoch.
     ///
+    /// Compares the file with its high-water mark first, in one write transaction (so that two
+    /// processes opening it at once start one new epoch at most), and starts a new epoch when
+    /// the file's history is behind the mark (``epochRestart``).
+    ///
     /// - Parameters:
     ///   - durability: What a commit survives.
     ///   - now: The clock that times commits in the change feed (a server's own clock in tests).
-    /// - Throws: GRDB's `DatabaseError` when the file cannot be opened or is not a store.
-    public init(path: String, durability: Durability = .powerLoss, now: @escaping @Sendable () -> Date = { Date() }) throws {
+    ///   - logger: Where a new epoch begun at open, or a mark that cannot be written, is told.
+    /// - Throws: GRDB's `DatabaseError` when the file cannot be opened or is not a store; a
+    ///   `POSIXError` when the high-water mark cannot be opened.
+    public init(
+        path: String, durability: Durability = .powerLoss, now: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger = Logger(label: "stateloop.sqlite")
+    ) throws {
         var configuration = Configuration()
         configuration.label = "StateLoopServer"
         // A second process on the same file waits for the lock rather than failing at once.
@@ -52,7 +82,17 @@ public final class SQLiteStore: ServerStore {
             try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
         }
         writer = pool
-        epoch = try Self.prepare(pool)
+        self.logger = logger
+        _ = try Self.prepare(pool)
+        let mark = try HighWaterMark(path: HighWaterMark.path(for: path))
+        let checked = try Self.checkHistory(pool, mark: mark, now: now())
+        epoch = checked.record.epoch
+        generation = checked.record.generation
+        epochRestart = checked.restart
+        if let restart = checked.restart {
+            logger.warning("SQLite store \(path): \(restart)")
+        }
+        self.mark = mark
     }
 
     /// A throwaway store in memory: everything is gone when it is released. Its versions are in
@@ -64,6 +104,10 @@ public final class SQLiteStore: ServerStore {
         let queue = try DatabaseQueue()
         writer = queue
         self.epoch = try Self.prepare(queue, epoch: epoch)
+        epochRestart = nil
+        mark = nil
+        generation = 0
+        logger = Logger(label: "stateloop.sqlite")
     }
 
     /// Starts a new epoch in the file at `path`: run it after restoring the file from a backup,
@@ -73,24 +117,119 @@ public final class SQLiteStore: ServerStore {
     /// Every value then has a new version (the new epoch, the same counter): the change feed
     /// gets an entry for each, timed by `now`, so that its history names the versions clients
     /// will see.
+    ///
+    /// A store that opens a restored file with its high-water mark still beside it begins the
+    /// new epoch by itself (``epochRestart``); this is for a file whose mark is gone (restored
+    /// onto another machine, say). The new epoch is later than the mark's too.
     @discardableResult
     public static func startNewEpoch(at path: String, now: Date = Date()) throws -> UInt64 {
+        try startNewEpoch(at: path, now: now, markOf: path)
+    }
+
+    /// ``startNewEpoch(at:now:)``, later than the epoch of the mark of the file at `markOf` too
+    /// when the mark is that file's (`restore(from:to:)` starts the epoch in a staging copy
+    /// before it takes the file's place).
+    private static func startNewEpoch(at path: String, now: Date, markOf markedPath: String) throws -> UInt64 {
         let pool = try DatabaseQueue(path: path)
         _ = try prepare(pool)
         return try pool.write { db in
-            let old = try UInt64.fetchOne(db, sql: "SELECT value FROM stateloop_meta WHERE key = 'epoch'") ?? 0
-            let epoch = max(old + 1, StoreClock.millisecondsNow())
-            try db.execute(sql: "UPDATE stateloop_meta SET value = ? WHERE key = 'epoch'", arguments: [Int64(epoch)])
-            try db.execute(
-                sql: """
-                    INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, epoch, counter, json)
-                    SELECT 0, ?, resource, id, ?, counter, json FROM stateloop_values ORDER BY resource, id
-                    """,
-                arguments: [StoreClock.microseconds(now), Int64(epoch)]
-            )
-            try db.execute(sql: "UPDATE stateloop_changes SET commit_seq = (SELECT min(seq) FROM stateloop_changes WHERE commit_seq = 0) WHERE commit_seq = 0")
-            return epoch
+            var floor = try UInt64.fetchOne(db, sql: "SELECT value FROM stateloop_meta WHERE key = 'epoch'") ?? 0
+            if case .record(let mark) = HighWaterMark.read(at: HighWaterMark.path(for: markedPath)), try mark.generation == fileGeneration(db) {
+                floor = max(floor, mark.epoch)
+            }
+            return try beginEpoch(in: db, after: floor, now: now)
         }
+    }
+
+    /// Stores a new epoch, later than `floor` and than any epoch begun before this
+    /// millisecond, and adds every value to the change feed at its new version (one commit):
+    /// the feed's history names the versions clients will see. Returns the epoch.
+    private static func beginEpoch(in db: Database, after floor: UInt64, now: Date) throws -> UInt64 {
+        let epoch = max(floor + 1, StoreClock.millisecondsNow())
+        try db.execute(sql: "UPDATE stateloop_meta SET value = ? WHERE key = 'epoch'", arguments: [Int64(epoch)])
+        try db.execute(
+            sql: """
+                INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, epoch, counter, json)
+                SELECT 0, ?, resource, id, ?, counter, json FROM stateloop_values ORDER BY resource, id
+                """,
+            arguments: [StoreClock.microseconds(now), Int64(epoch)]
+        )
+        try db.execute(sql: "UPDATE stateloop_changes SET commit_seq = (SELECT min(seq) FROM stateloop_changes WHERE commit_seq = 0) WHERE commit_seq = 0")
+        return epoch
+    }
+
+    /// The file's generation: a random number the file keeps for ever, written into each of
+    /// its marks, so that a mark is only compared with the file it was written for (or a copy
+    /// of it).
+    private static func fileGeneration(_ db: Database) throws -> UInt64 {
+        UInt64(bitPattern: try Int64.fetchOne(db, sql: "SELECT value FROM stateloop_meta WHERE key = 'generation'") ?? 0)
+    }
+
+    /// Compares the file with `mark` in one `BEGIN IMMEDIATE` transaction (the mark read
+    /// under the file's write lock: no other process commits, and marks, between the two
+    /// reads), starts a new epoch if the file's history is behind the mark, and rewrites the
+    /// mark, flushed to the disk, before the transaction commits: the mark is never left
+    /// behind what the file holds by an open racing another process's commit, and if the
+    /// commit fails the mark is ahead, which costs at most one more new epoch. Returns what
+    /// the mark says now, and the restart if there was one.
+    ///
+    /// A missing mark, or one written for another file (another generation), is no
+    /// information: nothing to compare, no new epoch. A file whose epoch is later than the
+    /// mark's was given a new epoch while the store was closed (``startNewEpoch(at:now:)``):
+    /// nothing to do either.
+    private static func checkHistory(
+        _ writer: any DatabaseWriter, mark markFile: HighWaterMark, now: Date
+    ) throws -> (record: HighWaterMark.Record, restart: EpochRestart?) {
+        try writer.writeWithoutTransaction { db in
+            var checked: (record: HighWaterMark.Record, restart: EpochRestart?)?
+            try db.inTransaction(.immediate) {
+                let generation = try fileGeneration(db)
+                let epoch = try UInt64.fetchOne(db, sql: "SELECT value FROM stateloop_meta WHERE key = 'epoch'") ?? 1
+                let newest = try newestEntry(db)
+                var reason: EpochRestart.Reason?
+                var floor = epoch
+                switch HighWaterMark.read(at: markFile.path) {
+                case .missing:
+                    break
+                case .unreadable:
+                    reason = .unreadableMark
+                case .record(let mark) where mark.generation != generation || epoch > mark.epoch:
+                    break
+                case .record(let mark):
+                    floor = max(epoch, mark.epoch)
+                    if epoch < mark.epoch {
+                        reason = .epochBehindMark(epoch: epoch, mark: mark.epoch)
+                    } else if newest.position < mark.position {
+                        reason = .feedBehindMark(position: newest.position, mark: mark.position)
+                    } else if mark.position > 0, let time = try Int64.fetchOne(
+                        db, sql: "SELECT committed_at FROM stateloop_changes WHERE seq = ?", arguments: [Int64(clamping: mark.position)]
+                    ), time != mark.time {
+                        // A pruned entry cannot be compared; one that is there must be the
+                        // one the mark saw.
+                        reason = .feedDiverged(position: mark.position)
+                    }
+                }
+                if let reason {
+                    let begun = try beginEpoch(in: db, after: floor, now: now)
+                    let after = try newestEntry(db)
+                    checked = (
+                        HighWaterMark.Record(generation: generation, epoch: begun, position: after.position, time: after.time),
+                        EpochRestart(previousEpoch: epoch, epoch: begun, reason: reason)
+                    )
+                } else {
+                    checked = (HighWaterMark.Record(generation: generation, epoch: epoch, position: newest.position, time: newest.time), nil)
+                }
+                try markFile.write(checked!.record, sync: true)
+                return .commit
+            }
+            return checked!
+        }
+    }
+
+    /// The change feed's newest position and its commit time; zeros for an empty feed.
+    private static func newestEntry(_ db: Database) throws -> (position: UInt64, time: Int64) {
+        let row = try Row.fetchOne(db, sql: "SELECT seq, committed_at FROM stateloop_changes ORDER BY seq DESC LIMIT 1")
+        return row.map { (UInt64($0["seq"] as Int64), $0["committed_at"] as Int64) } ?? (0, 0)
     }
 
     /// Copies the store at `backup` over the store at `path` and starts a new epoch in it: the
@@ -111,7 +250,7 @@ public final class SQLiteStore: ServerStore {
         try source.backup(to: destination)
         try source.close()
         try destination.close()
-        let epoch = try startNewEpoch(at: staging)
+        let epoch = try startNewEpoch(at: staging, now: Date(), markOf: path)
         for suffix in ["-wal", "-shm"] { try? files.removeItem(atPath: path + suffix) }
         if rename(staging, path) != 0 {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
@@ -131,10 +270,28 @@ public final class SQLiteStore: ServerStore {
                 return .commit
             }
             let changes = transaction.committedChanges
+            if let feed = changes.feed {
+                // Before the observers and the answer: no version of this commit leaves the
+                // store before the mark covers it.
+                self.recordMark(position: feed.upperBound, time: changes.time)
+            }
             if !changes.isEmpty {
                 for observer in self.observers.withLock({ $0 }) { observer(changes) }
             }
             return result!
+        }
+    }
+
+    /// Moves the high-water mark to the feed position `position`, committed at `time`. A mark
+    /// that cannot be written is logged, not thrown: the commit is made, and its observers and
+    /// its caller must hear of it; the mark then lags, which only weakens the check at the next
+    /// open (which rewrites it).
+    private func recordMark(position: UInt64, time: Date) {
+        guard let mark else { return }
+        do {
+            try mark.write(HighWaterMark.Record(generation: generation, epoch: epoch, position: position, time: StoreClock.microseconds(time)))
+        } catch {
+            logger.error("SQLite store \(path ?? "in memory"): the high-water mark \(mark.path) could not be written: \(error)")
         }
     }
 
@@ -262,6 +419,14 @@ public final class SQLiteStore: ServerStore {
                     scope TEXT, mutation TEXT);
                 CREATE INDEX stateloop_changes_by_time ON stateloop_changes (committed_at);
                 """)
+        }
+        migrator.registerMigration("stateloop-server-3: generation") { db in
+            // A new file gets a random generation. A file from before marks gets its epoch, so
+            // that a copy of it taken before this migration gets the same one as the file.
+            let empty = try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM stateloop_values) + (SELECT count(*) FROM stateloop_changes)") == 0
+            let epoch = try Int64.fetchOne(db, sql: "SELECT value FROM stateloop_meta WHERE key = 'epoch'") ?? 1
+            let generation = empty ? Int64.random(in: 1...Int64.max) : epoch
+            try db.execute(sql: "INSERT INTO stateloop_meta (key, value) VALUES ('generation', ?)", arguments: [generation])
         }
         try migrator.migrate(writer)
         return try writer.read { db in

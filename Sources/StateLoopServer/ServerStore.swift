@@ -23,6 +23,11 @@ public protocol ServerStore: Sendable {
     /// The epoch of every version this store allocates.
     var epoch: UInt64 { get }
 
+    /// The new epoch the store began as it opened because its data's history went back (a
+    /// restored backup), with the reason; `nil` when it kept the data's epoch. Stores that
+    /// cannot tell return `nil` (the default).
+    var epochRestart: EpochRestart? { get }
+
     /// Runs `body` in one transaction and commits it; throws, with nothing committed, if `body`
     /// or the commit throws. Commit observers are called before it returns.
     func write<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result
@@ -56,6 +61,12 @@ public protocol ServerStore: Sendable {
     /// returns how many. Values, versions and answers are not touched: the feed is history, not
     /// state.
     func forgetChanges(committedBefore cutoff: Date) async throws -> Int
+}
+
+extension ServerStore {
+    /// `nil`: a store that does not check its history at open never restarts its epoch by
+    /// itself.
+    public var epochRestart: EpochRestart? { nil }
 }
 
 /// The operations of one store transaction. Only valid inside the body of

@@ -52,9 +52,22 @@ enum PostgresSchema {
         }
     }
 
-    /// Creates or migrates the tables and, on first use, the epoch; returns the epoch and the
-    /// change feed's last position, from which a new store's observers hear of commits.
-    static func prepare(_ client: PostgresClient, logger: Logger) async throws -> (epoch: UInt64, feed: UInt64) {
+    /// What a store finds as it opens the database.
+    struct Prepared {
+        /// The epoch, new if the database's history went back.
+        let epoch: UInt64
+        /// The change feed's last position, from which a new store's observers hear of commits.
+        let feed: UInt64
+        /// The new epoch begun because the database was replaced, and why.
+        let restart: EpochRestart?
+    }
+
+    /// Creates or migrates the tables and, on first use, the epoch; compares the database's
+    /// identity with the one stored when the epoch began and starts a new epoch when it
+    /// changed (``checkIdentity(_:epoch:now:logger:)``). All under one advisory lock, so
+    /// instances opening the database together start one new epoch at most: the later ones
+    /// find the identity stored.
+    static func prepare(_ client: PostgresClient, now: Date, logger: Logger) async throws -> Prepared {
         try await client.withTransaction(logger: logger) { connection in
             // Any fixed number: the lock's name.
             try await connection.query("SELECT pg_advisory_xact_lock(7461736302)", logger: logger)
@@ -80,12 +93,124 @@ enum PostgresSchema {
             for try await stored in try await connection.query("SELECT value FROM stateloop_meta WHERE key = 'epoch'", logger: logger).decode(Int64.self) {
                 epoch = stored
             }
+            let restart = try await checkIdentity(connection, epoch: UInt64(epoch), now: now, logger: logger)
             var feed: Int64 = 0
             let last = try await connection.query("""
                 SELECT greatest((SELECT max(seq) FROM stateloop_changes), (SELECT max(commit_seq) FROM stateloop_progress), 0)
                 """, logger: logger)
             for try await position in last.decode(Int64.self) { feed = position }
-            return (UInt64(epoch), UInt64(feed))
+            return Prepared(epoch: restart?.epoch ?? UInt64(epoch), feed: UInt64(feed), restart: restart)
+        }
+    }
+
+    /// What identifies the database whose history the epoch follows, each part kept in
+    /// `stateloop_meta` under its key, with the query that reads it now. Each part changes
+    /// when the data's history may have gone back, and stays through restarts, crash
+    /// recovery, `VACUUM FULL` and renames:
+    /// - the cluster's system identifier: another cluster (a dump restored elsewhere, a
+    ///   logical replica taking over; also `pg_upgrade`'s new cluster, a needless new epoch);
+    /// - the timeline of the WAL being written: a point-in-time recovery or a promoted
+    ///   replica (which may lack the old primary's last commits) starts a new one;
+    /// - the database's OID: a dump restored into a database created again;
+    /// - the values table's OID: a dump restored over dropped tables (`pg_restore --clean`).
+    static let identity: [(key: String, query: String)] = [
+        ("system_identifier", "SELECT system_identifier FROM pg_control_system()"),
+        ("timeline", "SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int::bigint"),
+        ("database_oid", "SELECT oid::bigint FROM pg_database WHERE datname = current_database()"),
+        ("values_table_oid", "SELECT 'stateloop_values'::regclass::oid::bigint"),
+    ]
+
+    /// Compares the database's identity (``identity``) with the one stored in
+    /// `stateloop_meta`; if any part differs, begins a new epoch (``beginEpoch(after:now:on:logger:)``).
+    /// Then stores the identity as it is now. A part not stored yet (a database from before
+    /// these checks) or not readable (a role without the right to call it) is not compared.
+    /// Returns the restart, if any. In the caller's transaction.
+    private static func checkIdentity(_ connection: PostgresConnection, epoch: UInt64, now: Date, logger: Logger) async throws -> EpochRestart? {
+        var stored: [String: Int64] = [:]
+        for try await (key, value) in try await connection.query(
+            "SELECT key, value FROM stateloop_meta WHERE key <> 'epoch'", logger: logger
+        ).decode((String, Int64).self) {
+            stored[key] = value
+        }
+        let current = try await currentIdentity(on: connection, logger: logger)
+        let changed = current.filter { part in stored[part.key].map { $0 != part.value } ?? false }.map(\.key)
+        var restart: EpochRestart?
+        if !changed.isEmpty {
+            let begun = try await beginEpoch(after: epoch, now: now, on: connection, logger: logger)
+            restart = EpochRestart(previousEpoch: epoch, epoch: begun, reason: .databaseReplaced(changed: changed))
+        }
+        try await store(current, on: connection, logger: logger)
+        return restart
+    }
+
+    /// Begins a new epoch in the database at `client`'s, whatever its identity says: for a
+    /// restore the identity cannot reveal. Under the schema's lock, like an open. Returns the
+    /// epoch.
+    static func startNewEpoch(_ client: PostgresClient, now: Date, logger: Logger) async throws -> UInt64 {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(7461736302)", logger: logger)
+            var epoch: Int64 = 1
+            for try await stored in try await connection.query("SELECT value FROM stateloop_meta WHERE key = 'epoch'", logger: logger).decode(Int64.self) {
+                epoch = stored
+            }
+            let begun = try await beginEpoch(after: UInt64(epoch), now: now, on: connection, logger: logger)
+            try await store(try await currentIdentity(on: connection, logger: logger), on: connection, logger: logger)
+            return begun
+        }
+    }
+
+    /// The parts of ``identity`` that can be read.
+    private static func currentIdentity(on connection: PostgresConnection, logger: Logger) async throws -> [(key: String, value: Int64)] {
+        var current: [(key: String, value: Int64)] = []
+        for (key, query) in identity {
+            if let value = try await optionalValue(query, on: connection, logger: logger) { current.append((key, value)) }
+        }
+        return current
+    }
+
+    /// Keeps `identity` in `stateloop_meta`.
+    private static func store(_ identity: [(key: String, value: Int64)], on connection: PostgresConnection, logger: Logger) async throws {
+        for (key, value) in identity {
+            try await connection.query("""
+                INSERT INTO stateloop_meta (key, value) VALUES (\(key), \(value)) ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                """, logger: logger)
+        }
+    }
+
+    /// Stores a new epoch, later than `epoch` and than any epoch begun before this
+    /// millisecond, and adds every value to the change feed at its new version, as one commit
+    /// under the feed's lock: the feed's history names the versions clients will see. In the
+    /// caller's transaction; returns the epoch.
+    private static func beginEpoch(after epoch: UInt64, now: Date, on connection: PostgresConnection, logger: Logger) async throws -> UInt64 {
+        let begun = max(epoch + 1, StoreClock.millisecondsNow())
+        let (newEpoch, time) = (Int64(begun), StoreClock.microseconds(now))
+        try await connection.query("UPDATE stateloop_meta SET value = \(newEpoch) WHERE key = 'epoch'", logger: logger)
+        // Under the feed's lock, like every commit's entries: a writer of an instance still
+        // running (there should be none after a restore) gives its entries later positions.
+        try await connection.query("SELECT pg_advisory_xact_lock(\(feedLock))", logger: logger)
+        try await connection.query("""
+            INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, epoch, counter, json)
+            SELECT 0, \(time), resource, id, \(newEpoch), counter, json FROM stateloop_values ORDER BY resource, id
+            """, logger: logger)
+        try await connection.query("""
+            UPDATE stateloop_changes SET commit_seq = (SELECT min(seq) FROM stateloop_changes WHERE commit_seq = 0) WHERE commit_seq = 0
+            """, logger: logger)
+        return begun
+    }
+
+    /// The one value `sql` reads, or `nil` when it reads none or fails (a function this role
+    /// may not call, or one a managed service leaves out): inside a savepoint, so that the
+    /// failure does not end the transaction.
+    private static func optionalValue(_ sql: String, on connection: PostgresConnection, logger: Logger) async throws -> Int64? {
+        try await connection.query("SAVEPOINT stateloop_identity", logger: logger)
+        do {
+            var value: Int64?
+            for try await found in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Int64?.self) { value = found }
+            try await connection.query("RELEASE SAVEPOINT stateloop_identity", logger: logger)
+            return value
+        } catch {
+            try await connection.query("ROLLBACK TO SAVEPOINT stateloop_identity", logger: logger)
+            return nil
         }
     }
 }

@@ -38,8 +38,14 @@ import Synchronization
 /// (``StoreThreads``), which waits for each statement (``BlockingConnection``); never on the
 /// cooperative pool. Observers are called on the follower's thread, one commit at a time.
 public final class PostgresStore: ServerStore {
-    /// The epoch stored in the database: the same for every instance and every restart.
+    /// The epoch stored in the database: the same for every instance and every restart, until
+    /// the database is replaced (``epochRestart``).
     public let epoch: UInt64
+    /// The new epoch this store began as it opened, because the database is not the one the
+    /// epoch began in (a restored dump, a point-in-time recovery, a promoted replica): its
+    /// history may have gone back. `nil` when it kept the epoch, and in every instance that
+    /// opens the database after the one that began it.
+    public let epochRestart: EpochRestart?
     private let client: PostgresClient
     private let running: Task<Void, Never>
     private let connection: PostgresConnection.Configuration
@@ -57,7 +63,9 @@ public final class PostgresStore: ServerStore {
     private let listener: FeedListener
 
     /// Opens the store at `url` (`postgres://user[:password]@host[:port]/database`, no TLS),
-    /// creating or migrating its tables and, on first use, its epoch.
+    /// creating or migrating its tables and, on first use, its epoch. When the database is not
+    /// the one the epoch began in (its cluster, WAL timeline, or its own or its tables' OIDs
+    /// changed: a restore), it begins a new epoch, logs it and says why in ``epochRestart``.
     ///
     /// - Parameters:
     ///   - maximumConnections: The most pooled connections for reads.
@@ -94,20 +102,42 @@ public final class PostgresStore: ServerStore {
         writes = StoreThreads(count: writers)
         self.logger = logger
         self.now = now
-        let prepared: (epoch: UInt64, feed: UInt64)
+        let prepared: PostgresSchema.Prepared
         do {
-            prepared = try await PostgresSchema.prepare(client, logger: logger)
+            prepared = try await PostgresSchema.prepare(client, now: now(), logger: logger)
         } catch {
             running.cancel()
             throw error
         }
         epoch = prepared.epoch
+        epochRestart = prepared.restart
+        if let restart = prepared.restart {
+            logger.warning("PostgreSQL store on \(database): \(restart)")
+        }
         follower = FeedFollower(after: prepared.feed, configuration: connection, epoch: prepared.epoch, deadline: deadline, logger: logger)
         listener = FeedListener(configuration: connection, follower: follower, deadline: deadline, logger: logger)
     }
 
     deinit {
         close()
+    }
+
+    /// Begins a new epoch in the database at `url`, so that clients drop what they hold and
+    /// take its values. Opening a store does this by itself when the database is not the one
+    /// its epoch began in (``epochRestart``); run this after a restore it cannot see: a
+    /// data-only restore into the existing tables, or a copy of the data directory started on
+    /// the same timeline. Stop every instance first (a running one keeps the old epoch), and
+    /// start them after. Returns the new epoch (the one opening began, if it did).
+    ///
+    /// - Throws: what ``init(url:maximumConnections:writers:deadline:now:logger:)`` throws.
+    @discardableResult
+    public static func startNewEpoch(url: String, now: Date = Date(), logger: Logger = Logger(label: "stateloop.postgres")) async throws -> UInt64 {
+        let store = try await PostgresStore(url: url, maximumConnections: 1, writers: 1, now: { now }, logger: logger)
+        defer { store.close() }
+        if let restart = store.epochRestart { return restart.epoch }
+        let epoch = try await PostgresSchema.startNewEpoch(store.client, now: now, logger: logger)
+        logger.notice("PostgreSQL store: new epoch \(epoch) (was \(store.epoch)), begun by hand")
+        return epoch
     }
 
     /// Stops following the change feed and closes the store's connections; a write or read

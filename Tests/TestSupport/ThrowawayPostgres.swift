@@ -152,6 +152,18 @@ public final class ThrowawayPostgres: Sendable {
         try await Self.offThePool { [self] in try startServer() }
     }
 
+    /// Stops the server, starts it again as a standby of no primary and promotes it, as a
+    /// failover to a replica does: the cluster goes on with the same data on a new timeline.
+    public func promoteAsStandby() async throws {
+        try await pause()
+        try await Self.offThePool { [self] in
+            let data = folder.appendingPathComponent("data")
+            try run("/usr/bin/touch", [data.appendingPathComponent("standby.signal").path])
+            try startServer()
+            try run(Self.binaries + "/pg_ctl", ["-D", data.path, "-w", "promote"])
+        }
+    }
+
     /// Creates the database `name` and returns its name.
     public func createDatabase(_ name: String) async throws -> String {
         try await Self.offThePool { [self] in
@@ -165,6 +177,25 @@ public final class ThrowawayPostgres: Sendable {
     public func execute(_ sql: String, in database: String = "postgres") async throws {
         try await Self.offThePool { [self] in
             try run(Self.binaries + "/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", database, "-v", "ON_ERROR_STOP=1", "-c", sql])
+        }
+    }
+
+    /// Dumps `database` with `pg_dump` (plain SQL, as an operator's nightly backup would) into
+    /// a file in the server's folder; returns the file's path. A `clean` dump drops each
+    /// object before it creates it again, to be replayed over the database it came from.
+    public func dump(_ database: String, clean: Bool = false) async throws -> String {
+        let file = folder.appendingPathComponent("dump-\(UUID().uuidString).sql").path
+        try await Self.offThePool { [self] in
+            try run(Self.binaries + "/pg_dump", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-f", file]
+                + (clean ? ["--clean", "--if-exists"] : []) + [database])
+        }
+        return file
+    }
+
+    /// Replays the dump at `file` into `database` with `psql`, stopping at the first error.
+    public func load(_ file: String, into database: String) async throws {
+        try await Self.offThePool { [self] in
+            try run(Self.binaries + "/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", database, "-v", "ON_ERROR_STOP=1", "-q", "-f", file])
         }
     }
 
