@@ -235,11 +235,13 @@ final class PushSocketWriter: Sendable {
     }
 }
 
-/// What every push socket's writer and handler share: the server's limit, timeout, metrics and
+/// What every push socket's writer and handler share: the server's limits, timeout, metrics and
 /// log.
 struct PushWriting: Sendable {
     let maximumPushBytes: Int
     let slowReaderTimeout: Duration
+    /// About the most bytes a socket holds unread (``SyncServerConfiguration/pushBytesInFlight``).
+    let bytesInFlight: Int
     let metrics: ServerMetrics
     let logger: Logger
 }
