@@ -73,7 +73,8 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
         )
         pushWriting = PushWriting(
             maximumPushBytes: configuration.maximumPushBytes, slowReaderTimeout: configuration.slowReaderTimeout,
-            bytesInFlight: configuration.pushBytesInFlight, metrics: metrics, logger: logger
+            bytesInFlight: configuration.pushBytesInFlight, clientFramesPerSecond: configuration.maximumClientFramesPerSecond,
+            metrics: metrics, logger: logger
         )
         store.observeCommits { [hub] changes in hub.publish(changes) }
     }
