@@ -8,8 +8,10 @@ import NIOWebSocket
 /// goes.
 ///
 /// Frames from the client other than pings and close are read and ignored (a push socket only
-/// sends); one over the frame limit is answered by NIO's error handler with close 1009. A client
-/// sending more frames than ``PushWriting/clientFramesPerSecond`` allows is closed with 1008.
+/// sends); one over the frame limit is answered by NIO's error handler with close 1009. A frame
+/// that breaks RFC 6455 in ways NIO's decoder lets through (not masked, a reserved bit set, a
+/// reserved opcode) closes the socket with 1002, and a client sending more frames than
+/// ``PushWriting/clientFramesPerSecond`` allows with 1008.
 ///
 /// A pong counts like a push: it is written only while the channel is writable, and
 /// meanwhile only the newest ping's answer waits (RFC 6455 allows answering the most recent
@@ -47,6 +49,11 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !isEnding else { return }
         let frame = unwrapInboundIn(data)
+        guard Self.followsProtocol(frame) else {
+            shared.logger.debug("push socket closed: a frame broke the protocol", metadata: ["key": "\(key)"])
+            end(context: context, code: .protocolError, reason: "protocol error")
+            return
+        }
         if frame.opcode != .connectionClose, !takeFrameAllowance() {
             shared.metrics.floodingClientsClosed.increment()
             shared.logger.info("push socket closed: its client sends too many frames", metadata: ["key": "\(key)"])
@@ -176,6 +183,18 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// How many frames a client may send at once: twice its rate per second.
     private static func burst(_ framesPerSecond: Int) -> Int {
         2 * max(1, framesPerSecond)
+    }
+
+    /// Whether `frame` keeps the rules of RFC 6455 that NIO's decoder does not check (it checks
+    /// the length and that control frames are short and whole): a client masks every frame
+    /// (section 5.1), sets no reserved bit without an extension that gives it a meaning, and
+    /// none was agreed (5.2), and uses no reserved opcode (5.2).
+    private static func followsProtocol(_ frame: WebSocketFrame) -> Bool {
+        guard frame.maskKey != nil, !frame.rsv1, !frame.rsv2, !frame.rsv3 else { return false }
+        switch frame.opcode {
+        case .continuation, .text, .binary, .connectionClose, .ping, .pong: return true
+        default: return false
+        }
     }
 
     /// The code that answers a client's close: its own, unless it is one a close frame may not

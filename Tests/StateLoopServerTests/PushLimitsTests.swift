@@ -7,7 +7,7 @@ import TestSupport
 import Testing
 
 /// What a push socket's client can make the server hold or do: bytes it does not read, frames
-/// it floods. Every wait is bounded; time bounds are hang
+/// it floods, frames that break the protocol. Every wait is bounded; time bounds are hang
 /// guards, generous enough for a machine shared with other builds.
 @Suite("Sync server: what a push socket's client may cost", .timeLimit(.minutes(2)))
 struct PushLimitsTests {
@@ -121,6 +121,35 @@ struct PushLimitsTests {
             #expect(most.channel <= bound / 2 + 1_024, "the channel held \(most.channel) bytes")
             #expect(most.kernel <= bound, "the kernel's send buffer grew to \(most.kernel) bytes")
             #expect(await pinger.readBytesUntilClosed(within: .seconds(10)).closed, "the connection stayed open")
+        }
+    }
+
+    @Test("frames that break RFC 6455 close the socket with 1002 (protocol error): unmasked, a reserved bit set, a reserved opcode")
+    func protocolErrorsClose() async throws {
+        try await withNotesServer { server, client in
+            let hello = Array("hello".utf8)
+            let broken: [(name: String, frame: [UInt8])] = [
+                ("an unmasked ping", RawFrames.client(RawFrames.ping, hello, masked: false)),
+                ("an unmasked text frame", RawFrames.client(RawFrames.text, hello, masked: false)),
+                ("a ping with RSV1 set", RawFrames.client(RawFrames.ping, hello, reserved: 0x40)),
+                ("a text frame with RSV3 set", RawFrames.client(RawFrames.text, hello, reserved: 0x10)),
+                ("reserved data opcode 0x3", RawFrames.client(0x3, hello)),
+                ("reserved control opcode 0xB", RawFrames.client(0xB, hello)),
+            ]
+            for (index, (name, frame)) in broken.enumerated() {
+                let connection = try RawConnection(port: client.port)
+                #expect(connection.send(RawFrames.upgrade("board/push", token: "t-user-\(index)")), "\(name): the upgrade could not be sent")
+                let head = await connection.read(through: "\r\n\r\n", within: .seconds(10))
+                #expect(head.map { String(decoding: $0, as: UTF8.self) }?.hasPrefix("HTTP/1.1 101") == true, "\(name): not upgraded")
+                // A well-formed ping first, answered: the frame after it is what ends the socket.
+                #expect(connection.send(RawFrames.client(RawFrames.ping, hello) + frame), "\(name): not sent")
+                let (bytes, closed) = await connection.readBytesUntilClosed(within: .seconds(10))
+                #expect(closed, "\(name): the connection was still open after 10 s")
+                let frames = RawFrames.server(bytes)
+                #expect(frames.first?.opcode == RawFrames.pong, "\(name): the well-formed ping was not answered: \(frames)")
+                #expect(frames.last?.closeCode == 1002, "\(name): \(frames)")
+            }
+            #expect(await eventually(within: .seconds(10)) { server.openSockets == 0 }, "sockets still counted open")
         }
     }
 }
