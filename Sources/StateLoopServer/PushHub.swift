@@ -224,6 +224,11 @@ final class PushHub: Sendable {
     var openSockets: Int {
         state.withLock { $0.openSockets }
     }
+
+    /// The writers of the sockets that follow `key`: tests look at what their channels hold.
+    func writers(following key: ResourceKey) -> [PushSocketWriter] {
+        state.withLock { $0.subscribers[key]?.values.map(\.writer) ?? [] }
+    }
 }
 
 /// A reading client under its principal.

@@ -68,7 +68,9 @@ final class PushSocketWriter: Sendable {
     }
 
     private let state = Mutex(State())
-    private let channel: any Channel
+    /// The socket's channel. Internal rather than private so that tests can read how many bytes
+    /// it holds.
+    let channel: any Channel
     /// Where a frame encoded once for many sockets (``EncodedPush/frame``) is written: the
     /// context of NIO's frame encoder, whose writes go on toward the socket without passing
     /// through the encoder again. `nil` when the pipeline has no encoder (frames then go through
@@ -235,11 +237,15 @@ final class PushSocketWriter: Sendable {
     }
 }
 
-/// What every push socket's writer and handler share: the server's limit, timeout, metrics and
+/// What every push socket's writer and handler share: the server's limits, timeout, metrics and
 /// log.
 struct PushWriting: Sendable {
     let maximumPushBytes: Int
     let slowReaderTimeout: Duration
+    /// About the most bytes a socket holds unread (``SyncServerConfiguration/pushBytesInFlight``).
+    let bytesInFlight: Int
+    /// The client frames a socket takes per second on average, twice as many at once.
+    let clientFramesPerSecond: Int
     let metrics: ServerMetrics
     let logger: Logger
 }

@@ -19,6 +19,8 @@ struct ServerMetrics: Sendable {
     let pushesSent: CoreMetrics.Counter
     /// Sockets closed because they did not read within the slow-reader timeout.
     let slowReadersClosed: CoreMetrics.Counter
+    /// Sockets closed because their client sent frames faster than allowed (a ping flood).
+    let floodingClientsClosed: CoreMetrics.Counter
     let openSockets: CoreMetrics.Gauge
     /// How long the store's transactions took, commit included.
     let commitLatency: CoreMetrics.Timer
@@ -31,6 +33,7 @@ struct ServerMetrics: Sendable {
         pushesDropped = CoreMetrics.Counter(label: "stateloop_pushes_dropped_total", factory: factory)
         pushesSent = CoreMetrics.Counter(label: "stateloop_pushes_sent_total", factory: factory)
         slowReadersClosed = CoreMetrics.Counter(label: "stateloop_slow_readers_closed_total", factory: factory)
+        floodingClientsClosed = CoreMetrics.Counter(label: "stateloop_flooding_clients_closed_total", factory: factory)
         openSockets = CoreMetrics.Gauge(label: "stateloop_open_sockets", factory: factory)
         commitLatency = CoreMetrics.Timer(label: "stateloop_commit_seconds", preferredDisplayUnit: .seconds, factory: factory)
     }

@@ -90,6 +90,9 @@ extension SyncServer {
         // A connection already gone (closed by a server stopping while its upgrade completed)
         // would never tell a handler added now that it ended: counted open, it would stay so.
         guard channel.isActive else { return }
+        // Before anything is written: a socket whose client stops reading must turn unwritable
+        // while the bytes it holds are few.
+        try ConnectionTuning.boundPushBuffers(of: channel, to: pushWriting.bytesInFlight)
         let socket = granted.socket
         // Asked for before the socket counts as open: whatever happens to open sockets happens to it.
         let faults = pushFaults?.socket(following: socket.key)

@@ -72,8 +72,9 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
             drainsPerTask: configuration.pushDrainsPerTask, metrics: metrics
         )
         pushWriting = PushWriting(
-            maximumPushBytes: configuration.maximumPushBytes, slowReaderTimeout: configuration.slowReaderTimeout, metrics: metrics,
-            logger: logger
+            maximumPushBytes: configuration.maximumPushBytes, slowReaderTimeout: configuration.slowReaderTimeout,
+            bytesInFlight: configuration.pushBytesInFlight, clientFramesPerSecond: configuration.maximumClientFramesPerSecond,
+            metrics: metrics, logger: logger
         )
         store.observeCommits { [hub] changes in hub.publish(changes) }
     }

@@ -17,6 +17,22 @@ public struct SyncServerConfiguration: Sendable {
     /// Meanwhile its outbox keeps only the newest value per key.
     public var slowReaderTimeout: Duration
 
+    /// About the most bytes of pushes and pongs one push socket holds that its client has not
+    /// read yet. About half is the kernel's send buffer (`SO_SNDBUF`, set on push sockets only:
+    /// Linux otherwise grows it to a megabyte or more, where a reader that stops reading would
+    /// hide its backlog from the server), the other half the channel's own buffer, past which
+    /// the channel stops taking writes. A socket that holds this much waits: its outbox keeps the
+    /// newest value per key, and it is closed after ``slowReaderTimeout`` if its client has
+    /// not made room. It bounds a fast reader's rate too (this much per round trip), so the
+    /// default, 64 KiB, leaves room for several of the largest pushes; at least 16 KiB is used.
+    public var pushBytesInFlight: Int
+
+    /// How many frames a second a push socket's client may send, on average: the client only
+    /// pings now and then (every 30 s by default) and closes, so more is a flood, which would
+    /// take its event loop from every other connection on it. Twice as many may come at once;
+    /// past that the socket is closed with 1008 (policy violation). A close frame is not counted.
+    public var maximumClientFramesPerSecond: Int
+
     /// How long a connection whose peer vanished without a word (a phone that lost its network:
     /// no FIN, no reset) stays open: the kernel's TCP keepalive probes it after half this time
     /// of silence, then three times over the other half, and closes it when none is answered.
@@ -56,6 +72,8 @@ public struct SyncServerConfiguration: Sendable {
         maximumSocketsPerPrincipal: Int = 32,
         slowReaderTimeout: Duration = .seconds(10),
         deadPeerTimeout: Duration = .seconds(60),
+        pushBytesInFlight: Int = 65_536,
+        maximumClientFramesPerSecond: Int = 10,
         forgetClientsAfter: Duration? = .seconds(30 * 86_400),
         forgetChangesAfter: Duration? = .seconds(7 * 86_400),
         metricsPath: String? = "metrics"
@@ -69,5 +87,7 @@ public struct SyncServerConfiguration: Sendable {
         self.maximumSocketsPerPrincipal = maximumSocketsPerPrincipal
         self.slowReaderTimeout = slowReaderTimeout
         self.deadPeerTimeout = deadPeerTimeout
+        self.pushBytesInFlight = pushBytesInFlight
+        self.maximumClientFramesPerSecond = maximumClientFramesPerSecond
     }
 }
