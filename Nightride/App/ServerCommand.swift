@@ -68,6 +68,9 @@ struct ServerCommand: AsyncParsableCommand {
     @Flag(name: .customLong("sample-history"), help: "Give each new account 15 to 30 invented past rides, so that the history screen has pages to show.")
     var sampleHistory = false
 
+    @Option(name: .customLong("history-days"), help: ArgumentHelp("Days the data keeps each change (the change feed), pruned hourly; clients never need older ones.", valueName: "days"))
+    var retentionDays: Int = 7
+
     @Flag(help: "Log at debug level: logins, rejections, dropped pushes, push sockets.")
     var verbose = false
 
@@ -76,6 +79,7 @@ struct ServerCommand: AsyncParsableCommand {
         guard tokenLifetime > 0, tokenLifetime.isFinite else { throw ValidationError("--token-lifetime must be a positive number of seconds") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         guard (4...31).contains(passwordCost) else { throw ValidationError("--password-cost must be 4 to 31") }
+        guard (1...36_500).contains(retentionDays) else { throw ValidationError("--history-days must be 1 to 36500") }
         if memory && (data != nil || restore != nil || newEpoch) {
             throw ValidationError("--memory keeps no file: it goes without --data, --restore and --new-epoch")
         }
@@ -120,7 +124,12 @@ struct ServerCommand: AsyncParsableCommand {
                 faults: faultSeed.map { faultPlan == .chaos ? FaultPlan.chaos(seed: $0) : FaultPlan(seed: $0) },
                 sampleHistory: sampleHistory,
                 tokenLifetime: .milliseconds(Int64(min(tokenLifetime, 1e12) * 1_000)),
-                passwordCost: passwordCost
+                passwordCost: passwordCost,
+                // A server that runs for months: nothing in memory grows with its history, and
+                // the store forgets what no client needs (see Configuration.keepsHistory).
+                keepsHistory: false,
+                changeRetention: .seconds(retentionDays * 86_400),
+                clientRetention: .seconds(max(retentionDays, 30) * 86_400)
             ),
             logger: logger
         )

@@ -55,6 +55,26 @@ extension NightrideServer {
         /// together; past it new connections wait in the listener's backlog until one closes.
         public var maximumConnections: Int
 
+        /// Whether the server keeps its whole history in memory: the change log and the
+        /// mutation audit that ``NightrideServer/truth`` and ``NightrideServer/changeLog`` read,
+        /// caught up from the store's feed at start and grown by every commit for the server's
+        /// life. What the demo, the chaos runs and the tests check clients against; on (the
+        /// default) for them. `nightride server` turns it off, so that a long-running server's
+        /// memory and start-up do not grow with its history: `truth` is then empty, and a chaos
+        /// run reads the truth from the data file (`StoreTruthReader`).
+        public var keepsHistory: Bool
+
+        /// How long the store's change feed keeps a commit, pruned hourly (the newest commit
+        /// stays whatever its age); `nil` keeps every commit. Clients never need the feed to
+        /// catch up (a client behind reads the current values again), so pruning costs them
+        /// nothing. `nil` by default, for the demo and the tests, whose truth is the whole feed;
+        /// `nightride server` keeps 7 days.
+        public var changeRetention: Duration?
+
+        /// How long a client silent for that long is remembered, with its last answers (pruned
+        /// hourly); `nil` remembers every client. `nightride server` keeps 30 days.
+        public var clientRetention: Duration?
+
         /// Limits of failed sign-ins.
         public struct LoginLimits: Sendable {
             /// Failures per name within ``window``.
@@ -90,8 +110,14 @@ extension NightrideServer {
             tokenLifetime: Duration? = .seconds(24 * 3_600),
             loginLimits: LoginLimits = LoginLimits(),
             passwordCost: UInt8 = 8,
-            maximumConnections: Int = 10_000
+            maximumConnections: Int = 10_000,
+            keepsHistory: Bool = true,
+            changeRetention: Duration? = nil,
+            clientRetention: Duration? = nil
         ) {
+            self.keepsHistory = keepsHistory
+            self.changeRetention = changeRetention
+            self.clientRetention = clientRetention
             self.passwordCost = passwordCost
             self.maximumConnections = maximumConnections
             self.dataPath = dataPath

@@ -232,7 +232,7 @@ public final class NightrideServer: Sendable {
         let now = storeClock
         let store = try configuration.dataPath.map { try SQLiteStore(path: $0, durability: configuration.durability, now: now) }
             ?? SQLiteStore(epoch: epoch, now: now)
-        try catchUp(with: store)
+        if configuration.keepsHistory { try catchUp(with: store) }
         return assemble(store)
     }
 
@@ -243,6 +243,7 @@ public final class NightrideServer: Sendable {
         var storeLogger = logger
         storeLogger[metadataKey: "part"] = "postgres"
         let store = try await PostgresStore(url: url, now: storeClock, logger: storeLogger)
+        guard configuration.keepsHistory else { return assemble(store) }
         // Other instances commit meanwhile: the commits heard while the log reads the feed are
         // held, then recorded after it (those it read already are skipped).
         var position = state.withLock { state in
@@ -276,7 +277,9 @@ public final class NightrideServer: Sendable {
         // the order they were added): no client sees a version the server's truth lacks.
         // The epoch, not the store: an observer that held the store would keep it for ever.
         let epoch = store.epoch
-        store.observeCommits { [weak self] changes in self?.record(changes, epoch: epoch) }
+        if configuration.keepsHistory {
+            store.observeCommits { [weak self] changes in self?.record(changes, epoch: epoch) }
+        }
         let access = NightrideAccess { [weak self] token in
             guard let self else { return nil }
             return try await Sessions.user(forToken: token, at: self.wallSeconds, in: store)
@@ -284,7 +287,11 @@ public final class NightrideServer: Sendable {
         var syncLogger = logger
         syncLogger[metadataKey: "part"] = "sync"
         let sync = SyncServer(
-            store: store, access: access, configuration: SyncServerConfiguration(forgetClientsAfter: nil, forgetChangesAfter: nil), logger: syncLogger
+            store: store, access: access,
+            configuration: SyncServerConfiguration(
+                forgetClientsAfter: configuration.clientRetention, forgetChangesAfter: configuration.changeRetention
+            ),
+            logger: syncLogger
         )
         declareResources(on: sync)
         sync.pushFaults = FaultPlanPushes(
@@ -346,12 +353,14 @@ public final class NightrideServer: Sendable {
 
     /// What the server holds now, as its store's change feed has it (the store is opened if the
     /// server was not started yet, so a server on an earlier one's file knows its history).
+    /// Empty unless the configuration ``Configuration/keepsHistory``.
     public var truth: ServerTruth {
         _ = try? openData()
         return state.withLock { ServerTruth(changeLog: $0.history.changeLog, catalog: rules.catalog, audit: $0.history.audit) }
     }
 
-    /// A copy of the change log as it is now (the store opened first, as for ``truth``).
+    /// A copy of the change log as it is now (the store opened first, as for ``truth``); empty
+    /// unless the configuration ``Configuration/keepsHistory``.
     public var changeLog: ChangeLog {
         _ = try? openData()
         return state.withLock { $0.history.changeLog }

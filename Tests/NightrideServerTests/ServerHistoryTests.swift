@@ -42,6 +42,40 @@ struct ServerHistoryTests {
         #expect(second.truth.audit.problem(with: "bob-phone:2", of: "bob") == "bob-phone:2 was never processed (lost)")
     }
 
+    @Test("a server that keeps no history reads none of its file's feed at start and holds nothing per commit")
+    func noHistoryKept() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-history-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("server.sqlite").path
+        var logger = Logger(label: "nightride.test")
+        logger.logLevel = .error
+
+        let first = NightrideServer(configuration: NightrideServer.Configuration(dataPath: path, passwordCost: 4), logger: logger)
+        let port = try await first.start()
+        let token = try await LoopbackClient(port: port).login("bob")
+        for index in 0..<50 { try await first.setDriverMode(index % 2 == 0, for: "bob") }
+        #expect(first.changeLog.records(of: "bob").count > 50)
+        await first.stop()
+
+        let lean = NightrideServer(
+            configuration: NightrideServer.Configuration(
+                dataPath: path, passwordCost: 4, keepsHistory: false, changeRetention: .seconds(86_400), clientRetention: .seconds(86_400)
+            ),
+            logger: logger
+        )
+        let leanPort = try await lean.start()
+        #expect(lean.changeLog.records.isEmpty, "the feed was not read at start")
+        for index in 0..<50 { try await lean.setDriverMode(index % 2 == 0, for: "bob") }
+        #expect(lean.changeLog.records.isEmpty, "nothing recorded per commit")
+        // It serves as before: the data, the sessions and the versions are the file's.
+        let (status, body) = try await LoopbackClient(port: leanPort).send("GET", "/me/driver-mode", token: token)
+        #expect(status == 200)
+        let value = try JSONDecoder().decode(Versioned<Bool>.self, from: body)
+        #expect(value.value == false && value.version.counter > 100)
+        await lean.stop()
+    }
+
     @Test("the audit names a mutation applied in two commits of one epoch, and one beyond its client's progress")
     func auditFindsProblems() {
         var audit = MutationAudit()
