@@ -55,6 +55,11 @@ extension NightrideServer {
         /// together; past it new connections wait in the listener's backlog until one closes.
         public var maximumConnections: Int
 
+        /// The most connections one peer address may hold (`nil`, the default: half of
+        /// ``maximumConnections``), so that one client cannot take them all; a benchmark that
+        /// connects thousands of clients from one loopback address raises it.
+        public var maximumConnectionsPerAddress: Int?
+
         /// Whether the server keeps its whole history in memory: the change log and the
         /// mutation audit that ``NightrideServer/truth`` and ``NightrideServer/changeLog`` read,
         /// caught up from the store's feed at start and grown by every commit for the server's
@@ -113,8 +118,10 @@ extension NightrideServer {
             maximumConnections: Int = 10_000,
             keepsHistory: Bool = true,
             changeRetention: Duration? = nil,
-            clientRetention: Duration? = nil
+            clientRetention: Duration? = nil,
+            maximumConnectionsPerAddress: Int? = nil
         ) {
+            self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
             self.keepsHistory = keepsHistory
             self.changeRetention = changeRetention
             self.clientRetention = clientRetention

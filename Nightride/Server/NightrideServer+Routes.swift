@@ -16,6 +16,7 @@ extension NightrideServer {
             host: configuration.host,
             port: port,
             maximumConnections: configuration.maximumConnections,
+            maximumConnectionsPerAddress: configuration.maximumConnectionsPerAddress,
             additionalChannelHandlers: { [connections] in [connections.tracker()] },
             middleware: { router in router.add(middleware: FaultMiddleware(server: self)) },
             routes: { router in

@@ -1,14 +1,18 @@
 import NIOCore
 
-/// The first handler of every connection, until its first request head is complete: it
-/// answers and closes a connection whose head does not come within the time allowed (408),
-/// grows past the size allowed (431), or does not start with an HTTP/1 request line (400); and,
-/// when the server starts to stop, one whose head has not come yet (503), at once.
+/// The first handler of every connection: it answers and closes a connection whose request
+/// head does not come within the time allowed (408), grows past the size allowed (431), does
+/// not start with an HTTP/1 request line (400) or has a header line HTTP/1 does not allow (400);
+/// one whose request body does not come whole within its time (408); and, when the server
+/// starts to stop, one whose first head has not come yet (503), at once. It follows every
+/// request of the connection (``RequestFraming``), and leaves the pipeline when a request asks
+/// for an upgrade (a push socket's frames are watched by their own handler).
 ///
 /// Why a handler of our own: Hummingbird installs its idle timeout and its parse-error answers
 /// only once a first request head has been read without an upgrade, so a client that sends a
-/// head slowly, an endless one, or garbage, would otherwise hold its connection open with no
-/// answer. Later requests on the connection are covered by Hummingbird's own handlers.
+/// head slowly, an endless one, garbage, or a valid request line and then a bad header, would
+/// otherwise hold its connection open with no answer; and an idle timeout is no bound for a
+/// request that trickles a byte now and then, head or body, on any request of a connection.
 ///
 /// Threading: a channel handler, used only on its channel's event loop.
 final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
@@ -18,16 +22,24 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = ByteBuffer
 
     private let timeout: TimeAmount
+    private let bodyTimeout: TimeAmount
     private let maximumBytes: Int
     private let stopping: OnceFlag
-    private var scanner = RequestHeadScanner()
+    private var framing = RequestFraming()
+    /// The part of a request the deadline is for: its phase and which request.
+    private var timed: (phase: RequestFraming.Phase, request: Int)?
     private var deadline: Scheduled<Void>?
     private var isDone = false
 
-    init(timeout: TimeAmount, maximumBytes: Int, stopping: OnceFlag) {
+    /// Set for a connection over its address's share of the connections: refused at once.
+    private let overShare: Bool
+
+    init(timeout: TimeAmount, bodyTimeout: TimeAmount = .seconds(30), maximumBytes: Int, stopping: OnceFlag, overShare: Bool = false) {
         self.timeout = timeout
+        self.bodyTimeout = bodyTimeout
         self.maximumBytes = maximumBytes
         self.stopping = stopping
+        self.overShare = overShare
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -35,9 +47,13 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
             refuseStopping(context: context)
             return
         }
-        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
-            refuse(408, "requestTimeout", "the request head did not arrive in time", context: context)
+        if overShare {
+            refuse(503, "tooManyConnections", "too many connections from this address", context: context)
+            return
         }
+        // The first head is timed from the connection's start: a client that connects and
+        // sends nothing holds it too.
+        arm(.head, context: context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -49,10 +65,11 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
             // Bytes that arrived after a refusal: the connection is closing.
             return
         }
-        switch scanner.scan(unwrapInboundIn(data).readableBytesView, limit: maximumBytes) {
-        case .incomplete:
+        switch framing.scan(unwrapInboundIn(data).readableBytesView, headLimit: maximumBytes) {
+        case .ok:
             context.fireChannelRead(data)
-        case .complete:
+            retime(context: context)
+        case .upgrade:
             isDone = true
             deadline?.cancel()
             context.fireChannelRead(data)
@@ -61,6 +78,36 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
             refuse(431, "requestHeadTooLarge", "a request line and headers have at most \(maximumBytes) bytes", context: context)
         case .notHTTP:
             refuse(400, "badRequest", "not an HTTP/1 request", context: context)
+        case .malformed(let why):
+            refuse(400, "badRequest", "malformed request: \(why)", context: context)
+        }
+    }
+
+    /// Times the part of a request the connection is in: its head from its first byte (the
+    /// first request's from the connection's start), its body from the end of its head;
+    /// nothing between requests, where Hummingbird's idle timeout watches.
+    private func retime(context: ChannelHandlerContext) {
+        let now = (phase: framing.phase, request: framing.completed)
+        if let timed, timed.phase == now.phase, timed.request == now.request { return }
+        arm(now.phase, context: context)
+    }
+
+    private func arm(_ phase: RequestFraming.Phase, context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+        timed = (phase, framing.completed)
+        let loop = context.eventLoop.assumeIsolated()
+        switch phase {
+        case .idle:
+            break
+        case .head:
+            deadline = loop.scheduleTask(in: timeout) { [self] in
+                refuse(408, "requestTimeout", "the request head did not arrive in time", context: context)
+            }
+        case .body:
+            deadline = loop.scheduleTask(in: bodyTimeout) { [self] in
+                refuse(408, "requestTimeout", "the request body did not arrive in time", context: context)
+            }
         }
     }
 
@@ -68,9 +115,10 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// head yet has nothing under way, so it is answered and closed now. Left alone, it would
     /// hold the shutdown until the head's deadline, and a client that reconnects as the server
     /// stops (a push socket does, at once) opens exactly such connections. (One accepted after
-    /// this event was sent is refused by `handlerAdded`, through the `stopping` flag.)
+    /// this event was sent is refused by `handlerAdded`, through the `stopping` flag.) A
+    /// connection that served requests is Hummingbird's to close.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ChannelShouldQuiesceEvent {
+        if event is ChannelShouldQuiesceEvent, framing.completed == 0, framing.phase != .body {
             refuseStopping(context: context)
         }
         context.fireUserInboundEventTriggered(event)
@@ -87,50 +135,11 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
         let reason = [400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large", 503: "Service Unavailable"][status] ?? "Error"
         let body = String(decoding: WireMessage.error(code, message), as: UTF8.self)
         let response = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
-        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: response)), promise: nil)
-        context.close(promise: nil)
+        // Closed once the answer is written: a close with the write still queued would drop it
+        // (a connection refused as it is set up, before it is active, says nothing otherwise).
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: response)))
+            .assumeIsolated()
+            .whenComplete { _ in context.close(promise: nil) }
     }
 }
 
-/// Reads a request head as it arrives: whether its first line is an HTTP/1 request line, and
-/// whether the blank line that ends the head has come.
-struct RequestHeadScanner {
-    enum Verdict: Equatable {
-        case incomplete, complete, tooLarge, notHTTP
-    }
-
-    private var count = 0
-    private var firstLine: [UInt8] = []
-    private var firstLineDone = false
-    /// The last bytes seen, to find "\r\n\r\n" across reads.
-    private var last: UInt32 = 0
-
-    mutating func scan(_ bytes: ByteBufferView, limit: Int) -> Verdict {
-        for byte in bytes {
-            count += 1
-            last = last << 8 | UInt32(byte)
-            if !firstLineDone {
-                if byte == UInt8(ascii: "\n") {
-                    firstLineDone = true
-                    guard Self.isRequestLine(firstLine) else { return .notHTTP }
-                } else {
-                    firstLine.append(byte)
-                }
-            }
-            if firstLineDone, last == 0x0D0A_0D0A { return .complete }
-            if count > limit { return .tooLarge }
-        }
-        return .incomplete
-    }
-
-    /// `METHOD target HTTP/1.x`, with a method of capital letters.
-    static func isRequestLine(_ line: [UInt8]) -> Bool {
-        let trimmed = line.last == UInt8(ascii: "\r") ? line.dropLast() : line[...]
-        let parts = trimmed.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
-        guard parts.count == 3, (1...20).contains(parts[0].count),
-              parts[0].allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }),
-              !parts[1].isEmpty
-        else { return false }
-        return parts[2].elementsEqual("HTTP/1.1".utf8) || parts[2].elementsEqual("HTTP/1.0".utf8)
-    }
-}

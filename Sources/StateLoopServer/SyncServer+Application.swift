@@ -17,9 +17,14 @@ extension SyncServer {
     /// the configuration's `maximumFrameBytes` close their socket with code 1009. At `maximumConnections` open
     /// connections the server stops accepting until one closes (new ones wait in the
     /// listener's backlog), so running out of file descriptors degrades service, nothing else.
-    /// A connection's first request head must arrive within `requestHeadTimeout` (408) and
-    /// within `maximumHeadBytes` (431), and start with an HTTP/1 request line (400); each is
-    /// answered and closed. Once its graceful shutdown begins, a connection with no request
+    /// Every request head must arrive within `requestHeadTimeout` from its first byte (the first
+    /// one's from the connection's start) and within `maximumHeadBytes` (431, 408 late), start
+    /// with an HTTP/1 request line and have only `name: value` header lines (400); every request
+    /// body must arrive whole within `requestBodyTimeout` from the end of its head (408); each
+    /// is answered and closed. One peer address holds at most `maximumConnectionsPerAddress`
+    /// connections (`nil`, the default, is half of `maximumConnections`; pass
+    /// `maximumConnections` for no share); past it a new one is answered 503 and closed, so
+    /// that one client cannot take every connection. Once its graceful shutdown begins, a connection with no request
     /// head yet (and any accepted from then on) is answered 503 and closed at once, so that
     /// clients reconnecting as the server stops do not hold the shutdown open.
     public func application(
@@ -27,8 +32,10 @@ extension SyncServer {
         port: Int = 8080,
         idleTimeout: Duration = .seconds(60),
         requestHeadTimeout: Duration = .seconds(10),
+        requestBodyTimeout: Duration = .seconds(30),
         maximumHeadBytes: Int = 16_384,
         maximumConnections: Int = 10_000,
+        maximumConnectionsPerAddress: Int? = nil,
         additionalChannelHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] },
         middleware: (Router<SyncRequestContext>) -> Void = { _ in },
         routes: (Router<SyncRequestContext>) -> Void = { _ in },
@@ -48,6 +55,8 @@ extension SyncServer {
             idleTimeout: TimeAmount(idleTimeout)
         )
         let headTimeout = TimeAmount(requestHeadTimeout)
+        let bodyTimeout = TimeAmount(requestBodyTimeout)
+        let shares = AddressShares(limit: maximumConnectionsPerAddress ?? max(1, maximumConnections / 2))
         let stopping = OnceFlag()
         let tuning = ConnectionTuning(deadPeerTimeout: configuration.deadPeerTimeout)
         let maximumFrameBytes = configuration.maximumFrameBytes
@@ -59,9 +68,11 @@ extension SyncServer {
                         await self.decideUpgrade(of: head, on: channel, logger: logger, with: pushResponder)
                     },
                     timeout: headTimeout,
+                    bodyTimeout: bodyTimeout,
                     maximumBytes: maximumHeadBytes,
                     stopping: stopping,
-                    tuning: tuning
+                    tuning: tuning,
+                    shares: shares
                 )
             },
             configuration: ApplicationConfiguration(

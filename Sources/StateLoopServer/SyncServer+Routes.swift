@@ -14,7 +14,7 @@ extension SyncServer {
     }
 
     /// Adds the kit's routes; returns the table the error middleware answers 404 and 405 from,
-    /// for ``application(host:port:idleTimeout:requestHeadTimeout:maximumHeadBytes:maximumConnections:additionalChannelHandlers:middleware:routes:onServerRunning:)``
+    /// for ``application(host:port:idleTimeout:requestHeadTimeout:requestBodyTimeout:maximumHeadBytes:maximumConnections:maximumConnectionsPerAddress:additionalChannelHandlers:middleware:routes:onServerRunning:)``
     /// to fill with the app's routes too.
     func addKitRoutes(to router: Router<SyncRequestContext>) -> RouteTable {
         let table = RouteTable([])

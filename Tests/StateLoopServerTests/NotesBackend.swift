@@ -28,13 +28,15 @@ func withNotesServer(
 /// shuts it down gracefully (the sync server first, as an app would list it). `middleware` and
 /// `routes` are the application's.
 func withRunning<Access: AccessPolicy>(
-    _ server: SyncServer<Access>, requestHeadTimeout: Duration = .seconds(10),
+    _ server: SyncServer<Access>, requestHeadTimeout: Duration = .seconds(10), requestBodyTimeout: Duration = .seconds(30),
+    maximumConnections: Int = 10_000,
     additionalChannelHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] },
     middleware: (Router<SyncRequestContext>) -> Void = { _ in }, routes: (Router<SyncRequestContext>) -> Void = { _ in },
     _ body: (Int) async throws -> Void
 ) async throws {
     let started = try await startRunning(
-        server, requestHeadTimeout: requestHeadTimeout, additionalChannelHandlers: additionalChannelHandlers,
+        server, requestHeadTimeout: requestHeadTimeout, requestBodyTimeout: requestBodyTimeout, maximumConnections: maximumConnections,
+        additionalChannelHandlers: additionalChannelHandlers,
         middleware: middleware, routes: routes
     )
     var failure: (any Error)?
@@ -51,7 +53,8 @@ func withRunning<Access: AccessPolicy>(
 /// `server` and its application running in a service group, once listening: the port, the
 /// group (to stop it) and the task that runs it (done once it stopped).
 func startRunning<Access: AccessPolicy>(
-    _ server: SyncServer<Access>, requestHeadTimeout: Duration = .seconds(10), maximumGracefulShutdown: Duration = .seconds(5),
+    _ server: SyncServer<Access>, requestHeadTimeout: Duration = .seconds(10), requestBodyTimeout: Duration = .seconds(30),
+    maximumConnections: Int = 10_000, maximumGracefulShutdown: Duration = .seconds(5),
     applicationOnly: Bool = false,
     additionalChannelHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] },
     middleware: (Router<SyncRequestContext>) -> Void = { _ in }, routes: (Router<SyncRequestContext>) -> Void = { _ in }
@@ -60,7 +63,8 @@ func startRunning<Access: AccessPolicy>(
     logger.logLevel = .critical
     let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
     let application = server.application(
-        port: 0, requestHeadTimeout: requestHeadTimeout, additionalChannelHandlers: additionalChannelHandlers,
+        port: 0, requestHeadTimeout: requestHeadTimeout, requestBodyTimeout: requestBodyTimeout, maximumConnections: maximumConnections,
+        additionalChannelHandlers: additionalChannelHandlers,
         middleware: middleware, routes: routes
     ) { channel in
         readyContinuation.yield(channel.localAddress?.port ?? 0)

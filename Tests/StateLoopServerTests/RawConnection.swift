@@ -33,6 +33,11 @@ final class RawConnection {
         Glibc.close(descriptor)
     }
 
+    /// Ends the connection from this side, as a client that goes away does.
+    func close() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+    }
+
     /// Sends `bytes`; `false` if the server had already closed the connection.
     @discardableResult
     func send(_ bytes: [UInt8]) -> Bool {

@@ -82,7 +82,8 @@ final class MutationFixture: Sendable {
     /// down; returns once it listens.
     static func serve<Access: AccessPolicy>(_ server: SyncServer<Access>, logger: Logger) async -> (port: Int, services: ServiceGroup, running: Task<Void, any Error>) {
         let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
-        let application = server.application(port: 0, onServerRunning: { channel in
+        // Every benchmark client connects from one loopback address: it gets the whole cap.
+        let application = server.application(port: 0, maximumConnectionsPerAddress: 10_000, onServerRunning: { channel in
             readyContinuation.yield(channel.localAddress?.port ?? 0)
         })
         var configuration = ServiceGroupConfiguration(services: [application, server], logger: logger)
