@@ -289,7 +289,9 @@ public final class NightrideServer: Sendable {
         let sync = SyncServer(
             store: store, access: access,
             configuration: SyncServerConfiguration(
-                forgetClientsAfter: configuration.clientRetention, forgetChangesAfter: configuration.changeRetention
+                forgetClientsAfter: configuration.clientRetention, forgetChangesAfter: configuration.changeRetention,
+                // A token that expires closes its push sockets within 5 s (a session read each).
+                sessionCheckInterval: .seconds(5)
             ),
             logger: syncLogger
         )

@@ -111,13 +111,16 @@ extension SyncServer {
         let cut = faults.flatMap { faults in
             faults.mayCut ? Task { await faults.cut(); if !Task.isCancelled { writer.close(.closedByServer, discardingWaiting: true) } } : nil
         }
+        let checks = sessionChecks(of: socket, request: request, writer: writer, on: channel)
         do {
             try channel.pipeline.syncOperations.addHandler(PushSocketHandler(writer: writer, shared: pushWriting, key: socket.key) { [hub] in
                 cut?.cancel()
+                checks?.cancel()
                 hub.unregister(id, key: socket.key)
             })
         } catch {
             cut?.cancel()
+            checks?.cancel()
             hub.unregister(id, key: socket.key)
             throw error
         }
@@ -135,6 +138,33 @@ extension SyncServer {
                 // The sessions or the values cannot be read now: the client retries.
                 writer.close(.storeUnavailable, discardingWaiting: true)
             }
+        }
+    }
+
+    /// Checks the socket's session again every ``SyncServerConfiguration/sessionCheckInterval``
+    /// while it is open, one check at a time, as a timer on its event loop: a session that
+    /// expired (or ended with no `closeSockets(of:)`) closes the socket as signed out. A check
+    /// that cannot read the sessions leaves the socket alone until the next.
+    private func sessionChecks(
+        of socket: PushSocket, request: Request, writer: PushSocketWriter, on channel: any Channel
+    ) -> RepeatedTask? {
+        guard let interval = configuration.sessionCheckInterval else { return nil }
+        let delay = TimeAmount(interval)
+        let access = access
+        let loop = channel.eventLoop
+        return loop.scheduleRepeatedAsyncTask(initialDelay: delay, delay: delay) { [weak channel] task in
+            guard let channel, channel.isActive else {
+                task.cancel()
+                return loop.makeSucceededVoidFuture()
+            }
+            let checked = loop.makePromise(of: Void.self)
+            checked.completeWithTask {
+                // A lookup that throws says nothing of the session: only a definite no closes.
+                guard let principal = try? await access.principal(for: request) as Access.Principal?? else { return }
+                if let principal, access.id(of: principal) == socket.scope { return }
+                writer.close(.signedOut, discardingWaiting: true)
+            }
+            return checked.futureResult
         }
     }
 }

@@ -39,6 +39,13 @@ public struct SyncServerConfiguration: Sendable {
     /// The kernel does the watching, so an idle push socket costs no timer or task of its own.
     public var deadPeerTimeout: Duration
 
+    /// How often an open push socket's session is checked again (the access policy's
+    /// `principal(for:)` on the upgrade's request): a session that expired, or ended without
+    /// ``SyncServer/closeSockets(of:)``, closes its sockets within this time (1008, signed
+    /// out), instead of pushing to them for as long as they stay connected. `nil` checks only
+    /// at the upgrade. Each check is a timer on the socket's event loop, not a task.
+    public var sessionCheckInterval: Duration?
+
     /// How long a client may stay silent (no mutation processed) before its progress and last
     /// answer are forgotten, checked hourly; `nil` keeps them for ever. Thirty days by default:
     /// far beyond an offline client's usual absence (see ``ServerStore/forgetClients(idleSince:)``).
@@ -76,8 +83,10 @@ public struct SyncServerConfiguration: Sendable {
         maximumClientFramesPerSecond: Int = 10,
         forgetClientsAfter: Duration? = .seconds(30 * 86_400),
         forgetChangesAfter: Duration? = .seconds(7 * 86_400),
-        metricsPath: String? = "metrics"
+        metricsPath: String? = "metrics",
+        sessionCheckInterval: Duration? = .seconds(30)
     ) {
+        self.sessionCheckInterval = sessionCheckInterval
         self.forgetClientsAfter = forgetClientsAfter
         self.forgetChangesAfter = forgetChangesAfter
         self.metricsPath = metricsPath

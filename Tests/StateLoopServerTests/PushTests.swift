@@ -112,6 +112,29 @@ struct PushTests {
         }
     }
 
+    @Test("a push socket does not outlive its session: a session that ends with no closeSockets(of:) (an expiry) closes it at the next check, as signed out")
+    func sessionExpiryClosesSocket() async throws {
+        var configuration = SyncServerConfiguration()
+        configuration.sessionCheckInterval = .milliseconds(200)
+        try await withNotesServer(configuration: configuration) { server, client in
+            _ = try await server.update { try $0.write(1, to: Notes.board, "main") }
+            // Two lookups: the upgrade's decision and the socket's own check; the next, a
+            // periodic check, finds the session over.
+            Notes.sessionLookupsLeft.withLock { $0["yan"] = 2 }
+            defer { Notes.sessionLookupsLeft.withLock { $0["yan"] = nil } }
+            let yan = PushReader(port: client.port, path: "board/push", as: "yan")
+            let bob = PushReader(port: client.port, path: "board/push", as: "bob")
+            #expect(await eventually(within: .seconds(20)) { yan.received.count == 1 && bob.received.count == 1 }, "both got the board")
+            let closed = try await yan.closeFrame(within: .seconds(20))
+            #expect(closed?.closeCode == .policyViolation)
+            _ = try await server.update { try $0.write(2, to: Notes.board, "main") }
+            #expect(await eventually(within: .seconds(20)) { bob.received.count == 2 }, "a signed-in reader beside it is still served")
+            #expect(yan.received.count == 1, "nothing after the session ended")
+            #expect(await eventually(within: .seconds(20)) { server.openSockets == 1 })
+            bob.cancel()
+        }
+    }
+
     @Test("a refused upgrade is answered with its own status and JSON error, then closed: 400 for bad WebSocket headers, 401, 404, 429 with Retry-After")
     func refusedUpgradeSaysWhy() async throws {
         let configuration = SyncServerConfiguration(maximumSocketsPerPrincipal: 1)
