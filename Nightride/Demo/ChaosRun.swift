@@ -51,6 +51,7 @@ public final class ChaosRun {
     private let serverExecutable: URL?
     private let postgres: (url: String, instances: Int)?
     private let convergenceWindow: Duration
+    private let longOutage: Duration?
     private let log: (String) -> Void
 
     /// Scenarios for `seeds`, `batchSize` at a time.
@@ -65,13 +66,18 @@ public final class ChaosRun {
     /// - Parameter convergenceWindow: How long after faults stop a batch waits for its clients
     ///   to converge before it judges them (5 s, the default, for the command's 2 s verdict;
     ///   a test on a loaded machine gives more, and measures instead of judging at the edge).
+    /// - Parameter longOutage: When set, the first batch meets an outage that long instead of
+    ///   its other trouble: the server (one instance of several) stops as the batch starts, its
+    ///   clients act on through it, and it comes back; every mutation they made must then be
+    ///   processed once (none lost).
     public init(
         seeds: [UInt64], batchSize: Int = 20, stepsPerScenario: Int = 10, serverExecutable: URL? = nil,
-        postgres: (url: String, instances: Int)? = nil, convergenceWindow: Duration = .seconds(5),
+        postgres: (url: String, instances: Int)? = nil, convergenceWindow: Duration = .seconds(5), longOutage: Duration? = nil,
         log: @escaping (String) -> Void = { _ in }
     ) {
         self.postgres = postgres
         self.convergenceWindow = convergenceWindow
+        self.longOutage = longOutage
         self.seeds = seeds
         self.batchSize = batchSize
         self.stepsPerScenario = stepsPerScenario
@@ -127,7 +133,11 @@ public final class ChaosRun {
         let users = scenarios.flatMap(\.users)
         let inProcess = serverExecutable == nil
         let instances = server.urls.count
-        let trouble = Task { await Self.serverTrouble(server, users: users, seed: batch[0], inProcess: inProcess, instances: instances) }
+        let outage = batch.first == seeds.first ? longOutage : nil
+        let trouble = Task {
+            if let outage { return await Self.outage(outage, of: server, inProcess: inProcess, instances: instances) }
+            return await Self.serverTrouble(server, users: users, seed: batch[0], inProcess: inProcess, instances: instances)
+        }
         for task in playing {
             await task.value
         }
@@ -190,6 +200,18 @@ public final class ChaosRun {
     /// every session, or a quarter of the users signed out. A server in a process of its own is
     /// killed and started again in every batch, one in four times with a new epoch. Returns what
     /// happened, for the log.
+    /// The server (one instance of several) down for `length` from the batch's start, while its
+    /// scenarios act: their mutations wait, queued and shown, and go once it is back.
+    private static func outage(_ length: Duration, of server: any ChaosServer, inProcess: Bool, instances: Int) async -> String {
+        let what = instances > 1 ? "an instance restarted" : inProcess ? "server restarted" : "server process killed and started again"
+        do {
+            try await server.restart(newEpoch: false, down: length)
+            return "\(what) after an outage of \(length)"
+        } catch {
+            return "\(what) after an outage: failed: \(error)"
+        }
+    }
+
     private static func serverTrouble(_ server: any ChaosServer, users: [String], seed: UInt64, inProcess: Bool, instances: Int) async -> String {
         let random = SeededRandom(seed: seed)
         try? await Task.sleep(for: .milliseconds(Int(random.bits("trouble start") % 300)))
@@ -208,7 +230,7 @@ public final class ChaosRun {
             let newEpoch = instances == 1 && (inProcess ? trouble == 2 : trouble % 4 == 2)
             let restart = instances > 1 ? "an instance restarted" : inProcess ? "server restarted" : "server process killed and started again"
             do {
-                try await server.restart(newEpoch: newEpoch)
+                try await server.restart(newEpoch: newEpoch, down: .zero)
                 return newEpoch ? "\(restart) with a new epoch" : restart
             } catch {
                 return "server restart failed: \(error)"

@@ -17,9 +17,9 @@ protocol ChaosServer: AnyObject {
     func control(_ command: String) async -> String
     /// What the server's store holds now.
     func truth() throws -> ServerTruth
-    /// Stops the server and starts it again on the same port and data, with a new epoch first
-    /// when `newEpoch` (as after a restore).
-    func restart(newEpoch: Bool) async throws
+    /// Stops the server and starts it again on the same port and data, `down` later (an
+    /// outage), with a new epoch first when `newEpoch` (as after a restore).
+    func restart(newEpoch: Bool, down: Duration) async throws
     /// Stops it for good.
     func stop() async
 }
@@ -55,8 +55,8 @@ final class InProcessChaosServer: ChaosServer {
         server.truth
     }
 
-    func restart(newEpoch: Bool) async throws {
-        try await server.restart(newEpoch: newEpoch)
+    func restart(newEpoch: Bool, down: Duration) async throws {
+        try await server.restart(newEpoch: newEpoch, down: down)
     }
 
     func stop() async {

@@ -55,10 +55,10 @@ final class InstancesChaosServer: ChaosServer {
         servers[0].truth
     }
 
-    func restart(newEpoch: Bool) async throws {
+    func restart(newEpoch: Bool, down: Duration) async throws {
         let index = restarts % servers.count
         restarts += 1
-        try await servers[index].restart()
+        try await servers[index].restart(down: down)
     }
 
     func stop() async {

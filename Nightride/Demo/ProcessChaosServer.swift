@@ -43,8 +43,9 @@ final class ProcessChaosServer: ChaosServer {
     }
 
     /// SIGKILL, then a new process on the same port and file: no graceful anything.
-    func restart(newEpoch: Bool) async throws {
+    func restart(newEpoch: Bool, down: Duration) async throws {
         await child.kill()
+        if down > .zero { try await Task.sleep(for: down) }
         let port = url.port ?? 0
         var attempt = 0
         while true {

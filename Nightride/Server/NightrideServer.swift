@@ -96,11 +96,13 @@ public final class NightrideServer: Sendable {
     /// - Parameter newEpoch: For a server on a file: start a new epoch in it first, as
     ///   `nightride server --new-epoch` does after a restore, so that clients drop the versions
     ///   they hold and take the server's values again, still signed in.
+    /// - Parameter down: How long the server stays stopped before it starts again: an outage.
     /// - Returns: the port, the same as before.
     @discardableResult
-    public func restart(newEpoch: Bool = false) async throws -> Int {
+    public func restart(newEpoch: Bool = false, down: Duration = .zero) async throws -> Int {
         guard let port else { throw StartFailure(description: "the server is not running") }
         await stop()
+        if down > .zero { try await Task.sleep(for: down) }
         let fresh: DataLife
         if configuration.postgresURL != nil {
             // The database opened again, as a new process would.

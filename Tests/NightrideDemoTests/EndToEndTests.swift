@@ -43,11 +43,16 @@ struct EndToEndTests {
     /// (`convergence p50 … p99 …`), and judged by `nightride chaos` and the demo.
     static let window: Duration = .seconds(60)
 
+    /// The outage the first batch of every chaos run meets, its clients acting through it: far
+    /// longer than a mutation's retries once lasted (a few seconds), and than a push socket's
+    /// and a pull's backoffs.
+    static let outage: Duration = .seconds(30)
+
     @Test("seeded random scenarios: never an older screen, all converge after faults stop, no mutation lost or applied twice")
     func chaos() async throws {
         let count = seedCount("NIGHTRIDE_CHAOS_SEEDS", default: 20)
         let log = BatchLog()
-        let outcomes = try await ChaosRun(seeds: Array(1...count), convergenceWindow: Self.window, log: log.append).run()
+        let outcomes = try await ChaosRun(seeds: Array(1...count), convergenceWindow: Self.window, longOutage: Self.outage, log: log.append).run()
         check(outcomes, count: count, log: log)
     }
 
@@ -58,7 +63,8 @@ struct EndToEndTests {
         let count = seedCount("NIGHTRIDE_PROCESS_CHAOS_SEEDS", default: 60)
         let log = BatchLog()
         let run = ChaosRun(
-            seeds: Array(5_001...(5_000 + count)), serverExecutable: try builtProduct(named: "nightride"), convergenceWindow: Self.window, log: log.append
+            seeds: Array(5_001...(5_000 + count)), serverExecutable: try builtProduct(named: "nightride"), convergenceWindow: Self.window,
+            longOutage: Self.outage, log: log.append
         )
         let outcomes = try await run.run()
         check(outcomes, count: count, log: log)
@@ -78,7 +84,9 @@ struct EndToEndTests {
         guard let database = try await newPostgresDatabase() else { return }
         let count = seedCount("NIGHTRIDE_POSTGRES_CHAOS_SEEDS", default: 20)
         let log = BatchLog()
-        let outcomes = try await ChaosRun(seeds: Array(9_001...(9_000 + count)), postgres: (database, 2), convergenceWindow: Self.window, log: log.append).run()
+        let outcomes = try await ChaosRun(
+            seeds: Array(9_001...(9_000 + count)), postgres: (database, 2), convergenceWindow: Self.window, longOutage: Self.outage, log: log.append
+        ).run()
         check(outcomes, count: count, log: log)
         #expect(log.lines.filter { $0.hasPrefix("batch of") }.allSatisfy { $0.contains("on 2 instances") }, "\(log.lines)")
     }
