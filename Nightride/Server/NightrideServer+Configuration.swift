@@ -51,6 +51,11 @@ extension NightrideServer {
         /// the next sign-in waits (429 with `Retry-After`).
         public var loginLimits: LoginLimits
 
+        /// The most live sessions a user holds: a sign-in past it ends the oldest one (its
+        /// token is refused from then on, its push sockets are closed), so that signing in
+        /// again and again cannot grow what is stored. At most 99.
+        public var sessionsPerUser: Int
+
         /// The most connections open at once, push sockets and HTTP keep-alive connections
         /// together; past it new connections wait in the listener's backlog until one closes.
         public var maximumConnections: Int
@@ -90,8 +95,10 @@ extension NightrideServer {
             tokenLifetime: Duration? = .seconds(24 * 3_600),
             loginLimits: LoginLimits = LoginLimits(),
             passwordCost: UInt8 = 8,
-            maximumConnections: Int = 10_000
+            maximumConnections: Int = 10_000,
+            sessionsPerUser: Int = 20
         ) {
+            self.sessionsPerUser = min(max(1, sessionsPerUser), Sessions.maximumSlots)
             self.passwordCost = passwordCost
             self.maximumConnections = maximumConnections
             self.dataPath = dataPath
