@@ -48,20 +48,30 @@ extension NightrideServer {
         } catch {
             return Self.response(for: error)
         }
-        // Guessing is slowed down before any hashing: failures are counted per account and per
-        // address, and past the limit the login waits, whatever the password.
-        if let wait = loginLimits.wait(name: body.name, peer: peer, at: now) {
-            var response = JSON.error(.tooManyRequests, "tooManyAttempts", "too many failed sign-ins: try again in \(wait.components.seconds + 1) s")
-            response.headers[.retryAfter] = "\(wait.components.seconds + 1)"
-            return response
+        // Every limit is checked before any password is, so an attempt held back costs no
+        // hashing; failures count per name and address (see LoginLimits), so a stranger's
+        // guesses do not hold the owner back.
+        let key = AccountName.key(of: name)
+        if let wait = loginLimits.wait(account: key, peer: peer, at: now) {
+            return Self.tooManyAttempts(wait, "too many sign-ins of this name")
         }
         do {
-            let key = AccountName.key(of: name)
-            let user = try await signIn(name: name, key: key, stored: try await account(key)?.passwordHash, password: body.password)
+            let stored = try await account(key)?.passwordHash
+            if stored == nil, body.password != nil {
+                // A sign-up: its name meets the rules of new names (checked again in the
+                // transaction), and each address makes only so many accounts.
+                _ = try AccountName.checkedForSignUp(name)
+                if let wait = loginLimits.signUpWait(peer: peer, at: now) {
+                    return Self.tooManyAttempts(wait, "too many new accounts from this address")
+                }
+                loginLimits.recordSignUp(peer: peer, at: now)
+            }
+            let user = try await signIn(name: name, key: key, stored: stored, password: body.password)
+            loginLimits.recordSuccess(account: key, peer: peer, at: now)
             return JSON.response(user)
         } catch let rejection as Rejection {
             if rejection.code == .wrongPassword || rejection.code == .passwordRequired {
-                loginLimits.recordFailure(name: body.name, peer: peer, at: now)
+                loginLimits.recordFailure(account: key, peer: peer, at: now)
             }
             logger.debug("login refused", metadata: ["name": "\(body.name)", "reason": "\(rejection)"])
             return Self.response(for: rejection)
@@ -69,6 +79,14 @@ extension NightrideServer {
             logger.warning("login failed", metadata: ["error": "\(error)"])
             return JSON.error(.serviceUnavailable, "unavailable", "the server cannot reach its data now: retry")
         }
+    }
+
+    /// 429 `tooManyAttempts` with `Retry-After`, in whole seconds rounded up.
+    private static func tooManyAttempts(_ wait: Duration, _ reason: String) -> Response {
+        let seconds = wait.components.seconds + 1
+        var response = JSON.error(.tooManyRequests, "tooManyAttempts", "\(reason): try again in \(seconds) s")
+        response.headers[.retryAfter] = "\(seconds)"
+        return response
     }
 
     /// Checks or sets the password outside any transaction (bcrypt is slow on purpose), then

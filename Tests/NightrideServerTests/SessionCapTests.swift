@@ -11,7 +11,7 @@ import TestSupport
 struct SessionCapTests {
     @Test("1,000 sign-ins of one user: the account record keeps its size, live sessions stay at the cap, the oldest token is refused (401) and its push socket closed, the newest accepted")
     func sessionsCapped() async throws {
-        try await withNightride(.init(epoch: 1, passwordCost: 4)) { server, loopback in
+        try await withNightride(.init(epoch: 1, loginLimits: .scriptedClients, passwordCost: 4)) { server, loopback in
             let owner = AddressedClient(port: loopback.port, source: "127.0.0.1")
             var tokens = [try await owner.token("ann", "pw")]
             let recordSize = try JSONEncoder().encode(try #require(await server.account("ann"))).count
