@@ -59,6 +59,9 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("password-cost"), help: ArgumentHelp("bcrypt's cost for new passwords (4 to 31).", visibility: .hidden))
     var passwordCost: UInt8 = 8
 
+    @Flag(name: .customLong("scripted-clients"), help: ArgumentHelp("Let sign-ups and sign-ins through by the hundred from one address (failures are still limited): for a chaos run's scripted clients.", visibility: .hidden))
+    var scriptedClients = false
+
     @Option(help: ArgumentHelp("Seconds without a driver action before driver mode switches itself off.", valueName: "seconds"))
     var inactivity: Double = 300
 
@@ -124,6 +127,7 @@ struct ServerCommand: AsyncParsableCommand {
                 faults: faultSeed.map { faultPlan == .chaos ? FaultPlan.chaos(seed: $0) : FaultPlan(seed: $0) },
                 sampleHistory: sampleHistory,
                 tokenLifetime: .milliseconds(Int64(min(tokenLifetime, 1e12) * 1_000)),
+                loginLimits: scriptedClients ? .scriptedClients : .init(),
                 passwordCost: passwordCost,
                 // A server that runs for months: nothing in memory grows with its history, and
                 // the store forgets what no client needs (see Configuration.keepsHistory).

@@ -38,7 +38,7 @@ final class InProcessChaosServer: ChaosServer {
         server = NightrideServer(
             configuration: .init(
                 dataPath: dataPath, durability: .processCrash, port: 0, inactivityTimeout: .seconds(3),
-                faults: .chaos(seed: seed), faultsEnabled: true, passwordCost: 4
+                faults: .chaos(seed: seed), faultsEnabled: true, loginLimits: .scriptedClients, passwordCost: 4
             ),
             logger: logger
         )

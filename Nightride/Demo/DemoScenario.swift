@@ -122,6 +122,7 @@ public final class DemoScenario {
                 disconnectAfter: .seconds(2)...(.seconds(6))
             ),
             faultsEnabled: true,
+            loginLimits: .scriptedClients,
             passwordCost: 4
         )
     }

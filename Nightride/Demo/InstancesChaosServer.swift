@@ -20,7 +20,7 @@ final class InstancesChaosServer: ChaosServer {
             NightrideServer(
                 configuration: .init(
                     postgresURL: postgresURL, port: 0, inactivityTimeout: .seconds(3),
-                    faults: .chaos(seed: seed &+ UInt64(index)), faultsEnabled: true, passwordCost: 4
+                    faults: .chaos(seed: seed &+ UInt64(index)), faultsEnabled: true, loginLimits: .scriptedClients, passwordCost: 4
                 ),
                 logger: logger
             )

@@ -66,7 +66,7 @@ final class ProcessChaosServer: ChaosServer {
 
     private static func arguments(dataPath: String, seed: UInt64, port: Int, newEpoch: Bool) -> [String] {
         ["server", "--data", dataPath, "--port", "\(port)", "--control", "--faults", "\(seed)", "--fault-plan", "chaos",
-         "--inactivity", "3", "--password-cost", "4"] + (newEpoch ? ["--new-epoch"] : [])
+         "--inactivity", "3", "--password-cost", "4", "--scripted-clients"] + (newEpoch ? ["--new-epoch"] : [])
     }
 
     /// One server process: its pipes, the lines it writes, and the answers awaited in order.

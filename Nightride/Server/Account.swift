@@ -5,9 +5,10 @@ struct Account: Codable, Sendable, Hashable {
     var name: String
     /// The bcrypt hash of the password the account was created with.
     var passwordHash: String
-    /// The digests of the account's sessions that may still be live, so that revoking them
-    /// touches only this user's (expired ones are dropped at each sign-in).
-    var sessions: [String] = []
+    /// The digests of the account's sessions from before sessions had slots of their own
+    /// (``Sessions``), which a revocation still ends; `nil` (and not stored) otherwise. No
+    /// sign-in adds to it: the account record does not change with sessions.
+    var sessions: [String]?
 
     /// An account with no session yet.
     init(name: String, passwordHash: String) {

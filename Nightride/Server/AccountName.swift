@@ -18,10 +18,78 @@ enum AccountName {
         guard isValid(normalized) else {
             throw Rejection(
                 .invalidName,
-                "a name has 1 to \(LoginRequest.maximumNameLength) characters (at most \(LoginRequest.maximumNameBytes) bytes), none of them a control character"
+                "a name has 1 to \(LoginRequest.maximumNameLength) characters (at most \(LoginRequest.maximumNameBytes) bytes), none of them a control or invisible formatting character"
             )
         }
         return normalized
+    }
+
+    /// `name` (already ``checked(_:)``) once it passes the rules of a new account's name: no
+    /// invisible character, and letters of one writing system. Only sign-ups are held to them,
+    /// so that accounts created before these rules keep signing in.
+    ///
+    /// Invisible characters let two names that render alike be two accounts ("ann" and "ann"
+    /// followed by a zero-width space), or a name render blank (U+3164 HANGUL FILLER); letters of
+    /// two scripts make look-alikes ("pаypal" with a Cyrillic "а"). Digits, spaces and `-`, `_`,
+    /// `.` go with any script, and so do combining marks; anything else must be a letter of one
+    /// ``NameScript`` (or of scripts written together, as Japanese is).
+    ///
+    /// - Throws: `invalidName`, whose message says which character is refused and why.
+    static func checkedForSignUp(_ name: String) throws(Rejection) -> String {
+        var scripts: [NameScript: Unicode.Scalar] = [:]
+        for scalar in name.unicodeScalars {
+            if isInvisible(scalar) {
+                throw Rejection(.invalidName, "a new name cannot hold invisible or formatting characters, such as \(codePoint(scalar))")
+            }
+            if isNeutral(scalar) { continue }
+            guard let script = NameScript.of(scalar) else {
+                throw Rejection(
+                    .invalidName,
+                    "a new name holds letters of one of the scripts \(NameScript.allCases.map(\.rawValue).joined(separator: ", ")), digits, spaces, '-', '_' and '.': \(codePoint(scalar)) is none of them"
+                )
+            }
+            if scripts[script] == nil { scripts[script] = scalar }
+            guard NameScript.mayMix(Set(scripts.keys)) else {
+                let mixed = scripts.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) (\(codePoint($0.value)))" }
+                throw Rejection(.invalidName, "a new name's letters must all be of one script: this one mixes \(mixed.joined(separator: " and "))")
+            }
+        }
+        return name
+    }
+
+    /// Whether `scalar` renders as nothing, or changes how its neighbours render, rather than
+    /// being a mark of its own: default-ignorable code points (zero-width characters, joiners,
+    /// variation selectors, the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0, which Unicode
+    /// lists there), format characters (category Cf: bidirectional controls, soft hyphen…),
+    /// spaces other than U+0020, and line or paragraph separators. The fillers are also named,
+    /// so that the rule does not depend on the Unicode data of the platform's runtime.
+    static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+        let properties = scalar.properties
+        switch properties.generalCategory {
+        case .format, .control, .lineSeparator, .paragraphSeparator, .privateUse, .unassigned, .surrogate:
+            return true
+        case .spaceSeparator:
+            return scalar != " "
+        default:
+            return properties.isDefaultIgnorableCodePoint || properties.isVariationSelector
+                || [0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800].contains(scalar.value)
+        }
+    }
+
+    /// Whether `scalar` goes with any script: an ASCII digit, the space, `-`, `_`, `.`, or a
+    /// combining mark of the general blocks (Unicode's Inherited script: an accent on a letter).
+    private static func isNeutral(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x30...0x39, 0x20, 0x2D, 0x5F, 0x2E: true
+        case 0x300...0x36F, 0x1AB0...0x1AFF, 0x1DC0...0x1DFF, 0x20D0...0x20FF, 0xFE20...0xFE2F: true
+        default: false
+        }
+    }
+
+    /// `U+XXXX`, how a refusal names a character that may not render.
+    private static func codePoint(_ scalar: Unicode.Scalar) -> String {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 
     /// The key of the account a login name, as typed, means.

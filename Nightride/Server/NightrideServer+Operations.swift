@@ -124,6 +124,13 @@ extension NightrideServer {
         try await Sessions.user(forToken: token, at: wallSeconds, in: openData().store)
     }
 
+    /// The live sessions of the account `name` means (in any case), oldest first: at most the
+    /// configuration's `sessionsPerUser`.
+    func liveSessions(of name: String) async throws -> [Sessions.Record] {
+        let (key, seconds) = (AccountName.key(ofLogin: name), wallSeconds)
+        return try await openData().sync.read { try Sessions.live(account: key, at: seconds, in: $0) }
+    }
+
     /// The stored password hash of the account `name` means (in any case); `nil` for none.
     public func passwordHash(of name: String) async throws -> String? {
         try await account(AccountName.key(ofLogin: name))?.passwordHash

@@ -49,19 +49,30 @@ extension NightrideServer {
         } catch {
             return Self.response(for: error)
         }
-        // Guessing is slowed down before any hashing: failures are counted per account and per
-        // address, and past the limit the login waits, whatever the password.
-        if let wait = loginLimits.wait(name: body.name, peer: peer, at: now) {
-            var response = JSON.error(.tooManyRequests, "tooManyAttempts", "too many failed sign-ins: try again in \(wait.components.seconds + 1) s")
-            response.headers[.retryAfter] = "\(wait.components.seconds + 1)"
-            return response
+        // Every limit is checked before any password is, so an attempt held back costs no
+        // hashing; failures count per name and address (see LoginLimits), so a stranger's
+        // guesses do not hold the owner back.
+        let key = AccountName.key(of: name)
+        if let wait = loginLimits.wait(account: key, peer: peer, at: now) {
+            return Self.tooManyAttempts(wait, "too many sign-ins of this name")
         }
         do {
-            let user = try await signIn(name: name, password: body.password)
+            let stored = try await account(key)?.passwordHash
+            if stored == nil, body.password != nil {
+                // A sign-up: its name meets the rules of new names (checked again in the
+                // transaction), and each address makes only so many accounts.
+                _ = try AccountName.checkedForSignUp(name)
+                if let wait = loginLimits.signUpWait(peer: peer, at: now) {
+                    return Self.tooManyAttempts(wait, "too many new accounts from this address")
+                }
+                loginLimits.recordSignUp(peer: peer, at: now)
+            }
+            let user = try await signIn(name: name, key: key, stored: stored, password: body.password)
+            loginLimits.recordSuccess(account: key, peer: peer, at: now)
             return JSON.response(user)
         } catch let rejection as Rejection {
             if rejection.code == .wrongPassword || rejection.code == .passwordRequired {
-                loginLimits.recordFailure(name: body.name, peer: peer, at: now)
+                loginLimits.recordFailure(account: key, peer: peer, at: now)
             }
             logger.debug("login refused", metadata: ["name": "\(body.name)", "reason": "\(rejection)"])
             return Self.response(for: rejection)
@@ -71,31 +82,43 @@ extension NightrideServer {
         }
     }
 
+    /// 429 `tooManyAttempts` with `Retry-After`, in whole seconds rounded up.
+    private static func tooManyAttempts(_ wait: Duration, _ reason: String) -> Response {
+        let seconds = wait.components.seconds + 1
+        var response = JSON.error(.tooManyRequests, "tooManyAttempts", "\(reason): try again in \(seconds) s")
+        response.headers[.retryAfter] = "\(seconds)"
+        return response
+    }
+
     /// Checks or sets the password outside any transaction (bcrypt is slow on purpose), then
     /// signs in and records a new session in one transaction: the account's hash must still be
-    /// the one checked (``PasswordProof``), so two first sign-ins racing to create an account
-    /// cannot both win.
-    private func signIn(name: String, password: String?) async throws -> LoginResponse {
-        let key = AccountName.key(of: name)
-        let stored = try await account(key)?.passwordHash
+    /// the one `stored` that was checked (``PasswordProof``), so two first sign-ins racing to
+    /// create an account cannot both win. A session past the user's cap ends their oldest one,
+    /// whose push sockets are closed as a revocation's are.
+    private func signIn(name: String, key: String, stored: String?, password: String?) async throws -> LoginResponse {
         let proof = try await Self.proof(of: password, against: stored, cost: configuration.passwordCost)
-        let token = Self.newToken()
-        let (now, seconds, rules, sample) = (wallNow, wallSeconds, rules, configuration.sampleHistory)
+        let secret = Self.newToken()
+        let (now, seconds, rules, sample, cap) = (wallNow, wallSeconds, rules, configuration.sampleHistory, configuration.sessionsPerUser)
         let expiry = configuration.tokenLifetime.map { seconds + Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
-        let user = try await openData().sync.update { transaction in
+        let sync = try openData().sync
+        let (user, issued) = try await sync.update { transaction in
             let user = try StoreWorld.operate(in: transaction, at: now, rules: rules) { operation in
                 try operation.signIn(name: name, proof: proof) { sample ? SampleHistory.rides(for: $0, places: rules.catalog.places) : [] }
             }
-            try Sessions.issue(token, to: user, account: key, expiresAt: expiry, at: seconds, in: transaction)
-            return user
+            let issued = try Sessions.issue(secret: secret, to: user, account: key, expiresAt: expiry, at: seconds, cap: cap, in: transaction)
+            return (user, issued)
         }
+        // Sockets are per user, not per session: the user's other clients reconnect, and only
+        // the ended session's is refused.
+        if issued.endedAnother { sync.closeSockets(of: user) }
         logger.debug("login", metadata: ["user": "\(user)"])
-        return LoginResponse(token: token, user: user)
+        return LoginResponse(token: issued.token, user: user)
     }
 
-    /// A new session token: 256 bits from the system's cryptographic generator (`getrandom` on
-    /// Linux, which needs no file descriptor, so a server out of descriptors still never issues
-    /// a predictable token), as 64 hexadecimal digits.
+    /// A new session's secret: 256 bits from the system's cryptographic generator (`getrandom`
+    /// on Linux, which needs no file descriptor, so a server out of descriptors still never
+    /// issues a predictable token), as 64 hexadecimal digits. The token is the session's slot
+    /// followed by it (see ``Sessions``).
     static func newToken() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<4).map { _ in

@@ -93,7 +93,9 @@ struct RideOperation<World: RideWorld> {
     /// off, no ride and `history()` as its past rides, and signed in to only with `.matches` of
     /// its stored hash. Names are one account whatever their case: "Ann" signs in to "ann".
     ///
-    /// - Throws: `passwordRequired` for a new name without a password; `wrongPassword` when the
+    /// - Throws: `invalidName` for a new name with invisible characters or letters of two
+    ///   scripts (``AccountName/checkedForSignUp(_:)``); `passwordRequired` for a new name
+    ///   without a password; `wrongPassword` when the
     ///   proof does not fit the stored password (missing, wrong, or set by a concurrent login).
     mutating func signIn(name: String, proof: PasswordProof, history: (String) -> [Ride]) throws -> String {
         let key = AccountName.key(of: name)
@@ -101,6 +103,9 @@ struct RideOperation<World: RideWorld> {
         case (let account?, .matches(let hash)) where account.passwordHash == hash:
             return account.name
         case (nil, .sets(let hash)):
+            // Only a new account's name meets the rules against look-alikes: older accounts
+            // keep their names.
+            _ = try AccountName.checkedForSignUp(name)
             try world.createAccount(Account(name: name, passwordHash: hash), key: key, history: history(name))
             return name
         case (nil, .none):

@@ -10,7 +10,7 @@ import Testing
 
 /// Runs a Nightride server on a free loopback port for the duration of `body`.
 func withNightride<C: Clock>(
-    _ configuration: NightrideServer.Configuration = .init(epoch: 1, passwordCost: 4),
+    _ configuration: NightrideServer.Configuration = .init(epoch: 1, loginLimits: .scriptedClients, passwordCost: 4),
     clock: C = ContinuousClock(),
     _ body: (NightrideServer, LoopbackClient) async throws -> Void
 ) async throws where C.Duration == Duration {

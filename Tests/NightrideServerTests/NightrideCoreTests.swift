@@ -20,7 +20,7 @@ struct NightrideCoreTests {
         #expect(core.user(forToken: "c") == nil)
         #expect(core.driverMode(of: "ann")?.version == Fixture.version(2))
         #expect(core.userNames == ["ann"])
-        let invalidName = Rejection(.invalidName, "a name has 1 to 40 characters (at most 160 bytes), none of them a control character")
+        let invalidName = Rejection(.invalidName, "a name has 1 to 40 characters (at most 160 bytes), none of them a control or invisible formatting character")
         #expect(throws: invalidName) { try core.join("   ", token: "x", at: .seconds(4)) }
     }
 
@@ -34,7 +34,7 @@ struct NightrideCoreTests {
     @Test("names are bounded in bytes, composed (NFC) and free of control characters")
     func nameRules() throws {
         var core = NightrideCore(epoch: 7)
-        let invalidName = Rejection(.invalidName, "a name has 1 to 40 characters (at most 160 bytes), none of them a control character")
+        let invalidName = Rejection(.invalidName, "a name has 1 to 40 characters (at most 160 bytes), none of them a control or invisible formatting character")
         // 40 characters, each a letter with 700 combining marks: 56 KB that counts as 40.
         let heavy = String(repeating: "a" + String(repeating: "\u{301}", count: 700), count: 40)
         #expect(heavy.count == 40)
