@@ -1,13 +1,14 @@
 import Hummingbird
 
-/// Counts every request by route and applies the fault plan to HTTP answers: a 503 instead of
+/// Counts every request by route (those that match none under one counter, so that the counts
+/// stay bounded whatever paths arrive) and applies the fault plan to HTTP answers: a 503 instead of
 /// handling, a delay after handling, or a mutation's answer lost after it was applied. The delay comes after the handler on purpose: the
 /// answer reflects the state when the request arrived, and a push sent meanwhile overtakes it.
 struct FaultMiddleware<Context: RequestContext>: RouterMiddleware {
     let server: NightrideServer
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let route = "\(request.method) \(context.endpointPath ?? request.uri.path)"
+        let route = Self.route(of: request, context: context)
         let (number, faults, isCut) = server.state.withLock { ($0.countRequest(route), $0.activeFaults, $0.isNetworkCut) }
         if isCut {
             return Response(status: .serviceUnavailable)
@@ -26,4 +27,17 @@ struct FaultMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         return response
     }
+
+    /// The counter a request goes under: its method and the matched route's pattern, or
+    /// ``unmatched`` for a request no route answers. Never its raw path: anyone can send any
+    /// number of distinct paths (and methods), and one counter each would grow without bound.
+    static func route(of request: Request, context: Context) -> String {
+        // The router sets the endpoint path before it calls a route's middleware; it is unset
+        // for the not-found responder, which every unknown path and method reaches.
+        guard let pattern = context.endpointPath else { return unmatched }
+        return "\(request.method) \(pattern)"
+    }
+
+    /// The one counter of every request that matches no route.
+    static var unmatched: String { "unmatched" }
 }

@@ -1,7 +1,8 @@
 /// Counters of a running server, for demos and tests to watch the traffic.
 public struct ServerStats: Sendable, Hashable {
-    /// Requests received per route, as `"GET /me/ride"`; WebSocket upgrades count under their
-    /// path, unmatched paths under `"GET NotFound"` and the like.
+    /// Requests received per route, as `"GET /me/ride"` (a route's pattern, never the path
+    /// asked); WebSocket upgrades count under their route's path, and every request that matches
+    /// no route under the one key `"unmatched"`, so that arbitrary paths cannot grow this table.
     public var requests: [String: Int] = [:]
     /// Push sockets connected now.
     public var openSockets = 0

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import ServiceLifecycle
@@ -12,14 +13,19 @@ import Synchronization
 ///
 /// Every request needs the token (`?token=` or `Authorization: Bearer`), but the page's
 /// script and style, which hold no data. It is random unless given, and printed by
-/// `stateloop-inspector` at start.
+/// `stateloop-inspector` at start. Every request must also name the inspector in its `Host`
+/// (`127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`, or the bound address), or it is refused
+/// with 421: a page elsewhere cannot reach it through a name of its own (DNS rebinding). A
+/// browser's request from a page other than the inspector's own (`Origin`) is refused with 403.
+/// Refused WebSocket upgrades get these statuses too, with the reason as JSON.
 ///
 /// Threading: every member may be called from any isolation; the sockets' tasks share the
 /// ``InspectorHub``.
 public final class InspectorServer: Sendable {
     /// Where it listens, its token, and how much it keeps.
     public struct Configuration: Sendable {
-        /// The address to bind; loopback unless you mean to expose the sessions.
+        /// The address to bind; loopback unless you mean to expose the sessions. Requests may
+        /// name it in their `Host`, besides the loopback names.
         public var host: String
         /// The port; 0 for any free one.
         public var port: Int
@@ -28,6 +34,7 @@ public final class InspectorServer: Sendable {
         /// How many records are kept per app; the oldest go first.
         public var recordsPerApp: Int
 
+        /// Loopback on the inspector's usual port, a random token, 100,000 records per app.
         public init(host: String = "127.0.0.1", port: Int = 7_357, token: String = InspectorServer.randomToken(), recordsPerApp: Int = 100_000) {
             self.host = host
             self.port = port
@@ -36,6 +43,7 @@ public final class InspectorServer: Sendable {
         }
     }
 
+    /// Where it listens (the port asked for: see ``port`` for the bound one) and its token.
     public let configuration: Configuration
     let hub: InspectorHub
     private let logger: Logger
@@ -92,7 +100,11 @@ public final class InspectorServer: Sendable {
     @discardableResult
     public func start() async throws -> Int {
         let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
-        let application = makeApplication { readyContinuation.yield($0) }
+        let application = makeApplication { [self] port in
+            // Known before the first request is read: the gate checks `Host` against it.
+            lifecycle.withLock { $0.port = port }
+            readyContinuation.yield(port)
+        }
         var group = ServiceGroupConfiguration(services: [application], logger: logger)
         // A page or app that does not answer the close must not hold the stop.
         group.maximumGracefulShutdownDuration = .seconds(2)
@@ -134,6 +146,7 @@ public final class InspectorServer: Sendable {
 
     /// Why ``start()`` failed.
     public struct StartFailure: Error, CustomStringConvertible {
+        /// What went wrong.
         public let description: String
     }
 
@@ -141,6 +154,8 @@ public final class InspectorServer: Sendable {
 
     private func makeApplication(onRunning: @escaping @Sendable (Int) -> Void) -> some Service {
         let router = Router(context: BasicWebSocketRequestContext.self)
+        // Before every route: a middleware only wraps the routes added after it.
+        router.add(middleware: InspectorGateMiddleware(gate: gate))
         router.get("/") { [self] request, _ in
             try authorize(request)
             return page.response(for: .index)
@@ -157,28 +172,34 @@ public final class InspectorServer: Sendable {
         router.ws("/page", shouldUpgrade: { [self] request, _ in try authorize(request); return .upgrade([:]) }) { [self] inbound, outbound, _ in
             try await PageSocket(hub: hub).run(inbound: inbound, outbound: outbound)
         }
+        // The same router decides upgrades: the gate and the token are checked once more there.
+        let webSocketResponder = router.buildResponder()
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(ws: .init(maxFrameSize: InspectorSockets.maximumFrameBytes))),
+            server: HTTPServerBuilder { [gate] responder in
+                GatedWebSocketChannel(
+                    base: HTTP1WebSocketUpgradeChannel(
+                        responder: responder,
+                        webSocketResponder: webSocketResponder,
+                        configuration: .init(ws: .init(maxFrameSize: InspectorSockets.maximumFrameBytes))
+                    ),
+                    gate: gate
+                )
+            },
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "stateloop-inspector"),
             onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
     }
 
-    /// Throws 401 unless the request carries the token.
+    /// Throws 401 unless the request carries the token (and the gate's refusal, should the
+    /// middleware have been bypassed).
     private func authorize(_ request: Request) throws {
-        let presented = request.uri.queryParameters["token"].map(String.init)
-            ?? request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-        guard let presented, Self.constantTimeEquals(presented, configuration.token) else {
-            throw HTTPError(.unauthorized, message: "the inspector's token is missing or wrong: use the address it printed at start")
-        }
+        if let refusal = gate.refusal(of: InspectorGate.Credentials(request), needsToken: true) { throw refusal.error }
     }
 
-    /// Compares without stopping at the first difference, so timing does not reveal a prefix.
-    private static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-        let (a, b) = (Array(a.utf8), Array(b.utf8))
-        guard a.count == b.count else { return false }
-        return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    /// The checks every request passes: `Host`, `Origin`, the token.
+    private var gate: InspectorGate {
+        InspectorGate(boundHost: configuration.host, token: configuration.token, port: { [self] in port })
     }
 }

@@ -40,7 +40,7 @@ struct InspectorBrowserTests {
         }
     }
 
-    @Test("the page shows the timeline live, a selected event's diff and effects, sends a preview the app shows, and refuses a page without the token")
+    @Test("the page shows the timeline live under its Content-Security-Policy, a selected event's diff and effects, sends a preview the app shows, and refuses a page without the token")
     func page() async throws {
         if let missing = HeadlessChromium.missing {
             Issue.record(Comment(rawValue: missing))
@@ -99,6 +99,15 @@ struct InspectorBrowserTests {
         #expect(try await browser.waitFor("document.querySelector('#status').textContent.includes('connected')"))
         #expect(try await browser.evaluate("document.querySelectorAll('#timeline .record.stale').length") == .number(1), "the stale discard is marked")
         #expect(try await browser.evaluate("document.body.innerText.includes('hunter2')") == .bool(false), "the password reached the page")
+
+        // All of the above ran under the page's Content-Security-Policy, which chromium enforces:
+        // an inline script added now does not run, the page's own style applies.
+        let policy = try await browser.evaluate("fetch(location.href, { cache: 'no-store' }).then(r => r.headers.get('content-security-policy'))")
+        guard case .string(let header) = policy else { throw HeadlessChromium.Failure(description: "no Content-Security-Policy: \(policy)") }
+        #expect(header.contains("script-src 'self'") && header.contains("connect-src 'self' ws://127.0.0.1:"), "\(header)")
+        let inline = "(() => { const s = document.createElement('script'); s.textContent = 'window.inlineRan = true'; document.head.append(s); return window.inlineRan === true })()"
+        #expect(try await browser.evaluate(inline) == .bool(false), "an inline script ran: no policy enforced")
+        #expect(try await browser.evaluate("[...document.styleSheets].some(s => s.href && s.href.endsWith('/inspector.css') && s.cssRules.length > 0)") == .bool(true), "the style sheet did not load")
 
         // The overtaking search: its diff names the query, its effects the cancel and the start.
         _ = try await browser.evaluate("document.querySelector('#timeline .record[data-sequence=\"\(overtaking.sequence)\"]').click()")
