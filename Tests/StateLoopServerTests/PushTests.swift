@@ -124,12 +124,14 @@ struct PushTests {
             defer { Notes.sessionLookupsLeft.withLock { $0["yan"] = nil } }
             let yan = PushReader(port: client.port, path: "board/push", as: "yan")
             let bob = PushReader(port: client.port, path: "board/push", as: "bob")
-            #expect(await eventually(within: .seconds(20)) { yan.received.count == 1 && bob.received.count == 1 }, "both got the board")
+            // Whether yan's first value comes before the first check depends on the machine's
+            // load; that it is closed, and gets nothing after, does not.
+            #expect(await eventually(within: .seconds(20)) { bob.received.count == 1 }, "bob got the board")
             let closed = try await yan.closeFrame(within: .seconds(20))
             #expect(closed?.closeCode == .policyViolation)
             _ = try await server.update { try $0.write(2, to: Notes.board, "main") }
             #expect(await eventually(within: .seconds(20)) { bob.received.count == 2 }, "a signed-in reader beside it is still served")
-            #expect(yan.received.count == 1, "nothing after the session ended")
+            #expect(yan.values(Int.self).allSatisfy { $0.value == 1 }, "nothing after the session ended: \(yan.received)")
             #expect(await eventually(within: .seconds(20)) { server.openSockets == 1 })
             bob.cancel()
         }

@@ -106,7 +106,9 @@ struct WebSocketPushTests {
             defer { task.cancel() }
             // Six connections take 40 + 80 + 160 + 320 + 320 ms of backoff at least; with the
             // backoff reset by each connection they came every 40 ms.
-            let times = try await log.upgrades.waitFor(6)
+            // 30 s: a hang guard for a loaded machine (10 s was missed beside two CPU hogs and a
+            // build); the gaps below are the test.
+            let times = try await log.upgrades.waitFor(6, seconds: 30)
             let gaps = zip(times, times.dropFirst()).map { $0.duration(to: $1) }
             for (gap, backoff) in zip(gaps, [40, 80, 160, 320, 320]) {
                 #expect(gap >= .milliseconds(backoff), "gaps: \(gaps)")
