@@ -1,3 +1,4 @@
+import Foundation
 import NightrideModel
 
 /// The ride history, loaded page by page as the user scrolls. The address of the next page is
@@ -7,14 +8,39 @@ public struct HistoryState: Codable, Sendable, Equatable {
     /// The rides loaded so far, newest first.
     public var rides: [Ride] = []
     /// The address of the next page; `nil` once the last page is in.
-    public var nextPage: String? = "/me/history"
+    public var nextPage: String? = HistoryState.firstPage
     /// The user scrolled to the end and wants the next page.
     public var wantsMore = false
     /// The last page request failed; scrolling again retries.
     public var failure: String?
 
+    /// The address of the first page, where a history starts (again).
+    public static let firstPage = "/me/history"
+
     /// Nothing loaded yet.
     public init() {}
+
+    /// Decodes a stored history (a journal's), and validates it: one whose next page's
+    /// address does not parse is reset to its first page, asked for at once, rather than
+    /// followed. A client that journaled such a link before links were checked would otherwise
+    /// fail on it at every launch.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        rides = try container.decode([Ride].self, forKey: .rides)
+        nextPage = try container.decodeIfPresent(String.self, forKey: .nextPage)
+        wantsMore = try container.decode(Bool.self, forKey: .wantsMore)
+        failure = try container.decodeIfPresent(String.self, forKey: .failure)
+        if let nextPage, !Self.isFollowable(nextPage) {
+            self = HistoryState()
+            wantsMore = true
+        }
+    }
+
+    /// Whether `address` parses as a link (a path with its query, or an address). The API
+    /// checks more (that it stays on the server); this is what the state itself can tell.
+    public static func isFollowable(_ address: String) -> Bool {
+        URL(string: address) != nil
+    }
 
     /// The page to load now, if any: the query of the history feedback.
     public var pageToLoad: String? {
@@ -28,9 +54,15 @@ public struct HistoryState: Codable, Sendable, Equatable {
         failure = nil
     }
 
-    /// The page at `address` arrived. A page for another address (a late answer) is dropped.
+    /// The page at `address` arrived. A page for another address (a late answer) is dropped; a
+    /// page whose next link does not parse is a failed load (the API refuses such pages; this
+    /// keeps one from an older journal's events out of the state when they are replayed).
     public mutating func loaded(_ page: HistoryPage, from address: String) {
         guard address == nextPage else { return }
+        if let next = page.next, !Self.isFollowable(next) {
+            failed("\(BadLinkError(link: next))", from: address)
+            return
+        }
         rides += page.items
         nextPage = page.next
         wantsMore = false

@@ -44,32 +44,89 @@ public struct NightrideAPI: Sendable {
         ["Authorization": "Bearer \(token)"]
     }
 
-    /// `path` on the server (a path may carry a query, as history pages do).
+    /// `path`, one of the client's own paths (`/me/ride`), on the server.
+    ///
+    /// Never for an address the server sent: those go through ``link(_:)``, which refuses what
+    /// it cannot follow. A path of the client's own always parses; should one not, it is
+    /// appended to the server's address as a path, rather than crash the client.
     public func url(_ path: String) -> URL {
-        URL(string: path, relativeTo: server)!.absoluteURL
+        URL(string: path, relativeTo: server)?.absoluteURL ?? server.appendingPathComponent(path)
     }
 
-    /// The WebSocket address of `path`.
+    /// `link`, a path (with its query) or an address the server sent, as an address on this
+    /// API's server.
+    ///
+    /// The server's data is not trusted to be well formed: a link that does not parse is an
+    /// error, not a crash (a history page's `next` is journaled, so a crash there came back at
+    /// every launch). Nor is a link to another server followed: every request carries this
+    /// user's token.
+    ///
+    /// - Throws: ``BadLinkError`` for a link that does not parse or leads off the server.
+    public func link(_ link: String) throws(BadLinkError) -> URL {
+        guard let url = URL(string: link, relativeTo: server)?.absoluteURL,
+            url.scheme?.lowercased() == server.scheme?.lowercased(),
+            url.host?.lowercased() == server.host?.lowercased(),
+            url.port == server.port
+        else {
+            throw BadLinkError(link: link)
+        }
+        return url
+    }
+
+    /// The WebSocket address of `path`, one of the client's own paths.
     public func pushURL(_ path: String) -> String {
-        var components = URLComponents(url: url(path), resolvingAgainstBaseURL: false)!
+        let address = url(path)
+        // Cannot fail for an address that parsed; should it, the push source is handed the HTTP
+        // address, which it refuses (and logs) without crashing the client.
+        guard var components = URLComponents(url: address, resolvingAgainstBaseURL: false) else { return address.absoluteString }
         components.scheme = components.scheme == "https" ? "wss" : "ws"
-        return components.string!
+        return components.string ?? address.absoluteString
     }
 
     /// The places whose name matches `query`.
     public func places(matching query: String) async throws -> [Place] {
-        var components = URLComponents(url: url("/places"), resolvingAgainstBaseURL: false)!
+        guard var components = URLComponents(url: url("/places"), resolvingAgainstBaseURL: false) else {
+            throw BadLinkError(link: "/places")
+        }
         components.queryItems = [URLQueryItem(name: "q", value: query)]
-        return try await fetch([Place].self, components.url!)
+        guard let address = components.url else { throw BadLinkError(link: "/places?q=\(query)") }
+        return try await fetch([Place].self, address)
     }
 
     /// The history page at `address`, as the previous page named it.
+    ///
+    /// - Throws: ``BadLinkError`` when `address`, or the page's own `next`, cannot be followed
+    ///   (a page is refused whole, so that its link never reaches the state, nor the journal);
+    ///   the transport's or the decoder's error otherwise.
     public func history(at address: String) async throws -> HistoryPage {
-        try await fetch(HistoryPage.self, url(address))
+        let page = try await fetch(HistoryPage.self, try link(address))
+        if let next = page.next {
+            _ = try link(next)
+        }
+        return page
     }
 
     /// `GET url` as this user, decoded.
     private func fetch<T: Decodable>(_ type: T.Type, _ url: URL) async throws -> T {
         try JSONDecoder().decode(T.self, from: try await HTTPExchange.get(url, headers: headers))
+    }
+}
+
+/// A link from the server that the client does not follow: it does not parse as an address, or
+/// it leads to another server.
+public struct BadLinkError: Error, Equatable, CustomStringConvertible {
+    /// The link as the server sent it.
+    public let link: String
+
+    /// The error for `link`.
+    public init(link: String) {
+        self.link = link
+    }
+
+    /// What a user is shown: the link, escaped and cut.
+    public var description: String {
+        // Quoted with escapes, and cut: the link is the server's, so may hold anything.
+        let shown = link.count > 80 ? String(link.prefix(80)) + "…" : link
+        return "the server sent a link the client cannot follow: \(shown.debugDescription)"
     }
 }

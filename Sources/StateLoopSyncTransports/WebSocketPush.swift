@@ -6,7 +6,11 @@ import HTTPTypes
 import Logging
 import StateLoopSync
 import Synchronization
-import WSClient
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import NIOWebSocket
+@_spi(WSInternal) import WSCore
 
 /// A push source over a WebSocket, with reconnection.
 ///
@@ -19,8 +23,11 @@ import WSClient
 /// outage as `.failed(PushRefusedError())`: the resource pulls to learn why, and a 401 there
 /// makes it unauthorized, which cancels this source until the app signs in again.
 ///
-/// Built on `WebSocketClient` from swift-websocket, which works on Linux (URLSession's WebSocket
-/// task does not).
+/// The upgrade is made on NIO directly (URLSession's WebSocket task does not work on Linux), so
+/// that the source holds every socket it opens and closes it when its attempt ends: a refused or
+/// broken upgrade, one given up at its deadline, a connection lost. swift-websocket's client
+/// kept such sockets open with no way to reach them. The frames of an upgraded connection
+/// (messages, pings, the close handshake) are swift-websocket's.
 public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     /// The largest message accepted, in bytes, whole or in frames; a larger one ends the
     /// connection (and is logged), and the reconnection's pull fetches the value instead.
@@ -42,23 +49,22 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     ///   - url: The `ws://` or `wss://` address.
     ///   - headers: Extra headers of the upgrade request (an `Authorization` bearer token, say).
     ///   - healthyAfter: How long a connection must last, on `clock`, for the backoff to start
-    ///     again from `initialBackoff` once it ends. A server that accepts and closes at once (or
-    ///     sends a message over the limit, which closes the connection) is met with a growing
-    ///     backoff, as a server that refuses is, rather than with a reconnection every
-    ///     `initialBackoff`.
+    ///     again from `initialBackoff` once it ends (one ended by a protocol failure never does).
+    ///     A server that accepts and closes at once, sends a message over the limit or garbage,
+    ///     or answers the upgrade wrongly is met with a growing backoff, as a server that refuses
+    ///     is, rather than with a reconnection every `initialBackoff`.
     ///   - pingInterval: How often a ping checks that the connection is alive (`nil`: never); one
     ///     unanswered by the next ping ends the connection, which is then reconnected. It finds
-    ///     half-open connections, and connections swift-websocket has lost track of: a server that
-    ///     closes right after the upgrade sometimes leaves the client waiting on a dead connection
-    ///     forever otherwise. Measured on the real clock, where swift-websocket runs it.
+    ///     half-open connections: a server that closes only its own side after the upgrade leaves
+    ///     the client waiting on a dead connection forever otherwise. Measured on the real clock,
+    ///     where swift-websocket's frame handling runs it.
     ///   - handshakeTimeout: The longest an attempt may wait for the server's answer to its
     ///     upgrade; one still unanswered then is given up and retried after the backoff.
-    ///     swift-websocket waits for that answer forever, even once the server has closed its
-    ///     side (it keeps half-closed connections open), which a server stopping mid-upgrade
+    ///     The connection waits for that answer forever, even once the server has closed its
+    ///     side (half-closed connections are kept open), which a server stopping mid-upgrade
     ///     does: without a deadline the source would never connect again, and its resource would
-    ///     stay offline. An attempt given up keeps its socket, which swift-websocket gives no way
-    ///     to close before the upgrade: one per stalled upgrade, until the process ends or the
-    ///     connection is reset. Measured on the real clock, as the ping is.
+    ///     stay offline. An attempt given up is closed, its socket with it. Measured on the real
+    ///     clock, as the ping is.
     ///   - firstHandshakeTimeout: A shorter deadline for the first attempt, and for the first
     ///     after any answer (a connection or a refusal); each attempt left unanswered doubles it,
     ///     up to `handshakeTimeout`. With a second here, a server restarted mid-upgrade costs its
@@ -93,7 +99,26 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     }
 
     /// Receives messages until the task is cancelled, reconnecting as needed.
+    ///
+    /// The backoff doubles after every attempt that did not give a healthy connection: one
+    /// refused, unreachable, unanswered, with a broken handshake (a 101 with a wrong
+    /// `Sec-WebSocket-Accept`, an answer that is not HTTP), or connected and ended before
+    /// `healthyAfter` or by a protocol failure (an oversized message, a malformed frame). Only a
+    /// connection that stayed up `healthyAfter` starts it again from `initialBackoff`: anything
+    /// else a server can do costs it, and the client, at most one attempt per `maxBackoff`.
+    /// Every attempt's socket is closed when the attempt ends, however it ends.
     public func run(receive: @escaping @Sendable (PushMessage<Value>) async -> Void) async {
+        let target = PushTarget(url)
+        if target == nil {
+            logger.error("push address is not a ws:// or wss:// address with a host", metadata: ["url": "\(url)"])
+        }
+        let tls: NIOSSLContext?
+        do {
+            tls = try target?.usesTLS == true ? NIOSSLContext(configuration: .makeClientConfiguration()) : nil
+        } catch {
+            logger.error("push TLS could not be set up", metadata: ["error": "\(error)"])
+            tls = nil
+        }
         var backoff = initialBackoff
         // Every connection but the one of the first attempt is a reconnection: whatever came
         // between (a lost connection, an attempt refused, unanswered or turned away after its
@@ -104,27 +129,32 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         var deadline = firstDeadline
         while !Task.isCancelled {
             attempts += 1
-            switch await connect(isReconnection: attempts > 1, deadline: deadline, receive: receive) {
+            let outcome = await connect(
+                target: target, tls: tls, isReconnection: attempts > 1, deadline: deadline, receive: receive
+            )
+            switch outcome {
             case .refused:
                 deadline = firstDeadline
-                // swift-websocket does not say the refusal's status, and asking again over
-                // URLSession is no answer (an accepted upgrade would hang that request). The
-                // server is there: the resource pulls to find out why, once per outage, and a 401
-                // there signs it out, which stops this loop.
+                // The server is there and said no: the resource pulls to find out why, once per
+                // outage, and a 401 there signs it out, which stops this loop.
                 if !askedWhyRefused {
                     askedWhyRefused = true
                     await receive(.failed(PushRefusedError()))
                 }
+            case .brokenHandshake:
+                // The server answered, if not as a WebSocket server does: it answers promptly,
+                // so the next attempt needs no longer deadline than the first.
+                deadline = firstDeadline
             case .unreachable:
                 break
             case .unanswered:
                 logger.warning("push upgrade unanswered within \(deadline): the attempt is given up and retried")
                 deadline = min(deadline * 2, handshakeTimeout)
-            case .ended(let uptime):
+            case .ended(let uptime, let failed):
                 deadline = firstDeadline
                 askedWhyRefused = false
                 await onConnectionChange(false)
-                if uptime >= healthyAfter {
+                if uptime >= healthyAfter && !failed {
                     backoff = initialBackoff
                 }
             }
@@ -139,57 +169,95 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     }
 
     /// How one connection attempt went.
-    private enum Attempt {
-        /// Connected, then lost after `uptime` on the clock.
-        case ended(uptime: Duration)
+    enum Attempt: Equatable {
+        /// Connected, then lost after `uptime` on the clock; `failed` when the connection ended
+        /// on a protocol failure (a message over the limit, a malformed frame), not a close.
+        case ended(uptime: Duration, failed: Bool)
         /// The server answered the upgrade request with something other than 101.
         case refused
-        /// No connection (no server, a network error, a broken handshake).
+        /// The server answered, but the handshake broke: a 101 with a wrong
+        /// `Sec-WebSocket-Accept`, or an answer that is not HTTP.
+        case brokenHandshake
+        /// No connection (no server, a network error).
         case unreachable
         /// The upgrade was not answered within the attempt's deadline.
         case unanswered
     }
 
     /// Connects once and passes the messages on until the connection ends, or until the
-    /// handshake deadline passes without an answer to the upgrade.
+    /// handshake deadline passes without an answer to the upgrade. The attempt's socket is
+    /// closed before this returns, whatever the outcome: a hanging upgrade is ended by it.
     private func connect(
-        isReconnection: Bool, deadline: Duration, receive: @escaping @Sendable (PushMessage<Value>) async -> Void
+        target: PushTarget?, tls: NIOSSLContext?, isReconnection: Bool, deadline: Duration,
+        receive: @escaping @Sendable (PushMessage<Value>) async -> Void
     ) async -> Attempt {
         let gate = HandshakeGate<Attempt>()
+        let socket = PushSocket()
         // Unstructured: a hung attempt must not hold up its caller, as a child task would.
         let attempt = Task {
-            gate.finish(await self.attempt(isReconnection: isReconnection, gate: gate, receive: receive))
+            gate.finish(
+                await self.attempt(target: target, tls: tls, socket: socket, isReconnection: isReconnection, gate: gate, receive: receive)
+            )
         }
         let watchdog = Task {
             if (try? await Task.sleep(for: deadline)) != nil {
                 gate.giveUp(with: .unanswered)
             }
         }
-        defer { watchdog.cancel() }
+        defer {
+            watchdog.cancel()
+            socket.close()
+        }
         return await withTaskCancellationHandler {
             await gate.outcome()
         } onCancel: {
             attempt.cancel()
+            socket.close()
             gate.giveUp(with: .unreachable)
         }
     }
 
-    /// One connection attempt, as swift-websocket makes it: its end, once the connection ends.
+    /// One connection attempt: its end, once the connection ends.
     private func attempt(
-        isReconnection: Bool, gate: HandshakeGate<Attempt>, receive: @escaping @Sendable (PushMessage<Value>) async -> Void
+        target: PushTarget?, tls: NIOSSLContext?, socket: PushSocket, isReconnection: Bool, gate: HandshakeGate<Attempt>,
+        receive: @escaping @Sendable (PushMessage<Value>) async -> Void
     ) async -> Attempt {
-        var configuration = WebSocketClientConfiguration()
-        configuration.additionalHeaders = headerFields
-        // The default frame limit (16 KiB) would end the connection for a message far under the
-        // message limit, sent in one frame as servers do.
-        configuration.maxFrameSize = Self.maximumMessageBytes
-        configuration.autoPing = pingInterval.map { .enabled(timePeriod: $0) } ?? .disabled
-        let stopwatch = Stopwatch()
+        guard let target else { return .unreachable }
+        defer { socket.close() }
+        let answer: PushUpgrade
         do {
-            let close = try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { inbound, _, _ in
-                // Upgraded after its deadline: a later attempt has taken over.
-                guard gate.upgraded() else { return }
-                stopwatch.start(on: clock)
+            answer = try await target.upgrade(
+                headers: headerFields, maximumFrameBytes: Self.maximumMessageBytes, closeDeadline: .seconds(2), tls: tls, socket: socket
+            )
+        } catch {
+            if Self.isBrokenHandshake(error) {
+                logger.warning("push upgrade answered wrongly: the socket is closed and the attempt retried", metadata: ["error": "\(error)"])
+                return .brokenHandshake
+            }
+            logEnd(error, connected: false)
+            return .unreachable
+        }
+        guard case .upgraded(let channel) = answer else { return .refused }
+        // Upgraded after its deadline: a later attempt has taken over (the socket is closed
+        // on the way out).
+        guard gate.upgraded() else { return .unreachable }
+        let stopwatch = Stopwatch(on: clock)
+        let configuration = WebSocketHandler.Configuration(
+            extensions: [],
+            autoPing: pingInterval.map { .enabled(timePeriod: $0) } ?? .disabled,
+            // A server that does not answer the client's close holds the socket no longer (the
+            // same deadline is the upgrade's `CloseDeadline`, for a close sent while the
+            // handler still reads).
+            closeTimeout: .seconds(2),
+            validateUTF8: false,
+            // The default frame limit (16 KiB) would end the connection for a message far under
+            // the message limit, sent in one frame as servers do.
+            maxFrameSize: Self.maximumMessageBytes
+        )
+        do {
+            let close = try await WebSocketHandler.handle(
+                type: .client, configuration: configuration, asyncChannel: channel, context: PushSocketContext(logger: logger)
+            ) { inbound, _, _ in
                 await onConnectionChange(true)
                 if isReconnection {
                     await receive(.changed)
@@ -201,12 +269,25 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
                 }
             }
             logClose(close)
-        } catch let error as WebSocketClientError where error == .webSocketUpgradeFailed {
-            return .refused
+            return .ended(uptime: stopwatch.elapsed, failed: socket.endedOnProtocolFailure || Self.isProtocolFailure(close))
         } catch {
-            logEnd(error, connected: stopwatch.elapsed != nil)
+            logEnd(error, connected: true)
+            return .ended(uptime: stopwatch.elapsed, failed: socket.endedOnProtocolFailure || !(error is CancellationError))
         }
-        return stopwatch.elapsed.map { .ended(uptime: $0) } ?? .unreachable
+    }
+
+    /// Whether an upgrade failed on what the server answered, rather than on the network.
+    private static func isBrokenHandshake(_ error: any Error) -> Bool {
+        error is NIOHTTPClientUpgradeError || error is HTTPParserError || error is NIOSSLError
+    }
+
+    /// Whether a close says the connection broke a rule of the protocol (the server's, or the
+    /// client's own answer to a frame over the limit), rather than that it ended.
+    private static func isProtocolFailure(_ close: WebSocketCloseFrame?) -> Bool {
+        switch close?.closeCode {
+        case .messageTooLarge?, .protocolError?, .dataInconsistentWithMessage?, .unacceptableData?: true
+        default: false
+        }
     }
 
     /// Logs how a connection that ended without an error closed: quietly when the server closed
@@ -231,7 +312,9 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     /// Logs why a connection ended or could not start: loudly for what a server should not do,
     /// quietly for a server that is not there (retried every backoff).
     private func logEnd(_ error: any Error, connected: Bool) {
-        if let error = error as? WebSocketClientError, error == .serverSentMessageTooLarge {
+        // swift-websocket's frame handling ends a message over the limit with an error of its
+        // own (package-only): known by its description, for the log alone.
+        if "\(error)".contains("messageTooLarge") {
             logMessageTooLarge()
         } else if error is CancellationError || Task.isCancelled {
             logger.debug("push connection cancelled")
@@ -294,15 +377,13 @@ extension ResourceSources where Value: Decodable {
     }
 }
 
-/// When the handler of one connection attempt started, on the push source's clock: whether it
-/// connected at all, and for how long.
-private final class Stopwatch: Sendable {
-    private let elapsedSinceStart = Mutex<(@Sendable () -> Duration)?>(nil)
+/// How long a connection has been up, on the push source's clock.
+private struct Stopwatch: Sendable {
+    private let elapsedSinceStart: @Sendable () -> Duration
 
     /// Starts counting now on `clock`.
-    func start(on clock: any Clock<Duration>) {
-        let elapsed = Self.elapsed(on: clock)
-        elapsedSinceStart.withLock { $0 = elapsed }
+    init(on clock: any Clock<Duration>) {
+        elapsedSinceStart = Self.elapsed(on: clock)
     }
 
     /// The time since now on `clock`, measured when called (generic, so that two of its
@@ -312,8 +393,8 @@ private final class Stopwatch: Sendable {
         return { start.duration(to: clock.now) }
     }
 
-    /// The time since ``start(on:)``; `nil` if it was never called.
-    var elapsed: Duration? {
-        elapsedSinceStart.withLock { $0 }?()
+    /// The time since the stopwatch was made.
+    var elapsed: Duration {
+        elapsedSinceStart()
     }
 }
