@@ -70,8 +70,9 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     ///     up to `handshakeTimeout`. With a second here, a server restarted mid-upgrade costs its
     ///     clients about a second, and a slow one still gets the time it needs. `nil`, the
     ///     default: every attempt waits `handshakeTimeout`.
-    ///   - onConnectionChange: Told `true` on each connection and `false` on each loss; usable as
-    ///     a connectivity source.
+    ///   - onConnectionChange: Told `true` on each connection, and `false` on each loss and on
+    ///     each attempt that reaches no server (the connection refused or unreachable); usable as a
+    ///     connectivity source.
     public init(
         url: String,
         headers: [String: String] = [:],
@@ -146,7 +147,10 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
                 // so the next attempt needs no longer deadline than the first.
                 deadline = firstDeadline
             case .unreachable:
-                break
+                // Said again at every such attempt, not once: a refusal meanwhile (a server
+                // answering 503 as it stops) told the resource the network was up, and the
+                // server then went away for good.
+                await onConnectionChange(false)
             case .unanswered:
                 logger.warning("push upgrade unanswered within \(deadline): the attempt is given up and retried")
                 deadline = min(deadline * 2, handshakeTimeout)

@@ -82,10 +82,13 @@ struct MutationOutageTests {
         self.now = wallClock(following: clock, from: Date(timeIntervalSince1970: 1_800_000_000))
     }
 
+    /// A machine on the fixture's clock and statuses; its sends go to `scripted` when given (each
+    /// waits for the test's answer), else to the outage server.
     func makeStore(
         client: ClientID = ClientID(rawValue: "c1"),
         store: (any MutationStore<RosterChange>)? = nil,
         fixedNow: Date? = nil,
+        scripted: FakeMutationServer? = nil,
         _ configure: (inout ResourcePolicy) -> Void = { _ in }
     ) async -> TestSystem<Roster, Roster.Event> {
         var policy = ResourcePolicy()
@@ -103,7 +106,10 @@ struct MutationOutageTests {
             initialState: Roster(client: client),
             reduce: Roster.reduce(policy: policy),
             feedbacks: Roster.feedbacks(
-                send: { try server.send($0, $1) },
+                send: { change, id in
+                    if let scripted { return try await scripted.send(change, id) }
+                    return try server.send(change, id)
+                },
                 store: store,
                 policy: policy,
                 clock: clock,
@@ -232,24 +238,7 @@ struct MutationOutageTests {
     @Test("an attempt on its way when the network goes is not cancelled: its answer is taken, and it is not sent again")
     func inFlightSurvivesOffline() async {
         let slow = FakeMutationServer()
-        var policy = ResourcePolicy()
-        policy.jitter = ResourcePolicy.noJitter
-        let stream = statuses.stream
-        let store = await TestSystem(
-            initialState: Roster(client: ClientID(rawValue: "c1")),
-            reduce: Roster.reduce(policy: policy),
-            feedbacks: Roster.feedbacks(
-                send: { try await slow.send($0, $1) },
-                store: nil,
-                policy: policy,
-                clock: clock,
-                now: now,
-                statuses: { deliver in for await status in stream { await deliver(status) } }
-            ),
-            clock: clock
-        )
-        await store.setExhaustivity(.off)
-        await store.send(.restored([], confirmed: nil))
+        let store = await makeStore(scripted: slow)
         await publish(status(), to: store)
         await store.send(.mutate(mutation("bob", 1)))
         #expect(slow.inFlight == [.add("bob")])
@@ -406,23 +395,7 @@ struct MutationOutageTests {
         // server's list, which holds bob) arrives before the resend is answered.
         let scripted = FakeMutationServer()
         let relaunch = MutationOutageTests(clock: clock, server: server)
-        var policy = ResourcePolicy()
-        policy.jitter = ResourcePolicy.noJitter
-        let stream = relaunch.statuses.stream
-        let second = await TestSystem(
-            initialState: Roster(client: ClientID(rawValue: "c2")),
-            reduce: Roster.reduce(policy: policy),
-            feedbacks: Roster.feedbacks(
-                send: { try await scripted.send($0, $1) },
-                store: saved,
-                policy: policy,
-                clock: clock,
-                now: now,
-                statuses: { deliver in for await status in stream { await deliver(status) } }
-            ),
-            clock: clock
-        )
-        await second.setExhaustivity(.off)
+        let second = await relaunch.makeStore(client: ClientID(rawValue: "c2"), store: saved, scripted: scripted)
         #expect(await second.state.visible == ["ann", "bob"], "the stored screen")
         // The server's list holds bob; its lastMutationID counts c2's mutations: none.
         await relaunch.publish(status(["ann", "bob"], version: 101), to: second)

@@ -94,8 +94,10 @@ final class Inbox<Element: Sendable>: Sendable {
         all.withLock { $0 }
     }
 
-    /// Waits (bounded) until `count` elements have been put in all, and returns them.
-    func waitFor(_ count: Int, seconds: Int = 10) async throws -> [Element] {
+    /// Waits (bounded) until `count` elements have been put in all, and returns them. The
+    /// bound is a hang guard, generous for a loaded machine (10 s was missed beside two CPU hogs
+    /// and a build).
+    func waitFor(_ count: Int, seconds: Int = 30) async throws -> [Element] {
         let stream = stream
         return try await bounded(seconds: seconds) {
             var seen = self.elements.count

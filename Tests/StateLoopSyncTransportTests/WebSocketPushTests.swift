@@ -193,6 +193,34 @@ struct WebSocketPushTests {
         }
     }
 
+    @Test("a server refusing as it stops, then gone: each attempt that reaches no server says offline again, though the refusal said the network was up")
+    func refusalThenGone() async throws {
+        let attempts = Inbox<Void>()
+        let changes = Inbox<Bool>()
+        let sockets = Router(context: BasicWebSocketRequestContext.self)
+        sockets.ws("push") { _, _ in
+            attempts.put(())
+            return .dontUpgrade
+        } onUpgrade: { _, _, _ in }
+        var push: WebSocketPush<String>?
+        var task: Task<Void, Never>?
+        try await withLoopback(Router(), sockets: sockets) { port in
+            let source = WebSocketPush<String>(
+                url: "ws://127.0.0.1:\(port)/push", initialBackoff: .milliseconds(10), maxBackoff: .milliseconds(40),
+                onConnectionChange: { changes.put($0) }
+            )
+            push = source
+            task = collect(source).1
+            _ = try await attempts.waitFor(1)
+        }
+        defer { task?.cancel() }
+        // The server is gone: its port refuses connections. Without a report, the resource
+        // would hold on to the refusal's "online" while nothing answers.
+        let reported = try await changes.waitFor(1)
+        #expect(reported.first == false, "\(reported)")
+        _ = push
+    }
+
     @Test("a message that cannot be decoded is reported as .failed(PushDecodingError) with its start; good ones still arrive")
     func undecodableMessage() async throws {
         let garbage = "hello \u{1B}[2J" + String(repeating: "x", count: 300)
