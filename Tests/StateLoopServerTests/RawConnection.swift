@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,21 +13,7 @@ final class RawConnection {
     /// A connection to `port` on loopback; with `receiveBufferBytes`, its receive buffer is
     /// made that small before it connects, so that a server writing to it backs up soon.
     init(port: Int, receiveBufferBytes: Int32? = nil) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        if var size = receiveBufferBytes {
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            Glibc.close(descriptor)
-            throw SilentSocket.Failure(description: "connect: \(errno)")
-        }
+        descriptor = try LoopbackSocket.connected(to: port, receiveBufferBytes: receiveBufferBytes)
     }
 
     deinit {
