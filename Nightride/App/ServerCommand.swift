@@ -13,8 +13,11 @@ struct ServerCommand: AsyncParsableCommand {
         discussion: """
         Users, sessions, rides and histories are kept in a SQLite file that survives restarts and \
         kill -9: by default server.sqlite in $XDG_DATA_HOME/nightride (else ~/.local/share/nightride); \
-        --data chooses another file, --memory keeps nothing. After restoring a backup, start with \
-        --restore BACKUP (or --new-epoch on a file restored by hand), so that clients drop what they hold. \
+        --data chooses another file, --memory keeps nothing. An older copy of the file put back is \
+        noticed at start (the server.sqlite-highwater file beside it remembers how far it went) and \
+        begins a new epoch, so that clients drop what they hold; --restore BACKUP copies a backup in \
+        and does the same, --new-epoch forces one (a file restored where the mark is gone). \
+        Changes are kept 7 days (--history-days); nothing in memory grows with them. \
         --postgres URL keeps the data in a PostgreSQL database instead, which any number of instances \
         share: a change made through one reaches the clients of all.
         """
