@@ -149,7 +149,10 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
             case .unreachable:
                 // Said again at every such attempt, not once: a refusal meanwhile (a server
                 // answering 503 as it stops) told the resource the network was up, and the
-                // server then went away for good.
+                // server then went away for good. The next refusal is news again: the resource,
+                // offline now, pulls only when told (a server back without the session must
+                // get its pull, and its 401).
+                askedWhyRefused = false
                 await onConnectionChange(false)
             case .unanswered:
                 logger.warning("push upgrade unanswered within \(deadline): the attempt is given up and retried")

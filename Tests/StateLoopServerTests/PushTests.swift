@@ -225,7 +225,8 @@ struct PushTests {
         await services.triggerGracefulShutdown()
         #expect(try await reader.closeFrame()?.closeCode == .goingAway)
         _ = try? await running.value
-        #expect(ContinuousClock.now - stopping < .seconds(5), "stopped after \(ContinuousClock.now - stopping)")
+        // Against the 30 s graceful shutdown: a hang guard with room for a loaded machine.
+        #expect(ContinuousClock.now - stopping < .seconds(20), "stopped after \(ContinuousClock.now - stopping)")
     }
 
     @Test("a socket that does not read is closed after the timeout; meanwhile its outbox keeps the newest value")

@@ -18,6 +18,7 @@ import Testing
 func withLoopback(
     _ router: Router<BasicRequestContext>,
     sockets: Router<BasicWebSocketRequestContext>? = nil,
+    port fixedPort: Int = 0,
     _ body: (Int) async throws -> Void
 ) async throws {
     let port = Mutex<Int?>(nil)
@@ -27,7 +28,7 @@ func withLoopback(
     let app = Application(
         router: router,
         server: sockets.map { .http1WebSocketUpgrade(webSocketRouter: $0) } ?? .http1(),
-        configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        configuration: .init(address: .hostname("127.0.0.1", port: fixedPort)),
         onServerRunning: { channel in
             port.withLock { $0 = channel.localAddress?.port }
             readyContinuation.yield()

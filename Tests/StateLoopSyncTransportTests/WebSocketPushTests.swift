@@ -193,6 +193,15 @@ struct WebSocketPushTests {
         }
     }
 
+    /// Polls `condition` every 20 ms for 30 s at most.
+    private func eventuallyTrue(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<1_500 {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
     @Test("a server refusing as it stops, then gone: each attempt that reaches no server says offline again, though the refusal said the network was up")
     func refusalThenGone() async throws {
         let attempts = Inbox<Void>()
@@ -204,13 +213,18 @@ struct WebSocketPushTests {
         } onUpgrade: { _, _, _ in }
         var push: WebSocketPush<String>?
         var task: Task<Void, Never>?
-        try await withLoopback(Router(), sockets: sockets) { port in
+        var received: Inbox<PushMessage<String>>?
+        var port = 0
+        try await withLoopback(Router(), sockets: sockets) { bound in
+            port = bound
             let source = WebSocketPush<String>(
-                url: "ws://127.0.0.1:\(port)/push", initialBackoff: .milliseconds(10), maxBackoff: .milliseconds(40),
+                url: "ws://127.0.0.1:\(bound)/push", initialBackoff: .milliseconds(10), maxBackoff: .milliseconds(40),
                 onConnectionChange: { changes.put($0) }
             )
             push = source
-            task = collect(source).1
+            let (inbox, reading) = collect(source)
+            received = inbox
+            task = reading
             _ = try await attempts.waitFor(1)
         }
         defer { task?.cancel() }
@@ -218,6 +232,13 @@ struct WebSocketPushTests {
         // would hold on to the refusal's "online" while nothing answers.
         let reported = try await changes.waitFor(1)
         #expect(reported.first == false, "\(reported)")
+        // Back on its port, still refusing (a restarted server that forgot the session): the
+        // refusal is reported again, so that the resource, offline now, pulls and finds out.
+        let refusalsBefore = received?.elements.count ?? 0
+        try await withLoopback(Router(), sockets: sockets, port: port) { _ in
+            let again = await eventuallyTrue { (received?.elements.count ?? 0) > refusalsBefore }
+            #expect(again, "the refusal after the outage was not reported")
+        }
         _ = push
     }
 
