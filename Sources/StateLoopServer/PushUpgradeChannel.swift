@@ -83,6 +83,7 @@ struct PushUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
             let upgrade = NIOTypedHTTPServerUpgradeConfiguration<Outcome>(upgraders: [checked]) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let operations = channel.pipeline.syncOperations
+                    try operations.addHandler(HTTP10ConnectionClose())
                     try operations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
                     try operations.addHandlers(http1.additionalChannelHandlers())
                     try operations.addHandler(HTTPConnectionStateHandler(idleTimeout: http1.idleTimeout.map { .init($0) }, logger: logger))

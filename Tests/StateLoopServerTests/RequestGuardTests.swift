@@ -107,6 +107,24 @@ struct RequestGuardTests {
         }
     }
 
+    @Test("an HTTP/1.0 request that does not ask to keep its connection is answered and its connection closed; one that asks keeps it")
+    func http10Closes() async throws {
+        try await withEchoServer { port in
+            let connection = try RawConnection(port: port)
+            connection.send(Array("POST /echo HTTP/1.0\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi".utf8))
+            let (text, closed) = await connection.readUntilClosed(within: .seconds(20))
+            #expect(text.hasPrefix("HTTP/1.1 200") && text.hasSuffix("2"), "\(text)")
+            #expect(closed, "an HTTP/1.0 connection left open after its answer")
+
+            let kept = try RawConnection(port: port)
+            kept.send(Array("POST /echo HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nz".utf8))
+            #expect(await kept.read(through: "\r\n\r\n", within: .seconds(20)) != nil)
+            kept.send(Array("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
+            let (second, _) = await kept.readUntilClosed(within: .seconds(20))
+            #expect(second.contains("HTTP/1.1 200"), "the kept connection serves a second request: \(second)")
+        }
+    }
+
     @Test("a request with both Content-Length and chunked Transfer-Encoding is refused 400: its body's end would be ambiguous")
     func ambiguousBody() async throws {
         try await withEchoServer { port in
