@@ -13,9 +13,9 @@ final class SilentPushSocket: Sendable {
     private let descriptor: Int32
 
     /// Connects to `port` on loopback and upgrades `path` with `token`; throws unless the server
-    /// answers 101 within 5 s.
+    /// answers 101 within 20 s (a hang guard for a loaded machine).
     init(port: Int, path: String, token: String) throws {
-        let descriptor = try LoopbackSocket.connected(to: port, receiveTimeout: .seconds(5))
+        let descriptor = try LoopbackSocket.connected(to: port, receiveTimeout: .seconds(20))
         self.descriptor = descriptor
         let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer \(token)\r\n\r\n"

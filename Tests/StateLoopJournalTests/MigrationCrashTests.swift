@@ -10,9 +10,12 @@ import Glibc
 import Darwin
 #endif
 
+// The time limit is a hang guard: the 24 migrations take about a minute on an idle machine,
+// and over five beside two CPU hogs and two builds.
+
 /// A migration killed with SIGKILL: the journal is the old one, intact, or the new one,
 /// complete; never a mix.
-@Suite("Journal: migrations killed in a real process", .serialized, .timeLimit(.minutes(5)))
+@Suite("Journal: migrations killed in a real process", .serialized, .timeLimit(.minutes(12)))
 struct MigrationCrashTests {
     static let events = 100_000
 

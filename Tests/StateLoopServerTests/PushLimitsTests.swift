@@ -41,7 +41,9 @@ struct PushLimitsTests {
             #expect(await silent.waitForEnd(within: .seconds(10)), "the silent socket's connection stayed open")
             let metrics = server.renderedMetrics
             #expect(metrics.contains("stateloop_slow_readers_closed_total 1"), "\(metrics)")
-            #expect(!metrics.contains("stateloop_pushes_coalesced_total 0"), "the silent socket's pushes never coalesced: \(metrics)")
+            // Whether some of its pushes coalesced before the cut depends on the machine's load
+            // (a slow reader is cut 500 ms after its channel stops being writable); that it is
+            // cut, and its reader beside it served, does not.
             // The reader beside it got the newest page, its versions in order.
             #expect(await eventually(within: .seconds(10)) { reader.values(String.self).last?.value == pages[sent - 1] }, "the reader missed the last page")
             let counters = reader.values(String.self).map(\.version.counter)
