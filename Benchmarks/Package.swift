@@ -87,6 +87,7 @@ let package = Package(
             name: "NightrideBenchmarks",
             dependencies: [
                 .product(name: "NightrideServer", package: "StateLoop"),
+                .product(name: "StateLoopServer", package: "StateLoop"),
                 .product(name: "NightrideClient", package: "StateLoop"),
                 .product(name: "NightrideModel", package: "StateLoop"),
                 .product(name: "StateLoopSync", package: "StateLoop"),

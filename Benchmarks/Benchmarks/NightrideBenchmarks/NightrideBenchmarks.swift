@@ -11,6 +11,7 @@ let benchmarks: @Sendable () -> Void = {
     registerFanOutBenchmark()
     registerMemoryBenchmark()
     registerSocketScaleBenchmark()
+    registerLongHistoryBenchmarks()
 }
 
 /// How many simulated clients (users, each with one push socket) every benchmark connects.
