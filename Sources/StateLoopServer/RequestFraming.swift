@@ -65,10 +65,26 @@ struct RequestFraming {
         }
     }
 
-    /// Follows `bytes`; stops at the first verdict other than `.ok`.
-    mutating func scan(_ bytes: some Sequence<UInt8>, headLimit: Int) -> Verdict {
-        var iterator = bytes.makeIterator()
-        while let byte = iterator.next() {
+    /// Follows `bytes`; stops at the first verdict other than `.ok`. A body's bytes are counted
+    /// in runs, not looked at one by one: only heads and chunk sizes are read.
+    mutating func scan<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, headLimit: Int) -> Verdict {
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let byte = bytes[index]
+            switch state {
+            case .body(let remaining):
+                let run = min(remaining, bytes.distance(from: index, to: bytes.endIndex))
+                index = bytes.index(index, offsetBy: run)
+                finishBody(after: remaining - run)
+                continue
+            case .chunkData(let remaining):
+                let run = min(remaining, bytes.distance(from: index, to: bytes.endIndex))
+                index = bytes.index(index, offsetBy: run)
+                state = remaining > run ? .chunkData(remaining: remaining - run) : .chunkDataEnd
+                continue
+            default:
+                index = bytes.index(after: index)
+            }
             switch state {
             case .idle:
                 // One empty line before a request line is allowed (and ignored); more are not a
@@ -83,8 +99,8 @@ struct RequestFraming {
                 if let verdict = headByte(byte, limit: headLimit) { return verdict }
             case .head:
                 if let verdict = headByte(byte, limit: headLimit) { return verdict }
-            case .body(let remaining):
-                finishBody(after: remaining - 1)
+            case .body, .chunkData:
+                break  // counted in runs above
             case .chunkSize:
                 if byte == UInt8(ascii: "\n") {
                     guard let size = Self.chunkSize(line) else { return .malformed("a chunk size that does not read") }
@@ -94,8 +110,6 @@ struct RequestFraming {
                     line.append(byte)
                     if line.count > 1_024 { return .malformed("a chunk size line over 1,024 bytes") }
                 }
-            case .chunkData(let remaining):
-                state = remaining > 1 ? .chunkData(remaining: remaining - 1) : .chunkDataEnd
             case .chunkDataEnd:
                 if byte == UInt8(ascii: "\n") { state = .chunkSize }
                 else if byte != UInt8(ascii: "\r") { return .malformed("a chunk not followed by its line end") }

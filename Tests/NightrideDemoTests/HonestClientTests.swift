@@ -117,6 +117,8 @@ struct HonestClientTests {
         await until("offline", state: client.state.statusLine) { client.state.driverMode.health.isOffline }
         client.perform(.toggleDriverMode)
         await until("waiting to send", state: client.state.statusLine) { client.state.statusLine.contains("waiting to send (1)") }
+        // Real time, with a real server away: four times what the old give-up took (ten retries
+        // of at most 100 ms), for the client's own timers to run; nothing to wait for but time.
         try await Task.sleep(for: .seconds(4))
         #expect(client.state.driverMode.value == true, "still shown after the outage: \(client.state.statusLine)")
         #expect(client.state.refusal == nil, "nothing was refused: the server was away")
