@@ -231,7 +231,10 @@ struct PushTests {
 
     @Test("a socket that does not read is closed after the timeout; meanwhile its outbox keeps the newest value")
     func slowReaderClosed() async throws {
-        let configuration = SyncServerConfiguration(slowReaderTimeout: .milliseconds(300))
+        // Long enough for several commits to land while the socket's write waits, however
+        // slow a commit is on the machine (CI's took 170 ms each): the second of them is the
+        // one that coalesces.
+        let configuration = SyncServerConfiguration(slowReaderTimeout: .seconds(3))
         try await withNotesServer(configuration: configuration) { server, client in
             _ = try await server.update { try $0.write("", to: Notes.pages, "main") }
             let socket = try SilentSocket(port: client.port, path: "pages/push", token: "t-ann")
