@@ -8,9 +8,9 @@ public struct ClientState: Codable, Sendable, Equatable {
     /// Who is logged in.
     public var user: String
     /// The user's driver mode as shown.
-    public var driverMode = ResourceView<Bool>()
+    public var driverMode = ResourceSnapshot<Bool>()
     /// The user's ride status as shown.
-    public var ride = ResourceView<RideStatus>()
+    public var ride = ResourceSnapshot<RideStatus>()
     /// The ride history, page by page.
     public var history = HistoryState()
     /// The destination search box. Not journaled: a relaunch starts with an empty box.
@@ -65,10 +65,10 @@ public struct ClientState: Codable, Sendable, Equatable {
     /// Applies one event.
     public static func reduce(_ state: inout ClientState, _ event: ClientEvent) {
         switch event {
-        case .driverMode(let value, let version, let pending, let health):
-            state.driverMode.apply(value: value, confirmedVersion: version, pendingMutations: pending, health: health)
-        case .ride(let value, let version, let pending, let health):
-            state.ride.apply(value: value, confirmedVersion: version, pendingMutations: pending, health: health)
+        case .driverMode(let latest):
+            state.driverMode.update(to: latest)
+        case .ride(let latest):
+            state.ride.update(to: latest)
         case .sessionStarted:
             state.driverMode.health = ResourceHealth(isLoading: true)
             state.ride.health = ResourceHealth(isLoading: true)
@@ -107,11 +107,12 @@ public struct ClientState: Codable, Sendable, Equatable {
 
 /// What happens to a client: news from the server and the user's own doing.
 public enum ClientEvent: Codable, Sendable, Equatable {
-    /// The driver mode as shown (`nil` when not known yet), its confirmed version, how many
-    /// changes are pending and the resource's health: one event per change of the resource.
-    case driverMode(Bool?, version: Version?, pending: Int, health: ResourceHealth)
+    /// The driver mode as shown (its value `nil` when not known yet), with its confirmed
+    /// version, how many changes are pending and the resource's health (which the journal
+    /// leaves out): one event per change of the resource.
+    case driverMode(ResourceSnapshot<Bool>)
     /// The ride status as shown, as for the driver mode.
-    case ride(RideStatus?, version: Version?, pending: Int, health: ResourceHealth)
+    case ride(ResourceSnapshot<RideStatus>)
     /// The user typed in the destination box.
     case searchTyped(String)
     /// The places for `query` arrived.

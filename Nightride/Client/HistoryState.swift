@@ -1,5 +1,6 @@
 import Foundation
 import NightrideModel
+import StateLoopSyncTransports
 
 /// The ride history, loaded page by page as the user scrolls. The address of the next page is
 /// part of the state (it comes from the previous page), and the feedback that loads a page
@@ -60,7 +61,7 @@ public struct HistoryState: Codable, Sendable, Equatable {
     public mutating func loaded(_ page: HistoryPage, from address: String) {
         guard address == nextPage else { return }
         if let next = page.next, !Self.isFollowable(next) {
-            failed("\(BadLinkError(link: next))", from: address)
+            failed("\(ForeignLinkError(link: next))", from: address)
             return
         }
         rides += page.items

@@ -28,8 +28,6 @@ public final class NightrideClient {
     /// The journal behind `system`, when the options name a file.
     public let journal: Journal<ClientState, ClientEvent>?
 
-    let driverMode: RemoteResource<Bool>
-    let ride: RemoteResource<RideStatus>
     let driverModeChanges: OptimisticResource<DriverModeChange>
     let rideActions: OptimisticResource<RideMutation>
 
@@ -38,21 +36,6 @@ public final class NightrideClient {
     /// - Throws: ``JournalError`` when the journal cannot be opened at all.
     public init(api: NightrideAPI, options: ClientOptions = ClientOptions()) throws(JournalError) {
         self.api = api
-        let clock = options.clock
-        // Each queue of mutations is a client of its own, named on its resource's reads so
-        // that every value says which of its mutations it contains.
-        let driverModeClient = ClientID()
-        let rideClient = ClientID()
-        driverMode = RemoteResource(
-            sources: Self.sources(Bool.self, path: "/me/driver-mode", api: api, client: driverModeClient, options: options),
-            policy: options.policy,
-            clock: clock
-        )
-        ride = RemoteResource(
-            sources: Self.sources(RideStatus.self, path: "/me/ride", api: api, client: rideClient, options: options),
-            policy: options.policy,
-            clock: clock
-        )
         let journal = try options.journalPath.map { path throws(JournalError) in
             try Journal<ClientState, ClientEvent>(
                 at: path,
@@ -61,22 +44,13 @@ public final class NightrideClient {
             )
         }
         self.journal = journal
-        driverModeChanges = OptimisticResource(
-            resource: driverMode,
-            store: journal?.mutationStore(named: "driver-mode", for: DriverModeChange.self),
-            clientID: driverModeClient,
-            policy: options.policy,
-            clock: clock,
-            send: HTTPMutationSender<DriverModeChange>(url: api.url("/me/driver-mode"), headers: api.headers).callAsFunction
+        // Each resource pulls, follows its push socket and sends its mutations under a client
+        // id of its own, so that every value says which of its mutations it contains.
+        let server = api.endpoint(policy: options.policy, reconnectBackoff: options.reconnectBackoff, clock: options.clock)
+        driverModeChanges = server.optimisticResource(
+            at: "/me/driver-mode", for: DriverModeChange.self, store: journal?.mutationStore(named: "driver-mode", for: DriverModeChange.self)
         )
-        rideActions = OptimisticResource(
-            resource: ride,
-            store: journal?.mutationStore(named: "ride", for: RideMutation.self),
-            clientID: rideClient,
-            policy: options.policy,
-            clock: clock,
-            send: HTTPMutationSender<RideMutation>(url: api.url("/me/ride"), headers: api.headers).callAsFunction
-        )
+        rideActions = server.optimisticResource(at: "/me/ride", for: RideMutation.self, store: journal?.mutationStore(named: "ride", for: RideMutation.self))
         let feedbacks = Self.feedbacks(
             api: api,
             driverModeChanges: driverModeChanges,
@@ -135,23 +109,24 @@ public final class NightrideClient {
 
     /// Pulls both resources now.
     public func refresh() {
-        driverMode.refresh()
-        ride.refresh()
+        driverModeChanges.resource.refresh()
+        rideActions.resource.refresh()
     }
 
     /// HTTP requests the two resources started, however many subscribers share them.
     public var requestsStarted: Int {
-        driverMode.requestsStarted + ride.requestsStarted
+        driverModeChanges.resource.requestsStarted + rideActions.resource.requestsStarted
     }
 
     /// What each resource and its queue of mutations hold right now, below the client's state:
     /// the resource's version and flags, and each pending mutation's status. For the chaos
     /// run's report on a client that did not converge.
     package var diagnosis: String {
-        "driver mode " + Self.diagnosis(of: driverMode, driverModeChanges) + "; ride " + Self.diagnosis(of: ride, rideActions)
+        "driver mode " + Self.diagnosis(of: driverModeChanges) + "; ride " + Self.diagnosis(of: rideActions)
     }
 
-    private static func diagnosis<M: Mutation>(of resource: RemoteResource<M.Value>, _ queue: OptimisticResource<M>) -> String {
+    private static func diagnosis<M: Mutation>(of queue: OptimisticResource<M>) -> String {
+        let resource = queue.resource
         let status = resource.status
         let flags = [
             status.isLoading ? "loading" : nil, status.isSlow ? "slow" : nil, status.isOffline ? "offline" : nil,
@@ -173,46 +148,13 @@ public final class NightrideClient {
     /// client) and commits the journal.
     public func stop() {
         system.stop()
+        // Each stops its resource too: both were made for it alone.
         driverModeChanges.stop()
         rideActions.stop()
-        driverMode.stop()
-        ride.stop()
         journal?.close()
     }
 
     // MARK: Wiring
-
-    private static func sources<Value: Codable & Sendable>(
-        _ type: Value.Type,
-        path: String,
-        api: NightrideAPI,
-        client: ClientID,
-        options: ClientOptions
-    ) -> ResourceSources<Value> {
-        let (online, report) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(1))
-        let headers = api.headers.merging(["Client-ID": client.rawValue]) { _, new in new }
-        var sources = ResourceSources(
-            pull: HTTPPull<Value>(url: api.url(path), headers: headers),
-            push: WebSocketPush<Value>(
-                url: api.pushURL(path + "/push"),
-                headers: headers,
-                initialBackoff: options.reconnectBackoff,
-                maxBackoff: options.reconnectBackoff * 4,
-                // An upgrade is a request: no longer unanswered than the policy lets any be. The
-                // first waits a second: a restarted server would otherwise cost the whole deadline.
-                handshakeTimeout: options.policy.requestTimeout ?? .seconds(10),
-                firstHandshakeTimeout: .seconds(1),
-                logger: Logger(label: "nightride.push", factory: { _ in SwiftLogNoOpLogHandler() }),
-                onConnectionChange: { report.yield($0) }
-            )
-        )
-        sources.connectivity = { send in
-            for await isOnline in online {
-                await send(isOnline)
-            }
-        }
-        return sources
-    }
 
     private static func feedbacks(
         api: NightrideAPI,
@@ -221,12 +163,8 @@ public final class NightrideClient {
         options: ClientOptions
     ) -> [Feedback<ClientState, ClientEvent>] {
         [
-            .resource(driverModeChanges) { status in
-                .driverMode(status.value, version: status.confirmed?.version, pending: status.mutations.count, health: ResourceHealth(status))
-            },
-            .resource(rideActions) { status in
-                .ride(status.value, version: status.confirmed?.version, pending: status.mutations.count, health: ResourceHealth(status))
-            },
+            .resource(driverModeChanges) { .driverMode(ResourceSnapshot($0)) },
+            .resource(rideActions) { .ride(ResourceSnapshot($0)) },
             .failures(of: driverModeChanges) { .actionRefused("driver mode: \($0.error.message)") },
             .failures(of: rideActions) { .actionRefused("\($0.mutation?.action.name.rawValue ?? "ride"): \($0.error.message)") },
             .liveSearch(

@@ -28,7 +28,7 @@ extension Inspector {
     /// the resource stops.
     public func watch<M: Mutation>(_ resource: OptimisticResource<M>, named name: String) {
         let observations = resource.observe()
-        let drops = resource.remote.observe()
+        let drops = resource.resource.observe()
         let statuses = Task.detached { [weak self] in
             var tracker = MutationTracker<M>()
             for await observation in observations {

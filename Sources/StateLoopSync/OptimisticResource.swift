@@ -22,8 +22,11 @@ public final class OptimisticResource<M: Mutation>: Sendable {
     /// The client under which this resource numbers and sends its mutations; give it to the
     /// transports (`Client-ID`) so that values say which of them they contain.
     public let clientID: ClientID
-    /// The resource the confirmed value comes from (for an inspector's watch of its drops).
-    package let remote: RemoteResource<M.Value>
+    /// The resource the confirmed value comes from: refresh it, or read its request count,
+    /// through here.
+    public let resource: RemoteResource<M.Value>
+    /// Whether ``stop()`` stops ``resource`` too (it was made for this resource alone).
+    private let stopsResource: Bool
     private let commands: AsyncStream<OptimisticMachine<M>.Event>.Continuation
     /// The wall clock that dates each mutation (its age survives a relaunch).
     private let now: @Sendable () -> Date
@@ -66,6 +69,22 @@ public final class OptimisticResource<M: Mutation>: Sendable {
         )
     }
 
+    /// A resource that owns `resource`: ``stop()`` stops both (what StateLoopSyncTransports' `SyncEndpoint` makes).
+    package convenience init(
+        resource: RemoteResource<M.Value>,
+        store: (any MutationStore<M>)?,
+        clientID: ClientID,
+        policy: ResourcePolicy,
+        clock: any Clock<Duration>,
+        stopsResource: Bool,
+        send: @escaping @Sendable (M, MutationID) async throws -> Version
+    ) {
+        self.init(
+            resource: resource, store: store, clientID: clientID, policy: policy, clock: clock,
+            now: wallClock(following: clock), stopsResource: stopsResource, send: send
+        )
+    }
+
     /// The designated initializer, with the wall clock that dates mutations (tests give one that
     /// follows their clock across a relaunch).
     init(
@@ -75,11 +94,13 @@ public final class OptimisticResource<M: Mutation>: Sendable {
         policy: ResourcePolicy,
         clock: any Clock<Duration>,
         now: @escaping @Sendable () -> Date,
+        stopsResource: Bool = false,
         send: @escaping @Sendable (M, MutationID) async throws -> Version
     ) {
         self.clientID = clientID
         self.now = now
-        self.remote = resource
+        self.resource = resource
+        self.stopsResource = stopsResource
         let (commandStream, commands) = AsyncStream.makeStream(of: OptimisticMachine<M>.Event.self)
         self.commands = commands
         let statuses = statuses
@@ -129,9 +150,11 @@ public final class OptimisticResource<M: Mutation>: Sendable {
 
     /// Stops the resource for good: nothing more is sent, the queue stays in its store for the
     /// next launch, and every subscriber's sequence finishes. The ``RemoteResource`` under it
-    /// goes on (others may share it): stop it too when it is this resource's alone.
+    /// goes on (others may share it): stop it too when it is this resource's alone. One that a
+    /// `SyncEndpoint` made is: it is stopped here.
     public func stop() {
         commands.finish()
+        if stopsResource { resource.stop() }
     }
 
     /// Applies `mutation` to the visible value now and queues it for the server, numbered after

@@ -5,6 +5,7 @@ import NightrideModel
 import NightrideServer
 import StateLoop
 import StateLoopJournal
+import StateLoopSync
 import Testing
 import TestSupport
 
@@ -101,10 +102,59 @@ struct ClientRelaunchTests {
         let journal = try Journal<ClientState, ClientEvent>(
             at: path, configuration: JournalConfiguration(schema: ClientState.journalSchema, snapshotInterval: 200)
         )
-        #expect(journal.migration?.migrated.map { "\($0.kind) \($0.from)→\($0.to)" } == ["the state 2→3"])
+        #expect(journal.migration?.migrated.map { "\($0.kind) \($0.from)→\($0.to)" } == ["the state 2→4"])
         let system = System(journal: journal, initialState: ClientState(user: "ann"), reduce: ClientState.reduce)
         #expect(system.state.refusal == "no driver nearby")
         #expect(system.state.statusLine == "Refused: no driver nearby")
+        system.stop()
+        journal.close()
+    }
+
+    @Test("a journal of state 3 and events 2 (each resource event with its own value, version, count and health) opens migrated: the last screen is shown, without the old launch's health")
+    func resourceEventsMigrate() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-upgrade-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/ann.journal"
+        let offline: JournalValue = ["isLoading": false, "isSlow": false, "isOffline": true, "isSignedOut": false]
+        let version: JournalValue = ["epoch": 7, "counter": 12]
+        // The state and events as versions 3 and 2 stored them: a resource's health inside the
+        // state, and each resource event with its value, version, pending count and health.
+        let state: JournalValue = [
+            "user": "ann", "history": ["rides": [], "nextPage": "/me/history", "wantsMore": false],
+            "driverMode": ["pendingMutations": 0, "health": offline],
+            "ride": ["pendingMutations": 0, "health": offline],
+        ]
+        // The state is saved after the second event (as the old app's reducer left it, here
+        // unchanged); the third stays an event, so that both kinds are migrated.
+        let events: [JournalValue] = [
+            JournalValue(case: "ride", ["pending": 0, "health": offline]),
+            JournalValue(case: "ride", ["pending": 0, "health": offline]),
+            JournalValue(case: "driverMode", ["_0": true, "version": version, "pending": 1, "health": offline]),
+        ]
+        var old = JournalSchema()
+        old.setVersion(3, of: .state)
+        old.setVersion(2, of: .events)
+        do {
+            let journal = try Journal<JournalValue, JournalValue>(at: path, configuration: JournalConfiguration(schema: old, snapshotInterval: 2))
+            let system = System(journal: journal, initialState: state) { _, _ in }
+            for event in events { system.send(event) }
+            system.stop()
+            journal.close()
+        }
+
+        let journal = try Journal<ClientState, ClientEvent>(
+            at: path, configuration: JournalConfiguration(schema: ClientState.journalSchema, snapshotInterval: 200)
+        )
+        let migrated = journal.migration?.migrated.map { "\($0.kind) \($0.from)→\($0.to)" } ?? []
+        #expect(Set(migrated) == ["the state 3→4", "the events 2→3"], "\(migrated)")
+        let system = System(journal: journal, initialState: ClientState(user: "ann"), reduce: ClientState.reduce)
+        #expect(system.state.driverMode.value == true)
+        #expect(system.state.driverMode.confirmedVersion == Version(epoch: 7, counter: 12))
+        #expect(system.state.driverMode.pendingMutations == 1)
+        // The unknown ride keeps what was known (nothing), and no launch's health comes back.
+        #expect(system.state.ride.value == nil)
+        #expect(system.state.driverMode.health == ResourceHealth() && system.state.ride.health == ResourceHealth())
         system.stop()
         journal.close()
     }

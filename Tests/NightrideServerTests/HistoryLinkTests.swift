@@ -7,6 +7,7 @@ import NightrideServer
 import ServiceLifecycle
 import StateLoop
 import StateLoopJournal
+import StateLoopSyncTransports
 import Synchronization
 import Testing
 import TestSupport
@@ -50,10 +51,10 @@ struct HistoryLinkTests {
         let api = NightrideAPI(server: try #require(URL(string: "http://127.0.0.1:8080")), user: "ann", token: "t")
         #expect(try api.link("/me/history?cursor=abc").absoluteString == "http://127.0.0.1:8080/me/history?cursor=abc")
         #expect(try api.link("http://127.0.0.1:8080/me/history").absoluteString == "http://127.0.0.1:8080/me/history")
-        #expect(throws: BadLinkError(link: Self.badLink)) { try api.link(Self.badLink) }
+        #expect(throws: ForeignLinkError(link: Self.badLink)) { try api.link(Self.badLink) }
         // Another server would get the user's token.
-        #expect(throws: BadLinkError(link: "http://127.0.0.2:8080/me/history")) { try api.link("http://127.0.0.2:8080/me/history") }
-        #expect(throws: BadLinkError(link: "http://127.0.0.1:8081/me/history")) { try api.link("http://127.0.0.1:8081/me/history") }
+        #expect(throws: ForeignLinkError(link: "http://127.0.0.2:8080/me/history")) { try api.link("http://127.0.0.2:8080/me/history") }
+        #expect(throws: ForeignLinkError(link: "http://127.0.0.1:8081/me/history")) { try api.link("http://127.0.0.1:8081/me/history") }
     }
 
     @Test("a replayed page with a bad next link (an older journal's event) leaves the state as a failed load")
