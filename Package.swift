@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "stateloop-inspector", targets: ["stateloop-inspector"]),
         .library(name: "StateLoopServer", targets: ["StateLoopServer"]),
         .library(name: "StateLoopServerPostgres", targets: ["StateLoopServerPostgres"]),
+        .library(name: "StateLoopServerTesting", targets: ["StateLoopServerTesting"]),
         // The demo app's parts, as products so that the benchmarks package can load the server
         // with simulated clients.
         .library(name: "NightrideModel", targets: ["NightrideModel"]),
@@ -146,6 +147,11 @@ let package = Package(
             dependencies: ["StateLoop", "StateLoopSync", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // The backend half: versioned resources, pushes and idempotent mutations on a store.
+        // What an app's own tests of its server use: the hooks that inflict trouble on pushes.
+        .target(
+            name: "StateLoopServerTesting",
+            dependencies: ["StateLoopServer", "StateLoopWire", .product(name: "HTTPTypes", package: "swift-http-types")]
+        ),
         .target(
             name: "StateLoopServer",
             dependencies: [
@@ -199,6 +205,7 @@ let package = Package(
             dependencies: [
                 "StateLoopServer",
                 "StateLoopServerPostgres",
+                "StateLoopServerTesting",
                 "ServerTestApp",
                 "sync-server-crash-child",
                 "StateLoopSync",
@@ -297,6 +304,8 @@ let package = Package(
                 // of its own (sign-in, places, history).
                 "StateLoopServer",
                 "StateLoopServerPostgres",
+                // The fault plan's hooks into the pushes.
+                "StateLoopServerTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -368,6 +377,7 @@ let package = Package(
                 "StateLoopSyncTransports",
                 "StateLoopTesting",
                 "StateLoopServer",
+                "StateLoopServerTesting",
                 "TestSupport",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

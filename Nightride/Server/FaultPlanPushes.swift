@@ -1,5 +1,6 @@
 import HTTPTypes
 import StateLoopServer
+import StateLoopServerTesting
 import StateLoopWire
 import Synchronization
 

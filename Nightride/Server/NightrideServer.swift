@@ -4,6 +4,7 @@ import Logging
 import NightrideModel
 import ServiceLifecycle
 import StateLoopServer
+import StateLoopServerTesting
 import StateLoopServerPostgres
 import StateLoopWire
 import Synchronization

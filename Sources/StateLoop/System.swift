@@ -199,8 +199,10 @@ public final class System<State: Sendable, Event: Sendable> {
         core.showPreview(state)
     }
 
-    /// Whether a preview is shown (``showPreview(_:)``).
-    package var isPreviewing: Bool {
+    /// Whether observers, state streams and UI feedbacks are shown an inspector's preview of a
+    /// past state rather than the live one: a UI marks such a frame (a banner, say), since the
+    /// user's input still acts on the live state.
+    public var isPreviewing: Bool {
         core.isPreviewing
     }
 

@@ -77,12 +77,12 @@ final class PushSocketWriter: Sendable {
     /// the channel as `WebSocketFrame`s).
     private let encodedFrames: NIOLoopBound<ChannelHandlerContext>?
     private let mayRead: @Sendable () -> Bool
-    private let faults: (any PushSocketFaults)?
+    private let faults: (any PushSocketFaultHooks)?
     private let shared: PushWriting
 
     /// A writer for `channel`, whose pipeline (upgraded to WebSocket) holds NIO's frame encoder.
     /// On the channel's event loop.
-    init(channel: any Channel, mayRead: @escaping @Sendable () -> Bool, faults: (any PushSocketFaults)?, shared: PushWriting) {
+    init(channel: any Channel, mayRead: @escaping @Sendable () -> Bool, faults: (any PushSocketFaultHooks)?, shared: PushWriting) {
         self.channel = channel
         encodedFrames = (try? channel.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self))
             .map { NIOLoopBound($0, eventLoop: channel.eventLoop) }

@@ -29,7 +29,7 @@ extension SyncServer {
                 guard self.hub.hasRoom(for: self.access.id(of: principal)) else {
                     throw HTTPError(.tooManyRequests, headers: [.retryAfter: "5"])
                 }
-                if let status = self.pushFaults?.refusal(of: ResourceKey(resource: resource, id: id)) {
+                if let status = self.faultHooks?.refusal(of: ResourceKey(resource: resource, id: id)) {
                     throw HTTPError(status)
                 }
                 let socket = PushSocket(
@@ -95,7 +95,7 @@ extension SyncServer {
         try ConnectionTuning.boundPushBuffers(of: channel, to: pushWriting.bytesInFlight)
         let socket = granted.socket
         // Asked for before the socket counts as open: whatever happens to open sockets happens to it.
-        let faults = pushFaults?.socket(following: socket.key)
+        let faults = faultHooks?.socket(following: socket.key)
         let writer = PushSocketWriter(
             channel: channel, mayRead: { [access, principal = granted.principal] in access.mayRead(socket.key, as: principal) },
             faults: faults, shared: pushWriting

@@ -51,7 +51,7 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
     /// What every push socket's writer shares.
     let pushWriting: PushWriting
     private let declarations = Mutex<[Declaration]>([])
-    private let faults = Mutex<(any PushFaults)?>(nil)
+    private let faults = Mutex<(any PushFaultHooks)?>(nil)
 
     /// A server on `store`, checking `access` on every route and push. Metrics go to
     /// `registry` (a new one by default), which the `/metrics` route renders.
@@ -135,9 +135,10 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
         }
     }
 
-    /// Trouble inflicted on the pushes (see ``PushFaults``); `nil`, the default, for none.
-    /// Applies to sockets opened after it is set.
-    package var pushFaults: (any PushFaults)? {
+    /// Trouble inflicted on the pushes (see ``PushFaultHooks``; apps set it through
+    /// StateLoopServerTesting); `nil`, the default, for none. Applies to sockets opened after
+    /// it is set.
+    package var faultHooks: (any PushFaultHooks)? {
         get { faults.withLock { $0 } }
         set { faults.withLock { $0 = newValue } }
     }

@@ -1,5 +1,6 @@
 @testable import NightrideServer
 import StateLoopServer
+import StateLoopServerTesting
 import StateLoopTesting
 import StateLoopWire
 import Synchronization

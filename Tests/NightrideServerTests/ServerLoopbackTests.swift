@@ -423,7 +423,9 @@ struct ServerLoopbackTests {
         let stopping = ContinuousClock.now
         await server.stop()
         #expect(server.stats.openSockets == 0)
-        #expect(ContinuousClock.now - stopping < .seconds(4))
+        // Held by the silent socket, the stop would take the 1 s grace plus the 5 s graceful
+        // shutdown; cut off, about a second. The bound sits between, with room for load.
+        #expect(ContinuousClock.now - stopping < .seconds(5), "stopped after \(ContinuousClock.now - stopping)")
 
         // The same data, started again: its hub takes sockets again.
         _ = try await server.start()

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 @testable import StateLoopServer
+import StateLoopServerTesting
 import StateLoopWire
 import Synchronization
 import ServerTestApp

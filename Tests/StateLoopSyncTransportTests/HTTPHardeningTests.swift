@@ -152,8 +152,9 @@ struct HTTPHardeningTests {
                 continue
             }
             #expect(!(error is HTTPStatusError), "\(name): \(error)")
-            // Not after AsyncHTTPClient's connect timeout (10 s), retrying inside the client.
-            #expect(ContinuousClock.now - started < .seconds(3), "\(name): failed after \(ContinuousClock.now - started)")
+            // Not after AsyncHTTPClient's connect timeout (10 s), retrying inside the client: a
+            // refusal takes milliseconds; the bound leaves a loaded machine room (3.8 s seen).
+            #expect(ContinuousClock.now - started < .seconds(8), "\(name): failed after \(ContinuousClock.now - started)")
             #expect(HTTPExchange.message(for: error) == "connection refused", "\(name): \(error)")
         }
     }

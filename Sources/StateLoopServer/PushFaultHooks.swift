@@ -1,22 +1,22 @@
 import HTTPTypes
 import StateLoopWire
 
-/// Trouble a demo or a test inflicts on a server's pushes, so that its clients meet a bad
-/// network on purpose: upgrades refused, values lost or followed by a hint, sockets cut after a
-/// while. Package-only: a product server never needs it; Nightride's fault plan is the one user.
-package protocol PushFaults: Sendable {
-    /// Asked for each push upgrade once its access is granted: the status to refuse it with (503
-    /// while the network is "cut", say), or `nil` to let it through.
+/// Where trouble inflicted on purpose reaches a server's pushes: upgrades refused, values lost
+/// or followed by a hint, sockets cut after a while. Package-only: apps reach it through
+/// StateLoopServerTesting's `PushFaults`, so that a product server's API has no such hook.
+package protocol PushFaultHooks: Sendable {
+    /// Asked for each push upgrade once its access is granted: the status to refuse it with, or
+    /// `nil` to let it through.
     func refusal(of key: ResourceKey) -> HTTPResponse.Status?
 
     /// Asked once per socket as it opens: what becomes of that socket's pushes.
-    func socket(following key: ResourceKey) -> any PushSocketFaults
+    func socket(following key: ResourceKey) -> any PushSocketFaultHooks
 }
 
 /// The trouble one push socket meets.
-package protocol PushSocketFaults: Sendable {
+package protocol PushSocketFaultHooks: Sendable {
     /// What becomes of the push of `version` on this socket.
-    func fate(of version: Version) -> PushFate
+    func fate(of version: Version) -> PushHookFate
 
     /// Whether the socket may be cut at all: ``cut()`` runs (as a task of its own, for the
     /// socket's life) only if so.
@@ -28,7 +28,7 @@ package protocol PushSocketFaults: Sendable {
 }
 
 /// What becomes of one push.
-package enum PushFate: Sendable {
+package enum PushHookFate: Sendable {
     /// Sent as usual.
     case send
     /// Lost: the client never sees it.
