@@ -145,6 +145,8 @@ public final class ChaosRun {
         _ = await server.control("faults off")
         _ = await server.control("cut off")
         let stopped = ContinuousClock.now
+        // What the clients still have to send: the server's work before they can converge.
+        let backlog = scenarios.flatMap(\.clients).map { $0.state.driverMode.pendingMutations + $0.state.ride.pendingMutations }.reduce(0, +)
         var converged: [UInt64: Duration] = [:]
         let deadline = stopped + convergenceWindow
         var truth = try server.truth()
@@ -181,7 +183,7 @@ public final class ChaosRun {
         _ = await server.control("retire " + users.joined(separator: " "))
         try? await Task.sleep(for: .milliseconds(200))
         let stats = await server.control("stats")
-        log("batch of \(batch.count) seeds from \(batch.first ?? 0) (\(troubleMet)): slowest convergence \(converged.values.max().map { String(format: "%.0f ms", $0.seconds * 1_000) } ?? "none"), server \(stats)")
+        log("batch of \(batch.count) seeds from \(batch.first ?? 0) (\(troubleMet)): \(backlog) mutations unconfirmed when faults stopped, slowest convergence \(converged.values.max().map { String(format: "%.0f ms", $0.seconds * 1_000) } ?? "none"), server \(stats)")
         return outcomes
     }
 

@@ -126,6 +126,7 @@ struct EndToEndTests {
             }
             let late = times.filter { $0 > .seconds(2) }.count
             print("chaos convergence over \(times.count) seeds: p50 \(percentile(0.5)), p99 \(percentile(0.99)), \(late) above the 2 s target")
+            for line in log.lines where line.hasPrefix("batch of") { print(line) }
             // What the slowest seeds' clients showed at the 2 s mark: where the time went.
             let slowest = outcomes.filter { ($0.convergence ?? .zero) > .seconds(2) }.sorted { $0.convergence! > $1.convergence! }
             for outcome in slowest.prefix(3) {
