@@ -4,11 +4,19 @@ import Hummingbird
 /// push: who a request comes from, and which keys that principal may read and write.
 ///
 /// ```swift
+/// /// Where the app keeps its sessions: its own type, on any store.
+/// protocol Sessions: Sendable {
+///     func user(forToken token: String) async throws -> String?
+/// }
+///
 /// struct Rules: AccessPolicy {
-///     let sessions: Sessions
+///     let sessions: any Sessions
+///
 ///     func principal(for request: Request) async throws -> String? {
-///         try await sessions.user(forToken: request.bearerToken)
+///         guard let token = request.bearerToken else { return nil }
+///         return try await sessions.user(forToken: token)
 ///     }
+///
 ///     func id(of user: String) -> String { user }
 ///     func mayRead(_ key: ResourceKey, as user: String) -> Bool { key.id == user }
 ///     func mayWrite(_ key: ResourceKey, as user: String) -> Bool { key.id == user }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import Synchronization
 
 /// Answers what no route answers with a JSON error, as the kit's routes do: 404 for a path no
@@ -26,6 +27,10 @@ struct RouteErrorMiddleware: RouterMiddleware {
             return response
         } catch let error as HTTPError {
             return Self.json(error.status, "httpError", error.body ?? error.status.reasonPhrase)
+        } catch is NIOTooManyBytesError {
+            // A route that collected a body itself, past the context's limit: the kit's 413,
+            // where Hummingbird answers one with no body.
+            return ErrorResponse.bodyTooLarge(limit: context.maximumBodyBytes).answer
         }
     }
 
@@ -40,10 +45,7 @@ struct RouteErrorMiddleware: RouterMiddleware {
     }
 
     private static func json(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Response {
-        Response(
-            status: status, headers: [.contentType: "application/json"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: WireMessage.error(code, message)))
-        )
+        ErrorResponse(status, code, message).answer
     }
 }
 

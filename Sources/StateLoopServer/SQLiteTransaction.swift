@@ -53,19 +53,32 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     func write(_ json: Data, to key: ResourceKey) throws -> Version {
-        // One upsert that returns the new counter (RETURNING: SQLite 3.35, 2021; Debian 12 has
-        // 3.40, Apple's platforms of the package more). Statements are prepared once per
-        // connection: a server-side change can write thousands.
-        let counter = try Int64.fetchOne(
+        // Never nil: an unconditional upsert always writes.
+        try upsert(json, to: key, onlyIfChanged: false)!
+    }
+
+    func writeIfChanged(_ json: Data, to key: ResourceKey) throws -> Version? {
+        try upsert(json, to: key, onlyIfChanged: true)
+    }
+
+    /// One upsert that returns the new counter (RETURNING: SQLite 3.35, 2021; Debian 12 has
+    /// 3.40, Apple's platforms of the package more), or no row when `onlyIfChanged` and the key
+    /// holds these bytes already: the update's condition compares in the same statement, so an
+    /// unchanged write costs no read. Statements are prepared once per connection: a
+    /// server-side change can write thousands.
+    private func upsert(_ json: Data, to key: ResourceKey, onlyIfChanged: Bool) throws -> Version? {
+        let condition = onlyIfChanged ? " WHERE stateloop_values.json IS NOT excluded.json" : ""
+        let returned = try Int64.fetchOne(
             db.cachedStatement(
                 sql: """
                     INSERT INTO stateloop_values (resource, id, counter, json) VALUES (?, ?, 1, ?)
-                    ON CONFLICT (resource, id) DO UPDATE SET counter = counter + 1, json = excluded.json
+                    ON CONFLICT (resource, id) DO UPDATE SET counter = counter + 1, json = excluded.json\(condition)
                     RETURNING counter
                     """
             ),
             arguments: [key.resource, key.id, json]
-        ) ?? 1
+        )
+        guard let counter = returned ?? (onlyIfChanged ? nil : 1) else { return nil }
         let version = Version(epoch: epoch, counter: UInt64(counter))
         try appendToFeed(json, key: key, counter: counter)
         changes.wrote(StoredValue(key: key, version: version, json: json))

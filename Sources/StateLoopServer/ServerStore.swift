@@ -69,6 +69,16 @@ extension ServerStore {
     public var epochRestart: EpochRestart? { nil }
 }
 
+extension StoreTransaction {
+    /// Reads the key, then writes it only if its stored bytes differ: right for any store whose
+    /// write transaction keeps what it read from changing under it until the commit (the
+    /// stores' first guarantee), at the cost of a read.
+    public func writeIfChanged(_ json: Data, to key: ResourceKey) throws -> Version? {
+        if let stored = try value(of: key), stored.json == json { return nil }
+        return try write(json, to: key)
+    }
+}
+
 /// The operations of one store transaction. Only valid inside the body of
 /// ``ServerStore/write(_:)``.
 public protocol StoreTransaction: AnyObject {
@@ -86,6 +96,15 @@ public protocol StoreTransaction: AnyObject {
     /// Writes `json` as `key`'s value and returns the version allocated for it: the key's
     /// counter raised by one, in the store's epoch.
     func write(_ json: Data, to key: ResourceKey) throws -> Version
+    /// Writes `json` as `key`'s value unless the key already holds exactly these bytes; returns
+    /// the version allocated, or `nil` when the key was left as it was: then no counter is
+    /// raised, no change-feed entry is kept and the commit's observers hear of no value for it
+    /// (a commit may still carry the clients' progress). A key with no value is always written.
+    ///
+    /// The comparison is of bytes, not of meaning: the kit encodes values with sorted keys so
+    /// that equal values make equal bytes. A store may answer it in one statement; the default
+    /// reads the key first.
+    func writeIfChanged(_ json: Data, to key: ResourceKey) throws -> Version?
     /// The answer remembered for the mutation id `mutation` of principal `scope`.
     func answer(to mutation: String, scope: String) throws -> RememberedAnswer?
     /// Remembers the answer to `mutation`; `client` and `sequence` when the id is a client's

@@ -6,7 +6,8 @@ import StateLoopWire
 ///
 /// Writes are held until the body returns and then written in the order they were made, each
 /// key once, so a body that throws (a ``MutationRefusal`` included) leaves the store as it was;
-/// reads see the body's own writes. Valid only inside the body it is handed to.
+/// reads see the body's own writes. A key whose held value encodes to the bytes the store holds
+/// is not written at all (see ``write(_:to:_:)``). Valid only inside the body it is handed to.
 public final class ServerTransaction {
     private let store: any StoreTransaction
     private let mayWrite: (ResourceKey) -> Bool
@@ -17,8 +18,9 @@ public final class ServerTransaction {
     public let mutationID: MutationID?
     private var pending: [ResourceKey: Data] = [:]
     private var order: [ResourceKey] = []
-    private let encoder = JSONEncoder()
-    private let decoder = JSONDecoder()
+    /// The kit's: keys sorted, so that an unchanged value makes the bytes the store holds.
+    private let encoder = KitJSON.encoder
+    private let decoder = KitJSON.decoder
 
     init(store: any StoreTransaction, mayWrite: @escaping (ResourceKey) -> Bool, mutationID: MutationID? = nil, isReadOnly: Bool = false) {
         self.store = store
@@ -63,7 +65,20 @@ public final class ServerTransaction {
         try StoreFailure.wrap { try store.value(of: resource.key(id))?.version }
     }
 
-    /// Sets `id` of `resource` to `value`. The new version is allocated when the body returns.
+    /// Sets `id` of `resource` to `value`. The new version is allocated when the body returns,
+    /// if the value changed.
+    ///
+    /// A value equal to the stored one is no change: when the body returns, a key whose value
+    /// encodes (keys sorted, so equal values make equal bytes) to exactly the JSON the store
+    /// holds is skipped: its version stays, the change feed keeps no entry for it and no push
+    /// goes out. So a handler may write what it computed without checking it changed, and a
+    /// key set to another value and back within one transaction is no change either. A key
+    /// with no stored value is always written, even with `null` or an empty value. A mutation
+    /// whose every write is skipped is answered as any other: it is remembered, its client's
+    /// progress (`lastMutationID`) moves on, and its receipt names the key's current version.
+    /// The comparison is of bytes: a value whose encoding varies between equal values (a `Set`,
+    /// or a dictionary keyed by something other than strings, which encode in their iteration
+    /// order) may be written although equal, as every write was before.
     ///
     /// - Throws: a ``MutationRefusal`` with status 404 when the principal the mutation runs for
     ///   may not write the key (the same answer as a key that does not exist), the encoder's
@@ -86,11 +101,15 @@ public final class ServerTransaction {
         }
     }
 
-    /// Writes the held values; returns the versions allocated.
+    /// Writes the held values that differ from the stored ones; returns the versions allocated,
+    /// by key. A key left unchanged is not in it: its version is the stored one, which a
+    /// caller that needs it reads (a mutation's receipt does).
     func commitWrites() throws -> [ResourceKey: Version] {
         var versions: [ResourceKey: Version] = [:]
         for key in order {
-            versions[key] = try StoreFailure.wrap { try store.write(pending[key]!, to: key) }
+            if let version = try StoreFailure.wrap({ try store.writeIfChanged(pending[key]!, to: key) }) {
+                versions[key] = version
+            }
         }
         pending = [:]
         order = []

@@ -42,6 +42,8 @@ extension SyncServer {
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) -> some Service {
         let router = Router(context: SyncRequestContext.self)
+        // First, so that the app's middleware sees the server's body limit too.
+        addBodyLimit(to: router)
         middleware(router)
         let table = addKitRoutes(to: router)
         routes(router)

@@ -8,9 +8,18 @@ import StateLoopWire
 /// error an `ErrorBody`, and every answer is counted in the metrics by route and status.
 extension SyncServer {
     /// Adds the declared resources' `GET` (and `HEAD`) routes, the mutation routes and the
-    /// metrics route (`GET /metrics` unless configured otherwise) to `router`.
+    /// metrics route (`GET /metrics` unless configured otherwise) to `router`, with the
+    /// middleware that gives the routes added after them the server's body limit
+    /// (``SyncRequestContext/maximumBodyBytes``) and the kit's JSON errors.
     public func addRoutes(to router: Router<SyncRequestContext>) {
+        addBodyLimit(to: router)
         _ = addKitRoutes(to: router)
+    }
+
+    /// Gives every request's context the configured body limit: add it before any other
+    /// middleware, which then sees it too.
+    func addBodyLimit(to router: Router<SyncRequestContext>) {
+        router.add(middleware: BodyLimitMiddleware(maximumBodyBytes: configuration.maximumBodyBytes))
     }
 
     /// Adds the kit's routes; returns the table the error middleware answers 404 and 405 from,
@@ -65,7 +74,7 @@ extension SyncServer {
                 resourceKey, lastMutationIDOf: Self.clientID(of: request), scope: access.id(of: principal)
             )
             guard let value else { return Self.notFound }
-            return Self.json(200, Data(WireMessage.versioned(value, lastMutationID: lastMutationID).utf8))
+            return KitJSON.response(.ok, Data(WireMessage.versioned(value, lastMutationID: lastMutationID).utf8))
         } catch {
             logger.warning("read failed", metadata: ["error": "\(error)"])
             return Self.unavailable
@@ -86,12 +95,10 @@ extension SyncServer {
         case .failure(let refusal): return Self.json(refusal.status, WireMessage.error(refusal.body.error, refusal.body.message))
         }
         let body: ByteBuffer
-        do {
-            body = try await request.body.collect(upTo: configuration.maximumBodyBytes)
-        } catch is NIOTooManyBytesError {
-            return Self.json(413, WireMessage.error("bodyTooLarge", "a request body has at most \(configuration.maximumBodyBytes) bytes"))
+        do throws(ErrorResponse) {
+            body = try await SyncRequestDecoder.collect(request.body, upTo: context.maximumBodyBytes)
         } catch {
-            return Self.json(400, WireMessage.error("badRequest", "the body could not be read"))
+            return error.answer
         }
         let parameters = context.parameters
         let mutation = PendingMutation(
@@ -173,36 +180,20 @@ extension SyncServer {
         return hash
     }
 
-    /// Decodes a request body, with an error that says what is wrong where.
+    /// Decodes a mutation's body as the app's routes decode theirs (``SyncRequestDecoder``):
+    /// its error is a refusal, answered from inside the transaction.
     static func decode<Body: Decodable>(_ type: Body.Type, from body: ByteBuffer) throws -> Body {
-        do {
-            return try JSONDecoder().decode(Body.self, from: Data(body.readableBytesView))
-        } catch let error as DecodingError {
-            throw MutationRefusal("badRequest", Self.describe(error), status: 400)
-        }
-    }
-
-    private static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
-            return path.isEmpty ? "the body" : "'\(path)'"
-        }
-        switch error {
-        case .keyNotFound(let key, let context): return "\(path(context)) is missing '\(key.stringValue)'"
-        case .typeMismatch(let type, let context): return "\(path(context)) is not a \(type)"
-        case .valueNotFound(let type, let context): return "\(path(context)) is null, expected a \(type)"
-        case .dataCorrupted(let context): return "\(path(context)) is not valid: \(context.debugDescription)"
-        @unknown default: return "the body is not valid"
+        do throws(ErrorResponse) {
+            return try SyncRequestDecoder.decode(Body.self, from: body)
+        } catch {
+            throw MutationRefusal(error.body.error, error.body.message, status: Int(error.status.code))
         }
     }
 
     // MARK: Answers
 
     static func json(_ status: Int, _ body: Data) -> Response {
-        Response(
-            status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body))
-        )
+        KitJSON.response(HTTPResponse.Status(code: status), body)
     }
 
     static var unauthorized: Response {

@@ -30,8 +30,6 @@ enum WireMessage {
     /// `{"error": …, "message": …}`: StateLoopWire's `ErrorBody`, its keys always in the same
     /// order, so that equal answers are equal bytes (a hidden key's 404 is the missing one's).
     static func error(_ code: String, _ message: String) -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return (try? encoder.encode(ErrorBody(error: code, message: message))) ?? Data(#"{"error":"internal"}"#.utf8)
+        (try? KitJSON.encoder.encode(ErrorBody(error: code, message: message))) ?? Data(#"{"error":"internal"}"#.utf8)
     }
 }

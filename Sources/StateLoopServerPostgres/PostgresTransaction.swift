@@ -124,23 +124,37 @@ final class PostgresTransaction: StoreTransaction {
     /// the key while it had no row holds (see ``value(of:)``); the conflict check runs after
     /// the lock and updates the newest row, whatever the statement's snapshot.
     func write(_ json: Data, to key: ResourceKey) throws -> Version {
+        // Never nil: an unconditional upsert always writes.
+        try upsert(json, to: key, onlyIfChanged: false)!
+    }
+
+    /// ``write(_:to:)`` whose update is conditional on the stored bytes differing, in the same
+    /// statement: an unchanged key costs no extra round trip, and stays locked until the
+    /// commit all the same (PostgreSQL locks a conflicting row even when the update's condition
+    /// is false), so what this transaction decided on cannot change under it.
+    func writeIfChanged(_ json: Data, to key: ResourceKey) throws -> Version? {
+        try upsert(json, to: key, onlyIfChanged: true)
+    }
+
+    private func upsert(_ json: Data, to key: ResourceKey, onlyIfChanged: Bool) throws -> Version? {
+        let condition = onlyIfChanged ? " WHERE stateloop_values.json IS DISTINCT FROM excluded.json" : ""
         let rows: [PostgresRow]
         if locksKeys && !locked.contains(key) {
             rows = try run("""
                 INSERT INTO stateloop_values (resource, id, counter, json)
                 SELECT \(key.resource), \(key.id), 1, \(json) FROM (SELECT pg_advisory_xact_lock(hashtextextended(\(Self.lockName(of: key)), 0))) AS locked
-                ON CONFLICT (resource, id) DO UPDATE SET counter = stateloop_values.counter + 1, json = excluded.json
+                ON CONFLICT (resource, id) DO UPDATE SET counter = stateloop_values.counter + 1, json = excluded.json\(unescaped: condition)
                 RETURNING counter
                 """)
             locked.insert(key)
         } else {
             rows = try run("""
                 INSERT INTO stateloop_values (resource, id, counter, json) VALUES (\(key.resource), \(key.id), 1, \(json))
-                ON CONFLICT (resource, id) DO UPDATE SET counter = stateloop_values.counter + 1, json = excluded.json
+                ON CONFLICT (resource, id) DO UPDATE SET counter = stateloop_values.counter + 1, json = excluded.json\(unescaped: condition)
                 RETURNING counter
                 """)
         }
-        let counter = try rows.first?.decode(Int64.self) ?? 1
+        guard let counter = try rows.first?.decode(Int64.self) ?? (onlyIfChanged ? nil : 1) else { return nil }
         let value = StoredValue(key: key, version: Version(epoch: epoch, counter: UInt64(counter)), json: json)
         written.append(value)
         changes.wrote(value)

@@ -26,8 +26,8 @@ public enum Notes {
         public init() {}
 
         public func principal(for request: Request) async throws -> String? {
-            guard let header = request.headers[.authorization], header.hasPrefix("Bearer t-") else { return nil }
-            let user = String(header.dropFirst("Bearer t-".count))
+            guard let token = request.bearerToken, token.hasPrefix("t-") else { return nil }
+            let user = String(token.dropFirst("t-".count))
             let signedIn = sessionLookupsLeft.withLock { left in
                 guard let count = left[user] else { return true }
                 left[user] = max(0, count - 1)

@@ -70,6 +70,33 @@ struct StoreTests {
         }
     }
 
+    @Test("a write of the bytes a key holds is none: no counter, no feed entry, no value for the observers, its progress committed; a key without a value is always written", arguments: StoreKind.enabled)
+    func unchangedWriteSkipped(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let commits = CommitLog()
+            store.observeCommits { commits.append($0) }
+            let client = ClientID(rawValue: "c")
+            let first = try await store.write { try $0.writeIfChanged(Data("null".utf8), to: key) }
+            #expect(first == Version(epoch: store.epoch, counter: 1))
+            let again = try await store.write { transaction in
+                let version = try transaction.writeIfChanged(Data("null".utf8), to: key)
+                try transaction.setLastMutationID(1, of: client, scope: "ann")
+                return version
+            }
+            #expect(again == nil)
+            let changed = try await store.write { try $0.writeIfChanged(Data("[1]".utf8), to: key) }
+            #expect(changed == Version(epoch: store.epoch, counter: 2))
+            let read = try await store.read(key, lastMutationIDOf: client, scope: "ann")
+            #expect(read.value?.version.counter == 2 && read.lastMutationID == 1)
+            let feed = try await store.changes(after: 0, limit: 100)
+            #expect(feed.map { String(decoding: $0.value.json, as: UTF8.self) } == ["null", "[1]"])
+            // A store may tell its observers after the write returns: waited for, bounded.
+            #expect(await eventually(within: .seconds(30)) { commits.count == 3 }, "\(commits.count) commits seen")
+            #expect(commits.all.map { $0.values.map(\.version.counter) } == [[1], [], [2]])
+            #expect(commits.all.dropFirst().first?.progress == [ClientProgress(scope: "ann", client: client, lastMutationID: 1)])
+        }
+    }
+
     @Test("answers are kept per principal and forgotten once the client's later mutation is processed", arguments: StoreKind.enabled)
     func answersPrunedByProgress(_ kind: StoreKind) async throws {
         try await kind.withStore { store in

@@ -28,8 +28,7 @@ enum TodoBackend {
         let sessions: [String: String]  // token: user
 
         func principal(for request: Request) async throws -> String? {
-            guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return nil }
-            return sessions[String(header.dropFirst("Bearer ".count))]
+            request.bearerToken.flatMap { sessions[$0] }
         }
 
         func id(of user: String) -> String { user }
