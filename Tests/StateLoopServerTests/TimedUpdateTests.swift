@@ -59,21 +59,27 @@ struct TimedUpdateTests {
         }
     }
 
+    /// Waits until the timed update sleeps on `clock`, for a bounded time: one that ended, or
+    /// never went to sleep, fails the test rather than hanging it.
+    static func asleep(on clock: TestClock) async throws {
+        try #require(await eventually(within: .seconds(10)) { clock.sleeperCount >= 1 }, "the timed update does not sleep on the clock")
+    }
+
     @Test("it runs what is due at its deadline, not before, and sleeps until the next")
     func runsWhenDue() async throws {
         let clock = TestClock()
         let server = try await Self.server(["a": 10, "b": 20])
         let running = Task { try await Self.timedUpdate(on: server, clock: clock).run() }
         defer { running.cancel() }
-        await clock.waitForSleepers()
+        try await Self.asleep(on: clock)
         await clock.advance(by: .milliseconds(9_999))
-        await clock.waitForSleepers()
+        try await Self.asleep(on: clock)
         #expect(try await Self.firedNames(on: server) == [], "ran before its deadline")
         await clock.advance(by: .milliseconds(1))
         #expect(await eventually(within: .seconds(10)) { (try? await Self.firedNames(on: server)) == ["a"] }, "did not run at its deadline")
-        await clock.waitForSleepers()
+        try await Self.asleep(on: clock)
         await clock.advance(by: .milliseconds(9_999))
-        await clock.waitForSleepers()
+        try await Self.asleep(on: clock)
         #expect(try await Self.firedNames(on: server) == ["a"])
         await clock.advance(by: .milliseconds(1))
         #expect(await eventually(within: .seconds(10)) { (try? await Self.firedNames(on: server)) == ["a", "b"] })
@@ -90,20 +96,20 @@ struct TimedUpdateTests {
         let update = Self.timedUpdate(on: server, clock: clock) { transaction in
             if reads.next() == 2 {
                 inSecondRead.signal()
-                release.wait()
+                _ = release.wait(timeout: .now() + 30)
             }
             return try Self.earliest(in: transaction)
         }
         let running = Task { try await update.run() }
         defer { running.cancel() }
-        await clock.waitForSleepers()
+        try await Self.asleep(on: clock)
         await clock.advance(by: .seconds(5))
-        await withCheckedContinuation { continuation in
+        let entered = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                inSecondRead.wait()
-                continuation.resume()
+                continuation.resume(returning: inSecondRead.wait(timeout: .now() + 30) == .success)
             }
         }
+        try #require(entered, "the timed update did not read again at 5 s")
         await clock.advance(by: .seconds(30))
         release.signal()
         // "a" fires at 5 s; "b", due at 10 s, has passed by then: it fires without the clock
@@ -124,7 +130,7 @@ struct TimedUpdateTests {
         }
         let running = Task { try await update.run() }
         defer { running.cancel() }
-        await clock.waitForSleepers()
+        try await Self.asleep(on: clock)
         #expect(log.messages.filter { $0.hasPrefix("warning") } == ["warning timed update failed error=StoreAway() update=reminders"])
         #expect(try await Self.firedNames(on: server) == [])
         await clock.advance(by: .seconds(5))
@@ -145,10 +151,10 @@ struct TimedUpdateTests {
         }
         // Nothing is ever due: it keeps reading every pause, and does not end the group.
         for _ in 0..<3 {
-            await clock.waitForSleepers()
+            try await Self.asleep(on: clock)
             await clock.advance(by: .seconds(1))
         }
-        await clock.waitForSleepers()
+        try await Self.asleep(on: clock)
         #expect(ended.value == nil)
         await group.triggerGracefulShutdown()
         #expect(await eventually(within: .seconds(10)) { ended.value == true }, "the group did not end")
@@ -173,7 +179,7 @@ struct TimedUpdateTests {
             let reader = PushReader(port: port, path: "board/push", as: "bob")
             defer { reader.cancel() }
             #expect(await eventually(within: .seconds(20)) { reader.received.count == 1 })
-            await clock.waitForSleepers()
+            try await Self.asleep(on: clock)
             await clock.advance(by: .seconds(60))
             #expect(await eventually(within: .seconds(20)) { reader.values(Int.self).map(\.value) == [1, 2] }, "\(reader.received)")
         }
