@@ -210,6 +210,8 @@ let package = Package(
                 "sync-server-crash-child",
                 "StateLoopSync",
                 "StateLoopSyncTransports",
+                // The test clock, for the sessions' expiries and the timed updates' deadlines.
+                "StateLoopTesting",
                 "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -6,8 +6,8 @@ struct Account: Codable, Sendable, Hashable {
     /// The bcrypt hash of the password the account was created with.
     var passwordHash: String
     /// The digests of the account's sessions from before sessions had slots of their own
-    /// (``Sessions``), which a revocation still ends; `nil` (and not stored) otherwise. No
-    /// sign-in adds to it: the account record does not change with sessions.
+    /// (``SessionsBeforeSlots``), which a revocation still ends; `nil` (and not stored)
+    /// otherwise. No sign-in adds to it: the account record does not change with sessions.
     var sessions: [String]?
 
     /// An account with no session yet.

@@ -180,7 +180,7 @@ extension NightrideServer {
             maximumConnectionsPerAddress: Int? = nil,
             sessionsPerUser: Int = 20
         ) {
-            self.sessionsPerUser = min(max(1, sessionsPerUser), Sessions.maximumSlots)
+            self.sessionsPerUser = min(max(1, sessionsPerUser), Sessions.maximumPerUserLimit)
             self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
             self.keepsHistory = keepsHistory
             self.changeRetention = changeRetention

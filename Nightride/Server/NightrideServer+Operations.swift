@@ -63,72 +63,52 @@ extension NightrideServer {
 
     // MARK: Inactivity
 
-    /// Applies inactivity switch-offs as they fall due, so they are pushed without waiting for
-    /// a request. Sleeps until the next deadline, but wakes at least every quarter timeout (at
-    /// most a second), since a driver switching on meanwhile brings a deadline of their own.
-    func runInactivityTimer(on sync: SyncServer<NightrideAccess>) async throws {
-        guard let timeout = rules.inactivityTimeout else {
-            // Nothing ever falls due; returning would end the service group.
-            while !Task.isCancelled { try await Task.sleep(for: .seconds(3_600)) }
-            return
-        }
-        let maximumPause = min(.seconds(1), max(.milliseconds(10), timeout / 4))
-        while !Task.isCancelled {
-            let (now, rules) = (wallNow, rules)
-            let deadline: Duration?
-            do {
-                // A read first, beside writes: most wakes find nothing due, and need no write.
-                let next = try await sync.read { transaction in
-                    try StoreWorld.dispatchBook(in: transaction).nextInactivityDeadline(timeout: timeout)
-                }
-                deadline = if let next, next <= now {
-                    try await sync.update { transaction in
-                        try StoreWorld.operate(in: transaction, at: now, rules: rules) { $0.book.nextInactivityDeadline(timeout: timeout) }
-                    }
-                } else {
-                    next
-                }
-            } catch {
-                logger.warning("inactivity check failed", metadata: ["error": "\(error)"])
-                deadline = nil
-            }
-            let untilNext = deadline.map { $0 - now }
-            try await sleepUntil(now - wallOrigin + min(max(untilNext ?? maximumPause, .milliseconds(1)), maximumPause))
+    /// The inactivity switch-offs as they fall due, pushed without waiting for a request: the
+    /// kit's timed update on the dispatch book's next deadline, waking at least every quarter
+    /// timeout (at most a second), since a driver switching on meanwhile brings a deadline of
+    /// their own. `nil` when nothing ever falls due.
+    func inactivityTimer(on sync: SyncServer<NightrideAccess>) -> TimedUpdate<NightrideAccess>? {
+        guard let timeout = rules.inactivityTimeout else { return nil }
+        let rules = rules
+        return TimedUpdate(
+            "inactivity", on: sync, clock: wallClock, maximumPause: min(.seconds(1), max(.milliseconds(10), timeout / 4))
+        ) { transaction in
+            try StoreWorld.dispatchBook(in: transaction).nextInactivityDeadline(timeout: timeout).map(ServerHistory.date(wallTime:))
+        } update: { transaction, now in
+            try StoreWorld.operate(in: transaction, at: ServerHistory.wallTime(of: now), rules: rules) {
+                $0.book.nextInactivityDeadline(timeout: timeout)
+            }.map(ServerHistory.date(wallTime:))
         }
     }
 
     // MARK: Sessions
 
-    /// Ends the sessions of `user` (of everyone when `nil`) and closes their push sockets, as a
-    /// server that lost its sessions would: their clients are answered 401 until they sign in
-    /// again.
+    /// Ends the sessions of `user` (of everyone when `nil`); the kit closes their push sockets
+    /// once that is committed, as a server that lost its sessions would: their clients are
+    /// answered 401 until they sign in again.
     public func revokeSessions(of user: String? = nil) async throws {
-        let sync = try openData().sync
-        try await sync.update { transaction in
+        let life = try openData()
+        try await life.sync.update { [sessions = life.sessions] transaction in
             if let user {
-                try Sessions.revoke(account: AccountName.key(ofLogin: user), in: transaction)
+                try sessions.revoke(of: user, in: transaction)
+                try SessionsBeforeSlots.revoke(account: AccountName.key(ofLogin: user), in: transaction)
             } else {
-                try Sessions.revokeAll(in: transaction)
+                try sessions.revokeAll(in: transaction)
             }
-        }
-        if let user {
-            sync.closeSockets(of: user)
-        } else {
-            sync.closeAllSockets()
         }
     }
 
     /// The user of a live session token at the server's time; `nil` for an unknown, expired or
     /// revoked one.
     public func user(forToken token: String) async throws -> String? {
-        try await Sessions.user(forToken: token, at: wallSeconds, in: openData().store)
+        try await openData().sync.access.user(token)
     }
 
     /// The live sessions of the account `name` means (in any case), oldest first: at most the
     /// configuration's `sessionsPerUser`.
-    func liveSessions(of name: String) async throws -> [Sessions.Record] {
-        let (key, seconds) = (AccountName.key(ofLogin: name), wallSeconds)
-        return try await openData().sync.read { try Sessions.live(account: key, at: seconds, in: $0) }
+    func liveSessions(of name: String) async throws -> [Sessions.LiveSession] {
+        let life = try openData()
+        return try await life.sync.read { [sessions = life.sessions] in try sessions.live(of: name, in: $0) }
     }
 
     /// The stored password hash of the account `name` means (in any case); `nil` for none.

@@ -67,7 +67,7 @@ extension NightrideServer {
                 }
                 loginLimits.recordSignUp(peer: peer, at: now)
             }
-            let user = try await signIn(name: name, key: key, stored: stored, password: body.password)
+            let user = try await signIn(name: name, stored: stored, password: body.password)
             loginLimits.recordSuccess(account: key, peer: peer, at: now)
             return JSON.response(user)
         } catch let rejection as Rejection {
@@ -91,40 +91,24 @@ extension NightrideServer {
     }
 
     /// Checks or sets the password outside any transaction (bcrypt is slow on purpose), then
-    /// signs in and records a new session in one transaction: the account's hash must still be
+    /// signs in and issues a new session in one transaction: the account's hash must still be
     /// the one `stored` that was checked (``PasswordProof``), so two first sign-ins racing to
     /// create an account cannot both win. A session past the user's cap ends their oldest one,
-    /// whose push sockets are closed as a revocation's are.
-    private func signIn(name: String, key: String, stored: String?, password: String?) async throws -> LoginResponse {
+    /// whose push sockets the kit closes once the sign-in has committed (sockets are per user,
+    /// not per session: the user's other clients reconnect, and only the ended session's is
+    /// refused).
+    private func signIn(name: String, stored: String?, password: String?) async throws -> LoginResponse {
         let proof = try await Self.proof(of: password, against: stored, cost: configuration.passwordCost)
-        let secret = Self.newToken()
-        let (now, seconds, rules, sample, cap) = (wallNow, wallSeconds, rules, configuration.sampleHistory, configuration.sessionsPerUser)
-        let expiry = configuration.tokenLifetime.map { seconds + Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
-        let sync = try openData().sync
-        let (user, issued) = try await sync.update { transaction in
+        let (now, rules, sample) = (wallNow, rules, configuration.sampleHistory)
+        let life = try openData()
+        let (user, token) = try await life.sync.update { [sessions = life.sessions] transaction in
             let user = try StoreWorld.operate(in: transaction, at: now, rules: rules) { operation in
                 try operation.signIn(name: name, proof: proof) { sample ? SampleHistory.rides(for: $0, places: rules.catalog.places) : [] }
             }
-            let issued = try Sessions.issue(secret: secret, to: user, account: key, expiresAt: expiry, at: seconds, cap: cap, in: transaction)
-            return (user, issued)
+            return (user, try sessions.issue(to: user, in: transaction))
         }
-        // Sockets are per user, not per session: the user's other clients reconnect, and only
-        // the ended session's is refused.
-        if issued.endedAnother { sync.closeSockets(of: user) }
         logger.debug("login", metadata: ["user": "\(user)"])
-        return LoginResponse(token: issued.token, user: user)
-    }
-
-    /// A new session's secret: 256 bits from the system's cryptographic generator (`getrandom`
-    /// on Linux, which needs no file descriptor, so a server out of descriptors still never
-    /// issues a predictable token), as 64 hexadecimal digits. The token is the session's slot
-    /// followed by it (see ``Sessions``).
-    static func newToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<4).map { _ in
-            let word = String(generator.next() as UInt64, radix: 16)
-            return String(repeating: "0", count: 16 - word.count) + word
-        }.joined()
+        return LoginResponse(token: token, user: user)
     }
 
     /// The slow half of a login, on NIO's thread pool (bcrypt takes milliseconds of CPU; on the

@@ -42,12 +42,12 @@ public final class NightrideServer: Sendable {
     let rules: RideRules
     private let readClock: @Sendable () -> Duration
     let sleep: @Sendable (Duration) async throws -> Void
-    /// Sleeps until a time of ``now``: a deadline passed while the caller was busy is not
-    /// pushed later (a relative sleep taken after a test clock moved on would be).
-    let sleepUntil: @Sendable (Duration) async throws -> Void
     /// The wall clock when the server's time began: stored times (drivers' idle times, session
     /// expiries) are on the wall clock, so that they mean the same after a restart.
     let wallOrigin: Duration
+    /// The wall clock as the server's clock moves it, from ``wallOrigin``: what the kit's
+    /// sessions and the inactivity timer read, so that they and the rules agree on the time.
+    let wallClock: WallClock
 
     /// A server whose time and timers run on `clock` (a test clock, say): change-log times, the
     /// inactivity timer, session lifetimes, fault-plan latencies and socket cuts all follow it.
@@ -63,8 +63,9 @@ public final class NightrideServer: Sendable {
         let origin = clock.now
         readClock = { origin.duration(to: clock.now) }
         sleep = { try await clock.sleep(for: $0) }
-        sleepUntil = { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
-        wallOrigin = .milliseconds(Int64(Date().timeIntervalSince1970 * 1_000))
+        let wallOrigin = Duration.milliseconds(Int64(Date().timeIntervalSince1970 * 1_000))
+        self.wallOrigin = wallOrigin
+        wallClock = WallClock(clock, startingAt: ServerHistory.date(wallTime: wallOrigin))
         state = Mutex(ServerState(faultPlan: configuration.faults, faultsEnabled: configuration.faultsEnabled))
     }
 
@@ -73,10 +74,11 @@ public final class NightrideServer: Sendable {
         self.init(configuration: configuration, clock: ContinuousClock(), logger: logger)
     }
 
-    /// The store and the sync server serving it.
+    /// The store, the sync server serving it, and the sessions kept in it.
     struct DataLife: Sendable {
         let store: any ServerStore
         let sync: SyncServer<NightrideAccess>
+        let sessions: Sessions
     }
 
     // MARK: Running
@@ -133,10 +135,8 @@ public final class NightrideServer: Sendable {
     private func start(port: Int) async throws -> Int {
         let life = try await openDataForStart()
         let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
-        var group = ServiceGroupConfiguration(
-            services: [makeApplication(life.sync, port: port) { port in readyContinuation.yield(port) }, InactivityTimer(server: self, sync: life.sync)],
-            logger: logger
-        )
+        let application = makeApplication(life.sync, port: port) { port in readyContinuation.yield(port) }
+        var group = ServiceGroupConfiguration(services: [application] + (inactivityTimer(on: life.sync).map { [$0] } ?? []), logger: logger)
         // A client that keeps a request open must not keep the server from stopping.
         group.maximumGracefulShutdownDuration = .seconds(5)
         let services = ServiceGroup(configuration: group)
@@ -283,9 +283,14 @@ public final class NightrideServer: Sendable {
         if configuration.keepsHistory {
             store.observeCommits { [weak self] changes in self?.record(changes, epoch: epoch) }
         }
-        let access = NightrideAccess { [weak self] token in
-            guard let self else { return nil }
-            return try await Sessions.user(forToken: token, at: self.wallSeconds, in: store)
+        let sessions = Sessions(
+            store: store, lifetime: configuration.tokenLifetime, maximumPerUser: configuration.sessionsPerUser, clock: wallClock,
+            // An account is one whatever the case of its name.
+            userKey: AccountName.key(ofLogin:)
+        )
+        let access = NightrideAccess { [wallClock] token in
+            if let user = try await sessions.user(forToken: token) { return user }
+            return try await SessionsBeforeSlots.user(forToken: token, at: wallClock.now, in: store)
         }
         var syncLogger = logger
         syncLogger[metadataKey: "part"] = "sync"
@@ -306,7 +311,7 @@ public final class NightrideServer: Sendable {
             sleep: sleep,
             count: { [weak self] change in self?.state.withLock { change(&$0.stats) } }
         )
-        return DataLife(store: store, sync: sync)
+        return DataLife(store: store, sync: sync, sessions: sessions)
     }
 
     /// Reads into the change log and the audit what the store's feed holds beyond what they
@@ -340,18 +345,12 @@ public final class NightrideServer: Sendable {
 
     /// The time on the wall clock, as the server's clock has moved it: what stored times use.
     var wallNow: Duration {
-        wallOrigin + readClock()
+        ServerHistory.wallTime(of: wallClock.now)
     }
 
     /// ``wallNow`` as a date: what times the store's change feed.
     var wallDate: Date {
-        ServerHistory.date(wallTime: wallNow)
-    }
-
-    /// ``wallNow`` in seconds since 1970.
-    var wallSeconds: Double {
-        let (seconds, attoseconds) = wallNow.components
-        return Double(seconds) + Double(attoseconds) / 1e18
+        wallClock.now
     }
 
     // MARK: State
@@ -422,18 +421,6 @@ public final class NightrideServer: Sendable {
         var task: Task<Void, any Error>?
         var services: ServiceGroup?
         var port: Int?
-    }
-}
-
-/// The inactivity timer as a service beside the HTTP server, ended by the same graceful shutdown.
-private struct InactivityTimer: Service {
-    let server: NightrideServer
-    let sync: SyncServer<NightrideAccess>
-
-    func run() async throws {
-        do {
-            try await cancelWhenGracefulShutdown { try await server.runInactivityTimer(on: sync) }
-        } catch is CancellationError {}
     }
 }
 

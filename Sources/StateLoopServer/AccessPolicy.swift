@@ -4,13 +4,8 @@ import Hummingbird
 /// push: who a request comes from, and which keys that principal may read and write.
 ///
 /// ```swift
-/// /// Where the app keeps its sessions: its own type, on any store.
-/// protocol Sessions: Sendable {
-///     func user(forToken token: String) async throws -> String?
-/// }
-///
 /// struct Rules: AccessPolicy {
-///     let sessions: any Sessions
+///     let sessions: Sessions
 ///
 ///     func principal(for request: Request) async throws -> String? {
 ///         guard let token = request.bearerToken else { return nil }

@@ -28,41 +28,45 @@ struct PendingMutation: Sendable {
     /// transaction. A store failure is thrown, so nothing is remembered and the retry runs anew;
     /// any other handler error is a refusal (422), remembered like one, since a handler does no
     /// I/O and would fail the same way again.
+    ///
+    /// - Returns: the answer, and the push sockets to close once the transaction has committed
+    ///   (sessions the handler ended).
     func process(
         in store: any StoreTransaction,
         mayWrite: @escaping (ResourceKey) -> Bool,
         logger: Logger,
         prepare: () throws -> Prepared
-    ) throws -> RememberedAnswer {
+    ) throws -> (answer: RememberedAnswer, closings: SocketClosings) {
         if let remembered = try store.answer(to: id.rawValue, scope: scope) {
             guard remembered.fingerprint == fingerprint else {
-                return refusal(MutationRefusal("mutationIDReused", "Mutation-ID \(id) was used for another change"))
+                return (refusal(MutationRefusal("mutationIDReused", "Mutation-ID \(id) was used for another change")), SocketClosings())
             }
-            return remembered
+            return (remembered, SocketClosings())
         }
         let parts = id.parts
         if let (client, sequence) = parts, let last = try store.lastMutationID(of: client, scope: scope), sequence <= last {
             // Its answer was forgotten because the client went on to later ones: a client that
             // follows the protocol never sends it again, and it must not run twice.
-            return refusal(MutationRefusal("mutationAlreadyProcessed", "Mutation-ID \(id) is older than \(client)'s mutation \(last)"))
+            let refused = MutationRefusal("mutationAlreadyProcessed", "Mutation-ID \(id) is older than \(client)'s mutation \(last)")
+            return (refusal(refused), SocketClosings())
         }
         let prepared: Prepared
         do {
             prepared = try prepare()
         } catch let refused as MutationRefusal {
-            return refusal(refused)
+            return (refusal(refused), SocketClosings())
         }
-        let answer = try run(prepared, in: store, mayWrite: mayWrite, logger: logger)
+        let (answer, closings) = try run(prepared, in: store, mayWrite: mayWrite, logger: logger)
         try store.remember(answer, to: id.rawValue, scope: scope, client: parts?.client, sequence: parts?.sequence)
         if let (client, sequence) = parts {
             try store.setLastMutationID(sequence, of: client, scope: scope)
         }
-        return answer
+        return (answer, closings)
     }
 
     private func run(
         _ prepared: Prepared, in store: any StoreTransaction, mayWrite: @escaping (ResourceKey) -> Bool, logger: Logger
-    ) throws -> RememberedAnswer {
+    ) throws -> (RememberedAnswer, SocketClosings) {
         store.cause = ChangeCause(scope: scope, mutation: id)
         let transaction = ServerTransaction(store: store, mayWrite: mayWrite, mutationID: id)
         do {
@@ -70,14 +74,14 @@ struct PendingMutation: Sendable {
             let versions = try transaction.commitWrites()
             let version = try versions[prepared.key] ?? StoreFailure.wrap { try store.value(of: prepared.key)?.version }
                 ?? Version(epoch: store.epoch, counter: 0)
-            return RememberedAnswer(fingerprint: fingerprint, status: 200, body: WireMessage.receipt(version))
+            return (RememberedAnswer(fingerprint: fingerprint, status: 200, body: WireMessage.receipt(version)), transaction.socketsToClose)
         } catch let refused as MutationRefusal {
-            return refusal(refused)
+            return (refusal(refused), SocketClosings())
         } catch let failure as StoreFailure {
             throw failure
         } catch {
             logger.error("mutation handler failed", metadata: ["mutation": "\(id)", "error": "\(error)"])
-            return refusal(MutationRefusal("handlerFailed", "the server could not apply this mutation: \(error)", status: 422))
+            return (refusal(MutationRefusal("handlerFailed", "the server could not apply this mutation: \(error)", status: 422)), SocketClosings())
         }
     }
 

@@ -18,6 +18,9 @@ public final class ServerTransaction {
     public let mutationID: MutationID?
     private var pending: [ResourceKey: Data] = [:]
     private var order: [ResourceKey] = []
+    /// The push sockets to close once this transaction has committed (sessions it ended), and
+    /// only then: a transaction that throws ends no session, so it closes nothing.
+    private(set) var socketsToClose = SocketClosings()
     /// The kit's: keys sorted, so that an unchanged value makes the bytes the store holds.
     private let encoder = KitJSON.encoder
     private let decoder = KitJSON.decoder
@@ -84,11 +87,36 @@ public final class ServerTransaction {
     ///   may not write the key (the same answer as a key that does not exist), the encoder's
     ///   error, or ``ReadOnlyTransaction`` inside ``SyncServer/read(_:)``.
     public func write<Value>(_ value: Value, to resource: ServerResource<Value>, _ id: String) throws {
+        try write(value, to: resource, id, checked: true)
+    }
+
+    /// ``write(_:to:_:)``, with the access policy asked (`checked`) or not: the kit's own
+    /// records (``Sessions``) are not the app's values, which its policy is about.
+    func write<Value>(_ value: Value, to resource: ServerResource<Value>, _ id: String, checked: Bool) throws {
         let key = resource.key(id)
         guard !isReadOnly else { throw ReadOnlyTransaction(key: key) }
-        guard mayWrite(key) else { throw MutationRefusal.notFound }
+        guard !checked || mayWrite(key) else { throw MutationRefusal.notFound }
         if pending[key] == nil { order.append(key) }
         pending[key] = try encoder.encode(value)
+    }
+
+    /// This transaction's own writes of `resource` whose ids start with `prefix`, which
+    /// ``values(of:prefix:after:limit:descending:)`` does not see.
+    func written<Value>(of resource: ServerResource<Value>, prefix: String) throws -> [(id: String, value: Value)] {
+        try order.filter { $0.resource == resource.name && $0.id.hasPrefix(prefix) }.map { key in
+            (key.id, try decoder.decode(Value.self, from: pending[key]!))
+        }
+    }
+
+    /// Closes the push sockets of the principal whose id is `principalID` once this transaction
+    /// has committed.
+    func closeSocketsAfterCommit(of principalID: String) {
+        socketsToClose.principals.insert(principalID)
+    }
+
+    /// Closes every push socket once this transaction has committed.
+    func closeAllSocketsAfterCommit() {
+        socketsToClose.all = true
     }
 
     /// A write inside ``SyncServer/read(_:)``, which cannot write.
@@ -114,5 +142,15 @@ public final class ServerTransaction {
         pending = [:]
         order = []
         return versions
+    }
+}
+
+/// The push sockets a committed transaction closes: those of some principals, or all.
+struct SocketClosings: Sendable {
+    var all = false
+    var principals: Set<String> = []
+
+    var isEmpty: Bool {
+        !all && principals.isEmpty
     }
 }

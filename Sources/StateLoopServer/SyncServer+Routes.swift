@@ -111,13 +111,14 @@ extension SyncServer {
         // still comes after the remembered answer, from inside the transaction.
         let decoded = Result { try run(parameters, principal, body) }
         do {
-            let answer = try await timedWrite { store in
+            let (answer, closings) = try await timedWrite { store in
                 try mutation.process(in: store, mayWrite: { access.mayWrite($0, as: principal) }, logger: logger) {
                     let prepared = try decoded.get()
                     guard access.mayRead(prepared.key, as: principal) else { throw MutationRefusal.notFound }
                     return prepared
                 }
             }
+            closeSockets(closings)
             return Self.json(answer.status, answer.body)
         } catch {
             // Nothing was committed, so nothing is remembered: the client's retry runs it anew.

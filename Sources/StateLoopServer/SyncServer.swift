@@ -116,12 +116,14 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
     /// - Throws: what `body` throws (nothing is written then), or the store's error.
     @discardableResult
     public func update<Result: Sendable>(_ body: @escaping @Sendable (ServerTransaction) throws -> Result) async throws -> Result {
-        try await timedWrite { store in
+        let (result, closings) = try await timedWrite { store in
             let transaction = ServerTransaction(store: store, mayWrite: { _ in true })
             let result = try body(transaction)
             _ = try transaction.commitWrites()
-            return result
+            return (result, transaction.socketsToClose)
         }
+        closeSockets(closings)
+        return result
     }
 
     /// Reads in one consistent, read-only view of the store, beside writes rather than queued
@@ -155,6 +157,15 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
     /// they open. Their clients reconnect, are refused, and pull to learn why.
     public func closeSockets(of principalID: String) {
         hub.close(scope: principalID)
+    }
+
+    /// Closes the sockets of the sessions a committed transaction ended.
+    func closeSockets(_ closings: SocketClosings) {
+        if closings.all {
+            closeAllSockets()
+        } else {
+            for principal in closings.principals { closeSockets(of: principal) }
+        }
     }
 
     /// The epoch of every version the server hands out (its store's).

@@ -61,11 +61,11 @@ struct BearerTokenTests {
         let compiled = try #require(example.components(separatedBy: "// AccessPolicy example:\n\n").last)
         #expect(documented == compiled, "AccessPolicy.swift's example and Guide/AccessPolicyExample.swift differ")
 
-        struct Table: Sessions {
-            func user(forToken token: String) async throws -> String? { token == "s3cret" ? "ann" : nil }
-        }
-        let rules = Rules(sessions: Table())
-        #expect(try await rules.principal(for: Self.request(authorization: ["bearer s3cret"])) == "ann")
+        let store = try SQLiteStore()
+        let sessions = Sessions(store: store)
+        let rules = Rules(sessions: sessions)
+        let token = try await sessions.issue(to: "ann", on: SyncServer(store: store, access: rules))
+        #expect(try await rules.principal(for: Self.request(authorization: ["bearer \(token)"])) == "ann")
         #expect(try await rules.principal(for: Self.request(authorization: ["Bearer other"])) == nil)
         #expect(try await rules.principal(for: Self.request(authorization: [])) == nil)
     }

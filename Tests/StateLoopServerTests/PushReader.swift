@@ -20,11 +20,11 @@ final class PushReader: Sendable {
         case closed
     }
 
-    /// Connects to `path` as `user` (no token when `nil`) with an optional client id; sends
-    /// `send` once connected, if given.
-    init(port: Int, path: String, as user: String?, clientID: String? = nil, send: String? = nil) {
+    /// Connects to `path` as `user` (no token when `nil`), or with `token` when given, with an
+    /// optional client id; sends `send` once connected, if given.
+    init(port: Int, path: String, as user: String?, token: String? = nil, clientID: String? = nil, send: String? = nil) {
         var configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 20)
-        if let user { configuration.additionalHeaders[.authorization] = "Bearer t-\(user)" }
+        if let bearer = token ?? user.map({ "t-\($0)" }) { configuration.additionalHeaders[.authorization] = "Bearer \(bearer)" }
         let query = clientID.map { "?clientID=\($0)" } ?? ""
         var logger = Logger(label: "push-reader")
         logger.logLevel = .critical

@@ -5,13 +5,8 @@ import StateLoopServer
 // that the documentation shows exactly what follows the marker.
 // AccessPolicy example:
 
-/// Where the app keeps its sessions: its own type, on any store.
-protocol Sessions: Sendable {
-    func user(forToken token: String) async throws -> String?
-}
-
 struct Rules: AccessPolicy {
-    let sessions: any Sessions
+    let sessions: Sessions
 
     func principal(for request: Request) async throws -> String? {
         guard let token = request.bearerToken else { return nil }

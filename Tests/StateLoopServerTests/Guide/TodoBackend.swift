@@ -23,7 +23,7 @@ enum TodoBackend {
         var index: Int
     }
 
-    /// Who may do what. Sessions come from the app's own login; here, a fixed table.
+    /// Who may do what. A real app keeps its sessions in the kit's `Sessions` (below); here, a fixed table.
     struct Rules: AccessPolicy {
         let sessions: [String: String]  // token: user
 

@@ -1,12 +1,13 @@
-/// SHA-256 (FIPS 180-4), for session tokens at rest: the store keeps a token's digest, never the
-/// token, so a copy of the database signs no one in.
+/// SHA-256 (FIPS 180-4), for session tokens at rest: ``Sessions`` keeps a token's digest, never
+/// the token, so a copy of the database signs no one in.
 ///
-/// Written here rather than taken from swift-crypto: on Linux that package compiles a second
-/// BoringSSL of its own, more than a minute on two cores, for one function the server calls once
-/// per request. Checked against the standard's test vectors (`SessionTests`).
-enum SHA256 {
+/// Written here rather than taken from swift-crypto: none of the kit's dependencies offers a
+/// public one, and on Linux swift-crypto compiles a BoringSSL of its own, more than a minute on
+/// two cores, for one function the server calls once per request. Checked against the
+/// standard's test vectors (`SHA256Tests`).
+package enum SHA256 {
     /// The digest of `bytes`, as 64 lowercase hexadecimal digits.
-    static func hex<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
+    package static func hex<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
         digest(bytes).map { word in
             let digits = String(word, radix: 16)
             return String(repeating: "0", count: 8 - digits.count) + digits
@@ -14,7 +15,7 @@ enum SHA256 {
     }
 
     /// The digest of `bytes`, as eight 32-bit words.
-    static func digest<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> [UInt32] {
+    package static func digest<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> [UInt32] {
         var message = Array(bytes)
         let bitLength = UInt64(message.count) * 8
         message.append(0x80)
