@@ -11,7 +11,6 @@ struct HeadGuardedChannel<Base: ServerChildChannel>: ServerChildChannel {
     let timeout: TimeAmount
     let bodyTimeout: TimeAmount
     let maximumBytes: Int
-    let stopping: OnceFlag
     let tuning: ConnectionTuning
     let shares: AddressShares
 
@@ -20,7 +19,7 @@ struct HeadGuardedChannel<Base: ServerChildChannel>: ServerChildChannel {
             try tuning.apply(to: channel)
             let overShare = !shares.admit(channel)
             try channel.pipeline.syncOperations.addHandler(
-                RequestHeadGuard(timeout: timeout, bodyTimeout: bodyTimeout, maximumBytes: maximumBytes, stopping: stopping, overShare: overShare),
+                RequestHeadGuard(timeout: timeout, bodyTimeout: bodyTimeout, maximumBytes: maximumBytes, overShare: overShare),
                 position: .first
             )
         }.flatMap {

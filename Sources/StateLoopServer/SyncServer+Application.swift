@@ -9,7 +9,9 @@ extension SyncServer {
     /// with `routes` for the app's own (a login, say), and `middleware` in front of every route,
     /// the kit's included (a request log, say: add it with `router.add(middleware:)`). Run it in
     /// a `ServiceGroup` before the server itself:
-    /// `ServiceGroup(services: [server.application(...), server], …)`.
+    /// `ServiceGroup(services: [server.application(...), server], …)`. It is Hummingbird's own
+    /// `Application`: add services to it (`addServices`) or work to do before it listens
+    /// (`beforeServerStarts`), or test it with HummingbirdTesting.
     ///
     /// HTTP connections that stay idle for `idleTimeout` between requests are closed (push
     /// sockets are watched by the slow-reader timeout and, for a peer that vanished, by TCP
@@ -40,7 +42,7 @@ extension SyncServer {
         middleware: (Router<SyncRequestContext>) -> Void = { _ in },
         routes: (Router<SyncRequestContext>) -> Void = { _ in },
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
-    ) -> some Service {
+    ) -> Application<RouterResponder<SyncRequestContext>> {
         let router = Router(context: SyncRequestContext.self)
         middleware(router)
         let table = addKitRoutes(to: router)
@@ -57,10 +59,9 @@ extension SyncServer {
         let headTimeout = TimeAmount(requestHeadTimeout)
         let bodyTimeout = TimeAmount(requestBodyTimeout)
         let shares = AddressShares(limit: maximumConnectionsPerAddress ?? max(1, maximumConnections / 2))
-        let stopping = OnceFlag()
         let tuning = ConnectionTuning(deadPeerTimeout: configuration.deadPeerTimeout)
         let maximumFrameBytes = configuration.maximumFrameBytes
-        let application = Application(
+        return Application(
             router: router,
             server: HTTPServerBuilder { responder in
                 HeadGuardedChannel(
@@ -70,7 +71,6 @@ extension SyncServer {
                     timeout: headTimeout,
                     bodyTimeout: bodyTimeout,
                     maximumBytes: maximumHeadBytes,
-                    stopping: stopping,
                     tuning: tuning,
                     shares: shares
                 )
@@ -82,6 +82,5 @@ extension SyncServer {
             onServerRunning: onServerRunning,
             logger: logger
         )
-        return StopAwareApplication(base: application, stopping: stopping)
     }
 }
