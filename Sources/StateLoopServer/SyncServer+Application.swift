@@ -7,8 +7,9 @@ import ServiceLifecycle
 extension SyncServer {
     /// A Hummingbird application serving the declared resources and mutations on `host:port`,
     /// with `routes` for the app's own (a login, say), and `middleware` in front of every route,
-    /// the kit's included (a request log, say: add it with `router.add(middleware:)`). Run it in
-    /// a `ServiceGroup` before the server itself:
+    /// the kit's included (a request log, say: add it with `router.add(middleware:)`). Run it
+    /// with a ``SyncHost`` (`.init(server, application: server.application(port: port))`), or in
+    /// a `ServiceGroup` of your own before the server itself:
     /// `ServiceGroup(services: [server.application(...), server], …)`. It is Hummingbird's own
     /// `Application`: add services to it (`addServices`) or work to do before it listens
     /// (`beforeServerStarts`), or test it with HummingbirdTesting.
@@ -61,6 +62,7 @@ extension SyncServer {
         let shares = AddressShares(limit: maximumConnectionsPerAddress ?? max(1, maximumConnections / 2))
         let tuning = ConnectionTuning(deadPeerTimeout: configuration.deadPeerTimeout)
         let maximumFrameBytes = configuration.maximumFrameBytes
+        let connections = connections
         return Application(
             router: router,
             server: HTTPServerBuilder { responder in
@@ -72,7 +74,8 @@ extension SyncServer {
                     bodyTimeout: bodyTimeout,
                     maximumBytes: maximumHeadBytes,
                     tuning: tuning,
-                    shares: shares
+                    shares: shares,
+                    connections: connections
                 )
             },
             configuration: ApplicationConfiguration(
