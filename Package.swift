@@ -43,7 +43,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
-        // NIOCore, for the Nightride server's connection tracker (Hummingbird's own dependency).
+        // NIO directly: the kit's push sockets and connection handling, the transports' own
+        // connections (Hummingbird's own dependency).
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.24.0"),
         // NIOSSL, for the push source's own `wss://` connections (swift-websocket's dependency).
@@ -196,7 +197,6 @@ let package = Package(
             dependencies: [
                 "ServerTestApp", "StateLoopServer", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/SyncServerCrashChild"
         ),
@@ -270,11 +270,12 @@ let package = Package(
             name: "StateLoopSyncTransportTests",
             dependencies: [
                 "StateLoopSyncTransports",
+                // The loopback servers' host (`SyncHost`), which stops them gracefully.
+                "StateLoopServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 // Hostile servers that answer the upgrade wrongly or break the protocol after it.
@@ -313,7 +314,6 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Nightride/Server"
@@ -384,8 +384,6 @@ let package = Package(
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                // A server of the tests' own (a history page with a bad link), stopped gracefully.
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

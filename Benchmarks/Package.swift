@@ -21,8 +21,6 @@ let package = Package(
         // transport tests (the same minimum versions as the root package declares).
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.0"),
-        // Stops the loopback server gracefully (cancelling it can trap in NIO).
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         // The Nightride benchmarks silence the server's and the clients' logs (the root package's
         // minimum version).
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
@@ -60,7 +58,9 @@ let package = Package(
                 .product(name: "StateLoopInspectorServer", package: "StateLoop"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // The loopback server's host (`SyncHost`), which stops it gracefully: cancelling
+                // it can trap in NIO.
+                .product(name: "StateLoopServer", package: "StateLoop"),
                 .product(name: "Benchmark", package: "benchmark"),
                 "BenchmarkSupport",
             ],
@@ -113,7 +113,6 @@ let package = Package(
                 .product(name: "StateLoopSyncTransports", package: "StateLoop"),
                 .product(name: "StateLoopWire", package: "StateLoop"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Benchmark", package: "benchmark"),
                 "BenchmarkSupport",

@@ -4,27 +4,24 @@ import Hummingbird
 import HummingbirdBcrypt
 import NIOPosix
 import NightrideModel
-import ServiceLifecycle
 import StateLoopServer
 import StateLoopWire
 
 /// The application: the kit's routes for the two values and their mutations, and Nightride's
 /// own: sign-in, places and history. The fault middleware sees every request first.
 extension NightrideServer {
-    func makeApplication(_ sync: SyncServer<NightrideAccess>, port: Int, onRunning: @escaping @Sendable (Int) -> Void) -> some Service {
+    func makeApplication(_ sync: SyncServer<NightrideAccess>, port: Int) -> some ApplicationProtocol {
         sync.application(
             host: configuration.host,
             port: port,
             maximumConnections: configuration.maximumConnections,
             maximumConnectionsPerAddress: configuration.maximumConnectionsPerAddress,
-            additionalChannelHandlers: { [connections] in [connections.tracker()] },
             middleware: { router in router.add(middleware: FaultMiddleware(server: self)) },
             routes: { router in
                 router.post("login") { request, context in await self.login(request, from: context.peer) }
                 router.get("places") { request, _ in try await self.places(request, access: sync.access) }
                 router.get("me/history") { request, _ in await self.history(request, access: sync.access) }
-            },
-            onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) }
+            }
         )
     }
 

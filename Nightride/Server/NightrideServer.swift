@@ -32,13 +32,13 @@ public final class NightrideServer: Sendable {
     public let configuration: Configuration
     let logger: Logger
     let state: Mutex<ServerState>
-    private let lifecycle = Mutex<Lifecycle>(Lifecycle())
+    /// What runs the application, the sync server and the inactivity timer: made at the first
+    /// use, since what it launches needs the server.
+    private let hosting = Mutex<SyncHost?>(nil)
     /// The store and the sync server on it, made at the first start.
     private let data = Mutex<DataLife?>(nil)
     /// Failed sign-ins per account and per address.
     let loginLimits: LoginLimits
-    /// Closed by `stop()` once the graceful shutdown is over.
-    let connections = OpenConnections()
     let rules: RideRules
     private let readClock: @Sendable () -> Duration
     let sleep: @Sendable (Duration) async throws -> Void
@@ -88,7 +88,9 @@ public final class NightrideServer: Sendable {
     /// fails, or the server is already started.
     @discardableResult
     public func start() async throws -> Int {
-        try await start(port: configuration.port)
+        let port = try await host.start()
+        logger.info("nightride listening", metadata: ["host": "\(configuration.host)", "port": "\(port)", "epoch": "\(epoch ?? 0)"])
+        return port
     }
 
     /// Stops and starts again on the same port, as a restarted process would: a server whose
@@ -103,7 +105,7 @@ public final class NightrideServer: Sendable {
     /// - Returns: the port, the same as before.
     @discardableResult
     public func restart(newEpoch: Bool = false, down: Duration = .zero) async throws -> Int {
-        guard let port else { throw StartFailure(description: "the server is not running") }
+        guard port != nil else { throw StartFailure(description: "the server is not running") }
         await stop()
         if down > .zero { try await Task.sleep(for: down) }
         let fresh: DataLife
@@ -121,78 +123,52 @@ public final class NightrideServer: Sendable {
             fresh = try makeData(epoch: max(previous + 1, UInt64(Date().timeIntervalSince1970 * 1_000)))
         }
         data.withLock { $0 = fresh }
-        // The listening socket may take a moment to be released after the graceful shutdown.
-        for attempt in 1...40 {
-            do {
-                return try await start(port: port)
-            } catch where attempt < 40 && "\(error)".contains("Address already in use") {
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        }
-        return try await start(port: port)
-    }
-
-    private func start(port: Int) async throws -> Int {
-        let life = try await openDataForStart()
-        let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
-        let application = makeApplication(life.sync, port: port) { port in readyContinuation.yield(port) }
-        var group = ServiceGroupConfiguration(services: [application] + (inactivityTimer(on: life.sync).map { [$0] } ?? []), logger: logger)
-        // A client that keeps a request open must not keep the server from stopping.
-        group.maximumGracefulShutdownDuration = .seconds(5)
-        let services = ServiceGroup(configuration: group)
-        let claimed = lifecycle.withLock { lifecycle in
-            guard lifecycle.services == nil else { return false }
-            lifecycle.services = services
-            return true
-        }
-        guard claimed else {
-            throw StartFailure(description: "the server is already started")
-        }
-        state.withLock { $0.acceptsSockets = true }
-        life.sync.acceptSocketsAgain()
-        let task = Task {
-            defer { readyContinuation.finish() }
-            try await services.run()
-        }
-        lifecycle.withLock { $0.task = task }
-        for await port in ready {
-            lifecycle.withLock { $0.port = port }
-            logger.info("nightride listening", metadata: ["host": "\(configuration.host)", "port": "\(port)", "epoch": "\(life.store.epoch)"])
-            return port
-        }
-        lifecycle.withLock { $0 = Lifecycle() }
-        try await task.value
-        throw StartFailure(description: "the server stopped before listening")
+        // The host binds the port it had, waiting for the old listening socket to be released.
+        return try await start()
     }
 
     /// Closes every push socket and shuts down gracefully; returns once the server is down.
     /// Requests under way get up to 5 s to finish; every connection still open then is closed,
     /// as the end of the server's process would.
     public func stop() async {
-        let running = lifecycle.withLock { lifecycle in
-            defer { lifecycle = Lifecycle() }
-            return lifecycle
-        }
-        guard let services = running.services else { return }
+        guard port != nil else { return }
         state.withLock { $0.acceptsSockets = false }
-        // Push sockets first: the graceful shutdown does not wait for them, and one whose
-        // upgrade completes meanwhile must be refused, not left open. A client that does not
-        // answer the close within a second is cut off, as the process's end would.
-        await data.withLock { $0 }?.sync.closeSocketsForShutdown(grace: .seconds(1))
-        await services.triggerGracefulShutdown()
-        _ = try? await running.task?.value
-        await connections.closeAll()
+        // A client that does not answer its socket's close within a second is cut off, as the
+        // process's end would.
+        await host.stop()
         logger.info("nightride stopped")
     }
 
     /// The bound port while running.
     public var port: Int? {
-        lifecycle.withLock { $0.port }
+        host.port
     }
 
     /// `http://host:port` while running.
     public var baseURL: URL? {
         port.flatMap { URL(string: "http://\(configuration.host):\($0)") }
+    }
+
+    /// The host, made at the first use.
+    private var host: SyncHost {
+        hosting.withLock { host in
+            if let host { return host }
+            let made = SyncHost(port: configuration.port, shutdownTimeout: .seconds(5), socketGrace: .seconds(1), logger: logger) {
+                [weak self] port in
+                guard let self else { throw StartFailure(description: "the server was released") }
+                return try await self.launch(on: port)
+            }
+            host = made
+            return made
+        }
+    }
+
+    /// What a start runs: the data opened (the first time), its sync server's application on
+    /// `port`, and the inactivity timer beside it.
+    private func launch(on port: Int) async throws -> SyncHost.Launch {
+        let life = try await openDataForStart()
+        state.withLock { $0.acceptsSockets = true }
+        return SyncHost.Launch(life.sync, application: makeApplication(life.sync, port: port), services: inactivityTimer(on: life.sync).map { [$0] } ?? [])
     }
 
     // MARK: Data
@@ -416,15 +392,9 @@ public final class NightrideServer: Sendable {
     private func closeAllSockets() {
         data.withLock { $0 }?.sync.closeAllSockets()
     }
-
-    private struct Lifecycle {
-        var task: Task<Void, any Error>?
-        var services: ServiceGroup?
-        var port: Int?
-    }
 }
 
-/// Why ``NightrideServer/start()`` could not start, when binding itself did not throw.
+/// Why ``NightrideServer/restart(newEpoch:down:)`` or the data's opening could not go on.
 struct StartFailure: Error, CustomStringConvertible {
     let description: String
 }

@@ -4,23 +4,24 @@ import NIOCore
 import Synchronization
 
 /// A server child channel that tunes each connection's socket (``ConnectionTuning``), puts a
-/// ``RequestHeadGuard`` in front of another one's pipeline, and keeps each address to its
-/// share of the connections.
+/// ``RequestHeadGuard`` in front of another one's pipeline, keeps each address to its share of
+/// the connections, and registers each connection until it closes (``OpenConnections``).
 struct HeadGuardedChannel<Base: ServerChildChannel>: ServerChildChannel {
     let base: Base
     let timeout: TimeAmount
     let bodyTimeout: TimeAmount
     let maximumBytes: Int
-    let stopping: OnceFlag
     let tuning: ConnectionTuning
     let shares: AddressShares
+    let connections: OpenConnections
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Base.Value> {
         channel.eventLoop.makeCompletedFuture {
+            connections.register(channel)
             try tuning.apply(to: channel)
             let overShare = !shares.admit(channel)
             try channel.pipeline.syncOperations.addHandler(
-                RequestHeadGuard(timeout: timeout, bodyTimeout: bodyTimeout, maximumBytes: maximumBytes, stopping: stopping, overShare: overShare),
+                RequestHeadGuard(timeout: timeout, bodyTimeout: bodyTimeout, maximumBytes: maximumBytes, overShare: overShare),
                 position: .first
             )
         }.flatMap {

@@ -24,7 +24,6 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let timeout: TimeAmount
     private let bodyTimeout: TimeAmount
     private let maximumBytes: Int
-    private let stopping: OnceFlag
     private var framing = RequestFraming()
     /// The part of a request the deadline is for: its phase and which request.
     private var timed: (phase: RequestFraming.Phase, request: Int)?
@@ -34,16 +33,18 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// Set for a connection over its address's share of the connections: refused at once.
     private let overShare: Bool
 
-    init(timeout: TimeAmount, bodyTimeout: TimeAmount = .seconds(30), maximumBytes: Int, stopping: OnceFlag, overShare: Bool = false) {
+    init(timeout: TimeAmount, bodyTimeout: TimeAmount = .seconds(30), maximumBytes: Int, overShare: Bool = false) {
         self.timeout = timeout
         self.bodyTimeout = bodyTimeout
         self.maximumBytes = maximumBytes
-        self.stopping = stopping
         self.overShare = overShare
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if stopping.isRaised {
+        // The listener is closed first thing in the graceful shutdown, before the quiescing
+        // event goes out: a connection set up after that may have had its event before this
+        // handler was in place, where nothing heard it.
+        if let listener = context.channel.parent, !listener.isActive {
             refuseStopping(context: context)
             return
         }
@@ -114,8 +115,8 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// The server is stopping (Hummingbird's graceful shutdown): a connection with no request
     /// head yet has nothing under way, so it is answered and closed now. Left alone, it would
     /// hold the shutdown until the head's deadline, and a client that reconnects as the server
-    /// stops (a push socket does, at once) opens exactly such connections. (One accepted after
-    /// this event was sent is refused by `handlerAdded`, through the `stopping` flag.) A
+    /// stops (a push socket does, at once) opens exactly such connections. (One set up after
+    /// this event was sent is refused by `handlerAdded`, which finds the listener closed.) A
     /// connection that served requests is Hummingbird's to close.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent, framing.completed == 0, framing.phase != .body {

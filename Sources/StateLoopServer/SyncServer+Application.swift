@@ -7,9 +7,12 @@ import ServiceLifecycle
 extension SyncServer {
     /// A Hummingbird application serving the declared resources and mutations on `host:port`,
     /// with `routes` for the app's own (a login, say), and `middleware` in front of every route,
-    /// the kit's included (a request log, say: add it with `router.add(middleware:)`). Run it in
-    /// a `ServiceGroup` before the server itself:
-    /// `ServiceGroup(services: [server.application(...), server], …)`.
+    /// the kit's included (a request log, say: add it with `router.add(middleware:)`). Run it
+    /// with a ``SyncHost`` (`.init(server, application: server.application(port: port))`), or in
+    /// a `ServiceGroup` of your own before the server itself:
+    /// `ServiceGroup(services: [server.application(...), server], …)`. It is Hummingbird's own
+    /// `Application`: add services to it (`addServices`) or work to do before it listens
+    /// (`beforeServerStarts`), or test it with HummingbirdTesting.
     ///
     /// HTTP connections that stay idle for `idleTimeout` between requests are closed (push
     /// sockets are watched by the slow-reader timeout and, for a peer that vanished, by TCP
@@ -40,7 +43,7 @@ extension SyncServer {
         middleware: (Router<SyncRequestContext>) -> Void = { _ in },
         routes: (Router<SyncRequestContext>) -> Void = { _ in },
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
-    ) -> some Service {
+    ) -> Application<RouterResponder<SyncRequestContext>> {
         let router = Router(context: SyncRequestContext.self)
         // First, so that the app's middleware sees the server's body limit too.
         addBodyLimit(to: router)
@@ -59,10 +62,10 @@ extension SyncServer {
         let headTimeout = TimeAmount(requestHeadTimeout)
         let bodyTimeout = TimeAmount(requestBodyTimeout)
         let shares = AddressShares(limit: maximumConnectionsPerAddress ?? max(1, maximumConnections / 2))
-        let stopping = OnceFlag()
         let tuning = ConnectionTuning(deadPeerTimeout: configuration.deadPeerTimeout)
         let maximumFrameBytes = configuration.maximumFrameBytes
-        let application = Application(
+        let connections = connections
+        return Application(
             router: router,
             server: HTTPServerBuilder { responder in
                 HeadGuardedChannel(
@@ -72,9 +75,9 @@ extension SyncServer {
                     timeout: headTimeout,
                     bodyTimeout: bodyTimeout,
                     maximumBytes: maximumHeadBytes,
-                    stopping: stopping,
                     tuning: tuning,
-                    shares: shares
+                    shares: shares,
+                    connections: connections
                 )
             },
             configuration: ApplicationConfiguration(
@@ -84,6 +87,5 @@ extension SyncServer {
             onServerRunning: onServerRunning,
             logger: logger
         )
-        return StopAwareApplication(base: application, stopping: stopping)
     }
 }

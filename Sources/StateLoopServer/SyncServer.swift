@@ -19,7 +19,8 @@ import Synchronization
 ///     list.append(todo.title)
 ///     try transaction.write(list, to: todos, user)
 /// }
-/// try await ServiceGroup(services: [server.application(port: 8080), server], logger: logger).run()
+/// let host = SyncHost(port: 8080) { port in .init(server, application: server.application(port: port)) }
+/// try await ServiceGroup(services: [host], gracefulShutdownSignals: [.sigterm], logger: logger).run()
 /// ```
 ///
 /// - `GET <path>` answers the value as StateLoopWire's `Versioned` JSON with the caller's
@@ -50,6 +51,8 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
     let metrics: ServerMetrics
     /// What every push socket's writer shares.
     let pushWriting: PushWriting
+    /// Every connection the server's applications accepted and have not closed yet.
+    let connections = OpenConnections()
     private let declarations = Mutex<[Declaration]>([])
     private let faults = Mutex<(any PushFaultHooks)?>(nil)
 
@@ -236,10 +239,12 @@ extension SyncServer {
 }
 
 extension SyncServer: Service {
-    /// Waits for the service group's graceful shutdown, then closes every push socket with
-    /// "going away" once what its outbox held is sent, and returns when they are closed (or
-    /// after the slow-reader timeout). List the server after the application in the group, so
-    /// that it is shut down first and the sockets do not hold the HTTP server open.
+    /// Forgets old records (see ``SyncServerConfiguration/forgetClientsAfter``) until the service
+    /// group's graceful shutdown, then closes every push socket with "going away" once what its
+    /// outbox held is sent, and returns when they are closed (or after the slow-reader timeout).
+    /// A ``SyncHost`` runs it beside the application; in a group of your own, list the server
+    /// after the application, so that it is shut down first and the sockets do not hold the HTTP
+    /// server open.
     public func run() async throws {
         await withTaskGroup(of: Void.self) { group in
             let (clientAge, changeAge) = (configuration.forgetClientsAfter, configuration.forgetChangesAfter)
@@ -260,21 +265,32 @@ extension SyncServer {
     /// end of the process would: the application's graceful shutdown does not wait for push
     /// sockets, which live in their channels alone.
     ///
-    /// For a server stopped and started again in one process (tests, an in-process restart):
-    /// the service's ``run()`` calls it, and ``acceptSocketsAgain()`` undoes it.
-    package func closeSocketsForShutdown(grace: Duration? = nil) async {
+    /// The service's ``run()`` calls it, and a ``SyncHost`` before the application's graceful
+    /// shutdown (with a grace of its own); ``acceptSocketsAgain()`` undoes it at the next start.
+    /// Cancelled, it closes the connections of the sockets still open at once.
+    func closeSocketsForShutdown(grace: Duration? = nil) async {
         let writers = hub.closeAll()
         let deadline = ContinuousClock.now + (grace ?? configuration.slowReaderTimeout)
         while hub.openSockets > 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
+            // A service group past its graceful shutdown's bound cancels: waiting on would spin.
+            guard (try? await Task.sleep(for: .milliseconds(5))) != nil else { break }
         }
         for writer in writers where hub.openSockets > 0 {
             await writer.closeConnection()
         }
     }
 
-    /// Accepts push sockets again after ``closeSocketsForShutdown()``.
-    package func acceptSocketsAgain() {
+    /// Accepts push sockets again after ``closeSocketsForShutdown(grace:)``.
+    func acceptSocketsAgain() {
         hub.resumeAccepting()
     }
+
+    /// Closes every connection that the server's applications accepted on `port` and that is
+    /// still open, and returns once each is closed.
+    func closeConnections(onPort port: Int) async {
+        await connections.closeAll(onPort: port)
+    }
 }
+
+/// What a ``SyncHost`` does with the sync server it runs beside its application.
+extension SyncServer: HostedSyncServer {}

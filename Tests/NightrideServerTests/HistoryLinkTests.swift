@@ -4,7 +4,7 @@ import Logging
 import NightrideClient
 import NightrideModel
 import NightrideServer
-import ServiceLifecycle
+import StateLoopServer
 import StateLoop
 import StateLoopJournal
 import StateLoopSyncTransports
@@ -118,39 +118,22 @@ struct HistoryLinkTests {
         }
     }
 
-    /// Runs `router` on a free loopback port for the duration of `body`, which gets its address.
-    /// Stopped gracefully, never by cancelling its task (NIO traps on a connection accepted but
-    /// not yet handed over when that task is cancelled).
+    /// Runs `router` on a free loopback port for the duration of `body`, which gets its address,
+    /// then stops it (gracefully, as NIO needs: see `SyncHost`).
     private func withServer(_ router: Router<BasicRequestContext>, _ body: (URL) async throws -> Void) async throws {
         var logger = Logger(label: "bad-links")
         logger.logLevel = .critical
-        let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in readyContinuation.yield(channel.localAddress?.port ?? 0) },
-            logger: logger
-        )
-        var configuration = ServiceGroupConfiguration(services: [app], logger: logger)
-        configuration.maximumGracefulShutdownDuration = .seconds(5)
-        let services = ServiceGroup(configuration: configuration)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await services.run() }
-            var port = 0
-            for await value in ready {
-                port = value
-                break
-            }
-            var failure: (any Error)?
-            do {
-                try await body(try #require(URL(string: "http://127.0.0.1:\(port)")))
-            } catch {
-                failure = error
-            }
-            await services.triggerGracefulShutdown()
-            _ = try? await group.next()
-            if let failure { throw failure }
+        let application = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
+        let host = SyncHost(logger: logger) { _ in .init(application) }
+        try await host.start()
+        var failure: (any Error)?
+        do {
+            try await body(try #require(host.baseURL))
+        } catch {
+            failure = error
         }
+        await host.stop()
+        if let failure { throw failure }
     }
 }
 

@@ -5,6 +5,7 @@ import NightrideModel
 import StateLoopServer
 import StateLoopWire
 import Testing
+import TestSupport
 
 /// The change log and the mutation audit come from the store's change feed, so a server process
 /// started on an earlier one's file knows the whole history, at the times it happened.
@@ -74,6 +75,38 @@ struct ServerHistoryTests {
         let value = try JSONDecoder().decode(Versioned<Bool>.self, from: body)
         #expect(value.value == false && value.version.counter > 100)
         await lean.stop()
+    }
+
+    @Test("a running server prunes its file's change feed as configured (the newest commit stays)")
+    func feedPruned() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-history-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("server.sqlite").path
+        var logger = Logger(label: "nightride.test")
+        logger.logLevel = .error
+
+        let first = NightrideServer(configuration: NightrideServer.Configuration(dataPath: path, passwordCost: 4), logger: logger)
+        _ = try await LoopbackClient(port: try await first.start()).login("bob")
+        for index in 0..<20 { try await first.setDriverMode(index % 2 == 0, for: "bob") }
+        await first.stop()
+        let written = try SQLiteStore(path: path).changes(after: 0, limit: 1_000)
+        #expect(written.count > 20)
+
+        // Every commit but the newest is older than a millisecond by the time this one starts.
+        let pruning = NightrideServer(
+            configuration: NightrideServer.Configuration(dataPath: path, passwordCost: 4, keepsHistory: false, changeRetention: .milliseconds(1)),
+            logger: logger
+        )
+        try await pruning.start()
+        let pruned = await eventually(within: .seconds(10)) {
+            try? await Task.sleep(for: .milliseconds(50))
+            return ((try? SQLiteStore(path: path).changes(after: 0, limit: 1_000).count) ?? .max) < written.count
+        }
+        await pruning.stop()
+        #expect(pruned, "the feed was not pruned")
+        let left = try SQLiteStore(path: path).changes(after: 0, limit: 1_000)
+        #expect(left.last?.sequence == written.last?.sequence, "the newest commit went too")
     }
 
     @Test("the audit names a mutation applied in two commits of one epoch, and one beyond its client's progress")

@@ -58,9 +58,7 @@ struct ConnectionTests {
         let server = SyncServer(store: try SQLiteStore(), access: TodoBackend.Rules(sessions: [:]))
         // A shutdown allowed longer than the test allows: only the guard's answer ends these
         // connections in time.
-        let (port, services, running) = try await startRunning(
-            server, requestHeadTimeout: .seconds(30), maximumGracefulShutdown: .seconds(30)
-        )
+        let (host, port) = try await startHost(server, requestHeadTimeout: .seconds(30), shutdownTimeout: .seconds(30))
         let silent = try RawConnection(port: port)
         let partial = try RawConnection(port: port)
         partial.send(Array("GET /me/todos HTTP/1.1\r\nHost: 127".utf8))
@@ -71,14 +69,14 @@ struct ConnectionTests {
         _ = probe.send(Array("GET /nothing HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8))
         #expect(await probe.readUntilClosed(within: .seconds(5)).text.hasPrefix("HTTP/1.1 "))
         let stopping = ContinuousClock.now
-        await services.triggerGracefulShutdown()
+        async let stopped: Void = host.stop()
         // The bounds tell "at once" from the 30 s head timeout, with room for a loaded machine.
         for connection in [silent, partial] {
             let (text, closed) = await connection.readUntilClosed(within: .seconds(20))
             #expect(closed, "still open 20 s into the stop")
             #expect(text.hasPrefix("HTTP/1.1 503"), "\(text)")
         }
-        _ = try? await running.value
+        await stopped
         #expect(ContinuousClock.now - stopping < .seconds(20), "stopped after \(ContinuousClock.now - stopping)")
     }
 

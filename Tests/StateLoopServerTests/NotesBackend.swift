@@ -2,7 +2,6 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
-import ServiceLifecycle
 import StateLoopServer
 import StateLoopWire
 import Synchronization
@@ -10,8 +9,7 @@ import ServerTestApp
 import StateLoopSyncTransports
 import Testing
 
-/// Runs a notes server on a free loopback port for the duration of `body`, then shuts it down
-/// gracefully (the sync server first, as an app would list it).
+/// Runs a notes server on a free loopback port for the duration of `body`, then stops it.
 func withNotesServer(
     store: (any ServerStore)? = nil,
     configuration: SyncServerConfiguration = SyncServerConfiguration(),
@@ -25,8 +23,7 @@ func withNotesServer(
 }
 
 /// Runs `server` on a free loopback port for the duration of `body`, which gets the port, then
-/// shuts it down gracefully (the sync server first, as an app would list it). `middleware` and
-/// `routes` are the application's.
+/// stops it (``SyncHost/stop()``). `middleware` and `routes` are the application's.
 func withRunning<Access: AccessPolicy>(
     _ server: SyncServer<Access>, requestHeadTimeout: Duration = .seconds(10), requestBodyTimeout: Duration = .seconds(30),
     maximumConnections: Int = 10_000,
@@ -34,53 +31,43 @@ func withRunning<Access: AccessPolicy>(
     middleware: (Router<SyncRequestContext>) -> Void = { _ in }, routes: (Router<SyncRequestContext>) -> Void = { _ in },
     _ body: (Int) async throws -> Void
 ) async throws {
-    let started = try await startRunning(
+    let (host, port) = try await startHost(
         server, requestHeadTimeout: requestHeadTimeout, requestBodyTimeout: requestBodyTimeout, maximumConnections: maximumConnections,
         additionalChannelHandlers: additionalChannelHandlers,
         middleware: middleware, routes: routes
     )
     var failure: (any Error)?
     do {
-        try await body(started.port)
+        try await body(port)
     } catch {
         failure = error
     }
-    await started.services.triggerGracefulShutdown()
-    _ = try? await started.running.value
+    await host.stop()
     if let failure { throw failure }
 }
 
-/// `server` and its application running in a service group, once listening: the port, the
-/// group (to stop it) and the task that runs it (done once it stopped).
-func startRunning<Access: AccessPolicy>(
+/// `server` and its application started by a host on a free loopback port: the host (to stop
+/// it) and the port. `applicationOnly`: the application alone, as an app that leaves the sync
+/// server out of its service group runs it.
+func startHost<Access: AccessPolicy>(
     _ server: SyncServer<Access>, requestHeadTimeout: Duration = .seconds(10), requestBodyTimeout: Duration = .seconds(30),
-    maximumConnections: Int = 10_000, maximumGracefulShutdown: Duration = .seconds(5),
+    maximumConnections: Int = 10_000, shutdownTimeout: Duration = .seconds(5),
     applicationOnly: Bool = false,
     additionalChannelHandlers: @escaping @Sendable () -> [any RemovableChannelHandler] = { [] },
     middleware: (Router<SyncRequestContext>) -> Void = { _ in }, routes: (Router<SyncRequestContext>) -> Void = { _ in }
-) async throws -> (port: Int, services: ServiceGroup, running: Task<Void, any Error>) {
+) async throws -> (host: SyncHost, port: Int) {
     var logger = Logger(label: "stateloop.server.test")
     logger.logLevel = .critical
-    let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
+    // Made once: these hosts are started once, on port 0.
     let application = server.application(
         port: 0, requestHeadTimeout: requestHeadTimeout, requestBodyTimeout: requestBodyTimeout, maximumConnections: maximumConnections,
         additionalChannelHandlers: additionalChannelHandlers,
         middleware: middleware, routes: routes
-    ) { channel in
-        readyContinuation.yield(channel.localAddress?.port ?? 0)
+    )
+    let host = SyncHost(shutdownTimeout: shutdownTimeout, logger: logger) { _ in
+        applicationOnly ? .init(application) : .init(server, application: application)
     }
-    // `applicationOnly`: as an app that left the sync server out of its service group.
-    let members: [any Service] = applicationOnly ? [application] : [application, server]
-    var group = ServiceGroupConfiguration(services: members, logger: logger)
-    group.maximumGracefulShutdownDuration = maximumGracefulShutdown
-    let services = ServiceGroup(configuration: group)
-    let running = Task { try await services.run() }
-    var port: Int?
-    for await bound in ready {
-        port = bound
-        break
-    }
-    return (try #require(port), services, running)
+    return (host, try await host.start())
 }
 
 /// Plain HTTP against the test server.

@@ -218,13 +218,13 @@ struct PushTests {
         let server = SyncServer(store: try SQLiteStore(), access: Notes.Rules())
         Notes.declare(on: server)
         _ = try await server.update { try $0.write(1, to: Notes.board, "main") }
-        let (port, services, running) = try await startRunning(server, maximumGracefulShutdown: .seconds(30), applicationOnly: true)
+        let (host, port) = try await startHost(server, shutdownTimeout: .seconds(30), applicationOnly: true)
         let reader = PushReader(port: port, path: "board/push", as: "ann")
         #expect(await eventually(within: .seconds(10)) { reader.values(Int.self).count == 1 })
         let stopping = ContinuousClock.now
-        await services.triggerGracefulShutdown()
+        async let stopped: Void = host.stop()
         #expect(try await reader.closeFrame()?.closeCode == .goingAway)
-        _ = try? await running.value
+        await stopped
         // Against the 30 s graceful shutdown: a hang guard with room for a loaded machine.
         #expect(ContinuousClock.now - stopping < .seconds(20), "stopped after \(ContinuousClock.now - stopping)")
     }

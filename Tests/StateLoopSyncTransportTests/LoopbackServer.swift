@@ -2,55 +2,40 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
-import ServiceLifecycle
+import StateLoopServer
 import Synchronization
 import Testing
 
-/// Runs `router` (and `sockets`, when given, for WebSocket upgrades) on a free loopback port for
-/// the duration of `body`, which gets the port.
-///
-/// The server is shut down gracefully, never by cancelling its task: a connection accepted
-/// but not yet handed to Hummingbird when its task is cancelled makes NIO trap ("Deinited
-/// NIOAsyncWriter without calling finish()", apple/swift-nio#3481), and CI hit exactly that.
-/// A graceful shutdown closes the listener first; connections still open after a few seconds
-/// (a socket the test left open) are then cut by the service group's cancellation, which is
-/// safe once nothing can be accepted any more.
+/// Runs `router` (and `sockets`, when given, for WebSocket upgrades) on a free loopback port (or
+/// `fixedPort`) for the duration of `body`, which gets the port, then stops it: a host's stop,
+/// graceful first, which is what NIO needs (cancelling a server while a connection is being
+/// accepted traps, apple/swift-nio#3481, and CI hit exactly that); a socket the test left open
+/// is cut once the stop's bound passed.
 func withLoopback(
     _ router: Router<BasicRequestContext>,
     sockets: Router<BasicWebSocketRequestContext>? = nil,
     port fixedPort: Int = 0,
     _ body: (Int) async throws -> Void
 ) async throws {
-    let port = Mutex<Int?>(nil)
-    let (ready, readyContinuation) = AsyncStream.makeStream(of: Void.self)
     var logger = Logger(label: "loopback")
     logger.logLevel = .critical
-    let app = Application(
+    let application = Application(
         router: router,
         server: sockets.map { .http1WebSocketUpgrade(webSocketRouter: $0) } ?? .http1(),
         configuration: .init(address: .hostname("127.0.0.1", port: fixedPort)),
-        onServerRunning: { channel in
-            port.withLock { $0 = channel.localAddress?.port }
-            readyContinuation.yield()
-        },
         logger: logger
     )
-    var configuration = ServiceGroupConfiguration(services: [app], logger: logger)
-    configuration.maximumGracefulShutdownDuration = .seconds(5)
-    let services = ServiceGroup(configuration: configuration)
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await services.run() }
-        for await _ in ready { break }
-        var failure: (any Error)?
-        do {
-            try await body(try #require(port.withLock { $0 }))
-        } catch {
-            failure = error
-        }
-        await services.triggerGracefulShutdown()
-        _ = try? await group.next()
-        if let failure { throw failure }
+    // Started once, on the port the application names.
+    let host = SyncHost(port: fixedPort, logger: logger) { _ in .init(application) }
+    let port = try await host.start()
+    var failure: (any Error)?
+    do {
+        try await body(port)
+    } catch {
+        failure = error
     }
+    await host.stop()
+    if let failure { throw failure }
 }
 
 /// The wait for `operation` gave up.

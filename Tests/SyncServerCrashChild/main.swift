@@ -9,7 +9,6 @@ import Darwin
 #endif
 import Logging
 import ServerTestApp
-import ServiceLifecycle
 import StateLoopServer
 import TestSupport
 
@@ -24,10 +23,10 @@ do {
     let store = try SQLiteStore(path: arguments[1])
     let server = SyncServer(store: store, access: Notes.Rules(), logger: logger)
     Notes.declare(on: server)
-    let application = server.application(port: port, onServerRunning: { channel in
-        report("listening \(channel.localAddress?.port ?? 0) \(store.epoch)")
-    })
-    try await ServiceGroup(services: [application, server], logger: logger).run()
+    let host = SyncHost(port: port, logger: logger) { port in .init(server, application: server.application(port: port)) }
+    report("listening \(try await host.start()) \(store.epoch)")
+    // Serves until killed: the test ends this process with SIGKILL, never a stop.
+    while true { try await Task.sleep(for: .seconds(3_600)) }
 } catch {
     report("error \(error)")
     exit(1)

@@ -99,7 +99,7 @@ enum BroadcastServer {
         server.serve(notice, at: "notice") { _, _ in "all" }
         guard let port = try? runBlocking({
             try await server.update { transaction in try transaction.write(0, to: notice, "all") }
-            return await MutationFixture.serve(server, logger: logger).port
+            return try await MutationFixture.serve(server, logger: logger).port
         }) else {
             FileHandle.standardError.write(Data("the broadcast server did not start\n".utf8))
             exit(1)

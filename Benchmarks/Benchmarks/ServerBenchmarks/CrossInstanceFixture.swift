@@ -1,7 +1,6 @@
 import BenchmarkSupport
 import Foundation
 import Logging
-import ServiceLifecycle
 import StateLoopServer
 import StateLoopServerPostgres
 import StateLoopSync
@@ -17,22 +16,19 @@ final class CrossInstanceFixture: Sendable {
     /// The instance the change is committed on, and the client's instance.
     private let writer: PostgresStore
     private let reader: PostgresStore
-    private let services: ServiceGroup
-    private let running: Task<Void, any Error>
+    private let host: SyncHost
     private let listening: Task<Void, Never>
     private let arrivals = Arrivals()
     private let connected = Connected()
     private let key = ResourceKey(resource: "counter", id: "bench")
 
     private init(
-        postgres: BenchPostgres, writer: PostgresStore, reader: PostgresStore, services: ServiceGroup, running: Task<Void, any Error>,
-        port: Int
+        postgres: BenchPostgres, writer: PostgresStore, reader: PostgresStore, host: SyncHost, port: Int
     ) {
         self.postgres = postgres
         self.writer = writer
         self.reader = reader
-        self.services = services
-        self.running = running
+        self.host = host
         let connected = connected
         let push = WebSocketPush<Int>(url: "ws://127.0.0.1:\(port)/me/counter/push", headers: ["Authorization": "Bearer bench"]) { up in
             connected.state.withLock { $0 = up }
@@ -59,8 +55,8 @@ final class CrossInstanceFixture: Sendable {
         logger.logLevel = .critical
         let server = SyncServer(store: reader, access: MutationFixture.Rules(), logger: logger)
         server.serve(MutationFixture.counters, at: "me/counter") { user, _ in user }
-        let (port, services, running) = await MutationFixture.serve(server, logger: logger)
-        let fixture = CrossInstanceFixture(postgres: postgres, writer: writer, reader: reader, services: services, running: running, port: port)
+        let (host, port) = try await MutationFixture.serve(server, logger: logger)
+        let fixture = CrossInstanceFixture(postgres: postgres, writer: writer, reader: reader, host: host, port: port)
         // A push reaches the socket only once it is connected: wait for that (bounded).
         let deadline = ContinuousClock.now + .seconds(10)
         while !fixture.connected.state.withLock({ $0 }) {
@@ -95,8 +91,7 @@ final class CrossInstanceFixture: Sendable {
 
     func stop() async {
         listening.cancel()
-        await services.triggerGracefulShutdown()
-        _ = try? await running.value
+        await host.stop()
         writer.close()
         reader.close()
         postgres.stop()

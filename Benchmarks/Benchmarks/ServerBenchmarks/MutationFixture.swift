@@ -1,7 +1,6 @@
 import Foundation
 import Hummingbird
 import Logging
-import ServiceLifecycle
 import BenchmarkSupport
 import StateLoopServer
 import StateLoopServerPostgres
@@ -43,16 +42,14 @@ final class MutationFixture: Sendable {
 
     let port: Int
     private let folder: URL
-    private let services: ServiceGroup
-    private let running: Task<Void, any Error>
+    private let host: SyncHost
     private let postgres: BenchPostgres?
     private let sequences = Mutex<[Int: UInt64]>([:])
 
-    private init(port: Int, folder: URL, services: ServiceGroup, running: Task<Void, any Error>, postgres: BenchPostgres?) {
+    private init(port: Int, folder: URL, host: SyncHost, postgres: BenchPostgres?) {
         self.port = port
         self.folder = folder
-        self.services = services
-        self.running = running
+        self.host = host
         self.postgres = postgres
     }
 
@@ -74,28 +71,18 @@ final class MutationFixture: Sendable {
         server.mutation(at: "me/counter", body: Increment.self, changes: counters, key: { user, _ in user }) { transaction, user, increment in
             try transaction.write((try transaction.read(counters, user) ?? 0) + increment.by, to: counters, user)
         }
-        let (port, services, running) = await serve(server, logger: logger)
-        return MutationFixture(port: port, folder: folder, services: services, running: running, postgres: postgres)
+        let (host, port) = try await serve(server, logger: logger)
+        return MutationFixture(port: port, folder: folder, host: host, postgres: postgres)
     }
 
-    /// Runs `server` and its application on a free loopback port until its services are shut
-    /// down; returns once it listens.
-    static func serve<Access: AccessPolicy>(_ server: SyncServer<Access>, logger: Logger) async -> (port: Int, services: ServiceGroup, running: Task<Void, any Error>) {
-        let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
-        // Every benchmark client connects from one loopback address: it gets the whole cap.
-        let application = server.application(port: 0, maximumConnectionsPerAddress: 10_000, onServerRunning: { channel in
-            readyContinuation.yield(channel.localAddress?.port ?? 0)
-        })
-        var configuration = ServiceGroupConfiguration(services: [application, server], logger: logger)
-        configuration.maximumGracefulShutdownDuration = .seconds(5)
-        let services = ServiceGroup(configuration: configuration)
-        let running = Task { try await services.run() }
-        var port = 0
-        for await bound in ready {
-            port = bound
-            break
+    /// Runs `server` and its application on a free loopback port until the host is stopped;
+    /// returns once it listens.
+    static func serve<Access: AccessPolicy>(_ server: SyncServer<Access>, logger: Logger) async throws -> (host: SyncHost, port: Int) {
+        let host = SyncHost(logger: logger) { port in
+            // Every benchmark client connects from one loopback address: it gets the whole cap.
+            .init(server, application: server.application(port: port, maximumConnectionsPerAddress: 10_000))
         }
-        return (port, services, running)
+        return (host, try await host.start())
     }
 
     /// Sends `count` mutations from `clients` clients at once, each client one at a time.
@@ -131,8 +118,7 @@ final class MutationFixture: Sendable {
     }
 
     func stop() async {
-        await services.triggerGracefulShutdown()
-        _ = try? await running.value
+        await host.stop()
         postgres?.stop()
         try? FileManager.default.removeItem(at: folder)
     }

@@ -4,7 +4,7 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
-import ServiceLifecycle
+import StateLoopServer
 import StateLoopSync
 import StateLoopSyncTransports
 import Synchronization
@@ -71,8 +71,7 @@ actor PushBackend {
 
 final class LoopbackFixture: Sendable {
     private let backend: PushBackend
-    private let server: Task<Void, any Error>
-    private let services: ServiceGroup
+    private let host: SyncHost
     private let resource: RemoteResource<Int>
     private let subscriber: Task<Void, Never>
     /// The newest version the subscriber has seen; -1 before the first.
@@ -80,10 +79,9 @@ final class LoopbackFixture: Sendable {
     /// The next version to push: the pull brought version 1.
     private let next = Mutex<UInt64>(2)
 
-    private init(backend: PushBackend, server: Task<Void, any Error>, services: ServiceGroup, port: Int) {
+    private init(backend: PushBackend, host: SyncHost, port: Int) {
         self.backend = backend
-        self.server = server
-        self.services = services
+        self.host = host
         resource = RemoteResource(
             sources: ResourceSources(
                 pull: HTTPPull<Int>(url: URL(string: "http://127.0.0.1:\(port)/value")!),
@@ -115,27 +113,20 @@ final class LoopbackFixture: Sendable {
         sockets.ws("push") { _, _ in .upgrade() } onUpgrade: { _, outbound, _ in
             await backend.serve(outbound)
         }
-        let port = SharedCount(initial: -1)
         var logger = Logger(label: "loopback")
         logger.logLevel = .critical
         let app = Application(
             router: router,
             server: .http1WebSocketUpgrade(webSocketRouter: sockets),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                port.advance(to: channel.localAddress?.port ?? -1)
-            },
             logger: logger
         )
         // Stopped gracefully, never cancelled: cancelling while a connection is being accepted
         // traps in NIO (apple/swift-nio#3481).
-        var configuration = ServiceGroupConfiguration(services: [app], logger: logger)
-        configuration.maximumGracefulShutdownDuration = .seconds(5)
-        let services = ServiceGroup(configuration: configuration)
-        let server = Task { try await services.run() }
+        let host = SyncHost(logger: logger) { _ in .init(app) }
+        let port = try await host.start()
         do {
-            try await port.wait(untilCount: 1, orFailAfter: .seconds(10), "the loopback server did not start")
-            let fixture = LoopbackFixture(backend: backend, server: server, services: services, port: port.current)
+            let fixture = LoopbackFixture(backend: backend, host: host, port: port)
             // The HTTP pull brings version 1; pushes need the socket to be open.
             try await fixture.newest.wait(untilCount: 1, orFailAfter: .seconds(10), "the first pull never arrived")
             let deadline = ContinuousClock.now + .seconds(10)
@@ -147,7 +138,7 @@ final class LoopbackFixture: Sendable {
             }
             return fixture
         } catch {
-            await services.triggerGracefulShutdown()
+            await host.stop()
             throw error
         }
     }
@@ -166,7 +157,6 @@ final class LoopbackFixture: Sendable {
     func stop() async {
         subscriber.cancel()
         await backend.hangUpAll()
-        await services.triggerGracefulShutdown()
-        _ = try? await server.value
+        await host.stop()
     }
 }

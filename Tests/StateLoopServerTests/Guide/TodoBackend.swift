@@ -80,11 +80,9 @@ enum TodoBackend {
     /// Runs the backend on `port` until SIGINT or SIGTERM, its data in the file at `path`.
     static func run(path: String, port: Int) async throws {
         let server = makeServer(store: try SQLiteStore(path: path), sessions: ["secret-of-ann": "ann"])
-        let services = ServiceGroup(
-            services: [server.application(port: port), server],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: Logger(label: "todos")
-        )
-        try await services.run()
+        // The application, and the server beside it: a stop closes its push sockets first.
+        let host = SyncHost(port: port) { port in .init(server, application: server.application(port: port)) }
+        let signals = ServiceGroup(services: [host], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "todos"))
+        try await signals.run()
     }
 }
