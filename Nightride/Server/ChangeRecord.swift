@@ -28,7 +28,7 @@ public struct ChangeRecord: Sendable, Hashable {
     /// The record of a stored value of one of the two resources clients follow; `nil` for
     /// another resource.
     init?(_ stored: StoredValue, at time: Duration) {
-        let decoder = JSON.decoder
+        let decoder = Self.decoder
         let value: ResourceValue? = switch stored.key.resource {
         case NightrideResources.driverMode.name: (try? decoder.decode(Bool.self, from: stored.json)).map(ResourceValue.driverMode)
         case NightrideResources.ride.name: (try? decoder.decode(RideStatus.self, from: stored.json)).map(ResourceValue.ride)
@@ -37,4 +37,8 @@ public struct ChangeRecord: Sendable, Hashable {
         guard let value else { return nil }
         self.init(time: time, user: stored.key.id, version: stored.version, value: value)
     }
+
+    /// One decoder for every stored value read back, rather than one per record (a catch-up
+    /// reads the whole feed).
+    private static let decoder = JSONDecoder()
 }

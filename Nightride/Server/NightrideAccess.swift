@@ -13,12 +13,10 @@ struct NightrideAccess: AccessPolicy {
         return try await user(token)
     }
 
-    /// The request's bearer token, or for a push upgrade (whose client may not set headers)
-    /// its `?token=`.
+    /// The request's bearer token (``Request/bearerToken``), or for a push upgrade (a browser's
+    /// WebSocket cannot set headers) its `?token=`.
     static func token(of request: Request) -> String? {
-        if let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") {
-            return String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
-        }
+        if let token = request.bearerToken { return token }
         return request.uri.path.hasSuffix("/push") ? request.uri.queryParameters.get("token") : nil
     }
 

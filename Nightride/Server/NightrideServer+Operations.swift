@@ -119,7 +119,7 @@ extension NightrideServer {
     /// The account stored under `key`, read without a transaction.
     func account(_ key: String) async throws -> Account? {
         let (stored, _) = try await openData().store.read(NightrideResources.account.key(key), lastMutationIDOf: nil, scope: "")
-        return try stored.map { try JSON.decoder.decode(Account.self, from: $0.json) }
+        return try stored.map { try JSONDecoder().decode(Account.self, from: $0.json) }
     }
 
     /// One page of `user`'s past rides, newest first, of `pageSize` rides (the configuration's

@@ -18,7 +18,7 @@ extension NightrideServer {
             maximumConnectionsPerAddress: configuration.maximumConnectionsPerAddress,
             middleware: { router in router.add(middleware: FaultMiddleware(server: self)) },
             routes: { router in
-                router.post("login") { request, context in await self.login(request, from: context.peer) }
+                router.post("login") { request, context in await self.login(request, context: context) }
                 router.get("places") { request, _ in try await self.places(request, access: sync.access) }
                 router.get("me/history") { request, _ in await self.history(request, access: sync.access) }
             }
@@ -27,9 +27,24 @@ extension NightrideServer {
 
     // MARK: Sign-in
 
-    private func login(_ request: Request, from peer: String) async -> Response {
-        guard let body = await JSON.decode(LoginRequest.self, from: request) else {
-            return JSON.error(.badRequest, "badRequest", #"expected {"name": "…", "password": "…"}"#)
+    /// The largest sign-in body read, in bytes: a name and a password need far less than the
+    /// server's limit for mutations, and every byte of a sign-in is read before any limit on
+    /// attempts applies.
+    static let maximumLoginBodyBytes = 64 * 1024
+
+    private func login(_ request: Request, context: SyncRequestContext) async -> Response {
+        var context = context
+        context.maximumBodyBytes = Self.maximumLoginBodyBytes
+        let peer = context.peer
+        let body: LoginRequest
+        do {
+            body = try await request.decode(as: LoginRequest.self, context: context)
+        } catch let error as ErrorResponse {
+            // Answered here rather than thrown, so that the fault plan's delay applies to it
+            // as to every other answer of the route.
+            return error.response(from: request, context: context)
+        } catch {
+            return Response.error(.badRequest, "badRequest", "the body could not be read")
         }
         // bcrypt reads a C string: a NUL would end the password early, so that "\0secret" and
         // "\0WRONG" would be the same password.
@@ -66,7 +81,7 @@ extension NightrideServer {
             }
             let user = try await signIn(name: name, stored: stored, password: body.password)
             loginLimits.recordSuccess(account: key, peer: peer, at: now)
-            return JSON.response(user)
+            return Self.json(user)
         } catch let rejection as Rejection {
             if rejection.code == .wrongPassword || rejection.code == .passwordRequired {
                 loginLimits.recordFailure(account: key, peer: peer, at: now)
@@ -75,16 +90,16 @@ extension NightrideServer {
             return Self.response(for: rejection)
         } catch {
             logger.warning("login failed", metadata: ["error": "\(error)"])
-            return JSON.error(.serviceUnavailable, "unavailable", "the server cannot reach its data now: retry")
+            return Response.error(.serviceUnavailable, "unavailable", "the server cannot reach its data now: retry")
         }
     }
 
     /// 429 `tooManyAttempts` with `Retry-After`, in whole seconds rounded up.
     private static func tooManyAttempts(_ wait: Duration, _ reason: String) -> Response {
         let seconds = wait.components.seconds + 1
-        var response = JSON.error(.tooManyRequests, "tooManyAttempts", "\(reason): try again in \(seconds) s")
-        response.headers[.retryAfter] = "\(seconds)"
-        return response
+        return Response.error(
+            .tooManyRequests, "tooManyAttempts", "\(reason): try again in \(seconds) s", headers: [.retryAfter: "\(seconds)"]
+        )
     }
 
     /// Checks or sets the password outside any transaction (bcrypt is slow on purpose), then
@@ -134,27 +149,33 @@ extension NightrideServer {
             try await sleep(configuration.placesLatency)
         }
         let query = request.uri.queryParameters.get("q") ?? ""
-        return JSON.response(rules.catalog.search(query))
+        return Self.json(rules.catalog.search(query))
     }
 
     private func history(_ request: Request, access: NightrideAccess) async -> Response {
         guard let user = (try? await access.principal(for: request)) ?? nil else { return Self.unauthorized }
         do {
-            return JSON.response(try await history(of: user, cursor: request.uri.queryParameters.get("cursor")))
+            return Self.json(try await history(of: user, cursor: request.uri.queryParameters.get("cursor")))
         } catch let rejection as Rejection {
             return Self.response(for: rejection)
         } catch {
-            return JSON.error(.serviceUnavailable, "unavailable", "the server cannot reach its data now: retry")
+            return Response.error(.serviceUnavailable, "unavailable", "the server cannot reach its data now: retry")
         }
     }
 
     // MARK: Helpers
 
     private static var unauthorized: Response {
-        JSON.error(.unauthorized, "unauthorized", "missing or unknown bearer token")
+        Response.error(.unauthorized, "unauthorized", "missing or unknown bearer token")
     }
 
     static func response(for rejection: Rejection) -> Response {
-        JSON.response(rejection.body, status: HTTPResponse.Status(code: status(of: rejection)))
+        Response.error(HTTPResponse.Status(code: status(of: rejection)), rejection.body.error, rejection.body.message)
+    }
+
+    /// `value` as the kit answers JSON; 500 for a value that cannot be encoded (none of
+    /// Nightride's answers can fail so).
+    private static func json(_ value: some Encodable) -> Response {
+        (try? Response.json(value)) ?? Response(status: .internalServerError)
     }
 }

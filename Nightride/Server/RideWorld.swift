@@ -6,8 +6,8 @@ import NightrideModel
 /// An operation's writes are the operation's until it ends: reads see them, and the world turns
 /// each changed value into one new version when the operation is over, however often the rules
 /// set it meanwhile (a driver freed and offered another ride in one step is one change). That
-/// is what a store transaction does, so the same rules run in memory (``MemoryWorld``) and on a
-/// durable store.
+/// is what a store transaction does (``StoreWorld``), so the same rules also run in memory, in
+/// the tests (their `MemoryWorld`).
 protocol RideWorld {
     /// The driver mode of `user`; `nil` for no such user.
     func driverMode(of user: String) throws -> Bool?

@@ -3,23 +3,20 @@ import StateLoopServer
 
 /// The ride world in one store transaction of StateLoopServer.
 ///
-/// The store raises a value's version on every write, so the users' values are held here until
-/// ``flush()`` and written only where the operation left them different from what is stored (or
-/// for a new user): a value set and set back is no change, and a value set twice is one. The
-/// other resources go straight to the transaction, which holds its writes until the handler
-/// returns, so an operation that throws writes nothing.
+/// Every write goes straight to the transaction, which holds its writes until the handler
+/// returns (an operation that throws writes nothing) and then skips each key left with the value
+/// the store holds: a value set and set back is no change, a value set twice is one, and a new
+/// user's values, which the store does not hold yet, are written.
 struct StoreWorld: RideWorld {
     private let transaction: ServerTransaction
-    private var driverModes: [String: Bool] = [:]
-    private var rides: [String: RideStatus] = [:]
-    /// The values written, in the order first written.
-    private var order: [(user: String, resource: Resource)] = []
-    private var created: Set<String> = []
-    /// The next history sequence number per user, once known in this operation.
+    /// The next history sequence number per user, once known in this operation: the
+    /// transaction's pages do not see its own writes.
     private var nextHistory: [String: Int] = [:]
-    /// The users' values as stored, once read: ``flush()`` compares with them rather than
-    /// reading and decoding each again.
-    private let stored = StoredValues()
+    /// The users' values as this operation knows them, read or written: the rules ask for the
+    /// same user's values several times in one operation, and each read of a value not written
+    /// yet would be a read from the store (a round trip on PostgreSQL, under the dispatch
+    /// book's lock).
+    private let known = KnownValues()
 
     /// A world reading and writing through `transaction`.
     init(_ transaction: ServerTransaction) {
@@ -27,41 +24,31 @@ struct StoreWorld: RideWorld {
     }
 
     func driverMode(of user: String) throws -> Bool? {
-        try driverModes[user] ?? storedDriverMode(of: user)
+        try value(of: NightrideResources.driverMode, user, known: \.driverModes)
     }
 
     func rideStatus(of user: String) throws -> RideStatus? {
-        try rides[user] ?? storedRideStatus(of: user)
+        try value(of: NightrideResources.ride, user, known: \.rides)
     }
 
-    private func storedDriverMode(of user: String) throws -> Bool? {
-        try storedValue(of: NightrideResources.driverMode, user, remembered: \.driverModes)
-    }
-
-    private func storedRideStatus(of user: String) throws -> RideStatus? {
-        try storedValue(of: NightrideResources.ride, user, remembered: \.rides)
-    }
-
-    /// `user`'s stored value of `resource`, read from the transaction the first time only.
-    private func storedValue<Value>(
-        of resource: ServerResource<Value>, _ user: String, remembered: ReferenceWritableKeyPath<StoredValues, [String: Value?]>
+    /// `user`'s value of `resource`, read from the transaction the first time only.
+    private func value<Value>(
+        of resource: ServerResource<Value>, _ user: String, known values: ReferenceWritableKeyPath<KnownValues, [String: Value?]>
     ) throws -> Value? {
-        if let known = stored[keyPath: remembered][user] { return known }
+        if let value = known[keyPath: values][user] { return value }
         let value = try transaction.read(resource, user)
-        stored[keyPath: remembered][user] = .some(value)
+        known[keyPath: values][user] = .some(value)
         return value
     }
 
-    mutating func setDriverMode(_ on: Bool, for user: String) {
-        if driverModes.updateValue(on, forKey: user) == nil {
-            order.append((user, .driverMode))
-        }
+    mutating func setDriverMode(_ on: Bool, for user: String) throws {
+        try transaction.write(on, to: NightrideResources.driverMode, user)
+        known.driverModes[user] = .some(on)
     }
 
-    mutating func setRideStatus(_ status: RideStatus, for user: String) {
-        if rides.updateValue(status, forKey: user) == nil {
-            order.append((user, .ride))
-        }
+    mutating func setRideStatus(_ status: RideStatus, for user: String) throws {
+        try transaction.write(status, to: NightrideResources.ride, user)
+        known.rides[user] = .some(status)
     }
 
     func account(_ key: String) throws -> Account? {
@@ -70,9 +57,8 @@ struct StoreWorld: RideWorld {
 
     mutating func createAccount(_ account: Account, key: String, history: [Ride]) throws {
         try transaction.write(account, to: NightrideResources.account, key)
-        created.insert(account.name)
-        setDriverMode(false, for: account.name)
-        setRideStatus(.none, for: account.name)
+        try setDriverMode(false, for: account.name)
+        try setRideStatus(.none, for: account.name)
         nextHistory[account.name] = 1
         for ride in history {
             try appendHistory(ride, for: account.name)
@@ -98,27 +84,6 @@ struct StoreWorld: RideWorld {
         nextHistory[user] = sequence + 1
     }
 
-    /// Writes the users' values the operation changed. Call it once, after the operation
-    /// finished.
-    mutating func flush() throws {
-        for (user, resource) in order {
-            let isNew = created.contains(user)
-            switch resource {
-            case .driverMode:
-                guard let on = driverModes[user] else { continue }
-                if try isNew || storedDriverMode(of: user) != on {
-                    try transaction.write(on, to: NightrideResources.driverMode, user)
-                }
-            case .ride:
-                guard let status = rides[user] else { continue }
-                if try isNew || storedRideStatus(of: user) != status {
-                    try transaction.write(status, to: NightrideResources.ride, user)
-                }
-            }
-        }
-        order = []
-    }
-
     /// The sequence number of `user`'s newest history row, 0 for none.
     static func lastHistorySequence(of user: String, in transaction: ServerTransaction) throws -> Int {
         let newest = try transaction.values(
@@ -128,8 +93,7 @@ struct StoreWorld: RideWorld {
     }
 
     /// Runs one operation of the rules at `now` in `transaction`: the switch-offs due first, then
-    /// `body`; the users' changed values are written when it returns. What it throws leaves the
-    /// transaction's writes unmade (the kit discards them).
+    /// `body`. What it throws leaves the transaction's writes unmade (the kit discards them).
     static func operate<Result>(
         in transaction: ServerTransaction, at now: Duration, rules: RideRules,
         _ body: (inout RideOperation<StoreWorld>) throws -> Result
@@ -137,8 +101,7 @@ struct StoreWorld: RideWorld {
         var operation = try RideOperation(on: StoreWorld(transaction), at: now, rules: rules)
         try operation.expireInactiveDrivers()
         let result = try body(&operation)
-        var world = try operation.finish()
-        try world.flush()
+        _ = try operation.finish()
         return result
     }
 
@@ -167,9 +130,9 @@ struct StoreWorld: RideWorld {
     }
 }
 
-/// The values a ``StoreWorld`` read from its transaction, by user (`.some(nil)`: read, none
-/// stored). A class, so that the world's reads, which do not mutate it, can remember them.
-private final class StoredValues {
+/// The users' values a ``StoreWorld`` knows, by user (`.some(nil)`: read, none stored). A
+/// class, so that the world's reads, which do not mutate it, can remember them.
+private final class KnownValues {
     var driverModes: [String: Bool?] = [:]
     var rides: [String: RideStatus?] = [:]
 }

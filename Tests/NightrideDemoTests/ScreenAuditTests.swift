@@ -1,7 +1,7 @@
 import NightrideClient
 import NightrideDemo
 import NightrideModel
-import NightrideServer
+@testable import NightrideServer
 import StateLoopSync
 import Testing
 
@@ -10,11 +10,13 @@ struct ScreenAuditTests {
     /// Bob logs in at 0 s (driver mode v1 off, ride v1 none), switches on at 1 s (v2), and the
     /// server switches him off at 5 s (v3).
     func history() throws -> ChangeLog {
-        var core = NightrideCore(epoch: Self.epoch, inactivityTimeout: nil)
-        _ = try core.login(name: "bob", token: "t", proof: .sets(hash: "h"), at: .zero)
-        _ = try core.setDriverMode(true, for: "bob", mutationID: "m1", at: .seconds(1))
-        _ = try core.setDriverMode(false, for: "bob", mutationID: "m2", at: .seconds(5))
-        return core.changeLog
+        var log = ChangeLog()
+        for (seconds, counter, value) in [
+            (0, 1, ResourceValue.driverMode(false)), (0, 1, .ride(.none)), (1, 2, .driverMode(true)), (5, 3, .driverMode(false)),
+        ] as [(Int64, UInt64, ResourceValue)] {
+            log.append(ChangeRecord(time: .seconds(seconds), user: "bob", version: Version(epoch: Self.epoch, counter: counter), value: value))
+        }
+        return log
     }
 
     static let epoch: UInt64 = 9

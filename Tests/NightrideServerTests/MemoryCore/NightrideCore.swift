@@ -1,5 +1,6 @@
 import Foundation
 import NightrideModel
+@testable import NightrideServer
 import StateLoopWire
 
 /// The Nightride domain in memory: users, their versioned driver mode and ride status, the rides
@@ -15,18 +16,22 @@ import StateLoopWire
 /// Every operation taking `now` first applies the inactivity switch-offs due by then (see
 /// ``RideOperation``), so the state never depends on how often a timer calls
 /// ``expireInactiveDrivers(at:)``.
-public struct NightrideCore: Sendable {
+///
+/// Test code: the server runs the same rules on its store (`StoreWorld`); this copy lets the
+/// rules' tests drive them with explicit times and no I/O, and `StoreWorldTests` checks that
+/// both give the same answers, values and versions.
+struct NightrideCore: Sendable {
     /// The epoch of every version this core hands out.
-    public let epoch: UInt64
+    let epoch: UInt64
     /// How long a waiting driver may go without a driver action before driver mode switches off;
     /// `nil` never switches it off.
-    public var inactivityTimeout: Duration?
+    var inactivityTimeout: Duration?
     /// The destinations a ride can be requested to, and that fake histories use.
-    public let catalog: PlaceCatalog
+    let catalog: PlaceCatalog
     /// Every change so far.
-    public private(set) var changeLog = ChangeLog()
+    private(set) var changeLog = ChangeLog()
     /// How long a login's token is accepted; `nil` for ever.
-    public var tokenLifetime: Duration?
+    var tokenLifetime: Duration?
 
     /// The users' values, accounts, rides and histories.
     private(set) var world: MemoryWorld
@@ -41,7 +46,7 @@ public struct NightrideCore: Sendable {
     static let rememberedMutations = 1_000
 
     /// An empty world.
-    public init(
+    init(
         epoch: UInt64 = 1,
         inactivityTimeout: Duration? = .seconds(300),
         tokenLifetime: Duration? = nil,
@@ -68,7 +73,7 @@ public struct NightrideCore: Sendable {
     /// - Throws: `invalidName` for an empty or overlong name; `passwordRequired` for a new name
     ///   without a password; `wrongPassword` when the proof does not fit the stored password
     ///   (missing, wrong, or set by a concurrent login meanwhile).
-    public mutating func login(name: String, token: String, proof: PasswordProof, at now: Duration) throws(Rejection) -> LoginResponse {
+    mutating func login(name: String, token: String, proof: PasswordProof, at now: Duration) throws(Rejection) -> LoginResponse {
         let now = advance(to: now)
         let normalized = try AccountName.checked(name)
         let places = catalog.places
@@ -81,7 +86,7 @@ public struct NightrideCore: Sendable {
 
     /// The stored password hash of the account `name` names (as a login would spell it, in any
     /// case), `nil` for no such account.
-    public func passwordHash(of name: String) -> String? {
+    func passwordHash(of name: String) -> String? {
         world.account(AccountName.key(ofLogin: name))?.passwordHash
     }
 
@@ -91,29 +96,29 @@ public struct NightrideCore: Sendable {
     }
 
     /// The user a token was issued to, while it is valid at `now` (`nil` checks no expiry).
-    public func user(forToken token: String, at now: Duration? = nil) -> String? {
+    func user(forToken token: String, at now: Duration? = nil) -> String? {
         guard let issued = tokens[token] else { return nil }
         if let now, let expiry = issued.expiry, now >= expiry { return nil }
         return issued.user
     }
 
     /// Every user's name, sorted.
-    public var userNames: [String] {
+    var userNames: [String] {
         world.values.keys.sorted()
     }
 
     /// The user's driver mode now.
-    public func driverMode(of user: String) -> Versioned<Bool>? {
+    func driverMode(of user: String) -> Versioned<Bool>? {
         world.values[user]?.driverMode
     }
 
     /// The user's ride status now.
-    public func rideStatus(of user: String) -> Versioned<RideStatus>? {
+    func rideStatus(of user: String) -> Versioned<RideStatus>? {
         world.values[user]?.ride
     }
 
     /// Both of the user's resources now.
-    public func snapshot(of user: String) -> UserSnapshot? {
+    func snapshot(of user: String) -> UserSnapshot? {
         world.values[user]
     }
 
@@ -121,7 +126,7 @@ public struct NightrideCore: Sendable {
     ///
     /// The cursor counts rides from the oldest, so pages stay put when a newly finished ride is
     /// added on top; `next` is the path of the following page, `nil` on the last one.
-    public func history(of user: String, cursor: String? = nil, pageSize: Int = 10) throws(Rejection) -> HistoryPage {
+    func history(of user: String, cursor: String? = nil, pageSize: Int = 10) throws(Rejection) -> HistoryPage {
         guard let history = world.histories[user] else { throw Rejection(.unknownUser, "no user \(user)") }
         var end = history.count
         if let cursor {
@@ -142,7 +147,7 @@ public struct NightrideCore: Sendable {
     /// Switches the user's driver mode; returns its version afterwards. See
     /// ``RideOperation/setDriverMode(_:for:)`` for the rules. A repeated `mutationID` gets the
     /// first answer without applying again.
-    public mutating func setDriverMode(
+    mutating func setDriverMode(
         _ on: Bool, for user: String, mutationID: String? = nil, at now: Duration
     ) throws(Rejection) -> Version {
         let now = advance(to: now)
@@ -154,7 +159,7 @@ public struct NightrideCore: Sendable {
 
     /// Applies a ride action for the user; returns the version of the user's ride status
     /// afterwards. A repeated `mutationID` gets the first answer without applying again.
-    public mutating func perform(
+    mutating func perform(
         _ action: RideAction, for user: String, mutationID: String? = nil, at now: Duration
     ) throws(Rejection) -> Version {
         let now = advance(to: now)
@@ -167,12 +172,12 @@ public struct NightrideCore: Sendable {
     /// Switches off the driver mode of every driver inactive for `inactivityTimeout` by `now`,
     /// withdrawing the offers they were ignoring. The server's timer calls this; every other
     /// operation does it first too.
-    public mutating func expireInactiveDrivers(at now: Duration) {
+    mutating func expireInactiveDrivers(at now: Duration) {
         _ = advance(to: now)
     }
 
     /// When the next inactivity switch-off is due, if any driver is waiting.
-    public var nextInactivityDeadline: Duration? {
+    var nextInactivityDeadline: Duration? {
         world.book.nextInactivityDeadline(timeout: inactivityTimeout)
     }
 

@@ -1,4 +1,5 @@
 import NightrideModel
+@testable import NightrideServer
 import StateLoopWire
 
 /// What the in-memory core remembers of one user's mutations, for idempotence: the answer to

@@ -1,4 +1,5 @@
 import NightrideModel
+@testable import NightrideServer
 import StateLoopWire
 
 /// The ride world in memory: committed values with their versions, and one operation's writes
