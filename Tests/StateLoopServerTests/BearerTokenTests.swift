@@ -52,7 +52,7 @@ struct BearerTokenTests {
     func accessPolicyExample() async throws {
         let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         let root = tests.deletingLastPathComponent().deletingLastPathComponent()
-        let source = try String(contentsOf: root.appendingPathComponent("Sources/StateLoopServer/AccessPolicy.swift"), encoding: .utf8)
+        let source = try String(contentsOf: root.appendingPathComponent("Sources/StateLoopServer/Declaring/AccessPolicy.swift"), encoding: .utf8)
         let lines = source.components(separatedBy: "\n")
         let start = try #require(lines.firstIndex(of: "/// ```swift"))
         let end = try #require(lines[(start + 1)...].firstIndex(of: "/// ```"))
