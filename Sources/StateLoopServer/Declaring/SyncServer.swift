@@ -108,7 +108,7 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
         let run: MutationRunner = { parameters, principal, bodyBytes in
             guard let id = key(principal, parameters) else { throw MutationRefusal.notFound }
             let decoded = try Self.decode(Body.self, from: bodyBytes)
-            return PendingMutation.Prepared(key: resource.key(id)) { transaction in try handler(transaction, principal, decoded) }
+            return IncomingMutation.Prepared(key: resource.key(id)) { transaction in try handler(transaction, principal, decoded) }
         }
         declarations.withLock { $0.append(.mutation(path: path, run: run)) }
     }
@@ -199,7 +199,7 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
 
     /// What a mutation route makes of one request once its principal is known: the key whose
     /// version answers it, and the handler bound to the decoded body.
-    typealias MutationRunner = @Sendable (Parameters, Access.Principal, ByteBuffer) throws -> PendingMutation.Prepared
+    typealias MutationRunner = @Sendable (Parameters, Access.Principal, ByteBuffer) throws -> IncomingMutation.Prepared
 
     enum Declaration: Sendable {
         case read(path: String, resource: String, key: @Sendable (Access.Principal, Parameters) -> String?)

@@ -101,7 +101,7 @@ extension SyncServer {
             return error.answer
         }
         let parameters = context.parameters
-        let mutation = PendingMutation(
+        let mutation = IncomingMutation(
             id: mutationID, scope: access.id(of: principal),
             fingerprint: Self.fingerprint(method: request.method.rawValue, path: request.uri.path, body: body)
         )

@@ -4,7 +4,7 @@ import StateLoopWire
 
 /// One mutation request on its way into a store transaction: who sent it under which id and
 /// what it asks for.
-struct PendingMutation: Sendable {
+struct IncomingMutation: Sendable {
     let id: MutationID
     /// The principal's id: ids and client numbers are kept apart per principal.
     let scope: String
