@@ -147,12 +147,12 @@ let package = Package(
             name: "StateLoopJournal",
             dependencies: ["StateLoop", "StateLoopSync", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        // The backend half: versioned resources, pushes and idempotent mutations on a store.
         // What an app's own tests of its server use: the hooks that inflict trouble on pushes.
         .target(
             name: "StateLoopServerTesting",
             dependencies: ["StateLoopServer", "StateLoopWire", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
+        // The backend half: versioned resources, pushes and idempotent mutations on a store.
         .target(
             name: "StateLoopServer",
             dependencies: [
@@ -295,7 +295,6 @@ let package = Package(
         ),
         .target(
             name: "NightrideModel",
-            dependencies: ["StateLoopWire"],
             path: "Nightride/Model"
         ),
         .target(
@@ -347,6 +346,7 @@ let package = Package(
         .executableTarget(
             name: "nightride",
             dependencies: [
+                "NightrideModel",
                 "NightrideServer",
                 "NightrideClient",
                 "NightrideDemo",

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
-import NightrideClient
+import NightrideModel
 import NightrideServer
 import StateLoopServer
 
@@ -104,7 +104,7 @@ struct ServerCommand: AsyncParsableCommand {
     private func dataPath() throws -> String? {
         guard !memory else { return nil }
         if let data { return data }
-        let folder = JournalLocation.folder()
+        let folder = DataFolder.path()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return folder + "/server.sqlite"
     }

@@ -1,30 +1,12 @@
 import Foundation
+import NightrideModel
 
-/// Where a client keeps its journal when not told: the platform's folder for application data.
-///
-/// - Linux and other Unix systems: `$XDG_DATA_HOME/nightride` when that is an absolute path,
-///   else `~/.local/share/nightride` (the XDG base directory rules).
-/// - Apple platforms: `~/Library/Application Support/Nightride`.
-///
-/// One file per user and server, so that two servers (a local one, a staging one) never share
-/// a journal: `<user>@<host>-<port>.journal`, with anything but letters, digits, `.`, `_` and `-`
-/// spelled as `%XX`.
+/// Where a client keeps its journal when not told: in Nightride's ``DataFolder``, one file per
+/// user and server, so that two servers (a local one, a staging one) never share a journal:
+/// `<user>@<host>-<port>.journal`, with anything but letters, digits, `.`, `_` and `-` spelled
+/// as `%XX`.
 public enum JournalLocation {
-    /// The data folder, from `environment` (the process's own by default). Not created.
-    public static func folder(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        #if canImport(Darwin)
-        let home = environment["HOME"] ?? NSHomeDirectory()
-        return home + "/Library/Application Support/Nightride"
-        #else
-        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
-            return data + "/nightride"
-        }
-        let home = environment["HOME"] ?? NSHomeDirectory()
-        return home + "/.local/share/nightride"
-        #endif
-    }
-
-    /// The journal path of `user` on `server` in ``folder(environment:)``, creating the folder
+    /// The journal path of `user` on `server` in the ``DataFolder``, creating the folder
     /// (readable by its owner only) when it is missing.
     ///
     /// - Throws: the file system's error when the folder cannot be created.
@@ -33,7 +15,7 @@ public enum JournalLocation {
         server: URL,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> String {
-        let folder = folder(environment: environment)
+        let folder = DataFolder.path(environment: environment)
         try FileManager.default.createDirectory(
             atPath: folder,
             withIntermediateDirectories: true,
