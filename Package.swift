@@ -190,7 +190,7 @@ let package = Package(
         .target(
             name: "ServerTestApp",
             dependencies: ["StateLoopServer", .product(name: "Hummingbird", package: "hummingbird")],
-            path: "Tests/ServerTestApp"
+            path: "Tests/Support/ServerTestApp"
         ),
         .executableTarget(
             name: "sync-server-crash-child",
@@ -198,7 +198,7 @@ let package = Package(
                 "ServerTestApp", "StateLoopServer", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            path: "Tests/SyncServerCrashChild"
+            path: "Tests/Support/SyncServerCrashChild"
         ),
         .testTarget(
             name: "StateLoopServerTests",
@@ -232,18 +232,18 @@ let package = Package(
         .executableTarget(
             name: "journal-crash-child",
             dependencies: ["StateLoopJournal", "TestSupport"],
-            path: "Tests/JournalCrashChild"
+            path: "Tests/Support/JournalCrashChild"
         ),
         // Helpers shared by the test targets and the crash child: not a product.
         .target(
             name: "TestSupport",
-            path: "Tests/TestSupport"
+            path: "Tests/Support/TestSupport"
         ),
         // The inspector's page socket as tests read it: not a product.
         .target(
             name: "InspectorTestSupport",
             dependencies: ["StateLoopInspectorWire", .product(name: "WSClient", package: "swift-websocket"), .product(name: "Logging", package: "swift-log")],
-            path: "Tests/InspectorTestSupport"
+            path: "Tests/Support/InspectorTestSupport"
         ),
         .testTarget(
             name: "StateLoopTests",
