@@ -79,13 +79,13 @@ public enum ScreenAudit {
     }
 
     private struct Span {
-        var value: ResourceValue
+        var value: UserValueContent
         var start: Duration
         var end: Duration?
     }
 
     /// When the server held `resource` at `version`: from its change to the next one.
-    private static func span(of resource: Resource, at version: Version, in records: [ChangeRecord]) -> Span? {
+    private static func span(of resource: UserValue, at version: Version, in records: [ChangeRecord]) -> Span? {
         let ofResource = records.filter { $0.resource == resource }
         guard let index = ofResource.firstIndex(where: { $0.version == version }) else { return nil }
         let record = ofResource[index]

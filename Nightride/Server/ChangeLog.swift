@@ -58,7 +58,7 @@ public struct ChangeLog: Sendable {
         positions.keys.sorted()
     }
 
-    private func latest(of user: String, resource: Resource, at time: Duration) -> ChangeRecord? {
+    private func latest(of user: String, resource: UserValue, at time: Duration) -> ChangeRecord? {
         guard let indices = positions[user] else { return nil }
         // Times only grow, so the answer is the last matching record at or before `time`:
         // binary-search the cut, then walk back to the resource wanted.

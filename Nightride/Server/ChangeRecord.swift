@@ -12,10 +12,10 @@ public struct ChangeRecord: Sendable, Hashable {
     /// The resource's version after the change.
     public var version: Version
     /// The resource's value after the change.
-    public var value: ResourceValue
+    public var value: UserValueContent
 
     /// A record from its parts.
-    public init(time: Duration, user: String, version: Version, value: ResourceValue) {
+    public init(time: Duration, user: String, version: Version, value: UserValueContent) {
         self.time = time
         self.user = user
         self.version = version
@@ -23,15 +23,15 @@ public struct ChangeRecord: Sendable, Hashable {
     }
 
     /// Which resource changed.
-    public var resource: Resource { value.resource }
+    public var resource: UserValue { value.resource }
 
     /// The record of a stored value of one of the two resources clients follow; `nil` for
     /// another resource.
     init?(_ stored: StoredValue, at time: Duration) {
         let decoder = Self.decoder
-        let value: ResourceValue? = switch stored.key.resource {
-        case NightrideResources.driverMode.name: (try? decoder.decode(Bool.self, from: stored.json)).map(ResourceValue.driverMode)
-        case NightrideResources.ride.name: (try? decoder.decode(RideStatus.self, from: stored.json)).map(ResourceValue.ride)
+        let value: UserValueContent? = switch stored.key.resource {
+        case NightrideResources.driverMode.name: (try? decoder.decode(Bool.self, from: stored.json)).map(UserValueContent.driverMode)
+        case NightrideResources.ride.name: (try? decoder.decode(RideStatus.self, from: stored.json)).map(UserValueContent.ride)
         default: nil
         }
         guard let value else { return nil }

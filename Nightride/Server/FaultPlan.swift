@@ -64,7 +64,7 @@ public struct FaultPlan: Sendable, Hashable {
 
     /// Whether the push of `version` on the `connection`-th socket of `user`'s `resource` is
     /// followed by a hint.
-    func addsHint(after version: Version, resource: Resource, user: String, connection: Int) -> Bool {
+    func addsHint(after version: Version, resource: UserValue, user: String, connection: Int) -> Bool {
         hintProbability > 0
             && random.unit("hint \(user) \(resource) \(connection) \(version.counter)") < hintProbability
     }
@@ -72,14 +72,14 @@ public struct FaultPlan: Sendable, Hashable {
     /// Whether `version` of `user`'s `resource` is lost on the `connection`-th socket of that
     /// user and resource. Keyed on the counter only: the epoch changes with every server start,
     /// and the same scenario should lose the same pushes on each.
-    func dropsPush(of version: Version, resource: Resource, user: String, connection: Int) -> Bool {
+    func dropsPush(of version: Version, resource: UserValue, user: String, connection: Int) -> Bool {
         pushDropProbability > 0
             && random.unit("push \(user) \(resource) \(connection) \(version.counter)") < pushDropProbability
     }
 
     /// How long the `connection`-th socket of `user`'s `resource` lives (its `round`-th lease,
     /// when faults were off as an earlier one ran out).
-    func disconnectDelay(user: String, resource: Resource, connection: Int, round: Int) -> Duration? {
+    func disconnectDelay(user: String, resource: UserValue, connection: Int, round: Int) -> Duration? {
         disconnectAfter.map { Self.pick(in: $0, random.unit("disconnect \(user) \(resource) \(connection) \(round)")) }
     }
 

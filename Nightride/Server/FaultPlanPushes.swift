@@ -48,15 +48,15 @@ final class FaultPlanPushes: PushFaults {
             return connections[key]!
         }
         // Without a plan that cuts sockets, no task per socket waits to cut it.
-        let mayCut = plan()?.disconnectAfter != nil && Resource(rawValue: key.resource) != nil
-        return Socket(user: key.id, resource: Resource(rawValue: key.resource), connection: connection, mayCut: mayCut, plan: self)
+        let mayCut = plan()?.disconnectAfter != nil && UserValue(rawValue: key.resource) != nil
+        return Socket(user: key.id, resource: UserValue(rawValue: key.resource), connection: connection, mayCut: mayCut, plan: self)
     }
 
     /// One socket's trouble.
     private struct Socket: PushSocketFaults {
         let user: String
         /// `nil` for a resource that is not one of Nightride's two: never troubled.
-        let resource: Resource?
+        let resource: UserValue?
         let connection: Int
         let mayCut: Bool
         let plan: FaultPlanPushes

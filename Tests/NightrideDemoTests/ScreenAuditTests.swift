@@ -12,8 +12,8 @@ struct ScreenAuditTests {
     func history() throws -> ChangeLog {
         var log = ChangeLog()
         for (seconds, counter, value) in [
-            (0, 1, ResourceValue.driverMode(false)), (0, 1, .ride(.none)), (1, 2, .driverMode(true)), (5, 3, .driverMode(false)),
-        ] as [(Int64, UInt64, ResourceValue)] {
+            (0, 1, UserValueContent.driverMode(false)), (0, 1, .ride(.none)), (1, 2, .driverMode(true)), (5, 3, .driverMode(false)),
+        ] as [(Int64, UInt64, UserValueContent)] {
             log.append(ChangeRecord(time: .seconds(seconds), user: "bob", version: Version(epoch: Self.epoch, counter: counter), value: value))
         }
         return log

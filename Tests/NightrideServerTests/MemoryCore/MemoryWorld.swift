@@ -24,7 +24,7 @@ struct MemoryWorld: RideWorld, Sendable {
         var driverModes: [String: Bool] = [:]
         var rides: [String: RideStatus] = [:]
         /// The values written, in the order first written: the order of the change records.
-        var order: [(user: String, resource: Resource)] = []
+        var order: [(user: String, resource: UserValue)] = []
         var accounts: [String: Account] = [:]
         var histories: [String: [Ride]] = [:]
         var book: DispatchBook?

@@ -1,7 +1,8 @@
 import NightrideModel
 
-/// The two per-user values the server owns and versions separately.
-public enum Resource: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+/// Which of a user's two values the server owns and versions separately (each served as a
+/// resource of the kit).
+public enum UserValue: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// Whether the user is available as a driver (`/me/driver-mode`).
     case driverMode = "driver-mode"
     /// The user's ride status (`/me/ride`).
@@ -11,15 +12,15 @@ public enum Resource: String, Sendable, Hashable, CaseIterable, CustomStringConv
     public var description: String { rawValue }
 }
 
-/// A value of one of the two resources, as the change log records it.
-public enum ResourceValue: Sendable, Hashable {
+/// What one of a user's two values holds, as the change log records it.
+public enum UserValueContent: Sendable, Hashable {
     /// A driver-mode value.
     case driverMode(Bool)
     /// A ride-status value.
     case ride(RideStatus)
 
-    /// Which resource the value belongs to.
-    public var resource: Resource {
+    /// Which of the user's values it is.
+    public var resource: UserValue {
         switch self {
         case .driverMode: .driverMode
         case .ride: .ride
