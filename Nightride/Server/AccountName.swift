@@ -13,10 +13,10 @@ enum AccountName {
     /// `name` as the server keeps it (see ``normalized(_:)``), once checked.
     ///
     /// - Throws: `invalidName` for an empty or overlong name, or one with control characters.
-    static func checked(_ name: String) throws(Rejection) -> String {
+    static func checked(_ name: String) throws(RideRefusal) -> String {
         let normalized = normalized(name)
         guard isValid(normalized) else {
-            throw Rejection(
+            throw RideRefusal(
                 .invalidName,
                 "a name has 1 to \(LoginRequest.maximumNameLength) characters (at most \(LoginRequest.maximumNameBytes) bytes), none of them a control or invisible formatting character"
             )
@@ -35,15 +35,15 @@ enum AccountName {
     /// ``NameScript`` (or of scripts written together, as Japanese is).
     ///
     /// - Throws: `invalidName`, whose message says which character is refused and why.
-    static func checkedForSignUp(_ name: String) throws(Rejection) -> String {
+    static func checkedForSignUp(_ name: String) throws(RideRefusal) -> String {
         var scripts: [NameScript: Unicode.Scalar] = [:]
         for scalar in name.unicodeScalars {
             if isInvisible(scalar) {
-                throw Rejection(.invalidName, "a new name cannot hold invisible or formatting characters, such as \(codePoint(scalar))")
+                throw RideRefusal(.invalidName, "a new name cannot hold invisible or formatting characters, such as \(codePoint(scalar))")
             }
             if isNeutral(scalar) { continue }
             guard let script = NameScript.of(scalar) else {
-                throw Rejection(
+                throw RideRefusal(
                     .invalidName,
                     "a new name holds letters of one of the scripts \(NameScript.allCases.map(\.rawValue).joined(separator: ", ")), digits, spaces, '-', '_' and '.': \(codePoint(scalar)) is none of them"
                 )
@@ -51,7 +51,7 @@ enum AccountName {
             if scripts[script] == nil { scripts[script] = scalar }
             guard NameScript.mayMix(Set(scripts.keys)) else {
                 let mixed = scripts.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) (\(codePoint($0.value)))" }
-                throw Rejection(.invalidName, "a new name's letters must all be of one script: this one mixes \(mixed.joined(separator: " and "))")
+                throw RideRefusal(.invalidName, "a new name's letters must all be of one script: this one mixes \(mixed.joined(separator: " and "))")
             }
         }
         return name

@@ -20,15 +20,15 @@ extension NightrideServer {
         }
     }
 
-    /// Runs a mutation's operation of the rules (after the switch-offs due). A rejection becomes
+    /// Runs a mutation's operation of the rules (after the switch-offs due). A refusal becomes
     /// the kit's refusal, which it remembers for retries and the client takes as final.
     private func apply(
         in transaction: ServerTransaction, for user: String, _ body: (inout RideOperation<StoreWorld>) throws -> Void
     ) throws {
         do {
             try StoreWorld.operate(in: transaction, at: wallNow, rules: rules, body)
-        } catch let rejection as Rejection {
-            throw MutationRefusal(rejection.code.rawValue, rejection.message, status: Self.status(of: rejection))
+        } catch let refusal as RideRefusal {
+            throw MutationRefusal(refusal.code.rawValue, refusal.message, status: Self.status(of: refusal))
         }
     }
 
@@ -37,7 +37,7 @@ extension NightrideServer {
     /// Switches `user`'s driver mode as the server itself (a demo's server-side event); pushed
     /// like any change.
     ///
-    /// - Throws: the ``Rejection`` of the rules, or the store's error.
+    /// - Throws: the ``RideRefusal`` of the rules, or the store's error.
     public func setDriverMode(_ on: Bool, for user: String) async throws {
         try await operate { try $0.setDriverMode(on, for: user) }
     }
@@ -131,9 +131,9 @@ extension NightrideServer {
         }
     }
 
-    /// The HTTP status a rejection is answered with.
-    static func status(of rejection: Rejection) -> Int {
-        switch rejection.code {
+    /// The HTTP status a refusal is answered with.
+    static func status(of refusal: RideRefusal) -> Int {
+        switch refusal.code {
         case .invalidTransition, .driverBusy, .mutationIDReused: 409
         case .unknownUser: 404
         case .invalidName, .invalidPassword, .invalidCursor, .invalidMutationID, .passwordRequired, .unknownPlace: 400

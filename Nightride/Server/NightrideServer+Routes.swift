@@ -52,7 +52,7 @@ extension NightrideServer {
             password.isEmpty || password.utf8.count > LoginRequest.maximumPasswordBytes || password.utf8.contains(0)
         {
             return Self.response(
-                for: Rejection(.invalidPassword, "a password has 1 to \(LoginRequest.maximumPasswordBytes) bytes, none of them NUL")
+                for: RideRefusal(.invalidPassword, "a password has 1 to \(LoginRequest.maximumPasswordBytes) bytes, none of them NUL")
             )
         }
         let name: String
@@ -82,12 +82,12 @@ extension NightrideServer {
             let user = try await signIn(name: name, stored: stored, password: body.password)
             loginLimits.recordSuccess(account: key, peer: peer, at: now)
             return Self.json(user)
-        } catch let rejection as Rejection {
-            if rejection.code == .wrongPassword || rejection.code == .passwordRequired {
+        } catch let refusal as RideRefusal {
+            if refusal.code == .wrongPassword || refusal.code == .passwordRequired {
                 loginLimits.recordFailure(account: key, peer: peer, at: now)
             }
-            logger.debug("login refused", metadata: ["name": "\(body.name)", "reason": "\(rejection)"])
-            return Self.response(for: rejection)
+            logger.debug("login refused", metadata: ["name": "\(body.name)", "reason": "\(refusal)"])
+            return Self.response(for: refusal)
         } catch {
             logger.warning("login failed", metadata: ["error": "\(error)"])
             return Response.error(.serviceUnavailable, "unavailable", "the server cannot reach its data now: retry")
@@ -128,15 +128,15 @@ extension NightrideServer {
     /// `password` against the `stored` hash, or hashes a first password.
     private static func proof(of password: String?, against stored: String?, cost: UInt8) async throws -> PasswordProof {
         guard let password else { return .none }
-        let result: Result<PasswordProof, Rejection>
+        let result: Result<PasswordProof, RideRefusal>
         do {
             result = try await NIOThreadPool.singleton.runIfActive {
                 guard let stored else { return .success(.sets(hash: Bcrypt.hash(password, cost: cost))) }
                 return Bcrypt.verify(password, hash: stored)
-                    ? .success(.matches(hash: stored)) : .failure(Rejection(.wrongPassword, "wrong name or password"))
+                    ? .success(.matches(hash: stored)) : .failure(RideRefusal(.wrongPassword, "wrong name or password"))
             }
         } catch {
-            throw Rejection(.wrongPassword, "the server could not check the password now")
+            throw RideRefusal(.wrongPassword, "the server could not check the password now")
         }
         return try result.get()
     }
@@ -156,8 +156,8 @@ extension NightrideServer {
         guard let user = (try? await access.principal(for: request)) ?? nil else { return Self.unauthorized }
         do {
             return Self.json(try await history(of: user, cursor: request.uri.queryParameters.get("cursor")))
-        } catch let rejection as Rejection {
-            return Self.response(for: rejection)
+        } catch let refusal as RideRefusal {
+            return Self.response(for: refusal)
         } catch {
             return Response.error(.serviceUnavailable, "unavailable", "the server cannot reach its data now: retry")
         }
@@ -169,8 +169,8 @@ extension NightrideServer {
         Response.error(.unauthorized, "unauthorized", "missing or unknown bearer token")
     }
 
-    static func response(for rejection: Rejection) -> Response {
-        Response.error(HTTPResponse.Status(code: status(of: rejection)), rejection.body.error, rejection.body.message)
+    static func response(for refusal: RideRefusal) -> Response {
+        Response.error(HTTPResponse.Status(code: status(of: refusal)), refusal.body.error, refusal.body.message)
     }
 
     /// `value` as the kit answers JSON; 500 for a value that cannot be encoded (none of

@@ -5,13 +5,13 @@ import NightrideModel
 extension RideOperation {
     /// Applies a ride action of `user`.
     mutating func perform(_ action: RideAction, for user: String) throws {
-        guard let status = try world.rideStatus(of: user) else { throw Rejection(.unknownUser, "no user \(user)") }
+        guard let status = try world.rideStatus(of: user) else { throw RideRefusal(.unknownUser, "no user \(user)") }
         switch (action, status) {
         case (.request(let asked), .none):
             // The catalog's place, not the client's copy of it: a name or area sent along with
             // a known id is never stored.
             guard let destination = rules.catalog.place(id: asked.id) else {
-                throw Rejection(.unknownPlace, "there is no place \(asked.id)")
+                throw RideRefusal(.unknownPlace, "there is no place \(asked.id)")
             }
             let number = book.nextRideNumber
             book.nextRideNumber += 1
@@ -111,7 +111,7 @@ extension RideOperation {
         try dispatch()
     }
 
-    private func invalid(_ action: RideAction, _ status: RideStatus) -> Rejection {
-        Rejection(.invalidTransition, "\(action.name.rawValue) is not possible while \(status.phase.rawValue)")
+    private func invalid(_ action: RideAction, _ status: RideStatus) -> RideRefusal {
+        RideRefusal(.invalidTransition, "\(action.name.rawValue) is not possible while \(status.phase.rawValue)")
     }
 }

@@ -45,7 +45,7 @@ struct RideOperation<World: RideWorld> {
     /// (it keeps the mode alive) and may bring an offer. Switching off withdraws an offer being
     /// made; it is refused while the user drives someone.
     mutating func setDriverMode(_ on: Bool, for user: String) throws {
-        guard let current = try world.driverMode(of: user) else { throw Rejection(.unknownUser, "no user \(user)") }
+        guard let current = try world.driverMode(of: user) else { throw RideRefusal(.unknownUser, "no user \(user)") }
         if on {
             book.drivers[user] = now
             if !current {
@@ -54,7 +54,7 @@ struct RideOperation<World: RideWorld> {
             try dispatch()
         } else if current {
             guard !book.busyDrivers.contains(user) else {
-                throw Rejection(.driverBusy, "driver mode can't be switched off during a ride you drive")
+                throw RideRefusal(.driverBusy, "driver mode can't be switched off during a ride you drive")
             }
             try switchDriverModeOff(for: user)
             try dispatch()
@@ -109,9 +109,9 @@ struct RideOperation<World: RideWorld> {
             try world.createAccount(Account(name: name, passwordHash: hash), key: key, history: history(name))
             return name
         case (nil, .none):
-            throw Rejection(.passwordRequired, "a new account needs a password")
+            throw RideRefusal(.passwordRequired, "a new account needs a password")
         default:
-            throw Rejection(.wrongPassword, "wrong name or password")
+            throw RideRefusal(.wrongPassword, "wrong name or password")
         }
     }
 

@@ -116,7 +116,7 @@ struct StoreWorld: RideWorld {
         var end = count
         if let cursor {
             guard let position = Int(cursor), (0...count).contains(position) else {
-                throw Rejection(.invalidCursor, "unknown history cursor \(cursor)")
+                throw RideRefusal(.invalidCursor, "unknown history cursor \(cursor)")
             }
             end = position
         }

@@ -27,7 +27,7 @@ extension NightrideCore {
     /// Signs `name` up (with the password hash `hash-of-<name>`) or, once it has an account,
     /// in with that hash.
     @discardableResult
-    mutating func join(_ name: String, token: String, at now: Duration) throws(Rejection) -> LoginResponse {
+    mutating func join(_ name: String, token: String, at now: Duration) throws(RideRefusal) -> LoginResponse {
         let proof: PasswordProof = passwordHash(of: name).map { .matches(hash: $0) } ?? .sets(hash: "hash-of-\(name)")
         return try login(name: name, token: token, proof: proof, at: now)
     }

@@ -20,14 +20,14 @@ struct NightrideCoreTests {
         #expect(core.user(forToken: "c") == nil)
         #expect(core.driverMode(of: "ann")?.version == Fixture.version(2))
         #expect(core.userNames == ["ann"])
-        let invalidName = Rejection(.invalidName, "a name has 1 to 40 characters (at most 160 bytes), none of them a control or invisible formatting character")
+        let invalidName = RideRefusal(.invalidName, "a name has 1 to 40 characters (at most 160 bytes), none of them a control or invisible formatting character")
         #expect(throws: invalidName) { try core.join("   ", token: "x", at: .seconds(4)) }
     }
 
     @Test("names are bounded in bytes, composed (NFC) and free of control characters")
     func nameRules() throws {
         var core = NightrideCore(epoch: 7)
-        let invalidName = Rejection(.invalidName, "a name has 1 to 40 characters (at most 160 bytes), none of them a control or invisible formatting character")
+        let invalidName = RideRefusal(.invalidName, "a name has 1 to 40 characters (at most 160 bytes), none of them a control or invisible formatting character")
         // 40 characters, each a letter with 700 combining marks: 56 KB that counts as 40.
         let heavy = String(repeating: "a" + String(repeating: "\u{301}", count: 700), count: 40)
         #expect(heavy.count == 40)
@@ -46,9 +46,9 @@ struct NightrideCoreTests {
     @Test("an account is created with a password and signed in to with it; a racing claim loses; names are one account whatever their case")
     func passwords() throws {
         var core = NightrideCore(epoch: 7)
-        let wrong = Rejection(.wrongPassword, "wrong name or password")
+        let wrong = RideRefusal(.wrongPassword, "wrong name or password")
         // No account without a password.
-        #expect(throws: Rejection(.passwordRequired, "a new account needs a password")) {
+        #expect(throws: RideRefusal(.passwordRequired, "a new account needs a password")) {
             try core.login(name: "alice", token: "x0", proof: .none, at: .seconds(1))
         }
         #expect(core.userNames.isEmpty)
@@ -82,7 +82,7 @@ struct NightrideCoreTests {
     func unknownPlace() throws {
         var core = try Fixture.world()
         let nowhere = Place(id: "atlantis", name: "Atlantis", area: "")
-        #expect(throws: Rejection(.unknownPlace, "there is no place atlantis")) {
+        #expect(throws: RideRefusal(.unknownPlace, "there is no place atlantis")) {
             try core.perform(.request(destination: nowhere), for: "ann", at: .seconds(1))
         }
         #expect(core.ride("ann") == RideStatus.none)
@@ -151,7 +151,7 @@ struct NightrideCoreTests {
         var core = try Fixture.world()
         let before = core.changeLog.records.count
         func expectInvalid(_ action: RideAction, _ user: String, sourceLocation: SourceLocation = #_sourceLocation) {
-            #expect(throws: Rejection.self, sourceLocation: sourceLocation) {
+            #expect(throws: RideRefusal.self, sourceLocation: sourceLocation) {
                 try core.perform(action, for: user, at: .seconds(1))
             }
         }
@@ -168,16 +168,16 @@ struct NightrideCoreTests {
         _ = try core.perform(.accept, for: "bob", at: .seconds(3))
         expectInvalid(.arrive, "ann")
         expectInvalid(.finish, "bob")
-        #expect(throws: Rejection(.driverBusy, "driver mode can't be switched off during a ride you drive")) {
+        #expect(throws: RideRefusal(.driverBusy, "driver mode can't be switched off during a ride you drive")) {
             try core.setDriverMode(false, for: "bob", at: .seconds(4))
         }
         _ = try core.perform(.arrive, for: "bob", at: .seconds(5))
         expectInvalid(.cancel, "ann")   // too late once riding
         expectInvalid(.finishSurvey, "ann")
-        #expect(throws: Rejection(.unknownUser, "no user nobody")) {
+        #expect(throws: RideRefusal(.unknownUser, "no user nobody")) {
             try core.perform(.cancel, for: "nobody", at: .seconds(6))
         }
-        let rejection = Rejection(.invalidTransition, "cancel is not possible while riding")
+        let rejection = RideRefusal(.invalidTransition, "cancel is not possible while riding")
         #expect(rejection.body == ErrorBody(error: "invalidTransition", message: "cancel is not possible while riding"))
     }
 
@@ -280,14 +280,14 @@ struct NightrideCoreTests {
         #expect(try core.perform(.request(destination: Fixture.bastille), for: "ann", mutationID: "r", at: .seconds(5)) == request)
         #expect(core.changeLog.records.count == count)
 
-        #expect(throws: Rejection.self) { try core.perform(.finish, for: "ann", mutationID: "bad", at: .seconds(6)) }
+        #expect(throws: RideRefusal.self) { try core.perform(.finish, for: "ann", mutationID: "bad", at: .seconds(6)) }
         _ = try core.perform(.cancel, for: "ann", at: .seconds(7))
         // Still the first answer, though finishing would now be as invalid for another reason.
-        #expect(throws: Rejection(.invalidTransition, "finish is not possible while pending")) {
+        #expect(throws: RideRefusal(.invalidTransition, "finish is not possible while pending")) {
             try core.perform(.finish, for: "ann", mutationID: "bad", at: .seconds(8))
         }
         // Ids are per user: bob's "r" is a new mutation.
-        #expect(throws: Rejection.self) { try core.perform(.cancel, for: "bob", mutationID: "r", at: .seconds(9)) }
+        #expect(throws: RideRefusal.self) { try core.perform(.cancel, for: "bob", mutationID: "r", at: .seconds(9)) }
     }
 
     @Test("driver mode switches itself off after the timeout without a driver action, and only then")
@@ -376,8 +376,8 @@ struct NightrideCoreTests {
         #expect(items.first?.id == "h\(total)-ann")
         #expect(items.last?.id == "h1-ann")
         #expect(items.allSatisfy { $0.passenger == "ann" || $0.driver == "ann" })
-        #expect(throws: Rejection.self) { try core.history(of: "ann", cursor: "abc") }
-        #expect(throws: Rejection.self) { try core.history(of: "ann", cursor: "\(total + 1)") }
+        #expect(throws: RideRefusal.self) { try core.history(of: "ann", cursor: "abc") }
+        #expect(throws: RideRefusal.self) { try core.history(of: "ann", cursor: "\(total + 1)") }
 
         // A new ride goes on top; a cursor handed out before still gives the same page.
         let second = try #require(pages.first?.next?.split(separator: "=").last.map(String.init))
@@ -406,7 +406,7 @@ struct NightrideCoreTests {
         _ = try core.join("ann", token: "a", at: .seconds(1))
         let first = try core.setDriverMode(true, for: "ann", mutationID: "c:1", at: .seconds(2))
         #expect(try core.setDriverMode(true, for: "ann", mutationID: "c:1", at: .seconds(3)) == first)
-        let reused = Rejection(.mutationIDReused, "Mutation-ID c:1 was used for another change")
+        let reused = RideRefusal(.mutationIDReused, "Mutation-ID c:1 was used for another change")
         #expect(throws: reused) { try core.setDriverMode(false, for: "ann", mutationID: "c:1", at: .seconds(4)) }
         #expect(throws: reused) { try core.perform(.cancel, for: "ann", mutationID: "c:1", at: .seconds(4)) }
         #expect(core.driverMode(of: "ann")?.value == true)

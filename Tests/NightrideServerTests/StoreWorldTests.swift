@@ -29,7 +29,7 @@ struct StoreWorldTests {
             now += .seconds(Int.random(in: 0...12, using: &random))
             let user = Self.users.randomElement(using: &random)!
             let operation = Self.operations.randomElement(using: &random)!
-            let inMemory = Self.outcome { () throws(Rejection) in try operation.memory(&core, user, now) }
+            let inMemory = Self.outcome { () throws(RideRefusal) in try operation.memory(&core, user, now) }
             // The core applies the switch-offs due before the operation, in a commit of their
             // own; so does the server's timer for a store.
             try await store.operate(at: now) { _ in }
@@ -77,7 +77,7 @@ struct StoreWorldTests {
     /// One kind of operation, done the same way on both worlds.
     struct Operation: Sendable {
         let name: String
-        let memory: @Sendable (inout NightrideCore, String, Duration) throws(Rejection) -> Void
+        let memory: @Sendable (inout NightrideCore, String, Duration) throws(RideRefusal) -> Void
         let store: @Sendable (inout RideOperation<StoreWorld>, String) throws -> Void
     }
 
@@ -86,22 +86,22 @@ struct StoreWorldTests {
         var list = [true, false].map { on in
             Operation(
                 name: "driver mode \(on)",
-                memory: { core, user, now throws(Rejection) in _ = try core.setDriverMode(on, for: user, at: now) },
+                memory: { core, user, now throws(RideRefusal) in _ = try core.setDriverMode(on, for: user, at: now) },
                 store: { operation, user in try operation.setDriverMode(on, for: user) }
             )
         }
         for action in [RideAction.request(destination: bastille), .cancel, .accept, .arrive, .finish, .finishSurvey] {
             list.append(Operation(
                 name: "\(action.name)",
-                memory: { core, user, now throws(Rejection) in _ = try core.perform(action, for: user, at: now) },
+                memory: { core, user, now throws(RideRefusal) in _ = try core.perform(action, for: user, at: now) },
                 store: { operation, user in try operation.perform(action, for: user) }
             ))
         }
         return list
     }()
 
-    static func outcome(_ body: () throws(Rejection) -> Void) -> String {
-        do throws(Rejection) {
+    static func outcome(_ body: () throws(RideRefusal) -> Void) -> String {
+        do throws(RideRefusal) {
             try body()
             return "applied"
         } catch {
@@ -128,7 +128,7 @@ struct StoreWorldTests {
             do {
                 try await operate(at: now, body)
                 return "applied"
-            } catch let rejection as Rejection {
+            } catch let rejection as RideRefusal {
                 return rejection.code.rawValue
             }
         }

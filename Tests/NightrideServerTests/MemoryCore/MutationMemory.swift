@@ -17,7 +17,7 @@ struct MutationMemory: Sendable {
     /// client sends its mutations one at a time, in order, each until it is answered, so its
     /// mutation N means it has the answers before N. Ids outside a client's numbering are kept
     /// up to `limit`, oldest forgotten first.
-    mutating func remember(_ answer: Result<Version, Rejection>, to change: String, for mutationID: String, limit: Int) {
+    mutating func remember(_ answer: Result<Version, RideRefusal>, to change: String, for mutationID: String, limit: Int) {
         answers[mutationID] = CoreAnswer(change: change, answer: answer)
         guard let (client, sequence) = MutationID(rawValue: mutationID).parts else {
             otherAnswers.append(mutationID)
@@ -41,5 +41,5 @@ struct MutationMemory: Sendable {
 /// body). Not the kit's `RememberedAnswer`, which keeps an HTTP answer's bytes.
 struct CoreAnswer: Sendable {
     let change: String
-    let answer: Result<Version, Rejection>
+    let answer: Result<Version, RideRefusal>
 }

@@ -73,7 +73,7 @@ struct NightrideCore: Sendable {
     /// - Throws: `invalidName` for an empty or overlong name; `passwordRequired` for a new name
     ///   without a password; `wrongPassword` when the proof does not fit the stored password
     ///   (missing, wrong, or set by a concurrent login meanwhile).
-    mutating func login(name: String, token: String, proof: PasswordProof, at now: Duration) throws(Rejection) -> LoginResponse {
+    mutating func login(name: String, token: String, proof: PasswordProof, at now: Duration) throws(RideRefusal) -> LoginResponse {
         let now = advance(to: now)
         let normalized = try AccountName.checked(name)
         let places = catalog.places
@@ -126,12 +126,12 @@ struct NightrideCore: Sendable {
     ///
     /// The cursor counts rides from the oldest, so pages stay put when a newly finished ride is
     /// added on top; `next` is the path of the following page, `nil` on the last one.
-    func history(of user: String, cursor: String? = nil, pageSize: Int = 10) throws(Rejection) -> HistoryPage {
-        guard let history = world.histories[user] else { throw Rejection(.unknownUser, "no user \(user)") }
+    func history(of user: String, cursor: String? = nil, pageSize: Int = 10) throws(RideRefusal) -> HistoryPage {
+        guard let history = world.histories[user] else { throw RideRefusal(.unknownUser, "no user \(user)") }
         var end = history.count
         if let cursor {
             guard let position = Int(cursor), (0...history.count).contains(position) else {
-                throw Rejection(.invalidCursor, "unknown history cursor \(cursor)")
+                throw RideRefusal(.invalidCursor, "unknown history cursor \(cursor)")
             }
             end = position
         }
@@ -149,9 +149,9 @@ struct NightrideCore: Sendable {
     /// first answer without applying again.
     mutating func setDriverMode(
         _ on: Bool, for user: String, mutationID: String? = nil, at now: Duration
-    ) throws(Rejection) -> Version {
+    ) throws(RideRefusal) -> Version {
         let now = advance(to: now)
-        return try remembering(mutationID, for: user, change: "driver-mode \(on)") { core throws(Rejection) in
+        return try remembering(mutationID, for: user, change: "driver-mode \(on)") { core throws(RideRefusal) in
             try core.operate(at: now) { try $0.setDriverMode(on, for: user) }
             return core.world.values[user]!.driverMode.version
         }.get()
@@ -161,9 +161,9 @@ struct NightrideCore: Sendable {
     /// afterwards. A repeated `mutationID` gets the first answer without applying again.
     mutating func perform(
         _ action: RideAction, for user: String, mutationID: String? = nil, at now: Duration
-    ) throws(Rejection) -> Version {
+    ) throws(RideRefusal) -> Version {
         let now = advance(to: now)
-        return try remembering(mutationID, for: user, change: "ride \(action)") { core throws(Rejection) in
+        return try remembering(mutationID, for: user, change: "ride \(action)") { core throws(RideRefusal) in
             try core.operate(at: now) { try $0.perform(action, for: user) }
             return core.world.values[user]!.ride.version
         }.get()
@@ -196,7 +196,7 @@ struct NightrideCore: Sendable {
     /// change records. An operation that throws changes nothing.
     private mutating func operate<Result>(
         at now: Duration, _ body: (inout RideOperation<MemoryWorld>) throws -> Result
-    ) throws(Rejection) -> Result {
+    ) throws(RideRefusal) -> Result {
         let (changed, result) = try Self.run(body, on: world, at: now, rules: RideRules(inactivityTimeout: inactivityTimeout, catalog: catalog))
         // The operation is over and its copy released: the commit writes the dictionaries in place.
         world = changed
@@ -208,12 +208,12 @@ struct NightrideCore: Sendable {
 
     private static func run<Result>(
         _ body: (inout RideOperation<MemoryWorld>) throws -> Result, on world: MemoryWorld, at now: Duration, rules: RideRules
-    ) throws(Rejection) -> (MemoryWorld, Result) {
+    ) throws(RideRefusal) -> (MemoryWorld, Result) {
         do {
             var operation = try RideOperation(on: world, at: now, rules: rules)
             let result = try body(&operation)
             return (try operation.finish(), result)
-        } catch let rejection as Rejection {
+        } catch let rejection as RideRefusal {
             throw rejection
         } catch {
             preconditionFailure("an operation in memory cannot fail but by a rejection: \(error)")
@@ -226,17 +226,17 @@ struct NightrideCore: Sendable {
     /// refused (`mutationIDReused`), since the first answer is not an answer to it.
     private mutating func remembering(
         _ mutationID: String?, for user: String, change: String,
-        _ body: (inout NightrideCore) throws(Rejection) -> Version
-    ) -> Result<Version, Rejection> {
-        guard world.values[user] != nil else { return .failure(Rejection(.unknownUser, "no user \(user)")) }
+        _ body: (inout NightrideCore) throws(RideRefusal) -> Version
+    ) -> Result<Version, RideRefusal> {
+        guard world.values[user] != nil else { return .failure(RideRefusal(.unknownUser, "no user \(user)")) }
         if let mutationID, let remembered = memories[user]?.answers[mutationID] {
             guard remembered.change == change else {
-                return .failure(Rejection(.mutationIDReused, "Mutation-ID \(mutationID) was used for another change"))
+                return .failure(RideRefusal(.mutationIDReused, "Mutation-ID \(mutationID) was used for another change"))
             }
             return remembered.answer
         }
-        let answer: Result<Version, Rejection>
-        do throws(Rejection) {
+        let answer: Result<Version, RideRefusal>
+        do throws(RideRefusal) {
             answer = .success(try body(&self))
         } catch {
             answer = .failure(error)

@@ -1,8 +1,8 @@
 import NightrideModel
 import StateLoopWire
 
-/// Why the core refused a request. Served as an ``ErrorBody`` body; see ``code`` for the status.
-public struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
+/// Why the ride rules refused a request. Served as an ``ErrorBody`` body; see ``code`` for the status.
+public struct RideRefusal: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kinds of refusal.
     public enum Code: String, Sendable, Hashable {
         /// The action does not fit the user's ride status (HTTP 409).
