@@ -22,7 +22,7 @@ final class SimulatedClient: Sendable {
         var sources = ResourceSources(
             pull: HTTPPull<Bool>(url: api.url(path), headers: api.headers),
             push: WebSocketPush<Bool>(
-                url: api.pushURL(path + "/push"),
+                url: api.endpoint().pushURL(path + "/push"),
                 headers: api.headers,
                 initialBackoff: backoff,
                 maxBackoff: backoff * 4,
