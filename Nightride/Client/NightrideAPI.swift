@@ -48,16 +48,6 @@ public struct NightrideAPI: Sendable {
         )
     }
 
-    /// The `Authorization` header of every request.
-    public var headers: [String: String] {
-        endpoint().headers
-    }
-
-    /// `path`, one of the client's own paths (`/me/ride`), on the server.
-    public func url(_ path: String) -> URL {
-        endpoint().url(path)
-    }
-
     /// `link`, a path (with its query) or an address the server sent, as an address on this
     /// API's server (see ``SyncEndpoint/link(_:)``).
     ///

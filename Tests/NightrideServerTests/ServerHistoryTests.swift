@@ -13,12 +13,9 @@ import TestSupport
 struct ServerHistoryTests {
     @Test("a server started on an earlier server's file has its change log, at the same times, and its audit")
     func historyOutlivesTheServer() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-history-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let configuration = NightrideServer.Configuration(dataPath: folder.appendingPathComponent("server.sqlite").path, passwordCost: 4)
-        var logger = Logger(label: "nightride.test")
-        logger.logLevel = .error
+        let (path, logger) = try dataFile()
+        defer { removeDataFile(path) }
+        let configuration = NightrideServer.Configuration(dataPath: path, passwordCost: 4)
 
         let first = NightrideServer(configuration: configuration, logger: logger)
         let port = try await first.start()
@@ -45,12 +42,8 @@ struct ServerHistoryTests {
 
     @Test("a server that keeps no history reads none of its file's feed at start and holds nothing per commit")
     func noHistoryKept() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-history-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("server.sqlite").path
-        var logger = Logger(label: "nightride.test")
-        logger.logLevel = .error
+        let (path, logger) = try dataFile()
+        defer { removeDataFile(path) }
 
         let first = NightrideServer(configuration: NightrideServer.Configuration(dataPath: path, passwordCost: 4), logger: logger)
         let port = try await first.start()
@@ -79,12 +72,8 @@ struct ServerHistoryTests {
 
     @Test("a running server prunes its file's change feed as configured (the newest commit stays)")
     func feedPruned() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-history-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("server.sqlite").path
-        var logger = Logger(label: "nightride.test")
-        logger.logLevel = .error
+        let (path, logger) = try dataFile()
+        defer { removeDataFile(path) }
 
         let first = NightrideServer(configuration: NightrideServer.Configuration(dataPath: path, passwordCost: 4), logger: logger)
         _ = try await LoopbackClient(port: try await first.start()).login("bob")
@@ -125,5 +114,19 @@ struct ServerHistoryTests {
         #expect(audit.problem(with: "c:1", of: "ann") == nil)
         audit.noteApplied(cause, commit: 8, epoch: 10)
         #expect(audit.problem(with: "c:1", of: "ann") == "c:1 was applied twice in one epoch")
+    }
+
+    /// A data file's path in a new temporary folder, and a logger for the servers on it.
+    private func dataFile() throws -> (path: String, logger: Logger) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-history-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var logger = Logger(label: "nightride.test")
+        logger.logLevel = .error
+        return (folder.appendingPathComponent("server.sqlite").path, logger)
+    }
+
+    /// Removes the folder of a ``dataFile()``.
+    private func removeDataFile(_ path: String) {
+        try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)
     }
 }

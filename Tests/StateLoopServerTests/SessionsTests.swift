@@ -21,8 +21,8 @@ struct SessionsTests {
         let sessions: Sessions
 
         func principal(for request: Request) async throws -> String? {
-            guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return nil }
-            return try await sessions.user(forToken: String(header.dropFirst("Bearer ".count)))
+            guard let token = request.bearerToken else { return nil }
+            return try await sessions.user(forToken: token)
         }
 
         func id(of user: String) -> String { user }

@@ -19,11 +19,12 @@ final class SimulatedClient: Sendable {
         let path = "/me/driver-mode"
         let (online, report) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(1))
         let backoff = ClientOptions().reconnectBackoff
+        let server = api.endpoint()
         var sources = ResourceSources(
-            pull: HTTPPull<Bool>(url: api.url(path), headers: api.headers),
+            pull: HTTPPull<Bool>(url: server.url(path), headers: server.headers),
             push: WebSocketPush<Bool>(
-                url: api.endpoint().pushURL(path + "/push"),
-                headers: api.headers,
+                url: server.pushURL(path + "/push"),
+                headers: server.headers,
                 initialBackoff: backoff,
                 maxBackoff: backoff * 4,
                 logger: Logger(label: "nightride.push", factory: { _ in SwiftLogNoOpLogHandler() }),

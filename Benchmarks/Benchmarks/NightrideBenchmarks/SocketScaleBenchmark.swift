@@ -52,7 +52,7 @@ private func openFleet() async throws -> SocketFleet {
     }
     let loggedIn = server.residentBytes
     let fleet = try await SocketFleet.open(
-        on: server, authorizations: users.map { $0.headers["Authorization"] ?? "" }, path: "/me/driver-mode/push", serverBefore: loggedIn
+        on: server, authorizations: users.map { "Bearer \($0.token)" }, path: "/me/driver-mode/push", serverBefore: loggedIn
     )
     report(
         "server process \(server.processIdentifier): \(scaleSocketCount) users logged in and their sockets open in \(start.duration(to: .now)); "

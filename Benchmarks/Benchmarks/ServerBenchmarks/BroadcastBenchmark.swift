@@ -76,7 +76,7 @@ enum BroadcastServer {
     /// Anyone with a bearer token is that token's principal; everyone reads the notice.
     struct Everyone: AccessPolicy {
         func principal(for request: Request) async throws -> String? {
-            request.headers[.authorization].map { String($0.dropFirst("Bearer ".count)) }.flatMap { $0.isEmpty ? nil : $0 }
+            request.bearerToken
         }
         func id(of user: String) -> String { user }
         func mayRead(_ key: ResourceKey, as user: String) -> Bool { key.resource == "notice" }

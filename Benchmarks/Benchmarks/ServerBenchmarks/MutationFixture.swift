@@ -27,7 +27,7 @@ final class MutationFixture: Sendable {
 
     struct Rules: AccessPolicy {
         func principal(for request: Request) async throws -> String? {
-            request.headers[.authorization].map { String($0.dropFirst("Bearer ".count)) }
+            request.bearerToken
         }
         func id(of user: String) -> String { user }
         func mayRead(_ key: ResourceKey, as user: String) -> Bool { key.id == user }

@@ -132,7 +132,7 @@ public struct Sessions: Sendable {
     public func user(forToken token: String) async throws -> String? {
         guard let (id, secret) = Self.slot(of: token) else { return nil }
         let (stored, _) = try await store.read(Self.resource.key(id), lastMutationIDOf: nil, scope: "")
-        guard let stored, let record = try? JSONDecoder().decode(Record.self, from: stored.json) else { return nil }
+        guard let stored, let record = try? KitJSON.decoder.decode(Record.self, from: stored.json) else { return nil }
         // Compared as digests: equal digests mean equal secrets, and the secret is not stored.
         guard record.digest == SHA256.hex(secret.utf8), record.isLive(at: clock.nowSinceEpoch) else { return nil }
         return record.user
