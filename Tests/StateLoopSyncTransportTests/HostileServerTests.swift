@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Hummingbird
 import HummingbirdWebSocket
 import NIOCore
@@ -85,19 +90,29 @@ struct HostileServerTests {
 
     @Test("a refused connection (nothing listens)")
     func refusedConnection() async throws {
-        // A port that was just free: bound, then closed.
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
-        let port = try #require(channel.localAddress?.port)
-        try await channel.close()
+        // A port bound but not listening: connecting is refused, and no other test of this
+        // process can take the port (and count its own sockets to it) while this one runs.
+        let reserved = try ReservedPort()
+        defer { reserved.close() }
+        let port = reserved.port
         let clock = VirtualClock()
         let push = WebSocketPush<String>(
             url: "ws://127.0.0.1:\(port)/push", initialBackoff: .seconds(1), maxBackoff: .seconds(8), pingInterval: nil, clock: clock
         )
         let task = Task { await push.run { _ in } }
-        defer { task.cancel() }
         let sleeps = try await clock.sleeps.waitFor(10, seconds: 60)
         #expect(Array(sleeps.prefix(10)) == Self.expectedBackoffs)
-        #expect(openSockets(to: port) == 0)
+        // The attempt under way may hold its socket until NIO has seen the refusal: once the
+        // source is stopped, none may be left (polled, bounded: closing is asynchronous).
+        task.cancel()
+        await task.value
+        var open = openSockets(to: port)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while open > 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            open = openSockets(to: port)
+        }
+        #expect(open == 0, "sockets left open to a port that refuses connections")
     }
 
     /// Runs a push source against the server on `port` until ten attempts have reached it, and
@@ -213,6 +228,48 @@ func openSockets(to port: Int) -> Int {
         return inodes.contains(target.dropFirst("socket:[".count).dropLast())
     }.count
 }
+
+/// A loopback port held by a socket that is bound but never listens: connecting to it is
+/// refused, and the port stays taken until ``close()``.
+private struct ReservedPort {
+    let descriptor: Int32
+    let port: Int
+
+    init() throws {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(descriptor, address, length) == 0 && getsockname(descriptor, address, &length) == 0
+            }
+        }
+        guard bound else {
+            _ = closeDescriptor(descriptor)
+            throw POSIXError(.EADDRNOTAVAIL)
+        }
+        self.descriptor = descriptor
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() {
+        _ = closeDescriptor(descriptor)
+    }
+}
+
+#if canImport(Glibc)
+private let closeDescriptor = Glibc.close
+#else
+private let closeDescriptor = Darwin.close
+#endif
 
 /// Reads bytes until the end of a request head, then writes `reply` and leaves the connection
 /// open.
