@@ -86,7 +86,7 @@ package enum HTTPExchange {
     ///   `limit` bytes, `CancellationError` or AsyncHTTPClient's `HTTPClientError.cancelled` when
     ///   the calling task is cancelled, or the transport's error.
     package static func body(of request: HTTPClientRequest, client: HTTPClient? = nil, limit: Int) async throws -> Data {
-        let response = try await (client ?? sharedClient).execute(request, timeout: deadline)
+        let response = try await retryingUnsent { try await (client ?? sharedClient).execute(request, timeout: deadline) }
         if let failure = statusError(response) { throw failure }
         let declared = response.headers.first(name: "Content-Length").flatMap { Int($0) }
         if let declared, declared > limit {
@@ -113,9 +113,8 @@ package enum HTTPExchange {
     package static func send(
         _ method: String, _ url: URL, headers: [String: String] = [:], body: Data? = nil, limit: Int = 4 << 20
     ) async throws -> (status: Int, body: Data) {
-        let response = try await sharedClient.execute(
-            request(HTTPMethod(rawValue: method), url, headers: headers, body: body), timeout: deadline
-        )
+        let request = request(HTTPMethod(rawValue: method), url, headers: headers, body: body)
+        let response = try await retryingUnsent { try await sharedClient.execute(request, timeout: deadline) }
         return (Int(response.status.code), try await collect(response, upTo: limit))
     }
 
@@ -132,6 +131,20 @@ package enum HTTPExchange {
     ) async throws -> Data {
         let headers = headers.merging(["Content-Type": "application/json"]) { _, json in json }
         return try await body(of: request(.POST, url, headers: headers, body: json), client: client, limit: limit)
+    }
+
+    /// `send()`, made once more when it failed before a byte of the request was written: a pooled
+    /// connection that the server closed (it restarted, or timed the connection out) and whose
+    /// close the client had not seen yet fails the write with "I/O on closed channel". Nothing
+    /// reached the server, so sending again on a new connection is safe for any method, POST
+    /// included; a second such failure is thrown.
+    static func retryingUnsent<Answer>(_ send: () async throws -> Answer) async throws -> Answer {
+        do {
+            return try await send()
+        } catch ChannelError.ioOnClosedChannel {
+            try Task.checkCancellation()
+            return try await send()
+        }
     }
 
     /// The error for a status outside 200–299, with the server's `Retry-After` if usable.

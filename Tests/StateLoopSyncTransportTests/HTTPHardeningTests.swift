@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import StateLoopSync
 @testable import StateLoopSyncTransports
 import Testing
@@ -89,6 +90,41 @@ private func transports(port: Int, path: String, limit: Int = 4 << 20) -> [(name
         ("HTTPPull", { _ = try await pull() }),
         ("HTTPMutationSender", { _ = try await sender(.add("bob"), MutationID()) }),
     ]
+}
+
+/// A request that met a pooled connection the server had already closed never reached the
+/// server: it is sent once more, and only then does the failure reach the caller.
+@Suite("HTTP: a request that was never sent")
+struct UnsentRequestTests {
+    @Test("a write on a connection closed before it is sent again once; a second such failure, or any other error, is thrown")
+    func closedConnectionRetried() async throws {
+        let attempts = Shared(0)
+        let answer = try await HTTPExchange.retryingUnsent {
+            attempts.value += 1
+            if attempts.value == 1 { throw ChannelError.ioOnClosedChannel }
+            return "answer"
+        }
+        #expect(answer == "answer" && attempts.value == 2)
+
+        attempts.value = 0
+        await #expect(throws: ChannelError.ioOnClosedChannel) {
+            try await HTTPExchange.retryingUnsent { () async throws -> String in
+                attempts.value += 1
+                throw ChannelError.ioOnClosedChannel
+            }
+        }
+        #expect(attempts.value == 2)
+
+        // Any other failure may have reached the server: it is the caller's to retry.
+        attempts.value = 0
+        await #expect(throws: HTTPClientError.remoteConnectionClosed) {
+            try await HTTPExchange.retryingUnsent { () async throws -> String in
+                attempts.value += 1
+                throw HTTPClientError.remoteConnectionClosed
+            }
+        }
+        #expect(attempts.value == 1)
+    }
 }
 
 /// Bad answers from a server on loopback.
