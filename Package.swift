@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 let package = Package(
@@ -21,11 +21,6 @@ let package = Package(
         .library(name: "StateLoopServer", targets: ["StateLoopServer"]),
         .library(name: "StateLoopServerPostgres", targets: ["StateLoopServerPostgres"]),
         .library(name: "StateLoopServerTesting", targets: ["StateLoopServerTesting"]),
-        // The demo app's parts, as products so that the benchmarks package can load the server
-        // with simulated clients.
-        .library(name: "NightrideModel", targets: ["NightrideModel"]),
-        .library(name: "NightrideServer", targets: ["NightrideServer"]),
-        .library(name: "NightrideClient", targets: ["NightrideClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
@@ -39,7 +34,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
@@ -147,10 +141,16 @@ let package = Package(
             name: "StateLoopJournal",
             dependencies: ["StateLoop", "StateLoopSync", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        // What an app's own tests of its server use: the hooks that inflict trouble on pushes.
+        // What an app's own tests of its server use: the hooks that inflict trouble on pushes, a
+        // plain HTTP client and a push socket reader.
         .target(
             name: "StateLoopServerTesting",
-            dependencies: ["StateLoopServer", "StateLoopWire", .product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: [
+                "StateLoopServer", "StateLoopWire", "StateLoopSyncTransports",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // The backend half: versioned resources, pushes and idempotent mutations on a store.
         .target(
@@ -293,115 +293,14 @@ let package = Package(
             dependencies: ["LoginFeature", "StateLoopViewModel"],
             path: "Examples/LoginDemo"
         ),
-        .target(
-            name: "NightrideModel",
-            path: "Nightride/Model"
-        ),
-        .target(
-            name: "NightrideServer",
-            dependencies: [
-                "NightrideModel",
-                "StateLoopWire",
-                // The kit: resources, pushes, mutations, the store; Hummingbird for the routes
-                // of its own (sign-in, places, history).
-                "StateLoopServer",
-                "StateLoopServerPostgres",
-                // The fault plan's hooks into the pushes.
-                "StateLoopServerTesting",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ],
-            path: "Nightride/Server"
-        ),
-        .target(
-            name: "NightrideClient",
-            dependencies: [
-                "NightrideModel",
-                "StateLoop",
-                "StateLoopSync",
-                "StateLoopSyncTransports",
-                "StateLoopJournal",
-                "StateLoopInspector",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Nightride/Client"
-        ),
-        .target(
-            name: "NightrideDemo",
-            dependencies: [
-                "NightrideClient", "NightrideServer", "NightrideModel", "StateLoop", "StateLoopSync", "StateLoopInspector",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Nightride/Demo"
-        ),
-        .target(
-            name: "NightrideTUI",
-            dependencies: ["NightrideClient", "NightrideModel", "StateLoop", "StateLoopSync", "StateLoopViewModel", "LoginFeature"],
-            path: "Nightride/TUI"
-        ),
-        .executableTarget(
-            name: "nightride",
-            dependencies: [
-                "NightrideModel",
-                "NightrideServer",
-                "NightrideClient",
-                "NightrideDemo",
-                "NightrideTUI",
-                "StateLoopSync",
-                "StateLoopInspector",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Nightride/App"
-        ),
-        .testTarget(
-            name: "NightrideDemoTests",
-            dependencies: [
-                "NightrideDemo", "NightrideClient", "NightrideServer", "NightrideModel", "StateLoop", "StateLoopSync",
-                "StateLoopJournal", "StateLoopInspector", "StateLoopInspectorWire", "StateLoopTesting", "TestSupport",
-                "StateLoopInspectorServer", "InspectorTestSupport",
-            ],
-            // The recorded sessions' fixtures, read through #filePath.
-            exclude: ["RecordedSessions/Sessions"]
-        ),
-        .testTarget(
-            name: "NightrideServerTests",
-            dependencies: [
-                "NightrideServer",
-                // For DriverModeChange's Mutation conformance, which is the client's.
-                "NightrideClient",
-                "NightrideModel",
-                "StateLoopSync",
-                "StateLoopSyncTransports",
-                "StateLoopTesting",
-                "StateLoopServer",
-                "StateLoopServerTesting",
-                "TestSupport",
-                .product(name: "WSClient", package: "swift-websocket"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-            ]
-        ),
-        .testTarget(
-            name: "NightrideTUITests",
-            dependencies: [
-                "NightrideTUI",
-                "NightrideClient",
-                "NightrideModel",
-                "NightrideServer",
-                "StateLoopSync",
-                "StateLoopViewModel",
-                "LoginFeature",
-                "TestSupport",
-                .product(name: "Logging", package: "swift-log"),
-                // Built beside the tests, which drive it in tmux.
-                "nightride",
-            ]
-        ),
     ],
     swiftLanguageModes: [.v6]
 )
+
+// CI builds with every warning an error (STATELOOP_WARNINGS_AS_ERRORS=1, as `.ci/run` sets it);
+// an app that depends on StateLoop never does.
+if Context.environment["STATELOOP_WARNINGS_AS_ERRORS"] == "1" {
+    for target in package.targets {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
+    }
+}

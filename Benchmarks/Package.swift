@@ -9,6 +9,8 @@ let package = Package(
         // Named, because a path dependency's identity is its folder's name, which differs
         // between clones.
         .package(name: "StateLoop", path: ".."),
+        // The Nightride benchmarks load its server and clients.
+        .package(name: "Nightride", path: "../Nightride"),
         // Naming the traits replaces the default set ("MallocInterposer", "RuntimeInterposer"):
         // malloc counts stay, and on Linux with Swift 6.3 SwiftPM no longer needs the
         // swift-runtime-interposer package, which only the dropped trait uses.
@@ -86,10 +88,10 @@ let package = Package(
         .executableTarget(
             name: "NightrideBenchmarks",
             dependencies: [
-                .product(name: "NightrideServer", package: "StateLoop"),
+                .product(name: "NightrideServer", package: "Nightride"),
                 .product(name: "StateLoopServer", package: "StateLoop"),
-                .product(name: "NightrideClient", package: "StateLoop"),
-                .product(name: "NightrideModel", package: "StateLoop"),
+                .product(name: "NightrideClient", package: "Nightride"),
+                .product(name: "NightrideModel", package: "Nightride"),
                 .product(name: "StateLoopSync", package: "StateLoop"),
                 .product(name: "StateLoopWire", package: "StateLoop"),
                 .product(name: "StateLoopSyncTransports", package: "StateLoop"),

@@ -16,7 +16,7 @@ struct MakeTestCommand: ParsableCommand {
         naming each differing path. Example:
           stateloop-inspector make-test Nightride-session.json --system "client ann" \\
             --module NightrideClient --state ClientState --event ClientEvent \\
-            --reduce ClientState.reduce --name RideCancelled --output Tests/NightrideDemoTests/RecordedSessions
+            --reduce ClientState.reduce --name RideCancelled --output Nightride/Tests/NightrideDemoTests/RecordedSessions
         """
     )
 

@@ -52,7 +52,7 @@ struct ServeCommand: AsyncParsableCommand {
             StateLoop inspector
               page:  \(server.pageURL ?? "?")
               apps:  \(server.appURL ?? "?")
-              (Nightride: swift run nightride client --inspect '\(server.appURL ?? "?")')
+              (Nightride: swift run --package-path Nightride nightride client --inspect '\(server.appURL ?? "?")')
             Ctrl-C stops it.
 
             """

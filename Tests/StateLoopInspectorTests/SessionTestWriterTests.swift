@@ -13,11 +13,12 @@ struct SessionTestWriterTests {
     )
 
     private var folder: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("NightrideDemoTests/RecordedSessions")
+        // Tests/StateLoopInspectorTests/ → the repository → Nightride's package.
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Nightride/Tests/NightrideDemoTests/RecordedSessions")
     }
 
-    @Test("the checked-in Nightride test (run in NightrideDemoTests) is what the writer makes of its fixture")
+    @Test("the checked-in Nightride test (run in Nightride's NightrideDemoTests) is what the writer makes of its fixture")
     func checkedInTestIsCurrent() throws {
         let fixture = folder.appendingPathComponent(nightride.fileNames.fixture)
         let session = try JSONDecoder().decode(InspectorSession.self, from: Data(contentsOf: fixture))

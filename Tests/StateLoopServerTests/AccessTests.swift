@@ -2,6 +2,7 @@ import Foundation
 import ServerTestApp
 import StateLoopServer
 import StateLoopWire
+import StateLoopServerTesting
 import Testing
 
 @Suite("Sync server: access", .timeLimit(.minutes(2)))
@@ -15,7 +16,7 @@ struct AccessTests {
                 #expect(answer.status == 401, "\(method) \(path)")
                 #expect(TestClient.errorCode(answer.body) == "unauthorized")
             }
-            let refused = PushReader(port: client.port, path: "me/notes/push", as: nil)
+            let refused = TestPushSocket(port: client.port, path: "me/notes/push", as: nil)
             await #expect(throws: (any Error).self) { try await refused.closeFrame() }
         }
     }
@@ -33,7 +34,7 @@ struct AccessTests {
             // eve may read nothing, not even the shared board.
             _ = try await server.update { try $0.write(1, to: Notes.board, "main") }
             #expect(try await client.send("GET", "board", as: "eve").status == 404)
-            let refused = PushReader(port: client.port, path: "users/ann/notes/push", as: "bob")
+            let refused = TestPushSocket(port: client.port, path: "users/ann/notes/push", as: "bob")
             await #expect(throws: (any Error).self) { try await refused.closeFrame() }
         }
     }

@@ -54,11 +54,11 @@ struct HookTests {
             let client = TestClient(port: port)
             _ = try await server.update { try $0.write(0, to: Notes.board, "main") }
             faults.refuse.withLock { $0 = true }
-            let refused = PushReader(port: port, path: "board/push", as: "ann")
+            let refused = TestPushSocket(port: port, path: "board/push", as: "ann")
             #expect(await eventually(within: .seconds(10)) { refused.ending == .failed }, "the upgrade was refused")
             faults.refuse.withLock { $0 = false }
 
-            let reader = PushReader(port: port, path: "board/push", as: "ann")
+            let reader = TestPushSocket(port: port, path: "board/push", as: "ann")
             #expect(await eventually(within: .seconds(10)) { reader.values(Int.self).map(\.value) == [0] })
             // Version 2 is lost, version 3 is followed by a hint.
             for add in 1...2 {
@@ -68,19 +68,19 @@ struct HookTests {
             #expect(reader.values(Int.self).map(\.version.counter) == [1, 3])
             #expect(reader.received.last == #"{"changed":true}"#)
 
-            let cut = PushReader(port: port, path: "board/push", as: "bob")
+            let cut = TestPushSocket(port: port, path: "board/push", as: "bob")
             #expect(await eventually(within: .seconds(10)) { server.openSockets == 2 })
             faults.cutNow()
             #expect(await eventually(within: .seconds(10)) { server.openSockets == 0 }, "both sockets were cut")
             #expect(await eventually(within: .seconds(10)) { cut.ending == .closed && reader.ending == .closed }, "the connections ended")
 
-            let late = PushReader(port: port, path: "board/push", as: "cat")
+            let late = TestPushSocket(port: port, path: "board/push", as: "cat")
             #expect(await eventually(within: .seconds(10)) { server.openSockets == 1 })
             server.closeAllSockets()
             #expect(await eventually(within: .seconds(10)) { server.openSockets == 0 })
             #expect(await eventually(within: .seconds(10)) { late.ending == .closed }, "the connection ended")
             // Still accepting.
-            let after = PushReader(port: port, path: "board/push", as: "dan")
+            let after = TestPushSocket(port: port, path: "board/push", as: "dan")
             #expect(await eventually(within: .seconds(10)) { after.values(Int.self).map(\.value) == [3] })
             for socket in [refused, reader, cut, late, after] { socket.cancel() }
         }
@@ -140,4 +140,15 @@ private final class ScriptedFaults: PushFaults, Sendable {
             for await _ in signal { return }
         }
     }
+}
+
+/// Lines recorded by the server's handlers, read by the test.
+private final class MessageLog: Sendable {
+    private let messages = Mutex<[String]>([])
+
+    func append(_ message: String) {
+        messages.withLock { $0.append(message) }
+    }
+
+    var all: [String] { messages.withLock { $0 } }
 }

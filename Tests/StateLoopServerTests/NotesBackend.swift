@@ -6,6 +6,7 @@ import StateLoopServer
 import StateLoopWire
 import Synchronization
 import ServerTestApp
+import StateLoopServerTesting
 import StateLoopSyncTransports
 import Testing
 
@@ -70,7 +71,7 @@ func startHost<Access: AccessPolicy>(
     return (host, try await host.start())
 }
 
-/// Plain HTTP against the test server.
+/// Plain HTTP against the test server, as the test apps' users (token `t-<user>`).
 struct TestClient: Sendable {
     let port: Int
 
@@ -85,7 +86,8 @@ struct TestClient: Sendable {
         if let mutationID { headers["Mutation-ID"] = mutationID }
         if let clientID { headers["Client-ID"] = clientID }
         if body != nil { headers["Content-Type"] = "application/json" }
-        return try await HTTPExchange.send(method, URL(string: "http://127.0.0.1:\(port)/\(path)")!, headers: headers, body: body)
+        let answer = try await TestHTTPClient(port: port).send(method, path, headers: headers, body: body)
+        return (answer.status, answer.body)
     }
 
     /// A mutation posting `value` as JSON.
@@ -95,6 +97,6 @@ struct TestClient: Sendable {
 
     /// The error code of an error body.
     static func errorCode(_ body: Data) -> String? {
-        try? JSONDecoder().decode(ErrorBody.self, from: body).error
+        TestHTTPResponse(status: 0, body: body).errorBody?.error
     }
 }

@@ -4,6 +4,7 @@ import ServerTestApp
 @testable import StateLoopServer
 import StateLoopWire
 import TestSupport
+import StateLoopServerTesting
 import Testing
 
 /// What a push socket's client can make the server hold or do: bytes it does not read, frames
@@ -19,7 +20,7 @@ struct PushLimitsTests {
             let silent = try SilentSocket(port: client.port, path: "pages/push", token: "t-ann")
             defer { silent.close() }
             #expect(await eventually(within: .seconds(10)) { server.openSockets == 1 }, "the silent socket did not open")
-            let reader = PushReader(port: client.port, path: "pages/push", as: "bob")
+            let reader = TestPushSocket(port: client.port, path: "pages/push", as: "bob")
             defer { reader.cancel() }
             #expect(await eventually(within: .seconds(10)) { reader.values(String.self).count == 1 }, "the reader got no first value")
             // Up to 48 pages of 8 KB: 384 KB, six times the bytes in flight allowed, and well
@@ -70,7 +71,7 @@ struct PushLimitsTests {
             let (status, body) = try await client.send("GET", "board", as: "bob")
             #expect(status == 200 && String(decoding: body, as: UTF8.self).contains("\"value\":7"), "\(status) \(String(decoding: body, as: UTF8.self))")
             #expect(ContinuousClock.now - asked < .seconds(10), "the request took \(ContinuousClock.now - asked)")
-            let (bytes, closed) = await flooder.readBytesUntilClosed(within: .seconds(10))
+            let (bytes, closed) = await flooder.readBytesUntilClosed(within: .seconds(30))
             #expect(closed, "the flooding socket was still open after 10 s")
             let frames = RawFrames.server(bytes)
             #expect(frames.contains { $0.closeCode == 1008 }, "no close 1008: \(frames.suffix(3))")
@@ -122,7 +123,7 @@ struct PushLimitsTests {
             let bound = configuration.pushBytesInFlight
             #expect(most.channel <= bound / 2 + 1_024, "the channel held \(most.channel) bytes")
             #expect(most.kernel <= bound, "the kernel's send buffer grew to \(most.kernel) bytes")
-            #expect(await pinger.readBytesUntilClosed(within: .seconds(10)).closed, "the connection stayed open")
+            #expect(await pinger.readBytesUntilClosed(within: .seconds(30)).closed, "the connection stayed open")
         }
     }
 
@@ -145,7 +146,7 @@ struct PushLimitsTests {
                 #expect(head.map { String(decoding: $0, as: UTF8.self) }?.hasPrefix("HTTP/1.1 101") == true, "\(name): not upgraded")
                 // A well-formed ping first, answered: the frame after it is what ends the socket.
                 #expect(connection.send(RawFrames.client(RawFrames.ping, hello) + frame), "\(name): not sent")
-                let (bytes, closed) = await connection.readBytesUntilClosed(within: .seconds(10))
+                let (bytes, closed) = await connection.readBytesUntilClosed(within: .seconds(30))
                 #expect(closed, "\(name): the connection was still open after 10 s")
                 let frames = RawFrames.server(bytes)
                 #expect(frames.first?.opcode == RawFrames.pong, "\(name): the well-formed ping was not answered: \(frames)")

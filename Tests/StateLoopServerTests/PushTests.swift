@@ -4,6 +4,7 @@ import ServerTestApp
 @testable import StateLoopServer
 import StateLoopWire
 import TestSupport
+import StateLoopServerTesting
 import Testing
 
 @Suite("Sync server: pushes", .timeLimit(.minutes(2)))
@@ -12,8 +13,8 @@ struct PushTests {
     func valuesInOrder() async throws {
         try await withNotesServer { server, client in
             _ = try await client.mutate("me/notes", as: "ann", Notes.NewNote(text: "a"), id: "c7:1")
-            let reader = PushReader(port: client.port, path: "me/notes/push", as: "ann", clientID: "c7")
-            let other = PushReader(port: client.port, path: "me/notes/push", as: "ann", clientID: "d7")
+            let reader = TestPushSocket(port: client.port, path: "me/notes/push", as: "ann", clientID: "c7")
+            let other = TestPushSocket(port: client.port, path: "me/notes/push", as: "ann", clientID: "d7")
             #expect(await eventually(within: .seconds(10)) { reader.values([String].self).count == 1 && other.values([String].self).count == 1 })
             for (index, text) in ["b", "c", "d"].enumerated() {
                 _ = try await client.mutate("me/notes", as: "ann", Notes.NewNote(text: text), id: "c7:\(index + 2)")
@@ -35,8 +36,8 @@ struct PushTests {
     func serverUpdateFansOut() async throws {
         try await withNotesServer { server, client in
             _ = try await server.update { try $0.write(0, to: Notes.board, "main") }
-            let readers = ["ann", "bob", "cid"].map { PushReader(port: client.port, path: "board/push", as: $0) }
-            let notes = PushReader(port: client.port, path: "me/notes/push", as: "ann")
+            let readers = ["ann", "bob", "cid"].map { TestPushSocket(port: client.port, path: "board/push", as: $0) }
+            let notes = TestPushSocket(port: client.port, path: "me/notes/push", as: "ann")
             #expect(await eventually(within: .seconds(10)) { readers.allSatisfy { $0.values(Int.self).count == 1 } })
             _ = try await server.update { transaction in
                 try transaction.write(41, to: Notes.board, "main")
@@ -59,7 +60,7 @@ struct PushTests {
         configuration.pushDrainsPerTask = 3
         try await withNotesServer(configuration: configuration) { server, client in
             _ = try await server.update { try $0.write(0, to: Notes.board, "main") }
-            let readers = (0..<24).map { PushReader(port: client.port, path: "board/push", as: "reader-\($0)") }
+            let readers = (0..<24).map { TestPushSocket(port: client.port, path: "board/push", as: "reader-\($0)") }
             defer { for reader in readers { reader.cancel() } }
             #expect(await eventually(within: .seconds(30)) { readers.allSatisfy { $0.values(Int.self).count == 1 } }, "not every socket opened")
             for value in 1...3 {
@@ -79,8 +80,8 @@ struct PushTests {
     func accessRevoked() async throws {
         try await withNotesServer { server, client in
             _ = try await server.update { try $0.write(1, to: Notes.board, "main") }
-            let ivy = PushReader(port: client.port, path: "board/push", as: "ivy")
-            let ann = PushReader(port: client.port, path: "board/push", as: "ann")
+            let ivy = TestPushSocket(port: client.port, path: "board/push", as: "ivy")
+            let ann = TestPushSocket(port: client.port, path: "board/push", as: "ann")
             #expect(await eventually(within: .seconds(10)) { ivy.values(Int.self).count == 1 && ann.values(Int.self).count == 1 })
             Notes.banned.withLock { _ = $0.insert("ivy") }
             defer { Notes.banned.withLock { _ = $0.remove("ivy") } }
@@ -104,7 +105,7 @@ struct PushTests {
             // reach the signed-out reader either.
             Notes.sessionEnded.withLock { $0 = { _ in _ = try? await server.update { try $0.write(2, to: Notes.board, "main") } } }
             defer { Notes.sessionEnded.withLock { $0 = nil } }
-            let zed = PushReader(port: client.port, path: "board/push", as: "zed")
+            let zed = TestPushSocket(port: client.port, path: "board/push", as: "zed")
             let closed = try await zed.closeFrame()
             #expect(closed?.closeCode == .policyViolation)
             #expect(zed.received.isEmpty, "\(zed.received)")
@@ -122,8 +123,8 @@ struct PushTests {
             // periodic check, finds the session over.
             Notes.sessionLookupsLeft.withLock { $0["yan"] = 2 }
             defer { Notes.sessionLookupsLeft.withLock { $0["yan"] = nil } }
-            let yan = PushReader(port: client.port, path: "board/push", as: "yan")
-            let bob = PushReader(port: client.port, path: "board/push", as: "bob")
+            let yan = TestPushSocket(port: client.port, path: "board/push", as: "yan")
+            let bob = TestPushSocket(port: client.port, path: "board/push", as: "bob")
             // Whether yan's first value comes before the first check depends on the machine's
             // load; that it is closed, and gets nothing after, does not.
             #expect(await eventually(within: .seconds(20)) { bob.received.count == 1 }, "bob got the board")
@@ -148,7 +149,7 @@ struct PushTests {
                     "GET /\(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                         + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: \(version)\r\n\(token)\r\n"
                 ).utf8))
-                let (text, closed) = await connection.readUntilClosed(within: .seconds(5))
+                let (text, closed) = await connection.readUntilClosed(within: .seconds(30))
                 #expect(closed, "the refused upgrade left its connection open: \(text)")
                 return text
             }
@@ -159,7 +160,7 @@ struct PushTests {
             #expect(anonymous.hasPrefix("HTTP/1.1 401") && anonymous.contains(#""error":"unauthorized""#), "\(anonymous)")
             let hidden = try await upgrade("me/notes/push", as: "eve")
             #expect(hidden.hasPrefix("HTTP/1.1 404") && hidden.contains(#""error":"notFound""#), "\(hidden)")
-            let first = PushReader(port: client.port, path: "board/push", as: "bob")
+            let first = TestPushSocket(port: client.port, path: "board/push", as: "bob")
             #expect(await eventually(within: .seconds(10)) { server.openSockets == 1 })
             let second = try await upgrade("board/push", as: "bob")
             #expect(second.hasPrefix("HTTP/1.1 429") && second.lowercased().contains("retry-after: 5"), "\(second)")
@@ -171,8 +172,8 @@ struct PushTests {
     func closeSocketsOfPrincipal() async throws {
         try await withNotesServer { server, client in
             _ = try await server.update { try $0.write(1, to: Notes.board, "main") }
-            let ann = PushReader(port: client.port, path: "board/push", as: "ann")
-            let bob = PushReader(port: client.port, path: "board/push", as: "bob")
+            let ann = TestPushSocket(port: client.port, path: "board/push", as: "ann")
+            let bob = TestPushSocket(port: client.port, path: "board/push", as: "bob")
             #expect(await eventually(within: .seconds(10)) { server.openSockets == 2 })
             server.closeSockets(of: "ann")
             _ = try await ann.closeFrame()
@@ -185,16 +186,16 @@ struct PushTests {
     func socketLimits() async throws {
         let configuration = SyncServerConfiguration(maximumFrameBytes: 1_000, maximumSocketsPerPrincipal: 2)
         try await withNotesServer(configuration: configuration) { server, client in
-            let large = PushReader(port: client.port, path: "board/push", as: "ann", send: String(repeating: "x", count: 5_000))
+            let large = TestPushSocket(port: client.port, path: "board/push", as: "ann", send: String(repeating: "x", count: 5_000))
             let tooLarge = try await large.closeFrame()
             #expect(tooLarge?.closeCode == .messageTooLarge)
-            let first = PushReader(port: client.port, path: "board/push", as: "bob")
-            let second = PushReader(port: client.port, path: "me/notes/push", as: "bob")
+            let first = TestPushSocket(port: client.port, path: "board/push", as: "bob")
+            let second = TestPushSocket(port: client.port, path: "me/notes/push", as: "bob")
             #expect(await eventually(within: .seconds(10)) { server.openSockets == 2 })
-            let third = PushReader(port: client.port, path: "board/push", as: "bob")
+            let third = TestPushSocket(port: client.port, path: "board/push", as: "bob")
             await #expect(throws: (any Error).self) { try await third.closeFrame() }
             // Another principal is not counted against bob.
-            let ann = PushReader(port: client.port, path: "board/push", as: "ann")
+            let ann = TestPushSocket(port: client.port, path: "board/push", as: "ann")
             #expect(await eventually(within: .seconds(10)) { server.openSockets == 3 })
             for reader in [first, second, ann] { reader.cancel() }
             #expect(await eventually(within: .seconds(10)) { server.openSockets == 0 })
@@ -203,10 +204,10 @@ struct PushTests {
 
     @Test("shutting down closes every socket with 'going away' once its outbox is sent")
     func gracefulShutdown() async throws {
-        var reader: PushReader?
+        var reader: TestPushSocket?
         try await withNotesServer { server, client in
             _ = try await server.update { try $0.write(1, to: Notes.board, "main") }
-            reader = PushReader(port: client.port, path: "board/push", as: "ann")
+            reader = TestPushSocket(port: client.port, path: "board/push", as: "ann")
             #expect(await eventually(within: .seconds(10)) { reader?.values(Int.self).count == 1 })
         }
         let closed = try await reader?.closeFrame()
@@ -219,7 +220,7 @@ struct PushTests {
         Notes.declare(on: server)
         _ = try await server.update { try $0.write(1, to: Notes.board, "main") }
         let (host, port) = try await startHost(server, shutdownTimeout: .seconds(30), applicationOnly: true)
-        let reader = PushReader(port: port, path: "board/push", as: "ann")
+        let reader = TestPushSocket(port: port, path: "board/push", as: "ann")
         #expect(await eventually(within: .seconds(10)) { reader.values(Int.self).count == 1 })
         let stopping = ContinuousClock.now
         async let stopped: Void = host.stop()
@@ -240,7 +241,7 @@ struct PushTests {
             let socket = try SilentSocket(port: client.port, path: "pages/push", token: "t-ann")
             #expect(await eventually(within: .seconds(10)) { server.openSockets == 1 })
             // A reader of the same key beside it, which reads: the stalled one must not hold it up.
-            let reader = PushReader(port: client.port, path: "pages/push", as: "ann")
+            let reader = TestPushSocket(port: client.port, path: "pages/push", as: "ann")
             defer { reader.cancel() }
             #expect(await eventually(within: .seconds(10)) { server.openSockets == 2 })
             // Pages of 10 KB until the socket's buffers are full, a write waits, and the

@@ -115,7 +115,7 @@ struct RouteJSONTests {
         let connection = try RawConnection(port: port)
         let request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
         #expect(connection.send(Array(request.utf8)))
-        let (text, closed) = await connection.readUntilClosed(within: .seconds(10))
+        let (text, closed) = await connection.readUntilClosed(within: .seconds(30))
         #expect(closed, "the server did not close the connection: \(text)")
         let parts = text.components(separatedBy: "\r\n\r\n")
         let lines = parts[0].components(separatedBy: "\r\n")

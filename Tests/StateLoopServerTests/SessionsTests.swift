@@ -5,6 +5,7 @@ import Logging
 import StateLoopTesting
 import StateLoopWire
 import Synchronization
+import StateLoopServerTesting
 import Testing
 import TestSupport
 
@@ -233,8 +234,8 @@ struct SessionsTests {
         server.serve(Self.board, at: "board") { _, _ in "main" }
         try await server.update { try $0.write(1, to: Self.board, "main") }
         try await withRunning(server) { port in
-            func socket(_ token: String) async throws -> PushReader {
-                let reader = PushReader(port: port, path: "board/push", as: nil, token: token)
+            func socket(_ token: String) async throws -> TestPushSocket {
+                let reader = TestPushSocket(port: port, path: "board/push", as: nil, token: token)
                 #expect(await eventually(within: .seconds(20)) { reader.received.count == 1 }, "the socket opened")
                 return reader
             }

@@ -8,6 +8,7 @@ import ServiceLifecycle
 @testable import StateLoopServer
 import StateLoopWire
 import Synchronization
+import StateLoopServerTesting
 import Testing
 import TestSupport
 
@@ -72,7 +73,7 @@ struct SyncHostTests {
             .init(server, application: server.application(port: port), services: [witness])
         }
         let port = try await host.start()
-        let reader = PushReader(port: port, path: "board/push", as: "ann")
+        let reader = TestPushSocket(port: port, path: "board/push", as: "ann")
         let silent = try SilentSocket(port: port, path: "board/push", token: "t-bob")
         defer { silent.close() }
         #expect(await eventually(within: .seconds(10)) { server.openSockets == 2 }, "the sockets never opened")
@@ -132,7 +133,7 @@ struct SyncHostTests {
         // request that never ends: a hang guard with room for a loaded machine.
         #expect(took < .seconds(40), "the stop took \(took)")
         #expect(try await slow.status == 200)
-        let (_, closed) = await hanging.readUntilClosed(within: .seconds(10))
+        let (_, closed) = await hanging.readUntilClosed(within: .seconds(30))
         #expect(closed, "the hanging request's connection was left open")
     }
 
@@ -146,7 +147,7 @@ struct SyncHostTests {
         _ = try await same.update { try $0.write(1, to: Notes.board, "main") }
         #expect(try await keeping.restart() == port)
         #expect(keeping.port == port)
-        let reader = PushReader(port: port, path: "board/push", as: "ann")
+        let reader = TestPushSocket(port: port, path: "board/push", as: "ann")
         defer { reader.cancel() }
         #expect(await eventually(within: .seconds(10)) { reader.values(Int.self).last?.value == 1 }, "no push socket after the restart")
         await keeping.stop()
@@ -312,14 +313,14 @@ private final class Reconnecting: Sendable {
     private let task: Task<Void, Never>
 
     private final class Readers: Sendable {
-        let list = Mutex<[PushReader]>([])
+        let list = Mutex<[TestPushSocket]>([])
     }
 
     init(port: Int) {
         let readers = readers
         task = Task {
             while !Task.isCancelled {
-                let reader = PushReader(port: port, path: "board/push", as: "cid")
+                let reader = TestPushSocket(port: port, path: "board/push", as: "cid")
                 readers.list.withLock { $0.append(reader) }
                 while reader.ending == nil, !Task.isCancelled {
                     try? await Task.sleep(for: .milliseconds(2))

@@ -6,6 +6,7 @@ import ServiceLifecycle
 import StateLoopTesting
 import ServerTestApp
 import Synchronization
+import StateLoopServerTesting
 import Testing
 import TestSupport
 
@@ -176,7 +177,7 @@ struct TimedUpdateTests {
         try await withRunning(server) { port in
             let running = Task { try await update.run() }
             defer { running.cancel() }
-            let reader = PushReader(port: port, path: "board/push", as: "bob")
+            let reader = TestPushSocket(port: port, path: "board/push", as: "bob")
             defer { reader.cancel() }
             #expect(await eventually(within: .seconds(20)) { reader.received.count == 1 })
             try await Self.asleep(on: clock)

@@ -5,6 +5,7 @@ import StateLoopSync
 import StateLoopSyncTransports
 import StateLoopWire
 import TestSupport
+import StateLoopServerTesting
 import Testing
 
 /// A write whose value did not change is skipped: no version, no feed entry, no push; the
@@ -20,7 +21,7 @@ struct UnchangedWriteTests {
             try await withNotesServer(store: store) { _, client in
                 let first = try await client.mutate("board", as: "ann", Notes.BoardChange(add: 5), id: "c1:1")
                 #expect(try Self.receipt(first).counter == 1)
-                let reader = PushReader(port: client.port, path: "board/push", as: "ann", clientID: "c1")
+                let reader = TestPushSocket(port: client.port, path: "board/push", as: "ann", clientID: "c1")
                 defer { reader.cancel() }
                 #expect(await eventually(within: .seconds(10)) { reader.values(Int.self).count == 1 }, "\(reader.received)")
 

@@ -30,9 +30,9 @@ struct SessionStoreTests {
     func slotsFromBeforeTheKit() async throws {
         let server = try await Self.server()
         let secret = String(repeating: "fedcba9876543210", count: 4)
-        let account = String(SHA256.hex("ann".utf8).prefix(32))
+        let account = String(SessionsBeforeSlots.digest(of: "ann").prefix(32))
         try await server.openData().sync.update { transaction in
-            let slot = SlotBeforeKit(user: "Ann", digest: SHA256.hex(secret.utf8), serial: 1)
+            let slot = SlotBeforeKit(user: "Ann", digest: SessionsBeforeSlots.digest(of: secret), serial: 1)
             try transaction.write(slot, to: ServerResource("session", of: SlotBeforeKit.self), account + "/00")
         }
         let token = account + "00" + secret
@@ -53,9 +53,9 @@ struct SessionStoreTests {
             let old = String(repeating: "0123456789abcdef", count: 4)
             try await server.openData().sync.update { transaction in
                 var account = try #require(try transaction.read(NightrideResources.account, "ann"))
-                account.sessions = [SHA256.hex(old.utf8)]
+                account.sessions = [SessionsBeforeSlots.digest(of: old)]
                 try transaction.write(account, to: NightrideResources.account, "ann")
-                try transaction.write(SessionsBeforeSlots.Record(user: "Ann", expiresAt: nil), to: SessionsBeforeSlots.resource, SHA256.hex(old.utf8))
+                try transaction.write(SessionsBeforeSlots.Record(user: "Ann", expiresAt: nil), to: SessionsBeforeSlots.resource, SessionsBeforeSlots.digest(of: old))
             }
             #expect(try await server.user(forToken: old) == "Ann")
             try await server.revokeSessions(of: revokesAll ? nil : "ann")

@@ -1,4 +1,3 @@
-import LoginFeature
 import NightrideModel
 
 /// What a key press on the login screen asks for, besides changing the ``LoginForm``.

@@ -4,6 +4,7 @@ import Logging
 import NightrideModel
 import NightrideServer
 import StateLoopSync
+import StateLoopServerTesting
 import StateLoopSyncTransports
 import Synchronization
 import Testing
@@ -91,7 +92,14 @@ struct LoopbackClient: Sendable {
         if let token { headers["Authorization"] = "Bearer \(token)" }
         if let mutationID { headers["Mutation-ID"] = mutationID }
         if body != nil { headers["Content-Type"] = "application/json" }
-        return try await HTTPExchange.send(method, url(path), headers: headers, body: try body.map { try JSONEncoder().encode($0) })
+        return try await raw(method, path, headers: headers, body: try body.map { try JSONEncoder().encode($0) })
+    }
+
+    /// `method path` with `headers` and `body` as given: the status and the body, whatever the
+    /// status.
+    func raw(_ method: String, _ path: String, headers: [String: String] = [:], body: Data? = nil) async throws -> (Int, Data) {
+        let answer = try await TestHTTPClient(port: port).send(method, path, headers: headers, body: body)
+        return (answer.status, answer.body)
     }
 
     func get<Value: Decodable>(_ path: String, token: String, as: Value.Type = Value.self) async throws -> Value {

@@ -27,7 +27,7 @@ struct SessionTests {
             #expect(pushed.value == true)
             #expect(pushed.lastMutationID == 1)
 
-            let data = try await HTTPExchange.get(client.url("/me/driver-mode"), headers: ["Authorization": "Bearer \(ann)", "Client-ID": "phone"])
+            let data = try await client.raw("GET", "/me/driver-mode", headers: ["Authorization": "Bearer \(ann)", "Client-ID": "phone"]).1
             #expect(try JSONDecoder().decode(Versioned<Bool>.self, from: data).lastMutationID == 1)
             #expect(try await client.pull("/me/driver-mode", token: ann, as: Bool.self)().lastMutationID == nil, "another reader, no number")
 

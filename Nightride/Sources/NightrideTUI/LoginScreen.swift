@@ -1,9 +1,8 @@
 import Foundation
-import LoginFeature
 import NightrideClient
 import StateLoopViewModel
 
-/// The full-screen login of the terminal client: the LoginFeature view model (the seed's rules
+/// The full-screen login of the terminal client: the ``Login`` view model (Nightride's rules
 /// and outputs) against a Nightride server, drawn with ``renderLogin(_:_:isLoading:server:width:height:)``
 /// and driven through ``LoginKeyMap``.
 ///

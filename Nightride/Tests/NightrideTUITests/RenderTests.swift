@@ -1,4 +1,3 @@
-import LoginFeature
 import NightrideClient
 import NightrideModel
 import NightrideTUI

@@ -1,5 +1,4 @@
 import Foundation
-import LoginFeature
 import NightrideClient
 import NightrideServer
 import NightrideTUI

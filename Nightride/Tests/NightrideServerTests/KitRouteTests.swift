@@ -20,17 +20,17 @@ struct KitRouteTests {
             }
             let limit = NightrideServer.maximumLoginBodyBytes
             #expect(limit == 64 * 1024)
-            let (atLimit, accepted) = try await HTTPExchange.send("POST", client.url("/login"), headers: [:], body: padded(to: limit))
+            let (atLimit, accepted) = try await client.raw("POST", "/login", body: padded(to: limit))
             #expect(atLimit == 200, "\(String(decoding: accepted, as: UTF8.self))")
             #expect(try JSONDecoder().decode(LoginResponse.self, from: accepted).user == "ann")
 
-            let (beyond, refusal) = try await HTTPExchange.send("POST", client.url("/login"), headers: [:], body: padded(to: limit + 1))
+            let (beyond, refusal) = try await client.raw("POST", "/login", body: padded(to: limit + 1))
             #expect(beyond == 413)
             let error = try JSONDecoder().decode(ErrorBody.self, from: refusal)
             #expect(error.error == "bodyTooLarge")
             #expect(error.message == "a request body has at most 65536 bytes")
 
-            let (malformed, complaint) = try await HTTPExchange.send("POST", client.url("/login"), headers: [:], body: Data(#"{"name":"#.utf8))
+            let (malformed, complaint) = try await client.raw("POST", "/login", body: Data(#"{"name":"#.utf8))
             #expect(malformed == 400)
             #expect(try JSONDecoder().decode(ErrorBody.self, from: complaint).error == "badRequest")
         }
