@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 @testable import StateLoopServer
 import Synchronization
+import ServerTestApp
 import Testing
 
 /// What reaches the server before any route: request heads that are garbage, too long, or
@@ -40,7 +41,7 @@ struct ConnectionTests {
 
     @Test("a connection that never finishes its request head is answered 408 and closed after the head timeout")
     func unfinishedHead() async throws {
-        let server = SyncServer(store: try SQLiteStore(), access: TodoBackend.Rules(sessions: [:]))
+        let server = SyncServer(store: try SQLiteStore(), access: Notes.Rules())
         try await withRunning(server, requestHeadTimeout: .milliseconds(300)) { port in
             let silent = try RawConnection(port: port)
             let partial = try RawConnection(port: port)
@@ -55,7 +56,7 @@ struct ConnectionTests {
 
     @Test("a server that stops answers 503 and closes, at once, every connection whose request head has not come: the stop does not wait for the head timeout")
     func stoppingWithoutHead() async throws {
-        let server = SyncServer(store: try SQLiteStore(), access: TodoBackend.Rules(sessions: [:]))
+        let server = SyncServer(store: try SQLiteStore(), access: Notes.Rules())
         // A shutdown allowed longer than the test allows: only the guard's answer ends these
         // connections in time.
         let (host, port) = try await startHost(server, requestHeadTimeout: .seconds(30), shutdownTimeout: .seconds(30))
@@ -84,7 +85,7 @@ struct ConnectionTests {
     func connectionTuning() async throws {
         let seen = ConnectionProbe.Log()
         let configuration = SyncServerConfiguration(deadPeerTimeout: .seconds(20))
-        let server = SyncServer(store: try SQLiteStore(), access: TodoBackend.Rules(sessions: [:]), configuration: configuration)
+        let server = SyncServer(store: try SQLiteStore(), access: Notes.Rules(), configuration: configuration)
         try await withRunning(server, additionalChannelHandlers: { [ConnectionProbe(seen: seen)] }) { port in
             let connection = try RawConnection(port: port)
             connection.send(Array("GET /me/todos HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8))

@@ -1,10 +1,13 @@
 import Foundation
 import StateLoopServer
+import StateLoopServerTesting
+import StateLoopTesting
 import StateLoopWire
 import Testing
+import TestSupport
 
 /// The guide's backend (`docs/Server.md`, whose code is `Guide/TodoBackend.swift`), run.
-@Suite("Guide: your backend in 100 lines", .timeLimit(.minutes(2)))
+@Suite("Guide: a whole backend", .timeLimit(.minutes(2)))
 struct GuideTests {
     @Test("the guide shows the code that compiles here, byte for byte")
     func guideMatchesCode() throws {
@@ -12,36 +15,67 @@ struct GuideTests {
         let code = try String(contentsOf: tests.appendingPathComponent("Guide/TodoBackend.swift"), encoding: .utf8)
         let root = tests.deletingLastPathComponent().deletingLastPathComponent()
         let guide = try String(contentsOf: root.appendingPathComponent("docs/Server.md"), encoding: .utf8)
-        let start = try #require(guide.range(of: "```swift\nimport Hummingbird\n"))
+        let start = try #require(guide.range(of: "```swift\nimport Foundation\nimport Hummingbird\nimport Logging\n"))
         let end = try #require(guide.range(of: "\n```", range: start.upperBound..<guide.endIndex))
         let shown = String(guide[guide.index(start.lowerBound, offsetBy: "```swift\n".count)..<end.lowerBound]) + "\n"
         #expect(shown == code, "docs/Server.md and Tests/StateLoopServerTests/Guide/TodoBackend.swift differ")
     }
 
-    @Test("the to-do backend: add, toggle, a refusal, a server-side recount, hidden lists")
+    @Test("the to-do backend: a sign-in with its refusals, add, toggle, refusals, hidden lists, the shared count, and done items cleared a day later and pushed")
     func todoBackendWorks() async throws {
-        let server = TodoBackend.makeServer(store: try SQLiteStore(), sessions: ["t-ann": "ann", "t-bob": "bob"])
-        try await withRunning(server) { port in
-            let client = TestClient(port: port)
-            func post(_ path: String, as user: String, _ body: String, id: String) async throws -> Int {
-                try await client.send("POST", path, as: user, body: Data(body.utf8), mutationID: id).status
-            }
-            #expect(try await post("me/todos", as: "ann", #"{"title":"milk"}"#, id: "t:1") == 200)
-            #expect(try await post("me/todos", as: "ann", #"{"title":"bread"}"#, id: "t:2") == 200)
-            #expect(try await post("me/todos/toggle", as: "ann", #"{"index":0}"#, id: "t:3") == 200)
-            #expect(try await post("me/todos", as: "ann", #"{"title":""}"#, id: "t:4") == 409)
-            #expect(try await post("me/todos/toggle", as: "ann", #"{"index":9}"#, id: "t:5") == 404)
-            let list = try await client.send("GET", "me/todos", as: "ann").body
-            let items = try JSONDecoder().decode(Versioned<[TodoBackend.Item]>.self, from: list)
-            #expect(items.value == [TodoBackend.Item(title: "milk", done: true), TodoBackend.Item(title: "bread")])
-            #expect(items.version.counter == 3)
-            try await TodoBackend.recount(["ann", "bob"], on: server)
-            let count = try await client.send("GET", "open-count", as: "bob").body
-            #expect(try JSONDecoder().decode(Versioned<Int>.self, from: count).value == 1)
-            // bob has his own list, cannot see ann's, and nobody without a session gets anything.
-            #expect(try await post("me/todos", as: "bob", #"{"title":"x"}"#, id: "u:1") == 200)
-            #expect(try await client.send("GET", "me/todos", as: "bob").body != list)
-            #expect(try await client.send("GET", "me/todos", as: "zed").status == 401)
+        let clock = TestClock()
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let backend = TodoBackend(store: try SQLiteStore(), clock: WallClock(clock, startingAt: start)) { name, password in
+            password == "\(name)-pw"
         }
+        let host = backend.host(port: 0)
+        let port = try await host.start()
+        defer { Task { await host.stop() } }
+        let anonymous = TestHTTPClient(port: port)
+
+        // Sign-in: a token for the right password, a refusal that says why otherwise.
+        func signIn(_ name: String) async throws -> TestHTTPClient {
+            let answer = try await anonymous.send("POST", "/login", json: TodoBackend.SignIn(name: name, password: "\(name)-pw"))
+            #expect(answer.status == 200, "\(answer.text)")
+            let token = try #require(try answer.decode([String: String].self)["token"])
+            return TestHTTPClient(port: port, headers: ["Authorization": "Bearer \(token)"])
+        }
+        let wrong = try await anonymous.send("POST", "/login", json: TodoBackend.SignIn(name: "ann", password: "guess"))
+        #expect(wrong.status == 401 && wrong.errorBody?.error == "wrongPassword")
+        let malformed = try await anonymous.send("POST", "/login", body: Data(#"{"name":"ann"}"#.utf8))
+        #expect(malformed.status == 400 && malformed.errorBody?.error == "badRequest", "\(malformed.text)")
+        let ann = try await signIn("ann")
+        let bob = try await signIn("bob")
+
+        func post(_ client: TestHTTPClient, _ path: String, _ body: some Encodable, id: String) async throws -> Int {
+            try await client.send("POST", path, json: body, mutationID: id).status
+        }
+        #expect(try await post(ann, "/me/todos", TodoBackend.Add(title: "milk"), id: "a:1") == 200)
+        #expect(try await post(ann, "/me/todos", TodoBackend.Add(title: "bread"), id: "a:2") == 200)
+        #expect(try await post(ann, "/me/todos/toggle", TodoBackend.Toggle(index: 0), id: "a:3") == 200)
+        #expect(try await post(ann, "/me/todos", TodoBackend.Add(title: ""), id: "a:4") == 409)
+        #expect(try await post(ann, "/me/todos/toggle", TodoBackend.Toggle(index: 9), id: "a:5") == 404)
+        #expect(try await post(bob, "/me/todos", TodoBackend.Add(title: "tea"), id: "b:1") == 200)
+        let list = try await ann.send("GET", "/me/todos").decode(Versioned<[TodoBackend.Item]>.self)
+        #expect(list.value == [TodoBackend.Item(title: "milk", doneAt: start), TodoBackend.Item(title: "bread")])
+        #expect(list.version.counter == 3)
+        #expect(try await bob.send("GET", "/open-count").decode(Versioned<Int>.self).value == 2)
+        // bob sees his own list, never ann's; without a session, nothing.
+        #expect(try await bob.send("GET", "/me/todos").decode(Versioned<[TodoBackend.Item]>.self).value.map(\.title) == ["tea"])
+        #expect(try await anonymous.send("GET", "/me/todos").status == 401)
+
+        // A day after it was ticked off, milk leaves ann's list, and her push socket shows it.
+        let socket = TestPushSocket(port: port, path: "/me/todos/push", headers: ann.headers)
+        defer { socket.cancel() }
+        #expect(await eventually(within: .seconds(30)) { socket.values([TodoBackend.Item].self).count == 1 }, "the list never came")
+        await clock.advance(by: .seconds(86_400))
+        let cleared = await eventually(within: .seconds(30)) {
+            socket.values([TodoBackend.Item].self).last?.value == [TodoBackend.Item(title: "bread")]
+        }
+        #expect(cleared, "pushed: \(socket.received)")
+        #expect(socket.values([TodoBackend.Item].self).last?.version.counter == 4)
+        #expect(try await bob.send("GET", "/me/todos").decode(Versioned<[TodoBackend.Item]>.self).version.counter == 1, "bob's list, unchanged, is not written")
+        #expect(try await bob.send("GET", "/open-count").decode(Versioned<Int>.self).value == 2, "a done item was not open")
+        await host.stop()
     }
 }

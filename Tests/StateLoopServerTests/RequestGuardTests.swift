@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 @testable import StateLoopServer
+import ServerTestApp
 import Testing
 
 /// Requests that hold a connection without ever finishing, on any request of a connection, and
@@ -13,7 +14,7 @@ struct RequestGuardTests {
         headTimeout: Duration = .seconds(10), bodyTimeout: Duration = .seconds(30), maximumConnections: Int = 10_000,
         _ body: (Int) async throws -> Void
     ) async throws {
-        let server = SyncServer(store: try SQLiteStore(), access: TodoBackend.Rules(sessions: [:]))
+        let server = SyncServer(store: try SQLiteStore(), access: Notes.Rules())
         try await withRunning(
             server, requestHeadTimeout: headTimeout, requestBodyTimeout: bodyTimeout, maximumConnections: maximumConnections,
             routes: { router in

@@ -2,6 +2,7 @@ import Foundation
 import StateLoopServer
 import StateLoopWire
 import Synchronization
+import ServerTestApp
 import Testing
 import TestSupport
 
@@ -126,7 +127,7 @@ struct StoreTests {
     @Test("pages of a resource's values by id prefix, either way, after a cursor; other prefixes and resources left out", arguments: StoreKind.enabled)
     func pagesByPrefix(_ kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let server = SyncServer(store: store, access: TodoBackend.Rules(sessions: [:]))
+            let server = SyncServer(store: store, access: Notes.Rules())
             let rides = ServerResource("past-ride", of: Int.self)
             try await server.update { transaction in
                 for number in 1...25 {
