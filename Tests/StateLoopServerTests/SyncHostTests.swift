@@ -69,7 +69,9 @@ struct SyncHostTests {
         _ = try await server.update { try $0.write(1, to: Notes.board, "main") }
         // The app's own service, which looks at the sockets as the group's shutdown reaches it.
         let witness = ShutdownWitness(server: server)
-        let host = SyncHost(shutdownTimeout: .seconds(60), socketGrace: .seconds(1), logger: Self.quiet) { port in
+        // The grace is the window in which the reconnecting client must try again and be
+        // refused: 3 s, so that a client starved of CPU on a loaded machine still tries in it.
+        let host = SyncHost(shutdownTimeout: .seconds(60), socketGrace: .seconds(3), logger: Self.quiet) { port in
             .init(server, application: server.application(port: port), services: [witness])
         }
         let port = try await host.start()
