@@ -97,7 +97,7 @@ public final class TestPushSocket: Sendable {
     ///
     /// - Throws: The connection's error if it never opened (a refused upgrade), or ``StillOpen``
     ///   if it has not ended within `limit`, when it is closed from this side.
-    public func closeFrame(within limit: Duration = .seconds(10)) async throws -> WebSocketCloseFrame? {
+    public func closeFrame(within limit: Duration = .seconds(30)) async throws -> WebSocketCloseFrame? {
         let deadline = ContinuousClock.now + limit
         while ending == nil {
             guard ContinuousClock.now < deadline else {

@@ -176,9 +176,9 @@ struct PostgresStoreTests {
             _ = try await writer.write { try $0.write(Data("before".utf8), to: key) }
             try await server.pause()
             // The deadline is 1 s; without one, a request would wait until the database is back,
-            // which it is not until this check ends. 10 s leaves a loaded machine room (CI saw
-            // 4.4 s beside the parallel suite and two CPU hogs).
-            await expectEachRequestFails(on: writer, within: .seconds(10), "while the database is down")
+            // which it is not until this check ends: 30 s is a hang guard (CI saw 4.4 s beside
+            // the parallel suite and two CPU hogs).
+            await expectEachRequestFails(on: writer, within: .seconds(30), "while the database is down")
             try await server.resume()
             let committed = await eventually(within: .seconds(20)) {
                 do {

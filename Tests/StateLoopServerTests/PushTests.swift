@@ -258,7 +258,7 @@ struct PushTests {
             _ = try await server.update { try $0.write("last", to: Notes.pages, "main") }
             #expect(await eventually(within: .seconds(10)) { reader.received.last?.contains("\"last\"") == true })
             // Closed for real: the connection ends (no close frame could get through).
-            #expect(await socket.waitForEnd(within: .seconds(10)), "the connection stayed open")
+            #expect(await socket.waitForEnd(within: .seconds(30)), "the connection stayed open")
             let metrics = server.renderedMetrics
             #expect(metrics.contains("stateloop_slow_readers_closed_total 1"), "\(metrics)")
             #expect(!metrics.contains("stateloop_pushes_coalesced_total 0"), "\(metrics)")

@@ -88,18 +88,20 @@ struct SyncHostTests {
         let stopping = ContinuousClock.now
         await host.stop()
         let took = ContinuousClock.now - stopping
+        // Its attempts during the stop are refused (and, after it, find no listener): it stops
+        // trying once one has been refused, however late a loaded machine runs it.
+        #expect(await eventually(within: .seconds(10)) { reconnecting.wasRefused }, "no reconnection was refused")
         reconnecting.finish()
         // Closed before the services' graceful shutdown began, not by it.
         #expect(witness.socketsAtShutdown == 0, "sockets open as the group began to stop: \(String(describing: witness.socketsAtShutdown))")
         // A hang guard against the 60 s bound and the 120 s timeout.
         #expect(took < .seconds(30), "the stop took \(took)")
         #expect(try await reader.closeFrame()?.closeCode == .goingAway)
-        #expect(await silent.waitForEnd(within: .seconds(10)), "the silent socket's connection was left open")
+        #expect(await silent.waitForEnd(within: .seconds(30)), "the silent socket's connection was left open")
         #expect(server.openSockets == 0)
         // Judged on the server's side: the test's WebSocket client can miss a connection cut
         // during its upgrade, and wait on it for good.
         #expect(server.connections.count == 0, "a connection was left open")
-        #expect(reconnecting.wasRefused, "no reconnection was refused")
     }
 
     @Test("a request under way finishes within the stop's bound; one that hangs, even ignoring its cancellation, holds the stop no longer than the bound and has its connection closed")

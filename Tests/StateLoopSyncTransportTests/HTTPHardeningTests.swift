@@ -188,10 +188,11 @@ struct HTTPHardeningTests {
                 continue
             }
             #expect(!(error is HTTPStatusError), "\(name): \(error)")
-            // Not after AsyncHTTPClient's connect timeout (10 s), retrying inside the client: a
-            // refusal takes milliseconds; the bound leaves a loaded machine room (3.8 s seen).
-            #expect(ContinuousClock.now - started < .seconds(8), "\(name): failed after \(ContinuousClock.now - started)")
+            // The refusal itself, not AsyncHTTPClient's connect timeout after retrying inside the
+            // client (10 s, "timed out connecting"): the error says which. The time is printed,
+            // not judged (milliseconds idle, 3.8 s seen beside two CPU hogs).
             #expect(HTTPExchange.message(for: error) == "connection refused", "\(name): \(error)")
+            print("\(name): a refused connection failed after \(ContinuousClock.now - started)")
         }
     }
 

@@ -29,17 +29,17 @@ struct HandshakeTimeoutTests {
                 onConnectionChange: { changes.put($0) }
             )
             let received = Inbox<PushMessage<String>>()
+            let began = ContinuousClock.now
             let task = Task { await push.run { received.put($0) } }
             defer { task.cancel() }
 
             // Without the deadline the first request is the last.
-            let times = try await requests.waitFor(3)
-            // Measured between the requests' arrivals, which a loaded machine shifts (an attempt
-            // that reaches the server late shortens the gap after it), so over both gaps: two
-            // deadlines of 200 ms, where retrying without waiting would take 40 ms. The deadline
-            // itself is read from the log.
-            let span = times[0].duration(to: times[2])
-            #expect(span >= .milliseconds(300), "three attempts within \(span)")
+            let times = try await requests.waitFor(3, seconds: 30)
+            // Measured from before the source started, which only load can make later: two
+            // deadlines of 200 ms and two backoffs of 20 ms come before the third request, where
+            // retrying without waiting would take 40 ms. The deadline itself is read from the log.
+            let span = began.duration(to: times[2])
+            #expect(span >= .milliseconds(400), "three attempts within \(span)")
             #expect(warnings.elements.contains { $0.contains("within 0.2 seconds") }, "\(warnings.elements)")
             #expect(changes.elements.isEmpty, "never connected, so never lost either")
             #expect(received.elements.isEmpty, "no hint, no refusal: the server said nothing")
@@ -61,19 +61,19 @@ struct HandshakeTimeoutTests {
                 handshakeTimeout: .milliseconds(2_500), firstHandshakeTimeout: .seconds(1),
                 logger: Logger(label: "test") { _ in CapturingLogHandler(messages: warnings) }
             )
+            let began = ContinuousClock.now
             let task = Task { await push.run { _ in } }
             defer { task.cancel() }
-            let times = try await requests.waitFor(4, seconds: 20)
+            let times = try await requests.waitFor(4, seconds: 30)
             // The deadlines as each attempt was given up: read from the log, since a loaded
             // machine can wake the deadline late but never early.
             let deadlines = warnings.elements.prefix(3).map { $0.components(separatedBy: "within ").last?.components(separatedBy: ":").first ?? $0 }
             #expect(deadlines == ["1.0 seconds", "2.0 seconds", "2.5 seconds"], "\(warnings.elements)")
-            // Measured between the requests' arrivals, which a loaded machine shifts by a few
-            // hundred milliseconds (an attempt that reaches the server late shortens the gap
-            // after it), so over the three gaps (5.5 s of deadlines; a flat first deadline
-            // would take 3 s): the deadlines themselves are the log's.
-            let span = times[0].duration(to: times[3])
-            #expect(span >= .milliseconds(5_000), "four attempts within \(span)")
+            // Measured from before the source started, which only load can make later: 5.5 s
+            // of deadlines and three backoffs come before the fourth request (a flat first
+            // deadline would take 3 s); the deadlines themselves are the log's.
+            let span = began.duration(to: times[3])
+            #expect(span >= .milliseconds(5_500), "four attempts within \(span)")
         }
     }
 
@@ -89,7 +89,7 @@ struct HandshakeTimeoutTests {
             _ = try await requests.waitFor(1)
             task.cancel()
             // Polled rather than awaited: a run that hangs must fail this test, not stall it.
-            _ = try await returned.waitFor(1, seconds: 5)
+            _ = try await returned.waitFor(1, seconds: 30)
         }
     }
 

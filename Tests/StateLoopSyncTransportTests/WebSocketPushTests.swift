@@ -113,9 +113,12 @@ struct WebSocketPushTests {
             for (gap, backoff) in zip(gaps, [40, 80, 160, 320, 320]) {
                 #expect(gap >= .milliseconds(backoff), "gaps: \(gaps)")
             }
-            // Over the second after the sixth, at most three more (320 ms apart at least).
+            // The ones after the sixth keep the maximum backoff between them (judged on the
+            // server's arrival times: the test's own wake-up may come late on a loaded machine).
             try await Task.sleep(for: .seconds(1))
-            #expect(log.upgrades.elements.count <= 9)
+            let later = log.upgrades.elements.dropFirst(5)
+            let laterGaps = zip(later, later.dropFirst()).map { $0.duration(to: $1) }
+            #expect(laterGaps.allSatisfy { $0 >= .milliseconds(300) }, "gaps after the sixth: \(laterGaps)")
         }
     }
 

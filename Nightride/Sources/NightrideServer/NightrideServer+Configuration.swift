@@ -59,6 +59,11 @@ extension NightrideServer {
         /// together; past it new connections wait in the listener's backlog until one closes.
         public var maximumConnections: Int
 
+        /// How long requests under way may take to finish once a stop began, before they are
+        /// cancelled and their connections closed (a push socket's client gets 1 s to answer
+        /// the close first).
+        public var shutdownTimeout: Duration
+
         /// The most connections one peer address may hold (`nil`, the default: half of
         /// ``maximumConnections``), so that one client cannot take them all; a benchmark that
         /// connects thousands of clients from one loopback address raises it.
@@ -178,8 +183,10 @@ extension NightrideServer {
             changeRetention: Duration? = nil,
             clientRetention: Duration? = nil,
             maximumConnectionsPerAddress: Int? = nil,
-            sessionsPerUser: Int = 20
+            sessionsPerUser: Int = 20,
+            shutdownTimeout: Duration = .seconds(5)
         ) {
+            self.shutdownTimeout = shutdownTimeout
             self.sessionsPerUser = min(max(1, sessionsPerUser), Sessions.maximumPerUserLimit)
             self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
             self.keepsHistory = keepsHistory

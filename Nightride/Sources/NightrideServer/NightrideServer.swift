@@ -153,7 +153,7 @@ public final class NightrideServer: Sendable {
     private var host: SyncHost {
         hosting.withLock { host in
             if let host { return host }
-            let made = SyncHost(port: configuration.port, shutdownTimeout: .seconds(5), socketGrace: .seconds(1), logger: logger) {
+            let made = SyncHost(port: configuration.port, shutdownTimeout: configuration.shutdownTimeout, socketGrace: .seconds(1), logger: logger) {
                 [weak self] port in
                 guard let self else { throw StartFailure(description: "the server was released") }
                 return try await self.launch(on: port)

@@ -191,12 +191,17 @@ struct ServerLoopbackTests {
             #expect(try await mode.next().value == false)
             let started = ContinuousClock.now
             _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), freshID())
-            #expect(try await mode.next().value == true)
-            let off = try await mode.next()
-            #expect(off == Versioned(false, version: Version(epoch: 1, counter: 3)))
+            // Read up to the switch-off: the `true` between may be coalesced away when the
+            // switch-off commits before the socket took it (200 ms on a loaded machine).
+            var seen: [Versioned<Bool>] = []
+            while seen.last.map({ $0.version.counter < 3 }) ?? true {
+                seen.append(try await mode.next())
+            }
+            #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.version < $1.version }, "versions out of order: \(seen)")
+            #expect(seen.last == Versioned(false, version: Version(epoch: 1, counter: 3)))
             #expect(ContinuousClock.now - started >= .milliseconds(200))
-            let record = try #require(server.changeLog.records(of: "bob").last)
-            #expect(record.value == .driverMode(false))
+            let records = server.changeLog.records(of: "bob")
+            #expect(records.map(\.value).suffix(2) == [.driverMode(true), .driverMode(false)], "\(records)")
         }
     }
 
@@ -404,7 +409,9 @@ struct ServerLoopbackTests {
     func stopWithManySockets() async throws {
         var logger = Logger(label: "nightride.test")
         logger.logLevel = .error
-        let server = NightrideServer(configuration: .init(epoch: 1, loginLimits: .scriptedClients), logger: logger)
+        // A graceful shutdown's bound far beyond the socket grace, so that a stop held by the
+        // silent socket would take a minute.
+        let server = NightrideServer(configuration: .init(epoch: 1, loginLimits: .scriptedClients, shutdownTimeout: .seconds(60)), logger: logger)
         let port = try await server.start()
         let client = LoopbackClient(port: port)
         var inboxes: [PushInbox<Bool>] = []
@@ -415,7 +422,7 @@ struct ServerLoopbackTests {
             _ = try await inbox.next()
             inboxes.append(inbox)
         }
-        // A client that never answers the close: the stop cuts it off rather than wait 5 s.
+        // A client that never answers the close: the stop cuts it off rather than wait.
         let silent = try SilentPushSocket(port: port, path: "/me/ride/push", token: try await client.login("frozen"))
         defer { silent.close() }
         #expect(await eventually(within: .seconds(10)) { server.stats.openSockets == 13 }, "the silent socket never counted open")
@@ -423,9 +430,9 @@ struct ServerLoopbackTests {
         let stopping = ContinuousClock.now
         await server.stop()
         #expect(server.stats.openSockets == 0)
-        // Held by the silent socket, the stop would take the 1 s grace plus the 5 s graceful
-        // shutdown; cut off, about a second. The bound sits between, with room for load.
-        #expect(ContinuousClock.now - stopping < .seconds(5), "stopped after \(ContinuousClock.now - stopping)")
+        // Held by the silent socket, the stop would take the 1 s grace plus the 60 s graceful
+        // shutdown; cut off, about a second. The bound is a hang guard between the two.
+        #expect(ContinuousClock.now - stopping < .seconds(30), "stopped after \(ContinuousClock.now - stopping)")
 
         // The same data, started again: its hub takes sockets again.
         _ = try await server.start()

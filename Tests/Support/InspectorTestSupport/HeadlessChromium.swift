@@ -83,7 +83,7 @@ public final class HeadlessChromium: Sendable {
     }
 
     /// Polls `expression` until it is `true`, for at most `limit`; `false` if it never was.
-    public func waitFor(_ expression: String, within limit: Duration = .seconds(10)) async throws -> Bool {
+    public func waitFor(_ expression: String, within limit: Duration = .seconds(30)) async throws -> Bool {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
             if try await evaluate(expression) == .bool(true) { return true }
