@@ -128,8 +128,9 @@ public final class NightrideServer: Sendable {
     }
 
     /// Closes every push socket and shuts down gracefully; returns once the server is down.
-    /// Requests under way get up to 5 s to finish; every connection still open then is closed,
-    /// as the end of the server's process would.
+    /// Requests under way get up to ``Configuration/shutdownTimeout`` (5 s by default) to
+    /// finish; every connection still open then is closed, as the end of the server's process
+    /// would.
     public func stop() async {
         guard port != nil else { return }
         state.withLock { $0.acceptsSockets = false }
