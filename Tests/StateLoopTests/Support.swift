@@ -72,13 +72,19 @@ func waitForCancellation() async {
     for await _ in never {}
 }
 
-/// Lets other tasks run until `condition` holds, with a bound on the number of yields rather
-/// than on time. Returns whether the condition held.
+/// Lets other tasks run until `condition` holds: `maxYields` yields first (effects on an idle
+/// machine need a few), then short sleeps up to a 30 s hang guard, since work on the shared pool
+/// can wait longer than any number of yields on a loaded machine. Returns whether the condition
+/// held.
 @MainActor
 func yieldUntil(_ maxYields: Int = 100_000, _ condition: () -> Bool) async -> Bool {
     for _ in 0..<maxYields {
         if condition() { return true }
         await Task.yield()
+    }
+    let deadline = ContinuousClock.now + .seconds(30)
+    while !condition(), ContinuousClock.now < deadline {
+        try? await Task.sleep(for: .milliseconds(5))
     }
     return condition()
 }
