@@ -270,6 +270,8 @@ let package = Package(
             name: "StateLoopSyncTransportTests",
             dependencies: [
                 "StateLoopSyncTransports",
+                // A port bound but not listening (`LoopbackSocket`).
+                "TestSupport",
                 // The loopback servers' host (`SyncHost`), which stops them gracefully.
                 "StateLoopServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -59,9 +59,7 @@ public struct TestHTTPClient: Sendable {
 
     /// `path` on the server: `/notes` and `notes` name the same route.
     public func url(_ path: String) -> URL {
-        let trimmed = path.hasPrefix("/") ? String(path.dropFirst()) : path
-        return URL(string: server.absoluteString.hasSuffix("/") ? server.absoluteString + trimmed : server.absoluteString + "/" + trimmed)
-            ?? server.appendingPathComponent(trimmed)
+        SyncEndpoint.url(path, on: server)
     }
 }
 

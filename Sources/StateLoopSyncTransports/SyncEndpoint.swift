@@ -162,6 +162,11 @@ public struct SyncEndpoint: Sendable {
     /// `path`, one of the app's own paths (`/me/ride`), on the server. Never for an address
     /// the server sent: those go through ``link(_:)``.
     public func url(_ path: String) -> URL {
+        Self.url(path, on: server)
+    }
+
+    /// `path` on `server`, one slash between them whichever side has one.
+    package static func url(_ path: String, on server: URL) -> URL {
         let base = server.absoluteString.hasSuffix("/") ? String(server.absoluteString.dropLast()) : server.absoluteString
         let joined = path.hasPrefix("/") ? base + path : base + "/" + path
         // A path of the app's own that does not parse is appended as a path component

@@ -47,7 +47,7 @@ struct HandshakeTimeoutTests {
             // Each attempt given up is closed with its socket: the server keeps its side open,
             // so a socket left behind would still be counted (one per attempt, until the
             // process ran out of descriptors).
-            let open = await eventuallyAtMost(1, socketsTo: port)
+            let open = await openSockets(to: port, atMost: 1)
             #expect(open <= 1, "sockets to the server after \(requests.elements.count) attempts: \(open)")
         }
     }
@@ -145,18 +145,6 @@ struct HandshakeTimeoutTests {
             // The live connection's socket only.
             #expect(openSockets(to: port) == 1)
         }
-    }
-
-    /// The sockets to `port` once they are down to `limit`, or after 10 s (closing is
-    /// asynchronous: NIO closes on its event loop).
-    private func eventuallyAtMost(_ limit: Int, socketsTo port: Int) async -> Int {
-        let deadline = ContinuousClock.now + .seconds(10)
-        var open = openSockets(to: port)
-        while open > limit, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(50))
-            open = openSockets(to: port)
-        }
-        return open
     }
 
     /// A TCP server on loopback that reads each request head and then closes its side, as a

@@ -1,9 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Hummingbird
 import HummingbirdWebSocket
 import NIOCore
@@ -13,6 +8,7 @@ import NIOWebSocket
 import StateLoopSync
 @testable import StateLoopSyncTransports
 import Testing
+import TestSupport
 
 /// Servers that answer the push upgrade wrongly, or break the protocol once upgraded. Each must
 /// cost the client a doubling backoff (1, 2, 4 then 8 s at most, on the push source's virtual
@@ -92,9 +88,8 @@ struct HostileServerTests {
     func refusedConnection() async throws {
         // A port bound but not listening: connecting is refused, and no other test of this
         // process can take the port (and count its own sockets to it) while this one runs.
-        let reserved = try ReservedPort()
-        defer { reserved.close() }
-        let port = reserved.port
+        let (descriptor, port) = try LoopbackSocket.boundWithoutListening()
+        defer { close(descriptor) }
         let clock = VirtualClock()
         let push = WebSocketPush<String>(
             url: "ws://127.0.0.1:\(port)/push", initialBackoff: .seconds(1), maxBackoff: .seconds(8), pingInterval: nil, clock: clock
@@ -103,15 +98,10 @@ struct HostileServerTests {
         let sleeps = try await clock.sleeps.waitFor(10, seconds: 60)
         #expect(Array(sleeps.prefix(10)) == Self.expectedBackoffs)
         // The attempt under way may hold its socket until NIO has seen the refusal: once the
-        // source is stopped, none may be left (polled, bounded: closing is asynchronous).
+        // source is stopped, none may be left (closing is asynchronous).
         task.cancel()
         await task.value
-        var open = openSockets(to: port)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while open > 0, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-            open = openSockets(to: port)
-        }
+        let open = await openSockets(to: port, atMost: 0)
         #expect(open == 0, "sockets left open to a port that refuses connections")
     }
 
@@ -135,13 +125,8 @@ struct HostileServerTests {
         #expect(openSockets(to: port) <= 3, "sockets to the server after \(attempts.elements.count) attempts")
         task.cancel()
         await task.value
-        // Closing is asynchronous (NIO closes on its event loop): polled, bounded.
-        var open = openSockets(to: port)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while open > 0, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-            open = openSockets(to: port)
-        }
+        // Closing is asynchronous (NIO closes on its event loop).
+        let open = await openSockets(to: port, atMost: 0)
         #expect(open == 0, "sockets left open to the server after \(attempts.elements.count) attempts")
     }
 
@@ -229,47 +214,17 @@ func openSockets(to port: Int) -> Int {
     }.count
 }
 
-/// A loopback port held by a socket that is bound but never listens: connecting to it is
-/// refused, and the port stays taken until ``close()``.
-private struct ReservedPort {
-    let descriptor: Int32
-    let port: Int
-
-    init() throws {
-        #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(descriptor, address, length) == 0 && getsockname(descriptor, address, &length) == 0
-            }
-        }
-        guard bound else {
-            _ = closeDescriptor(descriptor)
-            throw POSIXError(.EADDRNOTAVAIL)
-        }
-        self.descriptor = descriptor
-        self.port = Int(UInt16(bigEndian: address.sin_port))
+/// ``openSockets(to:)``, polled until it is at most `limit` or 10 s have passed, since NIO
+/// closes sockets on its event loop, after the call that ends them.
+func openSockets(to port: Int, atMost limit: Int) async -> Int {
+    let deadline = ContinuousClock.now + .seconds(10)
+    var open = openSockets(to: port)
+    while open > limit, ContinuousClock.now < deadline {
+        try? await Task.sleep(for: .milliseconds(50))
+        open = openSockets(to: port)
     }
-
-    func close() {
-        _ = closeDescriptor(descriptor)
-    }
+    return open
 }
-
-#if canImport(Glibc)
-private let closeDescriptor = Glibc.close
-#else
-private let closeDescriptor = Darwin.close
-#endif
 
 /// Reads bytes until the end of a request head, then writes `reply` and leaves the connection
 /// open.

@@ -48,4 +48,31 @@ public enum LoopbackSocket {
         }
         return descriptor
     }
+
+    /// A socket bound to a free port on 127.0.0.1 that never listens: connecting to the port is
+    /// refused, and no other socket can take the port until the caller closes the descriptor.
+    public static func boundWithoutListening() throws -> (descriptor: Int32, port: Int) {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw Failure(description: "socket: \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            let code = errno
+            close(descriptor)
+            throw Failure(description: "bind on 127.0.0.1: \(code)")
+        }
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+    }
 }
