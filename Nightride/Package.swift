@@ -11,6 +11,7 @@ let package = Package(
         // The server and clients, as products so that the benchmarks can load them.
         .library(name: "NightrideModel", targets: ["NightrideModel"]),
         .library(name: "NightrideServer", targets: ["NightrideServer"]),
+        .library(name: "NightrideHarness", targets: ["NightrideHarness"]),
         .library(name: "NightrideClient", targets: ["NightrideClient"]),
     ],
     dependencies: [
@@ -39,8 +40,6 @@ let package = Package(
                 // The kit: resources, pushes, mutations, sessions, the store and its host.
                 .product(name: "StateLoopServer", package: "StateLoop"),
                 .product(name: "StateLoopServerPostgres", package: "StateLoop"),
-                // The fault plan's hooks into the pushes.
-                .product(name: "StateLoopServerTesting", package: "StateLoop"),
                 .product(name: "StateLoopWire", package: "StateLoop"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
@@ -49,6 +48,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // What watches and disturbs a server in the demo, the chaos runs and the tests: faults,
+        // counters and the truth read from the store's change feed.
+        .target(
+            name: "NightrideHarness",
+            dependencies: [
+                "NightrideServer", "NightrideModel",
+                .product(name: "StateLoopServer", package: "StateLoop"),
+                .product(name: "StateLoopServerPostgres", package: "StateLoop"),
+                // The fault plan's hooks into the pushes.
+                .product(name: "StateLoopServerTesting", package: "StateLoop"),
+                .product(name: "StateLoopWire", package: "StateLoop"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
@@ -67,7 +82,7 @@ let package = Package(
         .target(
             name: "NightrideDemo",
             dependencies: [
-                "NightrideClient", "NightrideServer", "NightrideModel",
+                "NightrideClient", "NightrideServer", "NightrideHarness", "NightrideModel",
                 .product(name: "StateLoop", package: "StateLoop"),
                 .product(name: "StateLoopSync", package: "StateLoop"),
                 .product(name: "StateLoopInspector", package: "StateLoop"),
@@ -86,7 +101,7 @@ let package = Package(
         .executableTarget(
             name: "nightride",
             dependencies: [
-                "NightrideModel", "NightrideServer", "NightrideClient", "NightrideDemo", "NightrideTUI",
+                "NightrideModel", "NightrideServer", "NightrideHarness", "NightrideClient", "NightrideDemo", "NightrideTUI",
                 .product(name: "StateLoopSync", package: "StateLoop"),
                 .product(name: "StateLoopInspector", package: "StateLoop"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -109,7 +124,7 @@ let package = Package(
         .testTarget(
             name: "NightrideDemoTests",
             dependencies: [
-                "NightrideDemo", "NightrideClient", "NightrideServer", "NightrideModel", "TestSupport", "InspectorTestSupport",
+                "NightrideDemo", "NightrideClient", "NightrideServer", "NightrideHarness", "NightrideModel", "TestSupport", "InspectorTestSupport",
                 .product(name: "StateLoop", package: "StateLoop"),
                 .product(name: "StateLoopSync", package: "StateLoop"),
                 .product(name: "StateLoopJournal", package: "StateLoop"),
@@ -124,7 +139,7 @@ let package = Package(
         .testTarget(
             name: "NightrideServerTests",
             dependencies: [
-                "NightrideServer",
+                "NightrideServer", "NightrideHarness",
                 // For DriverModeChange's Mutation conformance, which is the client's.
                 "NightrideClient",
                 "NightrideModel",
@@ -144,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "NightrideTUITests",
             dependencies: [
-                "NightrideTUI", "NightrideClient", "NightrideModel", "NightrideServer", "TestSupport",
+                "NightrideTUI", "NightrideClient", "NightrideModel", "NightrideServer", "NightrideHarness", "TestSupport",
                 .product(name: "StateLoopSync", package: "StateLoop"),
                 .product(name: "StateLoopViewModel", package: "StateLoop"),
                 .product(name: "Logging", package: "swift-log"),

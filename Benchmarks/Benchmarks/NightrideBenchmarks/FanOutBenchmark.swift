@@ -41,6 +41,8 @@ final class FanOutFixture: Sendable {
     /// Resident memory before the server started and once every client was connected.
     let residentBefore: Int
     let residentAfter: Int
+    /// Every user's driver mode and its version's counter, the same for all: set by the rounds.
+    private let current = Mutex((on: false, counter: UInt64(1)))
     /// The measured rounds (not the warm-up ones): how long `server.update` took, and the latencies.
     private let measured = Mutex<[(update: Duration, latencies: [Duration])]>([])
 
@@ -58,13 +60,13 @@ final class FanOutFixture: Sendable {
         let port = try await server.start()
         do {
             let users = try await logIn(count: clientCount, server: URL(string: "http://127.0.0.1:\(port)")!)
-            let fleet = try await ClientFleet.connect(users) { server.stats.openSockets }
+            let fleet = try await ClientFleet.connect(users) { server.openSockets }
             // Let the last connections' handshakes and pulls finish before reading memory.
             try await Task.sleep(for: .milliseconds(500))
             let residentAfter = residentBytes()
             report(
                 "one process, server + \(clientCount) clients: \(residentBefore) B before, \(residentAfter) B connected, "
-                    + "+\((residentAfter - residentBefore) / clientCount) B per client; \(server.stats.openSockets) sockets open"
+                    + "+\((residentAfter - residentBefore) / clientCount) B per client; \(server.openSockets) sockets open"
             )
             return FanOutFixture(
                 server: server, users: users.map(\.user), fleet: fleet,
@@ -79,10 +81,13 @@ final class FanOutFixture: Sendable {
     /// One round: flips every user's driver mode in one transaction, then waits until every
     /// client's subscriber has the new version.
     func round(_ benchmark: Benchmark) async throws {
-        let current = server.truth.driverMode(of: users[0])!
-        let on = !current.value
+        // A new user's driver mode is off, at counter 1; each round flips it.
+        let (on, counter) = current.withLock { current in
+            current = (!current.on, current.counter + 1)
+            return current
+        }
         let start = ContinuousClock.now
-        fleet.probe.expect(Int(current.version.counter) + 1, from: start)
+        fleet.probe.expect(Int(counter), from: start)
         try await server.setDriverModes(on, for: users)
         let updated = ContinuousClock.now
         let latencies = try await fleet.probe.wait(orFailAfter: .seconds(30)).sorted()

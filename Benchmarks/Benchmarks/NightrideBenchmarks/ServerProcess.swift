@@ -61,7 +61,7 @@ extension NightrideServer.Configuration {
     /// until those connections' idle timeout closed them).
     static var benchmark: Self {
         // The riders sign up by the thousand: bcrypt's cheapest cost keeps that out of the way.
-        Self(inactivityTimeout: nil, faults: nil, passwordCost: 4, maximumConnections: 20_000, maximumConnectionsPerAddress: 20_000)
+        Self(inactivityTimeout: nil, passwordCost: 4, maximumConnections: 20_000, maximumConnectionsPerAddress: 20_000)
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NightrideClient
 import NightrideModel
+import NightrideHarness
 import NightrideServer
 import StateLoop
 import StateLoopSync
@@ -149,12 +150,12 @@ public final class ChaosRun {
         let backlog = scenarios.flatMap(\.clients).map { $0.state.driverMode.pendingMutations + $0.state.ride.pendingMutations }.reduce(0, +)
         var converged: [UInt64: Duration] = [:]
         let deadline = stopped + convergenceWindow
-        var truth = try server.truth()
+        var truth = try await server.truth()
         // What the clients still showing something else showed at the bound: a seed that
         // converged late says why.
         var lateAtBound: [UInt64: [String]]?
         while converged.count < scenarios.count && ContinuousClock.now < deadline {
-            truth = try server.truth()
+            truth = try await server.truth()
             if lateAtBound == nil, ContinuousClock.now - stopped > DemoReport.convergenceBound {
                 lateAtBound = Dictionary(uniqueKeysWithValues: scenarios.filter { converged[$0.seed] == nil }.map { ($0.seed, $0.describe(against: truth)) })
             }
@@ -165,7 +166,7 @@ public final class ChaosRun {
             }
             try await Task.sleep(for: .milliseconds(10))
         }
-        truth = try server.truth()
+        truth = try await server.truth()
         var outcomes: [Outcome] = []
         for scenario in scenarios.sorted(by: { $0.seed < $1.seed }) {
             outcomes.append(Outcome(

@@ -1,9 +1,9 @@
 import Foundation
 import Logging
-import NightrideServer
+import NightrideHarness
 
 /// The server a chaos run plays against, driven the same way wherever it runs: by control
-/// commands (``NightrideServer/control(_:)``), a restart, and the truth of its store.
+/// commands (``NightrideHarness/ServerHarness/control(_:)``), a restart, and the truth of its store.
 @MainActor
 protocol ChaosServer: AnyObject {
     /// Where clients reach it.
@@ -16,7 +16,7 @@ protocol ChaosServer: AnyObject {
     /// Runs a control command; returns its answer.
     func control(_ command: String) async -> String
     /// What the server's store holds now.
-    func truth() throws -> ServerTruth
+    func truth() async throws -> ServerTruth
     /// Stops the server and starts it again on the same port and data, `down` later (an
     /// outage), with a new epoch first when `newEpoch` (as after a restore).
     func restart(newEpoch: Bool, down: Duration) async throws
@@ -31,35 +31,36 @@ extension ChaosServer {
 /// A chaos run's server in the run's own process: restarts stop and start it on its data file.
 @MainActor
 final class InProcessChaosServer: ChaosServer {
-    private let server: NightrideServer
+    private let harness: ServerHarness
     let url: URL
 
     init(dataPath: String, seed: UInt64, logger: Logger) async throws {
-        server = NightrideServer(
+        harness = ServerHarness(
             configuration: .init(
                 dataPath: dataPath, durability: .processCrash, port: 0, inactivityTimeout: .seconds(3),
-                faults: .chaos(seed: seed), faultsEnabled: true, loginLimits: .scriptedClients, passwordCost: 4
+                loginLimits: .scriptedClients, passwordCost: 4
             ),
+            faults: .chaos(seed: seed),
             logger: logger
         )
-        url = URL(string: "http://127.0.0.1:\(try await server.start())")!
+        url = URL(string: "http://127.0.0.1:\(try await harness.server.start())")!
     }
 
-    var now: Duration { server.now }
+    var now: Duration { harness.now }
 
     func control(_ command: String) async -> String {
-        await server.control(command)
+        await harness.control(command)
     }
 
-    func truth() throws -> ServerTruth {
-        server.truth
+    func truth() async throws -> ServerTruth {
+        try await harness.truth()
     }
 
     func restart(newEpoch: Bool, down: Duration) async throws {
-        try await server.restart(newEpoch: newEpoch, down: down)
+        try await harness.server.restart(newEpoch: newEpoch, down: down)
     }
 
     func stop() async {
-        await server.stop()
+        await harness.server.stop()
     }
 }

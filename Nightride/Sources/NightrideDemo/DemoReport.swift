@@ -1,4 +1,5 @@
 import Foundation
+import NightrideHarness
 import NightrideServer
 
 /// The verdict of a demo run.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NightrideClient
 import NightrideModel
+import NightrideHarness
 import NightrideServer
 import StateLoop
 import StateLoopInspector
@@ -51,11 +52,11 @@ public final class DemoScenario {
 
     private let options: Options
     private let log: (String) -> Void
-    /// The server's instances: one, unless it runs on PostgreSQL.
-    private var servers: [NightrideServer] = []
-    /// The first instance: the server-side actions go through it, and its change log (which
-    /// follows every instance's commits) is the truth.
-    private var server: NightrideServer { servers[0] }
+    /// The server's instances in their harnesses: one, unless it runs on PostgreSQL.
+    private var harnesses: [ServerHarness] = []
+    /// The first instance: the server-side actions go through it, and its truth (read from the
+    /// feed every instance commits to) is the truth.
+    private var harness: ServerHarness { harnesses[0] }
     private var clients: [NightrideClient] = []
     private var screenLog: ScreenLog!
     private var convergence: [(fault: String, time: Duration)] = []
@@ -70,20 +71,20 @@ public final class DemoScenario {
     /// Runs the scenario; the report says whether the verdict holds.
     public func run() async throws -> DemoReport {
         try FileManager.default.createDirectory(atPath: options.journalFolder, withIntermediateDirectories: true)
-        servers = (0..<options.instances).map { index in
-            NightrideServer(configuration: configuration(instance: index), logger: {
+        harnesses = (0..<options.instances).map { index in
+            ServerHarness(configuration: configuration(instance: index), faults: faults(instance: index), logger: {
                 var logger = Logger(label: "nightride.server")
                 logger.logLevel = .warning
                 return logger
             }())
         }
         var urls: [URL] = []
-        for server in servers {
-            urls.append(URL(string: "http://127.0.0.1:\(try await server.start())")!)
+        for harness in harnesses {
+            urls.append(URL(string: "http://127.0.0.1:\(try await harness.server.start())")!)
         }
-        let place = options.postgresURL == nil ? "" : ", \(servers.count) instances on PostgreSQL"
+        let place = options.postgresURL == nil ? "" : ", \(harnesses.count) instances on PostgreSQL"
         log("Nightride server on \(urls.map(\.absoluteString).joined(separator: " and "))\(place), faults on (seed \(options.seed)): latency 5–250 ms, 20 % of pushes lost, sockets cut every 2–6 s")
-        screenLog = ScreenLog(now: { [server] in server.now }) { [log] shown, previous in
+        screenLog = ScreenLog(now: { [harness] in harness.now }) { [log] shown, previous in
             let from = previous.map { "\($0.title) → " } ?? ""
             log(String(format: "%7.3fs  %@  %@%@%@", shown.time.seconds, shown.user.padding(toLength: 4, withPad: " ", startingAt: 0), from, shown.screen.title, shown.isOptimistic ? "  (optimistic)" : ""))
         }
@@ -94,12 +95,12 @@ public final class DemoScenario {
         } catch {
             failures.append("\(error)")
         }
-        let report = makeReport(duration: ContinuousClock.now - started)
+        let report = await makeReport(duration: ContinuousClock.now - started)
         for client in clients {
             client.stop()
         }
-        for server in servers {
-            await server.stop()
+        for harness in harnesses {
+            await harness.server.stop()
         }
         if options.removesJournalFolder {
             try? FileManager.default.removeItem(atPath: options.journalFolder)
@@ -115,15 +116,18 @@ public final class DemoScenario {
             durability: .processCrash,
             port: 0,
             inactivityTimeout: options.inactivity,
-            faults: FaultPlan(
-                seed: options.seed &+ UInt64(index),
-                latency: .milliseconds(5)...(.milliseconds(250)),
-                pushDropProbability: 0.2,
-                disconnectAfter: .seconds(2)...(.seconds(6))
-            ),
-            faultsEnabled: true,
             loginLimits: .scriptedClients,
             passwordCost: 4
+        )
+    }
+
+    /// The faults of instance `index`, on from the start.
+    private func faults(instance index: Int) -> FaultPlan {
+        FaultPlan(
+            seed: options.seed &+ UInt64(index),
+            latency: .milliseconds(5)...(.milliseconds(250)),
+            pushDropProbability: 0.2,
+            disconnectAfter: .seconds(2)...(.seconds(6))
         )
     }
 
@@ -141,7 +145,7 @@ public final class DemoScenario {
         self.urls = urls
         let ann = try await connect("ann", to: url(forClient: 0))
         let bob = try await connect("bob", to: url(forClient: 1))
-        let place = server.truth.catalog.search("gare", limit: 1).first!
+        let place = PlaceCatalog().search("gare", limit: 1).first!
 
         try await step("bob switches driver mode on") {
             bob.perform(.toggleDriverMode)
@@ -195,19 +199,19 @@ public final class DemoScenario {
             ann.state.screen == .survey && !bob.state.isOptimistic
         }
         try await step("network cut: sockets closed, requests refused, and the server changes meanwhile") {
-            for server in servers { server.isNetworkCut = true }
+            for harness in harnesses { harness.isNetworkCut = true }
             try await Task.sleep(for: .milliseconds(400))
             // The survey is skipped server-side while ann cannot hear it.
-            try await server.perform(.finishSurvey, for: "ann")
+            try await harness.server.perform(.finishSurvey, for: "ann")
             try await Task.sleep(for: .milliseconds(400))
-            for server in servers { server.isNetworkCut = false }
+            for harness in harnesses { harness.isNetworkCut = false }
         } until: { true }
         try await converge(after: "network cut")
 
         try await step("the server switches bob's driver mode off while pushes are still being lost") {
-            try await server.setDriverMode(false, for: "bob")
+            try await harness.server.setDriverMode(false, for: "bob")
             log("— faults off —")
-            for server in servers { server.faultsEnabled = false }
+            for harness in harnesses { harness.faultsEnabled = false }
         } until: { true }
         try await converge(after: "faults off")
         try await step("bob back on") {
@@ -229,9 +233,9 @@ public final class DemoScenario {
     /// The server restarts in the middle of the ride, its data on disk: both clients keep the
     /// ride and their sessions (no sign-in), and the driver's next step reaches both.
     private func restartServer(driver: NightrideClient) async throws {
-        log(servers.count == 1 ? "▶ the server restarts mid-ride; its data is on disk" : "▶ the driver's instance restarts mid-ride; the data is in PostgreSQL")
+        log(harnesses.count == 1 ? "▶ the server restarts mid-ride; its data is on disk" : "▶ the driver's instance restarts mid-ride; the data is in PostgreSQL")
         let start = ContinuousClock.now
-        try await servers[servers.count - 1].restart()
+        try await harnesses[harnesses.count - 1].server.restart()
         driver.perform(.arrive)
         try await waitUntil("the driver's arrival reaches both, nobody signed out") {
             clients.allSatisfy { $0.state.screen == .riding && !$0.state.isOptimistic && !$0.state.isSignedOut }
@@ -248,8 +252,8 @@ public final class DemoScenario {
         log("▶ the server revokes every session")
         let start = ContinuousClock.now
         // Every instance: the sessions are shared, each closes its own sockets.
-        for server in servers {
-            try await server.revokeSessions()
+        for harness in harnesses {
+            try await harness.server.revokeSessions()
         }
         try await waitUntil("both clients signed out") { clients.allSatisfy(\.state.isSignedOut) }
         // The truth of a server that ended every session is "signed out": shown without a key press.
@@ -307,16 +311,16 @@ public final class DemoScenario {
     private func step(
         _ title: String,
         _ action: () async throws -> Void,
-        until condition: () -> Bool
+        until condition: () async throws -> Bool
     ) async throws {
         log("▶ \(title)")
         try await action()
         try await waitUntil(title, condition)
     }
 
-    private func waitUntil(_ title: String, _ condition: () -> Bool) async throws {
+    private func waitUntil(_ title: String, _ condition: () async throws -> Bool) async throws {
         let deadline = ContinuousClock.now + options.stepTimeout
-        while !condition() {
+        while try await !condition() {
             guard ContinuousClock.now < deadline else {
                 throw StepTimedOut(step: title, states: clients.map { "\($0.state.user): \($0.state.screen) \($0.state.statusLine)" }.joined(separator: ", "))
             }
@@ -329,7 +333,7 @@ public final class DemoScenario {
     private func converge(after fault: String) async throws {
         let start = ContinuousClock.now
         try await waitUntil("converge after \(fault)") {
-            let truth = server.truth
+            let truth = try await harness.truth()
             return clients.allSatisfy { $0.showsNewest(of: truth) }
         }
         let time = ContinuousClock.now - start
@@ -339,8 +343,14 @@ public final class DemoScenario {
 
     // MARK: Verdict
 
-    private func makeReport(duration: Duration) -> DemoReport {
-        let log = server.changeLog
+    private func makeReport(duration: Duration) async -> DemoReport {
+        let log: ChangeLog
+        do {
+            log = try await harness.truth().changeLog
+        } catch {
+            failures.append("the truth could not be read: \(error)")
+            log = ChangeLog()
+        }
         var rows: [DemoReport.ClientRow] = []
         for client in clients {
             let shown = screenLog.screens(of: client.api.user)
@@ -360,7 +370,7 @@ public final class DemoScenario {
             clients: rows,
             convergence: convergence.map { DemoReport.Convergence(fault: $0.fault, time: $0.time) },
             subscribersPerResource: NightrideClient.subscribersPerResource,
-            serverStats: ServerStats.total(of: servers.map(\.stats)),
+            serverStats: ServerStats.total(of: harnesses.map(\.stats)),
             failures: failures,
             duration: duration
         )

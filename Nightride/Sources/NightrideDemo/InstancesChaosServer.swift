@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import NightrideServer
+import NightrideHarness
 
 /// A chaos run's server as several instances in the run's process, on one PostgreSQL database:
 /// each scenario's passenger talks to one instance and its driver to the next, so every ride
@@ -10,24 +10,24 @@ import NightrideServer
 /// a rolling deploy would; a shared database has no new epoch to start.
 @MainActor
 final class InstancesChaosServer: ChaosServer {
-    private let servers: [NightrideServer]
+    private let servers: [ServerHarness]
     let urls: [URL]
     private var restarts = 0
 
     /// Starts `instances` servers on the database at `postgresURL`.
     init(postgresURL: String, instances: Int, seed: UInt64, logger: Logger) async throws {
         servers = (0..<max(1, instances)).map { index in
-            NightrideServer(
+            ServerHarness(
                 configuration: .init(
-                    postgresURL: postgresURL, port: 0, inactivityTimeout: .seconds(3),
-                    faults: .chaos(seed: seed &+ UInt64(index)), faultsEnabled: true, loginLimits: .scriptedClients, passwordCost: 4
+                    postgresURL: postgresURL, port: 0, inactivityTimeout: .seconds(3), loginLimits: .scriptedClients, passwordCost: 4
                 ),
+                faults: .chaos(seed: seed &+ UInt64(index)),
                 logger: logger
             )
         }
         var urls: [URL] = []
         for server in servers {
-            urls.append(URL(string: "http://127.0.0.1:\(try await server.start())")!)
+            urls.append(URL(string: "http://127.0.0.1:\(try await server.server.start())")!)
         }
         self.urls = urls
     }
@@ -51,19 +51,19 @@ final class InstancesChaosServer: ChaosServer {
         return "ok sockets \(sockets) requests \(requests) on \(servers.count) instances"
     }
 
-    func truth() throws -> ServerTruth {
-        servers[0].truth
+    func truth() async throws -> ServerTruth {
+        try await servers[0].truth()
     }
 
     func restart(newEpoch: Bool, down: Duration) async throws {
         let index = restarts % servers.count
         restarts += 1
-        try await servers[index].restart(down: down)
+        try await servers[index].server.restart(down: down)
     }
 
     func stop() async {
         for server in servers {
-            await server.stop()
+            await server.server.stop()
         }
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import NightrideServer
+import NightrideHarness
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -10,15 +10,15 @@ import Darwin
 /// A chaos run's server in a process of its own (`nightride server --control`): a restart is a
 /// SIGKILL and a new process on the same port and data file, so what survives it is exactly
 /// what the file holds. Commands go to its standard input, answers come back on its standard
-/// output; the truth is read from the file beside it (``StoreTruthReader``).
+/// output; the truth is read from the file it writes (``NightrideHarness/TruthReader``).
 @MainActor
 final class ProcessChaosServer: ChaosServer {
     private let executable: URL
     private let dataPath: String
     private let seed: UInt64
     private var child: Child
-    private let reader: StoreTruthReader
-    private let origin = StoreTruthReader.wallClockNow
+    private let reader: TruthReader
+    private let origin = TruthReader.wallClockNow
     private(set) var url: URL
 
     /// Starts `executable` (the `nightride` binary) as a server on `dataPath`.
@@ -29,17 +29,17 @@ final class ProcessChaosServer: ChaosServer {
         let (child, port) = try await Child.launch(executable, Self.arguments(dataPath: dataPath, seed: seed, port: 0, newEpoch: false))
         self.child = child
         url = URL(string: "http://127.0.0.1:\(port)")!
-        reader = try StoreTruthReader(dataPath: dataPath, origin: origin)
+        reader = try TruthReader(dataPath: dataPath, origin: origin)
     }
 
-    var now: Duration { StoreTruthReader.wallClockNow - origin }
+    var now: Duration { TruthReader.wallClockNow - origin }
 
     func control(_ command: String) async -> String {
         await child.send(command)
     }
 
-    func truth() throws -> ServerTruth {
-        try reader.truth()
+    func truth() async throws -> ServerTruth {
+        try await reader.truth()
     }
 
     /// SIGKILL, then a new process on the same port and file: no graceful anything.

@@ -1,4 +1,5 @@
 import NightrideClient
+import NightrideHarness
 import NightrideServer
 import StateLoopSync
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import NightrideModel
+import NightrideHarness
 import NightrideServer
 import StateLoopServer
 
@@ -120,29 +121,32 @@ struct ServerCommand: AsyncParsableCommand {
         } else if let path, newEpoch {
             say("New epoch \(try SQLiteStore.startNewEpoch(at: path)) in \(path)")
         }
-        let server = NightrideServer(
-            configuration: .init(
-                dataPath: path,
-                postgresURL: postgres,
-                host: host,
-                port: port,
-                inactivityTimeout: .milliseconds(Int64(inactivity * 1_000)),
-                faults: faultSeed.map { faultPlan == .chaos ? FaultPlan.chaos(seed: $0) : FaultPlan(seed: $0) },
-                sampleHistory: sampleHistory,
-                tokenLifetime: .milliseconds(Int64(min(tokenLifetime, 1e12) * 1_000)),
-                loginLimits: scriptedClients ? .scriptedClients : .init(),
-                passwordCost: passwordCost,
-                // A server that runs for months: nothing in memory grows with its history, and
-                // the store forgets what no client needs (see Configuration.keepsHistory).
-                keepsHistory: false,
-                changeRetention: .seconds(retentionDays * 86_400),
-                clientRetention: .seconds(max(retentionDays, 30) * 86_400)
-            ),
-            logger: logger
+        let configuration = NightrideServer.Configuration(
+            dataPath: path,
+            postgresURL: postgres,
+            host: host,
+            port: port,
+            inactivityTimeout: .milliseconds(Int64(inactivity * 1_000)),
+            sampleHistory: sampleHistory,
+            tokenLifetime: .milliseconds(Int64(min(tokenLifetime, 1e12) * 1_000)),
+            loginLimits: scriptedClients ? .scriptedClients : .init(),
+            passwordCost: passwordCost,
+            // A server that runs for months: the store forgets what no client needs.
+            changeRetention: .seconds(retentionDays * 86_400),
+            clientRetention: .seconds(max(retentionDays, 30) * 86_400)
         )
+        // Faults and control commands are the harness's: a server run for users has neither.
+        let harness = faultSeed != nil || control
+            ? ServerHarness(
+                configuration: configuration,
+                faults: faultSeed.map { faultPlan == .chaos ? FaultPlan.chaos(seed: $0) : FaultPlan(seed: $0) },
+                logger: logger
+            )
+            : nil
+        let server = harness?.server ?? NightrideServer(configuration: configuration, logger: logger)
         let bound = try await server.start()
         say("Nightride listening on http://\(host):\(bound)\(faultSeed.map { " (faults, seed \($0))" } ?? ""), data \(postgres.map(Self.withoutPassword) ?? path ?? "in memory")")
-        let controlled = control ? Self.obeyControl(server) : nil
+        let controlled = control ? harness.map(Self.obeyControl) : nil
         await Self.interrupted()
         controlled?.cancel()
         say("Stopping…")
@@ -158,7 +162,7 @@ struct ServerCommand: AsyncParsableCommand {
 
     /// Reads control commands from standard input on a thread of its own (a blocking read must
     /// not hold the cooperative pool) and answers each on standard output.
-    private static func obeyControl(_ server: NightrideServer) -> Task<Void, Never> {
+    private static func obeyControl(_ harness: ServerHarness) -> Task<Void, Never> {
         let (lines, continuation) = AsyncStream.makeStream(of: String.self)
         Thread.detachNewThread {
             while let line = readLine() { continuation.yield(line) }
@@ -166,7 +170,7 @@ struct ServerCommand: AsyncParsableCommand {
         }
         return Task {
             for await line in lines {
-                say(await server.control(line))
+                say(await harness.control(line))
             }
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NightrideClient
 import NightrideModel
+import NightrideHarness
 import NightrideServer
 import StateLoop
 import StateLoopJournal
@@ -18,21 +19,22 @@ struct ClientRelaunchTests {
     func relaunchFinishesPendingRequest() async throws {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let server = NightrideServer(configuration: .init(port: 0, inactivityTimeout: nil), logger: logger)
+        let harness = ServerHarness(configuration: .init(port: 0, inactivityTimeout: nil), logger: logger)
+        let server = harness.server
         let port = try await server.start()
         let url = URL(string: "http://127.0.0.1:\(port)")!
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-relaunch-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let journalPath = folder + "/ann.journal"
-        let place = server.truth.catalog.search("gare", limit: 1)[0]
+        let place = PlaceCatalog().search("gare", limit: 1)[0]
 
         // First launch: the screen loads, the network goes, ann asks for a ride.
         let api = try await NightrideAPI.login(server: url, name: "ann", password: "ann-pw")
         do {
             let client = try NightrideClient(api: api, options: ClientOptions(journalPath: journalPath))
             try await until { client.state.screen == .passengerRequesting && !client.state.isOptimistic }
-            server.isNetworkCut = true
+            harness.isNetworkCut = true
             client.perform(.requestRide(to: place))
             try await until { client.state.screen == .passengerWaiting && client.state.isOptimistic }
             // Give the queue time to reach the journal, as it would before a kill in real life.
@@ -40,7 +42,7 @@ struct ClientRelaunchTests {
             try await until { ((try? await store.load()) ?? []).count == 1 }
             client.stop()
         }
-        #expect(server.truth.rideStatus(of: "ann")?.value == RideStatus.none)
+        #expect(try await harness.truth().rideStatus(of: "ann")?.value == RideStatus.none)
 
         // Relaunch, still cut off: the journal restores the screen before any answer.
         let relaunched = try NightrideClient(api: api, options: ClientOptions(journalPath: journalPath))
@@ -50,16 +52,16 @@ struct ClientRelaunchTests {
         }
 
         // The network is back: the pending request goes out and the server confirms it.
-        server.isNetworkCut = false
+        harness.isNetworkCut = false
         try await until {
             relaunched.state.screen == .passengerWaiting && !relaunched.state.isOptimistic
         }
-        guard case .pending(let ride)? = server.truth.rideStatus(of: "ann")?.value else {
+        guard case .pending(let ride)? = try await harness.truth().rideStatus(of: "ann")?.value else {
             Issue.record("the server has no pending ride for ann")
             return
         }
         #expect(ride.destination == place)
-        #expect(server.changeLog.records(of: "ann").filter { record in
+        #expect(try await harness.truth().changeLog.records(of: "ann").filter { record in
             if case .ride(.pending) = record.value { true } else { false }
         }.count == 1)
         relaunched.stop()

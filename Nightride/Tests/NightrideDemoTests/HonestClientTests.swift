@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NightrideClient
 import NightrideModel
+import NightrideHarness
 import NightrideServer
 import StateLoopSync
 import Testing
@@ -12,12 +13,12 @@ import TestSupport
 @MainActor
 @Suite("Nightride client honesty", .serialized, .timeLimit(.minutes(1)))
 struct HonestClientTests {
-    func makeServer(port: Int = 0, epoch: UInt64) async throws -> (NightrideServer, URL) {
+    func makeServer(port: Int = 0, epoch: UInt64) async throws -> (ServerHarness, URL) {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let server = NightrideServer(configuration: .init(port: port, inactivityTimeout: nil, epoch: epoch), logger: logger)
-        let bound = try await server.start()
-        return (server, URL(string: "http://127.0.0.1:\(bound)")!)
+        let harness = ServerHarness(configuration: .init(port: port, inactivityTimeout: nil, epoch: epoch), logger: logger)
+        let bound = try await harness.server.start()
+        return (harness, URL(string: "http://127.0.0.1:\(bound)")!)
     }
 
     /// Waits (bounded) for `condition`; on a timeout the expectation shows `state`, which says
@@ -29,7 +30,7 @@ struct HonestClientTests {
 
     @Test("two toggles in one key batch flip driver mode twice: each from the value shown at its press")
     func toggleTwiceInOneBatch() async throws {
-        let (server, url) = try await makeServer(epoch: 1)
+        let (harness, url) = try await makeServer(epoch: 1)
         let api = try await NightrideAPI.login(server: url, name: "bob", password: "bob-pw")
         let client = try NightrideClient(api: api)
         await until("the first screen") { client.state.screen == .passengerRequesting && !client.state.isOptimistic }
@@ -37,12 +38,12 @@ struct HonestClientTests {
         client.perform(.toggleDriverMode)
         await until("both toggles confirmed") { !client.state.isOptimistic && client.state.driverMode.confirmedVersion?.counter == 3 }
         #expect(client.state.driverMode.value == false)
-        let modes = server.changeLog.records(of: "bob").compactMap { record -> Bool? in
+        let modes = try await harness.truth().changeLog.records(of: "bob").compactMap { record -> Bool? in
             if case .driverMode(let on) = record.value { on } else { nil }
         }
         #expect(modes == [false, true, false], "the second press must not be lost")
         client.stop()
-        await server.stop()
+        await harness.server.stop()
     }
 
     @Test("a server restart that forgets every session shows 'signed out' (not offline); a new sign-in sends the pending request once")
@@ -58,11 +59,11 @@ struct HonestClientTests {
         var policy = ClientOptions.demoPolicy
         policy.requestTimeout = .seconds(3)
         let options = ClientOptions(journalPath: folder + "/ann.journal", policy: policy)
-        let place = first.truth.catalog.search("gare", limit: 1)[0]
+        let place = PlaceCatalog().search("gare", limit: 1)[0]
 
         let client = try NightrideClient(api: try await NightrideAPI.login(server: url, name: "ann", password: "ann-pw"), options: options)
         await until("the first screen") { client.state.screen == .passengerRequesting && !client.state.isOptimistic }
-        await first.stop()
+        await first.server.stop()
         let (second, _) = try await makeServer(port: port, epoch: 2)
         // Each resource learns it on its own next request; until then the one that saw the
         // server go away may honestly say offline, so the test waits for both.
@@ -77,7 +78,7 @@ struct HonestClientTests {
         await until("the request shows") { client.state.screen == .passengerWaiting }
         let stored = client.journal!.mutationStore(named: "ride", for: RideMutation.self)
         #expect(await eventually(within: .seconds(20)) { ((try? await stored.load()) ?? []).count == 1 })
-        #expect(second.truth.userNames.isEmpty)
+        #expect(try await second.truth().userNames.isEmpty)
         client.stop()
 
         // Signed in again: a client with the new session on the same journal.
@@ -87,10 +88,10 @@ struct HonestClientTests {
             renewed.state.screen == .passengerWaiting && !renewed.state.isOptimistic && !renewed.state.isSignedOut
         }
         #expect(renewed.state.ride.confirmedVersion?.epoch == 2)
-        let requests = second.changeLog.records(of: "ann").filter { if case .ride(.pending) = $0.value { true } else { false } }
+        let requests = try await second.truth().changeLog.records(of: "ann").filter { if case .ride(.pending) = $0.value { true } else { false } }
         #expect(requests.count == 1)
         renewed.stop()
-        await second.stop()
+        await second.server.stop()
     }
 
     @Test("a toggle made while the server is away stays shown as waiting, is never refused for the outage, and is applied once when the server is back")
@@ -101,8 +102,8 @@ struct HonestClientTests {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let configuration = NightrideServer.Configuration(dataPath: folder + "/server.sqlite", port: 0, inactivityTimeout: nil)
-        let first = NightrideServer(configuration: configuration, logger: logger)
-        let port = try await first.start()
+        let first = ServerHarness(configuration: configuration, logger: logger)
+        let port = try await first.server.start()
         let url = URL(string: "http://127.0.0.1:\(port)")!
         // Backoffs of 100 ms at most: a client that gave a mutation up after its retries (ten
         // here) would have refused it within about a second of the outage.
@@ -113,7 +114,7 @@ struct HonestClientTests {
             options: ClientOptions(policy: policy, reconnectBackoff: .milliseconds(50))
         )
         await until("the first screen") { client.state.screen == .passengerRequesting && !client.state.isOptimistic }
-        await first.stop()
+        await first.server.stop()
         await until("offline", state: client.state.statusLine) { client.state.driverMode.health.isOffline }
         client.perform(.toggleDriverMode)
         await until("waiting to send", state: client.state.statusLine) { client.state.statusLine.contains("waiting to send (1)") }
@@ -126,34 +127,34 @@ struct HonestClientTests {
 
         var again = configuration
         again.port = port
-        let second = NightrideServer(configuration: again, logger: logger)
-        _ = try await second.start()
+        let second = ServerHarness(configuration: again, logger: logger)
+        _ = try await second.server.start()
         await until("applied once the server is back", state: client.state.statusLine) {
             client.state.driverMode.value == true && !client.state.isOptimistic && client.state.driverMode.health.waitingToSend == 0
         }
-        let modes = second.changeLog.records(of: "ann").compactMap { record -> Bool? in
+        let modes = try await second.truth().changeLog.records(of: "ann").compactMap { record -> Bool? in
             if case .driverMode(let on) = record.value { on } else { nil }
         }
         #expect(modes.filter { $0 }.count == 1, "applied once: \(modes)")
         #expect(client.state.refusal == nil)
         client.stop()
-        await second.stop()
+        await second.server.stop()
     }
 
     @Test("stop() closes the client's push sockets at once, even while something still holds the client")
     func stopClosesSockets() async throws {
-        let (server, url) = try await makeServer(epoch: 1)
+        let (harness, url) = try await makeServer(epoch: 1)
         let client = try NightrideClient(api: try await NightrideAPI.login(server: url, name: "ann", password: "ann-pw"))
-        await until("both push sockets open", state: server.stats) { server.stats.openSockets == 2 }
+        await until("both push sockets open", state: harness.stats) { harness.stats.openSockets == 2 }
         client.stop()
-        await until("no socket left open", state: server.stats) { server.stats.openSockets == 0 }
+        await until("no socket left open", state: harness.stats) { harness.stats.openSockets == 0 }
         withExtendedLifetime(client) {}
-        await server.stop()
+        await harness.server.stop()
     }
 
     @Test("a stopped client is released: the TUI's sign-in-again loop does not pile up old clients")
     func stoppedClientReleased() async throws {
-        let (server, url) = try await makeServer(epoch: 1)
+        let (harness, url) = try await makeServer(epoch: 1)
         weak var released: NightrideClient?
         do {
             let client = try NightrideClient(api: try await NightrideAPI.login(server: url, name: "ann", password: "ann-pw"))
@@ -162,12 +163,12 @@ struct HonestClientTests {
             client.stop()
         }
         await until("the client released") { released == nil }
-        await server.stop()
+        await harness.server.stop()
     }
 
     @Test("the search box is not journaled: typed text does not come back after a relaunch")
     func searchBoxNotRestored() async throws {
-        let (server, url) = try await makeServer(epoch: 1)
+        let (harness, url) = try await makeServer(epoch: 1)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-search-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -184,7 +185,7 @@ struct HonestClientTests {
         #expect(relaunched.state.search.text == "")
         #expect(relaunched.state.screen == .passengerRequesting, "the rest of the state is back")
         relaunched.stop()
-        await server.stop()
+        await harness.server.stop()
     }
 
     @Test("journals live in the platform's data folder, one per user and server, with names that cannot climb folders")

@@ -1,6 +1,7 @@
 import NightrideClient
 import NightrideDemo
 import NightrideModel
+@testable import NightrideHarness
 @testable import NightrideServer
 import StateLoopSync
 import Testing

@@ -1,4 +1,4 @@
-@testable import NightrideServer
+@testable import NightrideHarness
 import StateLoopServer
 import StateLoopServerTesting
 import StateLoopTesting
@@ -16,7 +16,7 @@ struct FaultPlanPushesTests {
         let harness = Harness(plan: plan)
         let key = ResourceKey(resource: "ride", id: "ann")
         #expect(harness.pushes.refusal(of: key) == nil)
-        harness.cut.withLock { $0 = true }
+        harness.switches.withLock { $0.isNetworkCut = true }
         #expect(harness.pushes.refusal(of: key) == .serviceUnavailable)
 
         let first = harness.pushes.socket(following: key)
@@ -35,10 +35,10 @@ struct FaultPlanPushesTests {
                 #expect(socket.fate(of: version) == expected, "\(user) #\(connection) v\(counter)")
             }
         }
-        let stats = harness.stats.withLock { $0 }
+        let stats = harness.switches.withLock { $0.stats }
         #expect(stats.pushesDropped > 0 && stats.extraHints > 0 && stats.pushesSent + stats.pushesDropped == 600)
 
-        harness.enabled.withLock { $0 = false }
+        harness.switches.withLock { $0.faultsEnabled = false }
         #expect((1...50 as ClosedRange<UInt64>).allSatisfy { first.fate(of: Version(epoch: 1, counter: $0)) == .send })
     }
 
@@ -55,7 +55,7 @@ struct FaultPlanPushesTests {
     func cuts() async {
         let clock = TestClock()
         let harness = Harness(plan: FaultPlan(seed: 1, disconnectAfter: .seconds(2)...(.seconds(2))), clock: clock)
-        harness.enabled.withLock { $0 = false }
+        harness.switches.withLock { $0.faultsEnabled = false }
         let socket = harness.pushes.socket(following: ResourceKey(resource: "driver-mode", id: "ann"))
         let ended = Flag()
         let task = Task {
@@ -73,44 +73,24 @@ struct FaultPlanPushesTests {
         await sleeping()
         #expect(!ended.isSet)
         // On: the second that was running ends without a lease, then a 2 s lease runs out.
-        harness.enabled.withLock { $0 = true }
+        harness.switches.withLock { $0.faultsEnabled = true }
         await clock.advance(by: .seconds(1))
         await sleeping()
         await clock.advance(by: .seconds(2))
         #expect(await eventually(within: .seconds(10)) { ended.isSet }, "cut once a lease ran out with faults on")
-        #expect(harness.stats.withLock { $0.forcedDisconnects } == 1)
+        #expect(harness.switches.withLock { $0.stats.forcedDisconnects } == 1)
         task.cancel()
     }
 
-    /// A FaultPlanPushes with switches a test flips, and the counters it keeps.
+    /// A FaultPlanPushes on switches a test flips, which keep its counters.
     final class Harness: Sendable {
-        let enabled = Mutex(true)
-        let cut = Mutex(false)
-        let stats = Mutex(ServerStats())
-        let plan: FaultPlan
-        private let clock: TestClock
+        let switches: Switches
+        let pushes: FaultPlanPushes
 
         init(plan: FaultPlan, clock: TestClock = TestClock()) {
-            self.plan = plan
-            self.clock = clock
+            switches = Switches(faultPlan: plan, faultsEnabled: true, sleep: { try await clock.sleep(for: $0) })
+            pushes = FaultPlanPushes(switches: switches)
         }
-
-        var pushes: FaultPlanPushes {
-            memoized.withLock { existing in
-                if let existing { return existing }
-                let made = FaultPlanPushes(
-                    plan: { [plan] in plan },
-                    activeFaults: { [unowned self] in enabled.withLock { $0 } ? plan : nil },
-                    isNetworkCut: { [unowned self] in cut.withLock { $0 } },
-                    sleep: { [clock] in try await clock.sleep(for: $0) },
-                    count: { [unowned self] change in stats.withLock { change(&$0) } }
-                )
-                existing = made
-                return made
-            }
-        }
-
-        private let memoized = Mutex<FaultPlanPushes?>(nil)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import NightrideModel
+import NightrideHarness
 @testable import NightrideServer
 import StateLoopSync
 import StateLoopSyncTransports
@@ -38,15 +39,15 @@ struct KitRouteTests {
 
     @Test("an operation that sets a value and sets it back pushes nothing: the next push is the next real change, at the next version")
     func setAndSetBackPushesNothing() async throws {
-        try await withNightride(.init(epoch: 1, loginLimits: .scriptedClients, passwordCost: 4)) { server, client in
+        try await withNightride(.init(epoch: 1, loginLimits: .scriptedClients, passwordCost: 4)) { harness, client in
             let bob = try await client.login("bob")
             let mode = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
             defer { mode.close() }
             #expect(try await mode.next() == Versioned(false, version: Version(epoch: 1, counter: 1)))
 
-            let (sync, rules) = (try server.openData().sync, server.rules)
+            let (sync, rules) = (try harness.server.openData().sync, harness.server.rules)
             try await sync.update { transaction in
-                try StoreWorld.operate(in: transaction, at: server.wallNow, rules: rules) { operation in
+                try StoreWorld.operate(in: transaction, at: harness.server.wallNow, rules: rules) { operation in
                     try operation.world.setDriverMode(true, for: "bob")
                     try operation.world.setDriverMode(false, for: "bob")
                 }
@@ -55,7 +56,7 @@ struct KitRouteTests {
             // Had the operation written its unchanged value, it would have been version 2 (and
             // pushed); the switch on would be 3.
             #expect(try await mode.next() == Versioned(true, version: Version(epoch: 1, counter: 2)))
-            #expect(server.changeLog.records(of: "bob").map(\.value) == [.driverMode(false), .ride(.none), .driverMode(true)])
+            #expect(try await harness.truth().changeLog.records(of: "bob").map(\.value) == [.driverMode(false), .ride(.none), .driverMode(true)])
         }
     }
 }

@@ -28,7 +28,7 @@ struct LoginLimitsTests {
     @Test("a stranger's guesses hold back their own address, never the owner's: per name and address with backoff; a name under attack and a guessing address only narrow what failing addresses may do")
     func noLockout() async throws {
         let clock = TestClock()
-        try await withNightride(.init(epoch: 1, loginLimits: Self.limits, passwordCost: 4), clock: clock) { server, loopback in
+        try await withNightride(.init(epoch: 1, loginLimits: Self.limits, passwordCost: 4), clock: clock) { harness, loopback in
             let (owner, guesser, others) = clients(loopback.port)
             #expect(try await owner.login("gus", "right").status == 200)
             // Five wrong passwords, in any spelling of the name, from the guesser's address.
@@ -72,7 +72,6 @@ struct LoginLimitsTests {
             #expect(try await guesser.login("joe", "pw").status == 429, "a name new to this address waits")
             #expect(try await guesser.login("kim", "pw").status == 429, "and so does a sign-up")
             #expect(try await owner.login("joe", "pw").status == 200, "joe's own address is not the guesser's")
-            _ = server
         }
     }
 

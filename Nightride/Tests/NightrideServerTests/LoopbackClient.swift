@@ -1,6 +1,7 @@
 import Foundation
 import WSClient
 import Logging
+import NightrideHarness
 import NightrideModel
 import NightrideServer
 import StateLoopSync
@@ -9,23 +10,25 @@ import StateLoopSyncTransports
 import Synchronization
 import Testing
 
-/// Runs a Nightride server on a free loopback port for the duration of `body`.
+/// Runs a Nightride server, in a harness with `faults`, on a free loopback port for the duration of `body`.
 func withNightride<C: Clock>(
     _ configuration: NightrideServer.Configuration = .init(epoch: 1, loginLimits: .scriptedClients, passwordCost: 4),
+    faults: FaultPlan? = nil,
+    faultsEnabled: Bool = true,
     clock: C = ContinuousClock(),
-    _ body: (NightrideServer, LoopbackClient) async throws -> Void
+    _ body: (ServerHarness, LoopbackClient) async throws -> Void
 ) async throws where C.Duration == Duration {
     var logger = Logger(label: "nightride.test")
     logger.logLevel = .error
-    let server = NightrideServer(configuration: configuration, clock: clock, logger: logger)
-    let port = try await server.start()
+    let harness = ServerHarness(configuration: configuration, faults: faults, faultsEnabled: faultsEnabled, clock: clock, logger: logger)
+    let port = try await harness.server.start()
     do {
-        try await body(server, LoopbackClient(port: port))
+        try await body(harness, LoopbackClient(port: port))
     } catch {
-        await server.stop()
+        await harness.server.stop()
         throw error
     }
-    await server.stop()
+    await harness.server.stop()
 }
 
 /// The client side of the loopback tests: StateLoop's transports where they fit, plain

@@ -10,7 +10,7 @@ import TestSupport
 struct NewNameTests {
     @Test("a new name with invisible characters or letters of two scripts is refused (400, saying why); an account made before the rules signs in")
     func newNames() async throws {
-        try await withNightride { server, loopback in
+        try await withNightride { harness, loopback in
             let owner = AddressedClient(port: loopback.port, source: "127.0.0.1")
             let refused: [(String, String)] = [
                 ("p\u{430}ypal", "mixes Cyrillic (U+0430) and Latin (U+0070)"),
@@ -29,12 +29,12 @@ struct NewNameTests {
             for name in ["paypal", "\u{43F}\u{430}\u{439}\u{43F}\u{430}\u{43B}", "zo\u{E9}", "zoe\u{301}-2", "\u{6771}\u{4EAC}\u{3059}\u{30AB}", "\u{D55C}\u{AE00}", "ann_b.c 7"] {
                 #expect(try await owner.login(name, "pw").status == 200, "\(name)")
             }
-            #expect(try await server.passwordHash(of: "p\u{430}ypal") == nil, "no account was made")
+            #expect(try await harness.server.passwordHash(of: "p\u{430}ypal") == nil, "no account was made")
 
             // An account from before the rules, whose name mixes scripts, keeps signing in.
             let legacy = "p\u{430}ypal"
-            let account = try #require(await server.account("paypal"))
-            try await server.openData().sync.update { transaction in
+            let account = try #require(await harness.server.account("paypal"))
+            try await harness.server.openData().sync.update { transaction in
                 try transaction.write(Account(name: legacy, passwordHash: account.passwordHash), to: NightrideResources.account, AccountName.key(of: legacy))
             }
             #expect(try await owner.login(legacy, "pw").status == 200)

@@ -1,4 +1,5 @@
 import Foundation
+import NightrideHarness
 import NightrideServer
 import Testing
 
@@ -7,9 +8,9 @@ import Testing
 struct RequestCountTests {
     @Test("many distinct unknown paths and methods add one counter, not one each; routes count under their pattern")
     func unknownPathsBounded() async throws {
-        try await withNightride { server, client in
+        try await withNightride { harness, client in
             _ = try await client.login("ann")
-            let before = server.stats.requests
+            let before = harness.stats.requests
             #expect(before["POST /login"] == 1)
 
             // Long, distinct paths no route answers (the sweep sent 10,000 of 8 KB; fewer and
@@ -27,7 +28,7 @@ struct RequestCountTests {
                 answered[method] = try await client.send(method, "/me/ride").0
             }
 
-            let after = server.stats.requests
+            let after = harness.stats.requests
             let added = after.keys.filter { before[$0] == nil }
             #expect(added.count == 1 && added.first == "unmatched", "\(added.count) new counters, as \(added.prefix(3).map { $0.prefix(40) })")
             #expect(after["unmatched"] == paths + 3, "\(answered)")

@@ -1,14 +1,16 @@
 import Foundation
 import Logging
 import NightrideModel
+@testable import NightrideHarness
 @testable import NightrideServer
 import StateLoopServer
 import StateLoopWire
 import Testing
 import TestSupport
 
-/// The change log and the mutation audit come from the store's change feed, so a server process
-/// started on an earlier one's file knows the whole history, at the times it happened.
+/// The change log and the mutation audit are read from the store's change feed when asked, so a
+/// server process started on an earlier one's file knows the whole history, at the times it
+/// happened, and the server itself holds nothing per commit.
 @Suite("Nightride server: history from the store", .serialized, .timeLimit(.minutes(2)))
 struct ServerHistoryTests {
     @Test("a server started on an earlier server's file has its change log, at the same times, and its audit")
@@ -17,57 +19,73 @@ struct ServerHistoryTests {
         defer { removeDataFile(path) }
         let configuration = NightrideServer.Configuration(dataPath: path, passwordCost: 4)
 
-        let first = NightrideServer(configuration: configuration, logger: logger)
-        let port = try await first.start()
+        let first = ServerHarness(configuration: configuration, logger: logger)
+        let port = try await first.server.start()
         let client = LoopbackClient(port: port)
         let token = try await client.login("bob")
         let (status, _) = try await client.send("POST", "/me/driver-mode", token: token, body: DriverModeChange(on: true), mutationID: "bob-phone:1")
         #expect(status == 200)
-        try await first.setDriverMode(false, for: "bob")
-        let before = first.changeLog
-        let beforeTruth = first.truth
-        await first.stop()
+        try await first.server.setDriverMode(false, for: "bob")
+        let before = try await first.truth()
+        await first.server.stop()
 
-        let second = NightrideServer(configuration: configuration, logger: logger)
-        let after = second.changeLog.records(of: "bob")
+        let second = ServerHarness(configuration: configuration, logger: logger)
+        try await second.server.start()
+        let truth = try await second.truth()
+        await second.server.stop()
+        let after = truth.changeLog.records(of: "bob")
         // The earlier server's times, carried to the new server's clock: the same instants.
-        let shift = second.wallOrigin - first.wallOrigin
-        #expect(after.map(\.version) == before.records(of: "bob").map(\.version))
+        let shift = second.server.wallOrigin - first.server.wallOrigin
+        #expect(after.map(\.version) == before.changeLog.records(of: "bob").map(\.version))
         #expect(after.filter { $0.resource == .driverMode }.map(\.value) == [.driverMode(false), .driverMode(true), .driverMode(false)])
-        #expect(zip(after, before.records(of: "bob")).allSatisfy { $0.time == $1.time - shift })
-        #expect(second.truth.driverMode(of: "bob") == beforeTruth.driverMode(of: "bob"))
-        #expect(second.truth.audit.problem(with: "bob-phone:1", of: "bob") == nil)
-        #expect(second.truth.audit.problem(with: "bob-phone:2", of: "bob") == "bob-phone:2 was never processed (lost)")
+        #expect(zip(after, before.changeLog.records(of: "bob")).allSatisfy { $0.time == $1.time - shift })
+        #expect(truth.driverMode(of: "bob") == before.driverMode(of: "bob"))
+        #expect(truth.audit.problem(with: "bob-phone:1", of: "bob") == nil)
+        #expect(truth.audit.problem(with: "bob-phone:2", of: "bob") == "bob-phone:2 was never processed (lost)")
     }
 
-    @Test("a server that keeps no history reads none of its file's feed at start and holds nothing per commit")
-    func noHistoryKept() async throws {
+    @Test("the truth is read when asked, on from where the last read stopped: every change once, across restarts on a file (one feed) and in memory (a feed each)")
+    func truthReadOnDemand() async throws {
         let (path, logger) = try dataFile()
         defer { removeDataFile(path) }
-
-        let first = NightrideServer(configuration: NightrideServer.Configuration(dataPath: path, passwordCost: 4), logger: logger)
-        let port = try await first.start()
-        let token = try await LoopbackClient(port: port).login("bob")
-        for index in 0..<50 { try await first.setDriverMode(index % 2 == 0, for: "bob") }
-        #expect(first.changeLog.records(of: "bob").count > 50)
-        await first.stop()
-
-        let lean = NightrideServer(
-            configuration: NightrideServer.Configuration(
-                dataPath: path, passwordCost: 4, keepsHistory: false, changeRetention: .seconds(86_400), clientRetention: .seconds(86_400)
-            ),
-            logger: logger
-        )
-        let leanPort = try await lean.start()
-        #expect(lean.changeLog.records.isEmpty, "the feed was not read at start")
-        for index in 0..<50 { try await lean.setDriverMode(index % 2 == 0, for: "bob") }
-        #expect(lean.changeLog.records.isEmpty, "nothing recorded per commit")
-        // It serves as before: the data, the sessions and the versions are the file's.
-        let (status, body) = try await LoopbackClient(port: leanPort).send("GET", "/me/driver-mode", token: token)
-        #expect(status == 200)
-        let value = try JSONDecoder().decode(Versioned<Bool>.self, from: body)
-        #expect(value.value == false && value.version.counter > 100)
-        await lean.stop()
+        for configuration in [NightrideServer.Configuration(dataPath: path, passwordCost: 4), NightrideServer.Configuration(passwordCost: 4)] {
+            let harness = ServerHarness(configuration: configuration, logger: logger)
+            try await harness.server.start()
+            var expected: [Bool] = [false]
+            func toggle(_ count: Int) async throws {
+                for _ in 0..<count {
+                    expected.append(!expected.last!)
+                    try await harness.server.setDriverMode(expected.last!, for: "bob")
+                }
+            }
+            func modes() async throws -> [Bool] {
+                try await harness.truth().changeLog.records(of: "bob").compactMap { record in
+                    if case .driverMode(let on) = record.value { on } else { nil }
+                }
+            }
+            _ = try await LoopbackClient(port: harness.server.port!).login("bob")
+            try await toggle(3)
+            #expect(try await modes() == expected)
+            // Read again with nothing new, then after more changes: nothing twice.
+            #expect(try await modes() == expected)
+            try await toggle(2)
+            // Two readers at once: neither logs what the other read.
+            async let one = modes()
+            async let two = modes()
+            #expect(try await [one, two] == [expected, expected])
+            // A restart between reads: what the first life committed after the last read is
+            // still read (in memory, from the store it left), then the second life's.
+            try await toggle(2)
+            try await harness.server.restart()
+            if configuration.dataPath == nil {
+                // Memory lost: bob is new again in the new life.
+                _ = try await LoopbackClient(port: harness.server.port!).login("bob")
+                expected.append(false)
+            }
+            try await toggle(2)
+            #expect(try await modes() == expected, "\(configuration.dataPath == nil ? "in memory" : "on a file")")
+            await harness.server.stop()
+        }
     }
 
     @Test("a running server prunes its file's change feed as configured (the newest commit stays)")
@@ -84,7 +102,7 @@ struct ServerHistoryTests {
 
         // Every commit but the newest is older than a millisecond by the time this one starts.
         let pruning = NightrideServer(
-            configuration: NightrideServer.Configuration(dataPath: path, passwordCost: 4, keepsHistory: false, changeRetention: .milliseconds(1)),
+            configuration: NightrideServer.Configuration(dataPath: path, passwordCost: 4, changeRetention: .milliseconds(1)),
             logger: logger
         )
         try await pruning.start()

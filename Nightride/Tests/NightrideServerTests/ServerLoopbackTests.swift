@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NightrideClient
 import NightrideModel
+import NightrideHarness
 import NightrideServer
 import StateLoopSync
 import StateLoopSyncTransports
@@ -18,27 +19,27 @@ struct ServerLoopbackTests {
 
     @Test("login, then each resource as a versioned value over HTTPPull")
     func loginAndPull() async throws {
-        try await withNightride { server, client in
+        try await withNightride { harness, client in
             let token = try await client.login("ann")
             let mode = try await client.pull("/me/driver-mode", token: token, as: Bool.self)()
             let ride = try await client.pull("/me/ride", token: token, as: RideStatus.self)()
             #expect(mode == Versioned(false, version: Version(epoch: 1, counter: 1)))
             #expect(ride == Versioned(.none, version: Version(epoch: 1, counter: 1)))
-            #expect(server.truth.userNames == ["ann"])
-            #expect(server.stats.requests["GET /me/ride"] == 1)
-            #expect(server.stats.requests["POST /login"] == 1)
+            #expect(try await harness.truth().userNames == ["ann"])
+            #expect(harness.stats.requests["GET /me/ride"] == 1)
+            #expect(harness.stats.requests["POST /login"] == 1)
         }
     }
 
     @Test("passwords over HTTP: an account is created with one and needs it (401 with a reason), none is refused (400), names in any case are one account")
     func passwords() async throws {
-        try await withNightride { server, client in
+        try await withNightride { harness, client in
             let first = try await client.send("POST", "/login", body: LoginRequest(name: "alice", password: "s3cret"))
             #expect(first.0 == 200)
             let again = try await client.send("POST", "/login", body: LoginRequest(name: " alice", password: "s3cret"))
             #expect(again.0 == 200)
             // Stored hashed, never as given.
-            let stored = try #require(await server.passwordHash(of: "alice"))
+            let stored = try #require(await harness.server.passwordHash(of: "alice"))
             #expect(stored.hasPrefix("$2b$") && !stored.contains("s3cret"))
 
             for wrong in [LoginRequest(name: "alice", password: "guess"), LoginRequest(name: "alice")] {
@@ -52,7 +53,7 @@ struct ServerLoopbackTests {
                 #expect(status == 400)
                 #expect(try JSONDecoder().decode(ErrorBody.self, from: body).error == "invalidPassword")
             }
-            #expect(try await server.passwordHash(of: "alice") == stored)
+            #expect(try await harness.server.passwordHash(of: "alice") == stored)
 
             // No account without a password; a name in another case is the same account.
             let (unprotected, refusal) = try await client.send("POST", "/login", body: LoginRequest(name: "bruno"))
@@ -63,13 +64,13 @@ struct ServerLoopbackTests {
             #expect(try JSONDecoder().decode(LoginResponse.self, from: answer).user == "alice")
             let (claimed, _) = try await client.send("POST", "/login", body: LoginRequest(name: "Alice", password: "other"))
             #expect(claimed == 401)
-            #expect(server.truth.userNames == ["alice"])
+            #expect(try await harness.truth().userNames == ["alice"])
         }
     }
 
     @Test("a ride to a place that is not in the catalog is refused; a known id rides to the catalog's place, whatever name came with it")
     func destinationsChecked() async throws {
-        try await withNightride { server, client in
+        try await withNightride { harness, client in
             let token = try await client.login("ann")
             let nowhere = Place(id: "atlantis", name: "Atlantis", area: "nowhere")
             let (status, body) = try await client.send(
@@ -77,14 +78,14 @@ struct ServerLoopbackTests {
             )
             #expect(status == 400)
             #expect(try JSONDecoder().decode(ErrorBody.self, from: body).error == "unknownPlace")
-            #expect(server.truth.rideStatus(of: "ann")?.value == RideStatus.none)
+            #expect(try await harness.truth().rideStatus(of: "ann")?.value == RideStatus.none)
 
             let forged = Place(id: "bastille", name: "\u{1B}[2JFree rides", area: "anywhere")
             let (accepted, _) = try await client.send(
                 "POST", "/me/ride", token: token, body: RideAction.request(destination: forged), mutationID: "t:2"
             )
             #expect(accepted == 200)
-            guard case .pending(let ride)? = server.truth.rideStatus(of: "ann")?.value else {
+            guard case .pending(let ride)? = try await harness.truth().rideStatus(of: "ann")?.value else {
                 Issue.record("no pending ride")
                 return
             }
@@ -94,7 +95,7 @@ struct ServerLoopbackTests {
 
     @Test("a mutation sent twice with one Mutation-ID is applied once and answered alike")
     func idempotentMutation() async throws {
-        try await withNightride { server, client in
+        try await withNightride { harness, client in
             let token = try await client.login("bob")
             let send = client.sender("/me/driver-mode", token: token, as: DriverModeChange.self)
             let switchOn = freshID()
@@ -103,8 +104,8 @@ struct ServerLoopbackTests {
             let retried = try await send(DriverModeChange(on: true), switchOn)
             #expect(first == Version(epoch: 1, counter: 2))
             #expect(retried == first)
-            #expect(server.truth.driverMode(of: "bob") == Versioned(false, version: Version(epoch: 1, counter: 3)))
-            #expect(server.changeLog.records(of: "bob").filter { $0.resource == .driverMode }.count == 3)
+            #expect(try await harness.truth().driverMode(of: "bob") == Versioned(false, version: Version(epoch: 1, counter: 3)))
+            #expect(try await harness.truth().changeLog.records(of: "bob").filter { $0.resource == .driverMode }.count == 3)
 
             // A ride action that doesn't fit: 409 with a JSON reason, through the sender too.
             let (status, body) = try await client.send("POST", "/me/ride", token: token, body: RideAction.accept, mutationID: "t:1")
@@ -128,13 +129,13 @@ struct ServerLoopbackTests {
             )
             #expect(reusedStatus == 409)
             #expect(try JSONDecoder().decode(ErrorBody.self, from: reusedBody).error == "mutationIDReused")
-            #expect(server.truth.driverMode(of: "bob")?.version == Version(epoch: 1, counter: 3))
+            #expect(try await harness.truth().driverMode(of: "bob")?.version == Version(epoch: 1, counter: 3))
         }
     }
 
     @Test("a change is pushed to every socket of its user, and only theirs")
     func pushes() async throws {
-        try await withNightride { server, client in
+        try await withNightride { harness, client in
             let ann = try await client.login("ann")
             let bob = try await client.login("bob")
             let annPhone = client.pushes("/me/driver-mode/push", token: ann, as: Bool.self)
@@ -145,7 +146,7 @@ struct ServerLoopbackTests {
             #expect(try await annPhone.next().version.counter == 1)
             #expect(try await annLaptop.next().version.counter == 1)
             #expect(try await bobPhone.next().version.counter == 1)
-            #expect(server.stats.openSockets == 3)
+            #expect(harness.stats.openSockets == 3)
 
             _ = try await client.sender("/me/driver-mode", token: ann, as: DriverModeChange.self)(DriverModeChange(on: true), freshID())
             #expect(try await annPhone.next() == Versioned(true, version: Version(epoch: 1, counter: 2)))
@@ -158,7 +159,7 @@ struct ServerLoopbackTests {
 
     @Test("a passenger's request and cancel reach the driver as pushes: a server-side change")
     func cancelReachesDriver() async throws {
-        try await withNightride { server, client in
+        try await withNightride { harness, client in
             let ann = try await client.login("ann")
             let bob = try await client.login("bob")
             let bobRide = client.pushes("/me/ride/push", token: bob, as: RideStatus.self)
@@ -178,13 +179,13 @@ struct ServerLoopbackTests {
             let withdrawn = try await bobRide.next()
             #expect(withdrawn.value == RideStatus.none)
             #expect(withdrawn.version.counter == offer.version.counter + 1)
-            #expect(server.truth.rideStatus(of: "bob") == withdrawn)
+            #expect(try await harness.truth().rideStatus(of: "bob") == withdrawn)
         }
     }
 
     @Test("the inactivity timer switches driver mode off and pushes it")
     func inactivityPushed() async throws {
-        try await withNightride(.init(inactivityTimeout: .milliseconds(200), epoch: 1)) { server, client in
+        try await withNightride(.init(inactivityTimeout: .milliseconds(200), epoch: 1)) { harness, client in
             let bob = try await client.login("bob")
             let mode = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
             defer { mode.close() }
@@ -200,7 +201,7 @@ struct ServerLoopbackTests {
             #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.version < $1.version }, "versions out of order: \(seen)")
             #expect(seen.last == Versioned(false, version: Version(epoch: 1, counter: 3)))
             #expect(ContinuousClock.now - started >= .milliseconds(200))
-            let records = server.changeLog.records(of: "bob")
+            let records = try await harness.truth().changeLog.records(of: "bob")
             #expect(records.map(\.value).suffix(2) == [.driverMode(true), .driverMode(false)], "\(records)")
         }
     }
@@ -246,8 +247,8 @@ struct ServerLoopbackTests {
         // events is the test's, however loaded the machine is.
         let clock = TestClock()
         let slow = FaultPlan(seed: 1, latency: .milliseconds(600)...(.milliseconds(600)), pushDropProbability: 0, disconnectAfter: nil)
-        let configuration = NightrideServer.Configuration(inactivityTimeout: .milliseconds(150), faults: slow, faultsEnabled: false, epoch: 1)
-        try await withNightride(configuration, clock: clock) { server, client in
+        let configuration = NightrideServer.Configuration(inactivityTimeout: .milliseconds(150), epoch: 1)
+        try await withNightride(configuration, faults: slow, faultsEnabled: false, clock: clock) { harness, client in
             let bob = try await client.login("bob")
             let mode = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
             defer { mode.close() }
@@ -255,14 +256,14 @@ struct ServerLoopbackTests {
             _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), freshID())
             #expect(try await mode.next().value == true)
 
-            server.faultsEnabled = true
+            harness.faultsEnabled = true
             let arrivals = Mailbox<String>()
             async let pulled = client.pull("/me/driver-mode", token: bob, as: Bool.self)()
             // The GET has read v2 and its answer is held back for 600 ms of the server's time.
-            #expect(await eventually(within: .seconds(20)) { server.stats.requests["GET /me/driver-mode"] == 1 })
+            #expect(await eventually(within: .seconds(20)) { harness.stats.requests["GET /me/driver-mode"] == 1 })
             // The held answer and the inactivity timer (the plan cuts no socket: no cut watch).
             #expect(await eventually(within: .seconds(20)) { clock.sleeperCount >= 2 }, "the GET's answer is held back")
-            for _ in 0..<10 where server.truth.driverMode(of: "bob")?.value == true {
+            for _ in 0..<10 where try await harness.truth().driverMode(of: "bob")?.value == true {
                 await clock.advance(by: .milliseconds(50))
             }
             let pushed = try await mode.next()
@@ -275,7 +276,7 @@ struct ServerLoopbackTests {
             #expect(response == Versioned(true, version: Version(epoch: 1, counter: 2)))
             #expect(arrivals.pending == ["push", "response"])
             #expect(Versioned<Bool>.outcome(of: response.version, over: pushed.version) == .outdated)
-            #expect(server.changeLog.driverMode(of: "bob", at: server.now) == pushed)
+            #expect(try await harness.truth().changeLog.driverMode(of: "bob", at: harness.now) == pushed)
         }
     }
 
@@ -301,14 +302,14 @@ struct ServerLoopbackTests {
 
     @Test("history pages chain through next until null; places are searched")
     func historyAndPlaces() async throws {
-        try await withNightride(.init(sampleHistory: true, epoch: 1, passwordCost: 4)) { server, client in
+        try await withNightride(.init(sampleHistory: true, epoch: 1, passwordCost: 4)) { harness, client in
             let token = try await client.login("ann")
-            #expect(try await server.history(of: "ann").items.count == 10)
+            #expect(try await harness.server.history(of: "ann").items.count == 10)
             var pages = [try await client.get("/me/history", token: token, as: HistoryPage.self)]
             while let next = pages.last?.next {
                 pages.append(try await client.get(next, token: token, as: HistoryPage.self))
             }
-            let all = try await server.history(of: "ann", pageSize: 1_000).items
+            let all = try await harness.server.history(of: "ann", pageSize: 1_000).items
             #expect(pages.flatMap(\.items) == all)
             #expect(pages.count == (all.count + 9) / 10)
             let (badCursor, _) = try await client.send("GET", "/me/history?cursor=x", token: token)
@@ -321,18 +322,18 @@ struct ServerLoopbackTests {
 
     @Test("a new account's history is the rides it took: empty at first, each finished ride stored for both users")
     func historyIsRidesTaken() async throws {
-        try await withNightride { server, client in
+        try await withNightride { harness, client in
             let ann = try await client.login("ann")
             _ = try await client.login("bob")
             #expect(try await client.get("/me/history", token: ann, as: HistoryPage.self) == HistoryPage(items: [], next: nil))
-            try await server.setDriverMode(true, for: "bob")
-            try await server.perform(.request(destination: PlaceCatalog().search("gare", limit: 1)[0]), for: "ann")
+            try await harness.server.setDriverMode(true, for: "bob")
+            try await harness.server.perform(.request(destination: PlaceCatalog().search("gare", limit: 1)[0]), for: "ann")
             for (action, user) in [(RideAction.accept, "bob"), (.arrive, "bob"), (.finish, "bob")] {
-                try await server.perform(action, for: user)
+                try await harness.server.perform(action, for: user)
             }
             let page = try await client.get("/me/history", token: ann, as: HistoryPage.self)
             #expect(page.items.map(\.passenger) == ["ann"] && page.items.map(\.driver) == ["bob"])
-            #expect(try await server.history(of: "bob").items == page.items)
+            #expect(try await harness.server.history(of: "bob").items == page.items)
         }
     }
 
@@ -341,34 +342,34 @@ struct ServerLoopbackTests {
         func scenario() async throws -> (statuses: [Int], received: [UInt64], dropped: Int) {
             var observed: (statuses: [Int], received: [UInt64], dropped: Int) = ([], [], 0)
             let failing = FaultPlan(seed: 2024, latency: .zero...(.milliseconds(2)), pushDropProbability: 0, disconnectAfter: nil, failureProbability: 0.3)
-            try await withNightride(.init(faults: failing, faultsEnabled: false)) { server, client in
+            try await withNightride(faults: failing, faultsEnabled: false) { harness, client in
                 let bob = try await client.login("bob")
                 let mode = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
                 defer { mode.close() }
                 _ = try await mode.next()
-                server.faultsEnabled = true
+                harness.faultsEnabled = true
                 for _ in 0..<20 {
                     observed.statuses.append(try await client.send("GET", "/me/ride", token: bob).0)
                 }
-                server.faultPlan = FaultPlan(seed: 2024, latency: .zero...(.zero), pushDropProbability: 0.5, disconnectAfter: nil)
+                harness.faultPlan = FaultPlan(seed: 2024, latency: .zero...(.zero), pushDropProbability: 0.5, disconnectAfter: nil)
                 let send = client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)
                 for index in 0..<12 {
-                    let decided = server.stats.pushesSent + server.stats.pushesDropped
+                    let decided = harness.stats.pushesSent + harness.stats.pushesDropped
                     _ = try await send(DriverModeChange(on: index % 2 == 0), freshID())
                     // Each push's fate settled before the next change: two pushes waiting in the
                     // socket's outbox at once (a loaded machine) would be coalesced into one,
                     // and the lost pushes would no longer be the seed's alone.
-                    let settled = await eventually(within: .seconds(10)) { server.stats.pushesSent + server.stats.pushesDropped > decided }
+                    let settled = await eventually(within: .seconds(10)) { harness.stats.pushesSent + harness.stats.pushesDropped > decided }
                     #expect(settled, "the push of change \(index) was neither sent nor dropped")
                 }
-                server.faultsEnabled = false
+                harness.faultsEnabled = false
                 let last = try await send(DriverModeChange(on: true), freshID())
                 while true {
                     let value = try await mode.next()
                     observed.received.append(value.version.counter)
                     if value.version == last { break }
                 }
-                observed.dropped = server.stats.pushesDropped
+                observed.dropped = harness.stats.pushesDropped
             }
             return observed
         }
@@ -398,9 +399,9 @@ struct ServerLoopbackTests {
         let inbox = client.pushes("/me/ride/push", token: token, as: RideStatus.self)
         defer { inbox.close() }
         _ = try await inbox.next()
-        #expect(server.stats.openSockets == 1)
+        #expect(server.openSockets == 1)
         await server.stop()
-        #expect(server.stats.openSockets == 0)
+        #expect(server.openSockets == 0)
         #expect(server.port == nil)
         await #expect(throws: (any Error).self) { try await client.send("GET", "/me/ride", token: token) }
     }
@@ -425,11 +426,11 @@ struct ServerLoopbackTests {
         // A client that never answers the close: the stop cuts it off rather than wait.
         let silent = try SilentPushSocket(port: port, path: "/me/ride/push", token: try await client.login("frozen"))
         defer { silent.close() }
-        #expect(await eventually(within: .seconds(10)) { server.stats.openSockets == 13 }, "the silent socket never counted open")
+        #expect(await eventually(within: .seconds(10)) { server.openSockets == 13 }, "the silent socket never counted open")
         // Every other socket's client reconnects 50 ms after its close, some while the stop runs.
         let stopping = ContinuousClock.now
         await server.stop()
-        #expect(server.stats.openSockets == 0)
+        #expect(server.openSockets == 0)
         // Held by the silent socket, the stop would take the 1 s grace plus the 60 s graceful
         // shutdown; cut off, about a second. The bound is a hang guard between the two.
         #expect(ContinuousClock.now - stopping < .seconds(30), "stopped after \(ContinuousClock.now - stopping)")
@@ -455,7 +456,7 @@ struct ServerLoopbackTests {
         defer { late.close() }
         #expect(try await late.next().value == false)
         await server.stop()
-        #expect(server.stats.openSockets == 0)
+        #expect(server.openSockets == 0)
     }
 }
 
@@ -467,7 +468,8 @@ struct ServerTimerTests {
         let clock = TestClock()
         var logger = Logger(label: "nightride.test")
         logger.logLevel = .error
-        let server = NightrideServer(configuration: .init(inactivityTimeout: .seconds(60), epoch: 1), clock: clock, logger: logger)
+        let harness = ServerHarness(configuration: .init(inactivityTimeout: .seconds(60), epoch: 1), clock: clock, logger: logger)
+        let server = harness.server
         let port = try await server.start()
         defer { Task { await server.stop() } }
         let client = LoopbackClient(port: port)
@@ -479,11 +481,11 @@ struct ServerTimerTests {
         #expect(try await mode.next().value == true)
 
         await clock.advance(by: .seconds(59))
-        #expect(server.truth.driverMode(of: "bob")?.value == true)
+        #expect(try await harness.truth().driverMode(of: "bob")?.value == true)
         await clock.advance(by: .seconds(1))
         let off = try await mode.next()
         #expect(off == Versioned(false, version: Version(epoch: 1, counter: 3)))
-        #expect(server.changeLog.records(of: "bob").last?.time == .seconds(60))
+        #expect(try await harness.truth().changeLog.records(of: "bob").last?.time == .seconds(60))
         #expect(server.now == .seconds(60))
         await server.stop()
     }
@@ -491,30 +493,30 @@ struct ServerTimerTests {
     @Test("the fault plan cuts push sockets; the client reconnects and gets the current value again")
     func forcedDisconnects() async throws {
         let cutting = FaultPlan(seed: 5, latency: .zero...(.zero), pushDropProbability: 0, disconnectAfter: .milliseconds(100)...(.milliseconds(150)))
-        try await withNightride(.init(faults: cutting, epoch: 1)) { server, client in
+        try await withNightride(.init(epoch: 1), faults: cutting) { harness, client in
             let ann = try await client.login("ann")
             let ride = client.pushes("/me/ride/push", token: ann, as: RideStatus.self)
             defer { ride.close() }
             let first = try await ride.next()
             let afterReconnection = try await ride.next()
             #expect(first == afterReconnection)
-            #expect(server.stats.forcedDisconnects >= 1)
-            #expect(server.stats.requests["GET /me/ride/push"].map { $0 >= 2 } == true)
+            #expect(harness.stats.forcedDisconnects >= 1)
+            #expect(harness.stats.requests["GET /me/ride/push"].map { $0 >= 2 } == true)
 
-            server.faultsEnabled = false
-            let cuts = server.stats.forcedDisconnects
+            harness.faultsEnabled = false
+            let cuts = harness.stats.forcedDisconnects
             // The lease of the socket open when the faults stopped may still cut it once (its
             // timer fires late on a loaded machine); after that none does: the client ends up
             // connected, however long it takes to reconnect, and stays so.
             var settled = false
             for _ in 0..<5 where !settled {
-                #expect(await eventually(within: .seconds(10)) { server.stats.openSockets == 1 })
-                let before = server.stats.forcedDisconnects
+                #expect(await eventually(within: .seconds(10)) { harness.stats.openSockets == 1 })
+                let before = harness.stats.forcedDisconnects
                 try await Task.sleep(for: .milliseconds(500))
-                settled = server.stats.forcedDisconnects == before && server.stats.openSockets == 1
+                settled = harness.stats.forcedDisconnects == before && harness.stats.openSockets == 1
             }
             #expect(settled, "the socket was still being cut after the faults stopped")
-            #expect(server.stats.forcedDisconnects <= cuts + 1)
+            #expect(harness.stats.forcedDisconnects <= cuts + 1)
         }
     }
 }

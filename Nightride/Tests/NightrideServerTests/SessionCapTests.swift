@@ -1,5 +1,6 @@
 import Foundation
 import NightrideModel
+import NightrideHarness
 @testable import NightrideServer
 import StateLoopWire
 import Testing
@@ -11,21 +12,21 @@ import TestSupport
 struct SessionCapTests {
     @Test("1,000 sign-ins of one user: the account record keeps its size, live sessions stay at the cap, the oldest token is refused (401) and its push socket closed, the newest accepted")
     func sessionsCapped() async throws {
-        try await withNightride(.init(epoch: 1, loginLimits: .scriptedClients, passwordCost: 4)) { server, loopback in
+        try await withNightride(.init(epoch: 1, loginLimits: .scriptedClients, passwordCost: 4)) { harness, loopback in
             let owner = AddressedClient(port: loopback.port, source: "127.0.0.1")
             var tokens = [try await owner.token("ann", "pw")]
-            let recordSize = try JSONEncoder().encode(try #require(await server.account("ann"))).count
+            let recordSize = try JSONEncoder().encode(try #require(await harness.server.account("ann"))).count
             for _ in 1..<20 { tokens.append(try await owner.token("ann", "pw")) }
             // The oldest session's push socket is open when the 21st sign-in ends it.
             let inbox = loopback.pushes("/me/driver-mode/push", token: tokens[0], as: Bool.self)
             defer { inbox.close() }
             _ = try await inbox.next()
-            #expect(server.stats.openSockets == 1)
+            #expect(harness.stats.openSockets == 1)
             while tokens.count < 1_000 { tokens.append(try await owner.token("ann", "pw")) }
-            #expect(await eventually(within: .seconds(20)) { server.stats.openSockets == 0 }, "the ended session's socket stays open")
+            #expect(await eventually(within: .seconds(20)) { harness.stats.openSockets == 0 }, "the ended session's socket stays open")
 
-            #expect(try JSONEncoder().encode(try #require(await server.account("ann"))).count == recordSize)
-            #expect(try await server.liveSessions(of: "ann").count == 20)
+            #expect(try JSONEncoder().encode(try #require(await harness.server.account("ann"))).count == recordSize)
+            #expect(try await harness.server.liveSessions(of: "ann").count == 20)
             #expect(try await owner.status(of: "/me/driver-mode", token: tokens[0]) == 401)
             #expect(try await owner.status(of: "/me/driver-mode", token: tokens[979]) == 401)
             #expect(try await owner.status(of: "/me/driver-mode", token: tokens[980]) == 200)

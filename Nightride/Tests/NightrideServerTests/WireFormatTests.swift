@@ -1,6 +1,7 @@
 import Foundation
 import NightrideClient
 import NightrideModel
+@testable import NightrideHarness
 @testable import NightrideServer
 import StateLoopSync
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import NightrideClient
+import NightrideHarness
 import NightrideServer
 import NightrideTUI
 import StateLoopViewModel

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NightrideModel
+import NightrideHarness
 import NightrideServer
 import StateLoopSync
 import TestSupport
@@ -41,16 +42,16 @@ struct TmuxEndToEndTests {
             try await tmux.waitFor("Looking for a driver…", "To: Gare de l'Est, Paris 10e", "c  cancel the request")
             // The screen is optimistic: wait for the server to have it too.
             let pending = try await Self.eventually("ann's ride pending on the server") {
-                if case .pending(let ride) = server.truth.rideStatus(of: "ann")?.value { return ride } else { return nil }
+                if case .pending(let ride) = try await harness.nightride.truth().rideStatus(of: "ann")?.value { return ride } else { return nil }
             }
             #expect(pending.destination.id == "gare-de-l-est")
-            #expect(server.changeLog.records(of: "ann").contains { $0.value == .ride(.pending(pending)) })
+            #expect(try await harness.nightride.truth().changeLog.records(of: "ann").contains { $0.value == .ride(.pending(pending)) })
 
             // Cancelled: back to "Where to?", the box focused and emptied by the request.
             try tmux.run(["send-keys", "-t", "nightride", "c"])
             try await tmux.waitFor("Where to?  (typing; Tab for commands)", "Type a place or a district.")
             try await Self.eventually("ann's ride cancelled on the server") {
-                server.truth.rideStatus(of: "ann")?.value == RideStatus.none ? true : nil
+                try await harness.nightride.truth().rideStatus(of: "ann")?.value == RideStatus.none ? true : nil
             }
 
             // Tab leaves the box; h opens the history and loads its first page.
@@ -100,7 +101,7 @@ struct TmuxEndToEndTests {
             try tmux.run(["send-keys", "-t", "nightride", "Tab"])
             try tmux.run(["send-keys", "-t", "nightride", "-l", "ette"])
             try await tmux.waitFor("Enter to sign in")
-            #expect(server.truth.userNames.isEmpty, "nothing was sent while the form was invalid")
+            #expect(try await harness.nightride.truth().userNames.isEmpty, "nothing was sent while the form was invalid")
             try tmux.run(["send-keys", "-t", "nightride", "Enter"])
             screen = try await tmux.waitFor("Type a place or a district.")
             #expect(screen.contains("Nightride · annette · driver mode off"))
@@ -143,7 +144,7 @@ struct TmuxEndToEndTests {
     )
     func killAndRelaunch() async throws {
         try await withHarness { harness in
-            let (server, tmux) = (harness.server, harness.tmux)
+            let tmux = harness.tmux
             let client = "client --server \(harness.url) --user kim --password kim-pw --journal '\(harness.folder.path)/kim.journal'"
             // `exec`: the pane's process is the client itself, so that the kill reaches it alone.
             try harness.start("exec " + (try harness.command(client)))
@@ -152,11 +153,11 @@ struct TmuxEndToEndTests {
             try await tmux.waitFor("Gare de l'Est")
 
             // The network goes; the request is shown at once (optimistic) but cannot leave.
-            server.isNetworkCut = true
+            harness.nightride.isNetworkCut = true
             try tmux.run(["send-keys", "-t", "nightride", "Enter"])
             try await tmux.waitFor("Looking for a driver…")
             try await Self.eventually("the request tried and refused") {
-                (server.stats.requests["POST /me/ride"] ?? 0) >= 1 ? true : nil
+                (harness.nightride.stats.requests["POST /me/ride"] ?? 0) >= 1 ? true : nil
             }
             // The queue is journaled within milliseconds of the key, by a save of its own. The
             // file is locked by the running client (exclusive mode), so it cannot be read from
@@ -164,17 +165,17 @@ struct TmuxEndToEndTests {
             try await Task.sleep(for: .seconds(2))
             let pid = try #require(pid_t(tmux.run(["display-message", "-p", "-t", "nightride", "#{pane_pid}"]).trimmingCharacters(in: .whitespacesAndNewlines)))
             #expect(kill(pid, SIGKILL) == 0)
-            #expect(server.truth.rideStatus(of: "kim")?.value == RideStatus.none, "the server never got it")
+            #expect(try await harness.nightride.truth().rideStatus(of: "kim")?.value == RideStatus.none, "the server never got it")
 
             // Started again with the network back: the journal shows the request, which then goes out.
-            server.isNetworkCut = false
+            harness.nightride.isNetworkCut = false
             try harness.restart(try harness.wrapped(client))
             try await tmux.waitFor("Looking for a driver…", "To: Gare du Nord")
             let ride = try await Self.eventually("kim's ride pending on the server") {
-                if case .pending(let ride) = server.truth.rideStatus(of: "kim")?.value { return ride } else { return nil }
+                if case .pending(let ride) = try await harness.nightride.truth().rideStatus(of: "kim")?.value { return ride } else { return nil }
             }
             #expect(ride.destination.name == "Gare du Nord")
-            #expect(server.changeLog.records(of: "kim").filter { record in
+            #expect(try await harness.nightride.truth().changeLog.records(of: "kim").filter { record in
                 if case .ride(.pending) = record.value { true } else { false }
             }.count == 1, "applied once")
             try tmux.run(["send-keys", "-t", "nightride", "q"])
@@ -226,8 +227,8 @@ struct TmuxEndToEndTests {
             }
             try await tmux.waitFor("Type a place or a district.", "Nightride · annie · driver mode off")
             try await tmux.waitFor("Type a place or a district.", "Nightride · bobby · driver mode off", in: "bob")
-            #expect(server.truth.rideStatus(of: "annie")?.value == RideStatus.none)
-            #expect(server.truth.rideStatus(of: "bobby")?.value == RideStatus.none)
+            #expect(try await harness.nightride.truth().rideStatus(of: "annie")?.value == RideStatus.none)
+            #expect(try await harness.nightride.truth().rideStatus(of: "bobby")?.value == RideStatus.none)
 
             for session in ["nightride", "bob"] {
                 try tmux.run(["send-keys", "-t", session, "C-c"])
@@ -242,11 +243,12 @@ struct TmuxEndToEndTests {
         var logger = Logger(label: "tmux-test")
         logger.logLevel = .critical
         // Sample histories, so that the history screen has two pages to go through.
-        let server = NightrideServer(configuration: .init(port: 0, inactivityTimeout: nil, sampleHistory: true), logger: logger)
+        let nightride = ServerHarness(configuration: .init(port: 0, inactivityTimeout: nil, sampleHistory: true), logger: logger)
+        let server = nightride.server
         let port = try await server.start()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-tui-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let harness = Harness(server: server, url: "http://127.0.0.1:\(port)", folder: folder, tmux: Tmux(socket: "nightride-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"))
+        let harness = Harness(nightride: nightride, url: "http://127.0.0.1:\(port)", folder: folder, tmux: Tmux(socket: "nightride-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"))
         defer {
             harness.tmux.killServer()
             try? FileManager.default.removeItem(at: folder)
@@ -270,10 +272,10 @@ struct TmuxEndToEndTests {
 
     /// Polls `check` until it gives a value.
     @discardableResult
-    private static func eventually<T>(_ what: String, timeout: Duration = .seconds(30), _ check: () -> T?) async throws -> T {
+    private static func eventually<T>(_ what: String, timeout: Duration = .seconds(30), _ check: () async throws -> T?) async throws -> T {
         let deadline = ContinuousClock.now + timeout
         while true {
-            if let value = check() { return value }
+            if let value = try await check() { return value }
             guard ContinuousClock.now < deadline else { throw Timeout(description: "timed out waiting for \(what)") }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -283,7 +285,9 @@ struct TmuxEndToEndTests {
 /// One test's world: a server on loopback, a folder for journals and scripts, and a tmux server
 /// whose single session "nightride" runs the client.
 struct Harness {
-    let server: NightrideServer
+    /// The server, with the truth that clients are checked against.
+    let nightride: ServerHarness
+    var server: NightrideServer { nightride.server }
     let url: String
     let folder: URL
     let tmux: Tmux

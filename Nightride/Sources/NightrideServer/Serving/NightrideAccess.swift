@@ -4,11 +4,11 @@ import StateLoopServer
 /// Who may do what on Nightride. A request's session token names its user; a user reads their
 /// own two values. The rules, not the caller, decide whose values a mutation changes (a
 /// passenger's request offers a driver a ride), so every write of a mutation's rules is allowed.
-struct NightrideAccess: AccessPolicy {
+package struct NightrideAccess: AccessPolicy {
     /// The user of a live session token, `nil` for none; throws when the store cannot say.
     let user: @Sendable (_ token: String) async throws -> String?
 
-    func principal(for request: Request) async throws -> String? {
+    package func principal(for request: Request) async throws -> String? {
         guard let token = Self.token(of: request) else { return nil }
         return try await user(token)
     }
@@ -20,11 +20,11 @@ struct NightrideAccess: AccessPolicy {
         return request.uri.path.hasSuffix("/push") ? request.uri.queryParameters.get("token") : nil
     }
 
-    func id(of user: String) -> String { user }
+    package func id(of user: String) -> String { user }
 
-    func mayRead(_ key: ResourceKey, as user: String) -> Bool {
+    package func mayRead(_ key: ResourceKey, as user: String) -> Bool {
         key.id == user && (key.resource == NightrideResources.driverMode.name || key.resource == NightrideResources.ride.name)
     }
 
-    func mayWrite(_ key: ResourceKey, as user: String) -> Bool { true }
+    package func mayWrite(_ key: ResourceKey, as user: String) -> Bool { true }
 }

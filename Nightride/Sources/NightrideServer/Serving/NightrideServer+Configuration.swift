@@ -20,10 +20,6 @@ extension NightrideServer {
         public var port: Int
         /// Idle time after which a waiting driver's driver mode switches off; `nil` never.
         public var inactivityTimeout: Duration?
-        /// Faults to inject; `nil` for a well-behaved network.
-        public var faults: FaultPlan?
-        /// Whether the faults apply from the start (they can be switched at runtime).
-        public var faultsEnabled: Bool
         /// Extra time `GET /places` takes, so that a search-as-you-type client sees its older
         /// queries still running when newer ones start.
         public var placesLatency: Duration
@@ -69,20 +65,11 @@ extension NightrideServer {
         /// connects thousands of clients from one loopback address raises it.
         public var maximumConnectionsPerAddress: Int?
 
-        /// Whether the server keeps its whole history in memory: the change log and the
-        /// mutation audit that ``NightrideServer/truth`` and ``NightrideServer/changeLog`` read,
-        /// caught up from the store's feed at start and grown by every commit for the server's
-        /// life. What the demo, the chaos runs and the tests check clients against; on (the
-        /// default) for them. `nightride server` turns it off, so that a long-running server's
-        /// memory and start-up do not grow with its history: `truth` is then empty, and a chaos
-        /// run reads the truth from the data file (`StoreTruthReader`).
-        public var keepsHistory: Bool
-
         /// How long the store's change feed keeps a commit, pruned hourly (the newest commit
         /// stays whatever its age); `nil` keeps every commit. Clients never need the feed to
         /// catch up (a client behind reads the current values again), so pruning costs them
-        /// nothing. `nil` by default, for the demo and the tests, whose truth is the whole feed;
-        /// `nightride server` keeps 7 days.
+        /// nothing. `nil` by default, for the demo and the tests, whose truth (NightrideHarness's)
+        /// is read from the whole feed; `nightride server` keeps 7 days.
         public var changeRetention: Duration?
 
         /// How long a client silent for that long is remembered, with its last answers (pruned
@@ -160,8 +147,8 @@ extension NightrideServer {
             }
         }
 
-        /// A configuration; the defaults listen on a free loopback port without faults, with
-        /// tokens valid for 24 hours.
+        /// A configuration; the defaults listen on a free loopback port, keep the data in memory
+        /// and accept tokens for 24 hours.
         public init(
             dataPath: String? = nil,
             postgresURL: String? = nil,
@@ -169,8 +156,6 @@ extension NightrideServer {
             host: String = "127.0.0.1",
             port: Int = 0,
             inactivityTimeout: Duration? = .seconds(300),
-            faults: FaultPlan? = nil,
-            faultsEnabled: Bool = true,
             placesLatency: Duration = .zero,
             historyPageSize: Int = 10,
             sampleHistory: Bool = false,
@@ -179,7 +164,6 @@ extension NightrideServer {
             loginLimits: LoginLimits = LoginLimits(),
             passwordCost: UInt8 = 8,
             maximumConnections: Int = 10_000,
-            keepsHistory: Bool = true,
             changeRetention: Duration? = nil,
             clientRetention: Duration? = nil,
             maximumConnectionsPerAddress: Int? = nil,
@@ -189,7 +173,6 @@ extension NightrideServer {
             self.shutdownTimeout = shutdownTimeout
             self.sessionsPerUser = min(max(1, sessionsPerUser), Sessions.maximumPerUserLimit)
             self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
-            self.keepsHistory = keepsHistory
             self.changeRetention = changeRetention
             self.clientRetention = clientRetention
             self.passwordCost = passwordCost
@@ -201,8 +184,6 @@ extension NightrideServer {
             self.host = host
             self.port = port
             self.inactivityTimeout = inactivityTimeout
-            self.faults = faults
-            self.faultsEnabled = faultsEnabled
             self.placesLatency = placesLatency
             self.historyPageSize = historyPageSize
             self.sampleHistory = sampleHistory

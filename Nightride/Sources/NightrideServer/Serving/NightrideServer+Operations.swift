@@ -73,11 +73,11 @@ extension NightrideServer {
         return TimedUpdate(
             "inactivity", on: sync, clock: wallClock, maximumPause: min(.seconds(1), max(.milliseconds(10), timeout / 4))
         ) { transaction in
-            try StoreWorld.dispatchBook(in: transaction).nextInactivityDeadline(timeout: timeout).map(ServerHistory.date(wallTime:))
+            try StoreWorld.dispatchBook(in: transaction).nextInactivityDeadline(timeout: timeout).map(WallTime.date)
         } update: { transaction, now in
-            try StoreWorld.operate(in: transaction, at: ServerHistory.wallTime(of: now), rules: rules) {
+            try StoreWorld.operate(in: transaction, at: WallTime.of(now), rules: rules) {
                 $0.book.nextInactivityDeadline(timeout: timeout)
-            }.map(ServerHistory.date(wallTime:))
+            }.map(WallTime.date)
         }
     }
 

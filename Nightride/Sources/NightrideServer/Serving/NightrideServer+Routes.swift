@@ -8,7 +8,7 @@ import StateLoopServer
 import StateLoopWire
 
 /// The application: the kit's routes for the two values and their mutations, and Nightride's
-/// own: sign-in, places and history. The fault middleware sees every request first.
+/// own: sign-in, places and history. A harness's middleware sees every request first.
 extension NightrideServer {
     func makeApplication(_ sync: SyncServer<NightrideAccess>, port: Int) -> some ApplicationProtocol {
         sync.application(
@@ -16,7 +16,7 @@ extension NightrideServer {
             port: port,
             maximumConnections: configuration.maximumConnections,
             maximumConnectionsPerAddress: configuration.maximumConnectionsPerAddress,
-            middleware: { router in router.add(middleware: FaultMiddleware(server: self)) },
+            middleware: hooks.middleware,
             routes: { router in
                 router.post("login") { request, context in await self.login(request, context: context) }
                 router.get("places") { request, _ in try await self.places(request, access: sync.access) }

@@ -4,24 +4,24 @@ import Logging
 import NightrideModel
 import ServiceLifecycle
 import StateLoopServer
-import StateLoopServerTesting
 import StateLoopServerPostgres
 import StateLoopWire
 import Synchronization
 
 /// The Nightride backend on StateLoopServer: the ride rules (``RideOperation``) run in the
 /// store's transactions, its two per-user values served over `GET` and push sockets with
-/// idempotent mutations, sign-in, places and history as routes of its own, an inactivity timer,
-/// and optional fault injection; runnable in-process.
+/// idempotent mutations, sign-in, places and history as routes of its own, and an inactivity
+/// timer; runnable in-process.
 ///
 /// ```swift
-/// let server = NightrideServer(configuration: .init(faults: FaultPlan(seed: 7)))
+/// let server = NightrideServer(configuration: .init(dataPath: "nightride.sqlite"))
 /// let port = try await server.start()           // http://127.0.0.1:<port>
 /// …
-/// server.faultsEnabled = false                   // stop the trouble, watch clients converge
-/// let truth = server.changeLog.snapshot(of: "ann", at: server.now)
 /// await server.stop()
 /// ```
+///
+/// What watches and disturbs it in the demo, the chaos runs and the tests (faults, counters,
+/// the truth clients are checked against) is NightrideHarness's, attached through ``Hooks``.
 ///
 /// Its data lives in a ``Configuration/dataPath`` file, which a restart keeps, or in memory,
 /// which a restart loses (as a process with its data in memory would). Every change, whether
@@ -31,7 +31,8 @@ public final class NightrideServer: Sendable {
     /// The configuration the server was made with.
     public let configuration: Configuration
     let logger: Logger
-    let state: Mutex<ServerState>
+    /// What a harness attached.
+    let hooks: Hooks
     /// What runs the application, the sync server and the inactivity timer: made at the first
     /// use, since what it launches needs the server.
     private let hosting = Mutex<SyncHost?>(nil)
@@ -43,21 +44,33 @@ public final class NightrideServer: Sendable {
     private let readClock: @Sendable () -> Duration
     let sleep: @Sendable (Duration) async throws -> Void
     /// The wall clock when the server's time began: stored times (drivers' idle times, session
-    /// expiries) are on the wall clock, so that they mean the same after a restart.
-    let wallOrigin: Duration
+    /// expiries) are on the wall clock, so that they mean the same after a restart. Every time
+    /// the store records is this plus the server's ``now`` at the time.
+    package let wallOrigin: Duration
     /// The wall clock as the server's clock moves it, from ``wallOrigin``: what the kit's
     /// sessions and the inactivity timer read, so that they and the rules agree on the time.
     let wallClock: WallClock
 
-    /// A server whose time and timers run on `clock` (a test clock, say): change-log times, the
-    /// inactivity timer, session lifetimes, fault-plan latencies and socket cuts all follow it.
-    public init<C: Clock>(
+    /// A server whose time and timers run on `clock` (a test clock, say): the store's times, the
+    /// inactivity timer and session lifetimes all follow it.
+    public convenience init<C: Clock>(
         configuration: Configuration = Configuration(),
         clock: C,
         logger: Logger = Logger(label: "nightride.server")
     ) where C.Duration == Duration {
+        self.init(configuration: configuration, clock: clock, hooks: Hooks(), logger: logger)
+    }
+
+    /// A server with a harness's `hooks` attached.
+    package init<C: Clock>(
+        configuration: Configuration,
+        clock: C,
+        hooks: Hooks,
+        logger: Logger
+    ) where C.Duration == Duration {
         self.configuration = configuration
         self.logger = logger
+        self.hooks = hooks
         loginLimits = LoginLimits(configuration.loginLimits)
         rules = RideRules(inactivityTimeout: configuration.inactivityTimeout, catalog: PlaceCatalog())
         let origin = clock.now
@@ -65,8 +78,7 @@ public final class NightrideServer: Sendable {
         sleep = { try await clock.sleep(for: $0) }
         let wallOrigin = Duration.milliseconds(Int64(Date().timeIntervalSince1970 * 1_000))
         self.wallOrigin = wallOrigin
-        wallClock = WallClock(clock, startingAt: ServerHistory.date(wallTime: wallOrigin))
-        state = Mutex(ServerState(faultPlan: configuration.faults, faultsEnabled: configuration.faultsEnabled))
+        wallClock = WallClock(clock, startingAt: WallTime.date(wallOrigin))
     }
 
     /// A server on the continuous clock.
@@ -96,7 +108,7 @@ public final class NightrideServer: Sendable {
     /// Stops and starts again on the same port, as a restarted process would: a server whose
     /// data is in a file opens it again and keeps every user, session and ride; one whose data
     /// is in memory loses them and starts a later epoch, so that its clients are signed out and
-    /// re-bootstrap. The change log and the audit carry on either way.
+    /// re-bootstrap.
     ///
     /// - Parameter newEpoch: For a server on a file: start a new epoch in it first, as
     ///   `nightride server --new-epoch` does after a restore, so that clients drop the versions
@@ -133,9 +145,8 @@ public final class NightrideServer: Sendable {
     /// would.
     public func stop() async {
         guard port != nil else { return }
-        state.withLock { $0.acceptsSockets = false }
         // A client that does not answer its socket's close within a second is cut off, as the
-        // process's end would.
+        // process's end would (the host's socket grace).
         await host.stop()
         logger.info("nightride stopped")
     }
@@ -168,7 +179,6 @@ public final class NightrideServer: Sendable {
     /// `port`, and the inactivity timer beside it.
     private func launch(on port: Int) async throws -> SyncHost.Launch {
         let life = try await openDataForStart()
-        state.withLock { $0.acceptsSockets = true }
         return SyncHost.Launch(life.sync, application: makeApplication(life.sync, port: port), services: inactivityTimer(on: life.sync).map { [$0] } ?? [])
     }
 
@@ -205,61 +215,27 @@ public final class NightrideServer: Sendable {
     /// The store's clock: the wall clock as the server's clock moves it.
     private var storeClock: @Sendable () -> Date {
         let (origin, clock) = (wallOrigin, readClock)
-        return { ServerHistory.date(wallTime: origin + clock()) }
+        return { WallTime.date(origin + clock()) }
     }
 
     private func makeData(epoch: UInt64?) throws -> DataLife {
         let now = storeClock
         let store = try configuration.dataPath.map { try SQLiteStore(path: $0, durability: configuration.durability, now: now) }
             ?? SQLiteStore(epoch: epoch, now: now)
-        if configuration.keepsHistory { try catchUp(with: store) }
         return assemble(store)
     }
 
-    /// Opens the PostgreSQL database, shared with the other instances on it, and reads its
-    /// change feed into the change log.
+    /// Opens the PostgreSQL database, shared with the other instances on it.
     private func makePostgresData() async throws -> DataLife {
         guard let url = configuration.postgresURL else { throw StartFailure(description: "no PostgreSQL URL") }
         var storeLogger = logger
         storeLogger[metadataKey: "part"] = "postgres"
         let store = try await PostgresStore(url: url, now: storeClock, logger: storeLogger)
-        guard configuration.keepsHistory else { return assemble(store) }
-        // Other instances commit meanwhile: the commits heard while the log reads the feed are
-        // held, then recorded after it (those it read already are skipped).
-        var position = state.withLock { state in
-            state.heldCommits = []
-            return state.history.feedPosition
-        }
-        let life = assemble(store)
-        defer {
-            state.withLock { state in
-                for held in state.heldCommits ?? [] { state.history.record(held.changes, at: held.time, epoch: held.epoch) }
-                state.heldCommits = nil
-            }
-        }
-        while true {
-            let entries = try await store.changes(after: position, limit: 5_000)
-            guard let last = entries.last else { break }
-            position = last.sequence
-            state.withLock { $0.history.record(entries, origin: wallOrigin) }
-        }
-        // The feed has values only: a refused mutation moved its client on without one.
-        let progress = try await store.clientProgress()
-        state.withLock { state in
-            for client in progress { state.history.audit.noteProgress(client) }
-        }
-        return life
+        return assemble(store)
     }
 
-    /// The sync server on `store`, its resources declared, the change log following its commits.
+    /// The sync server on `store`, its resources declared, the harness told of both.
     private func assemble(_ store: any ServerStore) -> DataLife {
-        // The change log hears of a commit before the sync server pushes it (observers run in
-        // the order they were added): no client sees a version the server's truth lacks.
-        // The epoch, not the store: an observer that held the store would keep it for ever.
-        let epoch = store.epoch
-        if configuration.keepsHistory {
-            store.observeCommits { [weak self] changes in self?.record(changes, epoch: epoch) }
-        }
         let sessions = Sessions(
             store: store, lifetime: configuration.tokenLifetime, maximumPerUser: configuration.sessionsPerUser, clock: wallClock,
             // An account is one whatever the case of its name.
@@ -281,48 +257,20 @@ public final class NightrideServer: Sendable {
             logger: syncLogger
         )
         declareResources(on: sync)
-        sync.pushFaults = FaultPlanPushes(
-            plan: { [weak self] in self?.faultPlan },
-            activeFaults: { [weak self] in self?.activeFaults },
-            isNetworkCut: { [weak self] in self?.state.withLock { $0.isNetworkCut || !$0.acceptsSockets } ?? true },
-            sleep: sleep,
-            count: { [weak self] change in self?.state.withLock { change(&$0.stats) } }
-        )
+        hooks.opened(store, sync)
         return DataLife(store: store, sync: sync, sessions: sessions)
-    }
-
-    /// Reads into the change log and the audit what the store's feed holds beyond what they
-    /// have: everything on a first open (a restarted process), the relabelling of a new epoch on
-    /// a restart; a store in memory starts a feed of its own. Runs before anything can commit.
-    private func catchUp(with store: SQLiteStore) throws {
-        try state.withLock { state in
-            if store.path == nil { state.history.feedPosition = 0 }
-            try state.history.catchUp(from: store, origin: wallOrigin)
-        }
-    }
-
-    /// Adds a commit to the change log and the audit, at its time on the server's clock.
-    private func record(_ changes: CommittedChanges, epoch: UInt64) {
-        let time = ServerHistory.wallTime(of: changes.time) - wallOrigin
-        state.withLock { state in
-            if state.heldCommits != nil {
-                state.heldCommits?.append((changes, time, epoch))
-            } else {
-                state.history.record(changes, at: time, epoch: epoch)
-            }
-        }
     }
 
     // MARK: Time
 
-    /// The server's time: how long since it was created, on its clock. Change-log times use it.
+    /// The server's time: how long since it was created, on its clock.
     public var now: Duration {
         readClock()
     }
 
     /// The time on the wall clock, as the server's clock has moved it: what stored times use.
     var wallNow: Duration {
-        ServerHistory.wallTime(of: wallClock.now)
+        WallTime.of(wallClock.now)
     }
 
     /// ``wallNow`` as a date: what times the store's change feed.
@@ -330,67 +278,20 @@ public final class NightrideServer: Sendable {
         wallClock.now
     }
 
-    // MARK: State
-
-    /// What the server holds now, as its store's change feed has it (the store is opened if the
-    /// server was not started yet, so a server on an earlier one's file knows its history).
-    /// Empty unless the configuration ``Configuration/keepsHistory``.
-    public var truth: ServerTruth {
-        _ = try? openData()
-        return state.withLock { ServerTruth(changeLog: $0.history.changeLog, catalog: rules.catalog, audit: $0.history.audit) }
-    }
-
-    /// A copy of the change log as it is now (the store opened first, as for ``truth``); empty
-    /// unless the configuration ``Configuration/keepsHistory``.
-    public var changeLog: ChangeLog {
-        _ = try? openData()
-        return state.withLock { $0.history.changeLog }
-    }
+    // MARK: Sockets
 
     /// The epoch of the versions the server hands out now; `nil` before the first start.
     public var epoch: UInt64? {
         data.withLock { $0?.store.epoch }
     }
 
-    /// Counters of the traffic so far.
-    public var stats: ServerStats {
-        let open = data.withLock { $0?.sync.openSockets } ?? 0
-        var stats = state.withLock { $0.stats }
-        stats.openSockets = open
-        return stats
+    /// How many push sockets are open now.
+    public var openSockets: Int {
+        data.withLock { $0?.sync.openSockets } ?? 0
     }
 
-    /// Whether the fault plan applies now; switch it off to let clients converge.
-    public var faultsEnabled: Bool {
-        get { state.withLock { $0.faultsEnabled } }
-        set { state.withLock { $0.faultsEnabled = newValue } }
-    }
-
-    /// Whether the network is cut: while set, every HTTP request and push upgrade is answered
-    /// 503 and no socket stays open, as if the clients had lost their connection. Setting it
-    /// closes every push socket at once.
-    public var isNetworkCut: Bool {
-        get { state.withLock { $0.isNetworkCut } }
-        set {
-            state.withLock { $0.isNetworkCut = newValue }
-            if newValue {
-                closeAllSockets()
-            }
-        }
-    }
-
-    /// The fault plan (applied while ``faultsEnabled``); replaceable at runtime.
-    public var faultPlan: FaultPlan? {
-        get { state.withLock { $0.faultPlan } }
-        set { state.withLock { $0.faultPlan = newValue } }
-    }
-
-    /// The fault plan if it applies now.
-    var activeFaults: FaultPlan? {
-        state.withLock { $0.activeFaults }
-    }
-
-    private func closeAllSockets() {
+    /// Closes every push socket now (their clients reconnect, as after a network change).
+    public func closePushSockets() {
         data.withLock { $0 }?.sync.closeAllSockets()
     }
 }

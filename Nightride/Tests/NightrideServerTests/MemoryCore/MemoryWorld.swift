@@ -1,4 +1,5 @@
 import NightrideModel
+@testable import NightrideHarness
 @testable import NightrideServer
 import StateLoopWire
 

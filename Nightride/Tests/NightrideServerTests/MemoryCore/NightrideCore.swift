@@ -1,5 +1,6 @@
 import Foundation
 import NightrideModel
+@testable import NightrideHarness
 @testable import NightrideServer
 import StateLoopWire
 

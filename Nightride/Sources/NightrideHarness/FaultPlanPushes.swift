@@ -12,34 +12,17 @@ import Synchronization
 /// seed meets the same trouble whatever the interleaving. Whether the plan applies, and whether
 /// the network is cut, is read at each decision, so switching faults off takes effect at once.
 final class FaultPlanPushes: PushFaults {
-    /// The plan if it applies now.
-    private let activeFaults: @Sendable () -> FaultPlan?
-    /// The plan, applied or not: whether sockets may be cut once faults are switched on.
-    private let plan: @Sendable () -> FaultPlan?
-    private let isNetworkCut: @Sendable () -> Bool
-    private let sleep: @Sendable (Duration) async throws -> Void
-    /// Adds to the server's counters.
-    private let count: @Sendable (@Sendable (inout ServerStats) -> Void) -> Void
-    /// Sockets opened so far per user and resource: the ordinal the next one gets is one more.
+    /// The plan, whether it applies, and the counters.
+    private let switches: Switches
     private let connections = Mutex<[ResourceKey: Int]>([:])
 
-    init(
-        plan: @escaping @Sendable () -> FaultPlan?,
-        activeFaults: @escaping @Sendable () -> FaultPlan?,
-        isNetworkCut: @escaping @Sendable () -> Bool,
-        sleep: @escaping @Sendable (Duration) async throws -> Void,
-        count: @escaping @Sendable (@Sendable (inout ServerStats) -> Void) -> Void
-    ) {
-        self.plan = plan
-        self.activeFaults = activeFaults
-        self.isNetworkCut = isNetworkCut
-        self.sleep = sleep
-        self.count = count
+    init(switches: Switches) {
+        self.switches = switches
     }
 
     func refusal(of key: ResourceKey) -> HTTPResponse.Status? {
-        count { $0.requests["GET /me/\(key.resource)/push", default: 0] += 1 }
-        return isNetworkCut() ? .serviceUnavailable : nil
+        switches.count { $0.requests["GET /me/\(key.resource)/push", default: 0] += 1 }
+        return switches.withLock { $0.isNetworkCut } ? .serviceUnavailable : nil
     }
 
     func socket(following key: ResourceKey) -> any PushSocketFaults {
@@ -48,7 +31,7 @@ final class FaultPlanPushes: PushFaults {
             return connections[key]!
         }
         // Without a plan that cuts sockets, no task per socket waits to cut it.
-        let mayCut = plan()?.disconnectAfter != nil && UserValue(rawValue: key.resource) != nil
+        let mayCut = switches.withLock { $0.faultPlan?.disconnectAfter } != nil && UserValue(rawValue: key.resource) != nil
         return Socket(user: key.id, resource: UserValue(rawValue: key.resource), connection: connection, mayCut: mayCut, plan: self)
     }
 
@@ -62,17 +45,17 @@ final class FaultPlanPushes: PushFaults {
         let plan: FaultPlanPushes
 
         func fate(of version: Version) -> PushFate {
-            guard let resource, let faults = plan.activeFaults() else {
-                plan.count { $0.pushesSent += 1 }
+            guard let resource, let faults = plan.switches.activeFaults else {
+                plan.switches.count { $0.pushesSent += 1 }
                 return .send
             }
             if faults.dropsPush(of: version, resource: resource, user: user, connection: connection) {
-                plan.count { $0.pushesDropped += 1 }
+                plan.switches.count { $0.pushesDropped += 1 }
                 return .drop
             }
-            plan.count { $0.pushesSent += 1 }
+            plan.switches.count { $0.pushesSent += 1 }
             guard faults.addsHint(after: version, resource: resource, user: user, connection: connection) else { return .send }
-            plan.count { $0.extraHints += 1 }
+            plan.switches.count { $0.extraHints += 1 }
             return .sendWithHint
         }
 
@@ -83,14 +66,14 @@ final class FaultPlanPushes: PushFaults {
             var round = 0
             while !Task.isCancelled {
                 round += 1
-                let lease = plan.activeFaults()?.disconnectDelay(user: user, resource: resource, connection: connection, round: round)
+                let lease = plan.switches.activeFaults?.disconnectDelay(user: user, resource: resource, connection: connection, round: round)
                 do {
-                    try await plan.sleep(lease ?? .seconds(1))
+                    try await plan.switches.sleep(lease ?? .seconds(1))
                 } catch {
                     return
                 }
-                guard lease != nil, plan.activeFaults()?.disconnectAfter != nil else { continue }
-                plan.count { $0.forcedDisconnects += 1 }
+                guard lease != nil, plan.switches.activeFaults?.disconnectAfter != nil else { continue }
+                plan.switches.count { $0.forcedDisconnects += 1 }
                 return
             }
         }

@@ -1,3 +1,4 @@
+import NightrideServer
 import StateLoopWire
 
 /// Network trouble the server inflicts on its clients, drawn from a seed so a run can be

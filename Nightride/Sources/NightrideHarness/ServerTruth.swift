@@ -1,4 +1,5 @@
 import NightrideModel
+import NightrideServer
 import StateLoopWire
 
 /// What a Nightride server holds now, as its store's change feed has it: every user's two values

@@ -1,15 +1,15 @@
-import Foundation
 import NightrideModel
+import NightrideServer
 
 /// The switches a chaos run pulls on a server, by name, so that a server in a process of its own
 /// (`nightride server --control`, one command per line on its standard input) can be driven as
 /// one in the same process is.
-extension NightrideServer {
+extension ServerHarness {
     /// Runs one control command and returns its one-line answer, `ok …` or `error: …`:
     ///
     /// - `faults on` / `faults off`: ``faultsEnabled``;
     /// - `cut on` / `cut off`: ``isNetworkCut``;
-    /// - `revoke` (every session) or `revoke NAME…`: ``revokeSessions(of:)``;
+    /// - `revoke` (every session) or `revoke NAME…`: ``NightrideServer/revokeSessions(of:)``;
     /// - `retire NAME…`: ``retire(_:)``;
     /// - `stats`: `ok sockets N requests M`.
     public func control(_ line: String) async -> String {
@@ -23,9 +23,9 @@ extension NightrideServer {
             case ("cut", ["on"]), ("cut", ["off"]):
                 isNetworkCut = arguments == ["on"]
             case ("revoke", []):
-                try await revokeSessions()
+                try await server.revokeSessions()
             case ("revoke", _):
-                for user in arguments { try await revokeSessions(of: user) }
+                for user in arguments { try await server.revokeSessions(of: user) }
             case ("retire", _):
                 await retire(arguments)
             case ("stats", []):
@@ -46,11 +46,11 @@ extension NightrideServer {
     public func retire(_ users: [String]) async {
         for action in [RideAction.cancel, .arrive, .finish, .finishSurvey] {
             for user in users {
-                try? await perform(action, for: user)
+                try? await server.perform(action, for: user)
             }
         }
         for user in users {
-            try? await setDriverMode(false, for: user)
+            try? await server.setDriverMode(false, for: user)
         }
     }
 }

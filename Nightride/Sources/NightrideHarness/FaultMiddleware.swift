@@ -1,28 +1,30 @@
 import Hummingbird
+import StateLoopServer
 
 /// Counts every request by route (those that match none under one counter, so that the counts
 /// stay bounded whatever paths arrive) and applies the fault plan to HTTP answers: a 503 instead of
 /// handling, a delay after handling, or a mutation's answer lost after it was applied. The delay comes after the handler on purpose: the
 /// answer reflects the state when the request arrived, and a push sent meanwhile overtakes it.
-struct FaultMiddleware<Context: RequestContext>: RouterMiddleware {
-    let server: NightrideServer
+struct FaultMiddleware: RouterMiddleware {
+    typealias Context = SyncRequestContext
+    let switches: Switches
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let route = Self.route(of: request, context: context)
-        let (number, faults, isCut) = server.state.withLock { ($0.countRequest(route), $0.activeFaults, $0.isNetworkCut) }
+        let (number, faults, isCut) = switches.withLock { ($0.countRequest(route), $0.activeFaults, $0.isNetworkCut) }
         if isCut {
             return Response(status: .serviceUnavailable)
         }
         guard let faults else { return try await next(request, context) }
         if faults.fails(request: number, on: route) {
-            server.state.withLock { $0.stats.injectedFailures += 1 }
+            switches.count { $0.injectedFailures += 1 }
             return Response(status: .serviceUnavailable, headers: [.retryAfter: "1"])
         }
         let response = try await next(request, context)
-        try await server.sleep(faults.latency(ofRequest: number, on: route))
+        try await switches.sleep(faults.latency(ofRequest: number, on: route))
         if request.method == .post, route != "POST /login", response.status == .ok, faults.losesAnswer(request: number, on: route) {
             // Applied, but the client never hears it: it must resend with the same id.
-            server.state.withLock { $0.stats.lostAnswers += 1 }
+            switches.count { $0.lostAnswers += 1 }
             return Response(status: .serviceUnavailable, headers: [.retryAfter: "1"])
         }
         return response
