@@ -62,6 +62,16 @@ public final class ChildServer: Sendable {
         return try Self.line(from: output, what: "answering \(line)")
     }
 
+    /// ``command(_:)`` on a thread of its own, so that the wait for the answer does not hold a
+    /// thread of the cooperative pool.
+    public func commandOffPool(_ line: String) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try self.command(line) })
+            }
+        }
+    }
+
     /// Closes the child's input and waits for it to exit.
     public func stop() {
         try? input.fileHandleForWriting.close()

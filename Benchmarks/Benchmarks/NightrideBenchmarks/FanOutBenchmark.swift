@@ -9,33 +9,62 @@ import Synchronization
 /// One server-side change that reaches all 1,000 clients: a single `server.update` flips the
 /// driver mode of every user, so the server queues one push on each of the 1,000 sockets, and
 /// each client's `RemoteResource` merges it and hands it to its `values()` subscriber.
+///
+/// Twice, in one run: the server as a user runs it (a process of its own, its data in a SQLite
+/// file with an fsync per commit), and the baseline, the server in the clients' process with its
+/// data in memory, sharing their cores and their cooperative pool.
 func registerFanOutBenchmark() {
-    let box = FixtureBox<FanOutFixture>()
-    Benchmark(
-        "Nightride: push fan-out to 1,000 clients",
-        configuration: .init(
-            metrics: [.wallClock, .pushLatency, .roundMedian, .roundP99, .serverUpdate, .processPerClient],
-            warmupIterations: 3,
-            scalingFactor: .one,
-            maxDuration: .seconds(60),
-            maxIterations: 30
-        ),
-        closure: { benchmark in
-            guard let fixture = box.current else { return }
-            do {
-                try await fixture.round(benchmark)
-            } catch {
-                benchmark.error("\(error)")
-            }
-        },
-        setup: { box.set(try await FanOutFixture.make()) },
-        teardown: { await box.take()?.stop() }
-    )
+    for placement in FanOutFixture.Placement.allCases {
+        let box = FixtureBox<FanOutFixture>()
+        Benchmark(
+            "Nightride: push fan-out to 1,000 clients, \(placement.name)",
+            configuration: .init(
+                metrics: [.wallClock, .pushLatency, .roundMedian, .roundP99, .serverUpdate]
+                    + (placement == .clientsProcess ? [.processPerClient] : []),
+                warmupIterations: 3,
+                scalingFactor: .one,
+                maxDuration: .seconds(60),
+                maxIterations: 30
+            ),
+            closure: { benchmark in
+                guard let fixture = box.current else { return }
+                do {
+                    try await fixture.round(benchmark)
+                } catch {
+                    benchmark.error("\(error)")
+                }
+            },
+            setup: { box.set(try await FanOutFixture.make(placement)) },
+            teardown: { await box.take()?.stop() }
+        )
+    }
 }
 
-/// The server and 1,000 connected clients in this process, built once before the rounds.
+/// The server and 1,000 connected clients, built once before the rounds.
 final class FanOutFixture: Sendable {
-    let server: NightrideServer
+    /// Where the server runs.
+    enum Placement: CaseIterable {
+        /// In a process of its own, its data in a file with an fsync per commit: as users run it.
+        case ownProcess
+        /// In the clients' process, its data in memory (the baseline).
+        case clientsProcess
+
+        var name: String {
+            switch self {
+            case .ownProcess: "server in its own process, durable file"
+            case .clientsProcess: "server in the clients' process, in memory (baseline)"
+            }
+        }
+    }
+
+    /// The server: in this process, or a child process with its data folder.
+    enum Server: Sendable {
+        case here(NightrideServer)
+        case child(ChildServer, folder: URL)
+    }
+
+    let placement: Placement
+    let server: Server
     let users: [String]
     let fleet: ClientFleet
     /// Resident memory before the server started and once every client was connected.
@@ -46,7 +75,8 @@ final class FanOutFixture: Sendable {
     /// The measured rounds (not the warm-up ones): how long `server.update` took, and the latencies.
     private let measured = Mutex<[(update: Duration, latencies: [Duration])]>([])
 
-    private init(server: NightrideServer, users: [String], fleet: ClientFleet, residentBefore: Int, residentAfter: Int) {
+    private init(placement: Placement, server: Server, users: [String], fleet: ClientFleet, residentBefore: Int, residentAfter: Int) {
+        self.placement = placement
         self.server = server
         self.users = users
         self.fleet = fleet
@@ -54,27 +84,65 @@ final class FanOutFixture: Sendable {
         self.residentAfter = residentAfter
     }
 
-    static func make() async throws -> FanOutFixture {
+    static func make(_ placement: Placement) async throws -> FanOutFixture {
         let residentBefore = residentBytes()
-        let server = NightrideServer(configuration: .benchmark, logger: .quiet)
-        let port = try await server.start()
+        let server: Server
+        let url: URL
+        switch placement {
+        case .clientsProcess:
+            let here = NightrideServer(configuration: .benchmark, logger: .quiet)
+            url = URL(string: "http://127.0.0.1:\(try await here.start())")!
+            server = .here(here)
+        case .ownProcess:
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-fan-out-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let child = try ServerProcess.launch(dataPath: folder.appendingPathComponent("server.sqlite").path)
+            url = child.url
+            server = .child(child, folder: folder)
+        }
         do {
-            let users = try await logIn(count: clientCount, server: URL(string: "http://127.0.0.1:\(port)")!)
-            let fleet = try await ClientFleet.connect(users) { server.openSockets }
+            let users = try await logIn(count: clientCount, server: url)
+            let fleet: ClientFleet
+            if case .here(let here) = server {
+                fleet = try await ClientFleet.connect(users) { here.openSockets }
+            } else {
+                fleet = try await ClientFleet.connect(users)
+            }
             // Let the last connections' handshakes and pulls finish before reading memory.
             try await Task.sleep(for: .milliseconds(500))
             let residentAfter = residentBytes()
-            report(
-                "one process, server + \(clientCount) clients: \(residentBefore) B before, \(residentAfter) B connected, "
-                    + "+\((residentAfter - residentBefore) / clientCount) B per client; \(server.openSockets) sockets open"
-            )
+            if placement == .clientsProcess {
+                report(
+                    "one process, server + \(clientCount) clients: \(residentBefore) B before, \(residentAfter) B connected, "
+                        + "+\((residentAfter - residentBefore) / clientCount) B per client"
+                )
+            }
             return FanOutFixture(
-                server: server, users: users.map(\.user), fleet: fleet,
+                placement: placement, server: server, users: users.map(\.user), fleet: fleet,
                 residentBefore: residentBefore, residentAfter: residentAfter
             )
         } catch {
-            await server.stop()
+            await Self.stop(server)
             throw error
+        }
+    }
+
+    /// Sets every user's driver mode to `on` in one server-side change; returns how long the
+    /// change took before its pushes were queued, as the server measured it.
+    private func flip(_ on: Bool) async throws -> Duration {
+        switch server {
+        case .here(let here):
+            let start = ContinuousClock.now
+            try await here.setDriverModes(on, for: users)
+            return start.duration(to: .now)
+        case .child(let child, _):
+            // The child's answer is read on a thread of its own: a blocking read on the
+            // cooperative pool would take one of the threads the clients need.
+            let answer = try await child.commandOffPool("flip \(on ? "on" : "off") \(users.count)")
+            guard answer.hasPrefix("done "), let micros = Int64(answer.dropFirst(5)) else {
+                throw SetupFailure(message: "the server process answered \(answer)")
+            }
+            return .microseconds(micros)
         }
     }
 
@@ -88,19 +156,20 @@ final class FanOutFixture: Sendable {
         }
         let start = ContinuousClock.now
         fleet.probe.expect(Int(counter), from: start)
-        try await server.setDriverModes(on, for: users)
-        let updated = ContinuousClock.now
+        let update = try await flip(on)
         let latencies = try await fleet.probe.wait(orFailAfter: .seconds(30)).sorted()
         for latency in latencies {
             benchmark.measurement(.pushLatency, latency.microseconds)
         }
         benchmark.measurement(.roundMedian, percentile(0.5, of: latencies).microseconds)
         benchmark.measurement(.roundP99, percentile(0.99, of: latencies).microseconds)
-        benchmark.measurement(.serverUpdate, start.duration(to: updated).microseconds)
-        // The same figure every round: it is measured once, in setup.
-        benchmark.measurement(.processPerClient, (residentAfter - residentBefore) / clientCount)
+        benchmark.measurement(.serverUpdate, update.microseconds)
+        if placement == .clientsProcess {
+            // The same figure every round: it is measured once, in setup.
+            benchmark.measurement(.processPerClient, (residentAfter - residentBefore) / clientCount)
+        }
         if benchmark.currentIteration >= benchmark.configuration.warmupIterations {
-            measured.withLock { $0.append((update: start.duration(to: updated), latencies: latencies)) }
+            measured.withLock { $0.append((update: update, latencies: latencies)) }
         }
     }
 
@@ -110,14 +179,26 @@ final class FanOutFixture: Sendable {
             let all = rounds.flatMap(\.latencies).sorted()
             let medians = rounds.map { percentile(0.5, of: $0.latencies) }.sorted()
             let updates = rounds.map(\.update).sorted()
+            let p99s = rounds.map { percentile(0.99, of: $0.latencies) }.sorted()
             report(
-                "\(rounds.count) rounds, \(all.count) latencies: p50 \(percentile(0.5, of: all).microseconds) µs, "
+                "\(placement.name): \(rounds.count) rounds, \(all.count) latencies: p50 \(percentile(0.5, of: all).microseconds) µs, "
                     + "p90 \(percentile(0.9, of: all).microseconds) µs, p99 \(percentile(0.99, of: all).microseconds) µs, "
-                    + "max \(all.last!.microseconds) µs; round p50s from \(medians.first!.microseconds) to \(medians.last!.microseconds) µs; "
+                    + "max \(all.last!.microseconds) µs; round p50s from \(medians.first!.microseconds) to \(medians.last!.microseconds) µs, "
+                    + "round p99s from \(p99s.first!.microseconds) to \(p99s.last!.microseconds) µs; "
                     + "server.update p50 \(percentile(0.5, of: updates).microseconds) µs"
             )
         }
         fleet.stop()
-        await server.stop()
+        await Self.stop(server)
+    }
+
+    private static func stop(_ server: Server) async {
+        switch server {
+        case .here(let here):
+            await here.stop()
+        case .child(let child, let folder):
+            child.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }
     }
 }

@@ -13,15 +13,21 @@ import Synchronization
 enum ServerProcess {
     static let roleVariable = "NIGHTRIDE_BENCHMARK_SERVER"
 
-    static func launch() throws -> ChildServer {
-        try ChildServer.launch(role: roleVariable)
+    /// The variable that gives the server a data file (an fsync per commit); without it, the
+    /// data is in memory.
+    static let dataVariable = "NIGHTRIDE_BENCHMARK_DATA"
+
+    static func launch(dataPath: String? = nil) throws -> ChildServer {
+        try ChildServer.launch(role: roleVariable, environment: dataPath.map { [dataVariable: $0] } ?? [:])
     }
 
     /// The server process's whole life: called instead of registering benchmarks when the role
     /// variable is set.
     static func runAsServer() -> Never {
         raiseFileDescriptorLimit()
-        let server = NightrideServer(configuration: .benchmark, logger: .quiet)
+        var configuration = NightrideServer.Configuration.benchmark
+        configuration.dataPath = ProcessInfo.processInfo.environment[dataVariable]
+        let server = NightrideServer(configuration: configuration, logger: .quiet)
         guard let port = try? runBlocking({ try await server.start() }) else {
             FileHandle.standardError.write(Data("the Nightride server did not start\n".utf8))
             exit(1)
@@ -61,7 +67,7 @@ extension NightrideServer.Configuration {
     /// until those connections' idle timeout closed them).
     static var benchmark: Self {
         // The riders sign up by the thousand: bcrypt's cheapest cost keeps that out of the way.
-        Self(inactivityTimeout: nil, passwordCost: 4, maximumConnections: 20_000, maximumConnectionsPerAddress: 20_000)
+        Self(inactivityTimeout: nil, loginLimits: .scriptedClients, passwordCost: 4, maximumConnections: 20_000, maximumConnectionsPerAddress: 20_000)
     }
 }
 
