@@ -127,8 +127,13 @@ public final class OptimisticResource<M: Mutation>: Sendable {
                 // Before the stored queue is loaded, the queue shown would be empty and the
                 // value unknown: a relaunched screen would briefly claim nothing is pending.
                 guard machine.isRestored else { return nil }
-                let status = OptimisticStatus(machine)
-                local.state.withLock { $0.published(status, through: machine.lastQueued) }
+                let status = local.state.withLock { local in
+                    var status = OptimisticStatus(machine)
+                    local.revision += 1
+                    status.position = StatusPosition(client: clientID, lastQueued: machine.lastQueued, revision: local.revision)
+                    local.published(status, through: machine.lastQueued)
+                    return status
+                }
                 if !machine.failures.isEmpty { observers.publish(.rejected(machine.failures)) }
                 if !machine.discarded.isEmpty { observers.publish(.discarded(machine.discarded)) }
                 statuses.publish(status)
@@ -194,10 +199,21 @@ public final class OptimisticResource<M: Mutation>: Sendable {
         }
     }
 
-    /// The latest status, as ``updates()`` last delivered it; `nil` until the stored queue is
-    /// loaded.
+    /// What a screen should show now: the status the resource published last, with every
+    /// mutation queued since on top (shown as pending), like ``value``; `nil` until the first
+    /// status (the stored queue loaded). Right after ``mutate(_:)`` it holds the mutation, so a
+    /// system can take it in the same step (``StateLoop/System/mutate(_:_:event:)``) rather
+    /// than a hop later.
     public var status: OptimisticStatus<M>? {
-        statuses.latest
+        local.state.withLock { local in
+            guard var status = local.latest else { return nil }
+            guard !local.unpublished.isEmpty else { return status }
+            status.value = status.value.map { local.unpublished.replayed(on: $0) }
+            status.mutations += local.unpublished
+            status.delivery = status.delivery.adding(local.unpublished.count)
+            status.position = StatusPosition(client: clientID, lastQueued: local.lastSequence, revision: local.revision)
+            return status
+        }
     }
 
     /// The visible value, the queue and the resource's health: now, then after every change,
@@ -235,6 +251,11 @@ public struct OptimisticStatus<M: Mutation>: Sendable {
     public var resource: ResourceStatus<M.Value>
     /// Whether the mutations the server has not accepted are on their way, waiting, or held.
     public var delivery: MutationDelivery
+    /// Where the status stands among its resource's statuses; `nil` for one built from parts.
+    /// A status delivered late (one ``OptimisticResource/updates()`` had taken before a newer
+    /// one reached the screen another way) ``StatusPosition/precedes(_:)`` it: a screen that
+    /// already shows the newer one keeps it, as ``ResourceSnapshot/update(to:)`` does.
+    public var position: StatusPosition?
 
     /// A status from its parts (tests build them).
     init(
@@ -282,6 +303,44 @@ public enum MutationDelivery: Sendable, Equatable {
         case .sending(let count), .waiting(let count, _), .couldNotSend(let count): count
         }
     }
+
+    /// The same with `queued` more mutations behind the others: nothing waiting means they are
+    /// about to be sent.
+    func adding(_ queued: Int) -> MutationDelivery {
+        switch self {
+        case .idle: .sending(count: queued)
+        case .sending(let count): .sending(count: count + queued)
+        case .waiting(let count, let failure): .waiting(count: count + queued, failure: failure)
+        case .couldNotSend(let count): .couldNotSend(count: count + queued)
+        }
+    }
+}
+
+/// Where a status stands among the statuses of one ``OptimisticResource``: which client's queue
+/// it shows, how far into it (the sequence number of the newest mutation it holds), and its
+/// place among the statuses the resource published. A later status of the same resource never
+/// precedes an earlier one.
+public struct StatusPosition: Sendable, Hashable {
+    /// The client id of the resource's mutations.
+    public var client: ClientID
+    /// The sequence number of the newest mutation the status holds (0 for none yet).
+    public var lastQueued: UInt64
+    /// How many statuses the resource had published when this one was made.
+    public var revision: UInt64
+
+    /// A position from its parts.
+    public init(client: ClientID, lastQueued: UInt64, revision: UInt64) {
+        self.client = client
+        self.lastQueued = lastQueued
+        self.revision = revision
+    }
+
+    /// Whether this status is older than `other`, a status of the same resource: it holds fewer
+    /// of the queue's mutations, or as many and was published before. Statuses of different
+    /// clients are never ordered.
+    public func precedes(_ other: StatusPosition) -> Bool {
+        client == other.client && (lastQueued, revision) < (other.lastQueued, other.revision)
+    }
 }
 
 /// A wall clock that moves with `clock` from now on, starting at `date`: the real date under a
@@ -306,6 +365,8 @@ final class LocalViewBox<M: Mutation>: Sendable {
 /// mutations made after the one it had seen last.
 struct LocalView<M: Mutation>: Sendable {
     var lastSequence: UInt64 = 0
+    /// How many statuses were published.
+    var revision: UInt64 = 0
     var latest: OptimisticStatus<M>?
     var unpublished: [PendingMutation<M>] = []
 

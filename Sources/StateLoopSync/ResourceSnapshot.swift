@@ -25,6 +25,10 @@ public struct ResourceSnapshot<Value: Sendable>: Sendable {
     public var pendingMutations: Int
     /// How the resource is doing. Not encoded.
     public var health: ResourceHealth
+    /// Where the status it was last updated from stands among its resource's statuses (an
+    /// optimistic resource's; `nil` otherwise): an older status of the same resource, delivered
+    /// late, is ignored. Not encoded: it orders the statuses of one launch.
+    public private(set) var position: StatusPosition?
 
     /// Nothing known yet.
     public init() {
@@ -46,6 +50,7 @@ public struct ResourceSnapshot<Value: Sendable>: Sendable {
             value: status.value, confirmedVersion: status.confirmed?.version, pendingMutations: status.mutations.count,
             health: ResourceHealth(status)
         )
+        position = status.position
     }
 
     /// A remote resource's status: its value and version, and its health.
@@ -55,8 +60,12 @@ public struct ResourceSnapshot<Value: Sendable>: Sendable {
 
     /// Takes `latest` in, except that an unknown value (nothing confirmed yet, as right after a
     /// relaunch) keeps the value and version known so far: the screen a journal restored stays
-    /// until the server says otherwise.
+    /// until the server says otherwise; and that a status older than the one shown (its
+    /// ``position`` precedes this one's: delivered late, after a newer one the system took from
+    /// ``StateLoop/System/mutate(_:_:event:)``) changes nothing.
     public mutating func update(to latest: ResourceSnapshot<Value>) {
+        if let shown = position, let other = latest.position, other.precedes(shown) { return }
+        position = latest.position ?? position
         if latest.value != nil {
             value = latest.value
             confirmedVersion = latest.confirmedVersion

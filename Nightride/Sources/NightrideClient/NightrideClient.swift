@@ -79,22 +79,22 @@ public final class NightrideClient {
     public func perform(_ action: UserAction) -> MutationID? {
         switch action {
         case .toggleDriverMode:
-            // The value the user sees at this key press, with every earlier press applied, not
-            // the client state's copy, which lags the resource by a hop or two.
-            let shown = driverModeChanges.value ?? state.driverMode.value ?? false
-            return driverModeChanges.mutate(DriverModeChange(on: !shown))
+            // The state as the user saw it: every earlier press is in it, each having been
+            // taken into the state in the same step as it was queued.
+            let shown = state.driverMode.value ?? false
+            return system.mutate(driverModeChanges, DriverModeChange(on: !shown), event: Self.shown)
         case .requestRide(let destination):
-            return rideActions.mutate(RideMutation(.request(destination: destination)))
+            return ride(.request(destination: destination))
         case .cancelRide:
-            return rideActions.mutate(RideMutation(.cancel))
+            return ride(.cancel)
         case .acceptRide:
-            return rideActions.mutate(RideMutation(.accept))
+            return ride(.accept)
         case .arrive:
-            return rideActions.mutate(RideMutation(.arrive))
+            return ride(.arrive)
         case .finishRide:
-            return rideActions.mutate(RideMutation(.finish))
+            return ride(.finish)
         case .finishSurvey:
-            return rideActions.mutate(RideMutation(.finishSurvey))
+            return ride(.finishSurvey)
         case .typeDestination(let text):
             system.send(.searchTyped(text))
         case .scrollHistory:
@@ -105,6 +105,11 @@ public final class NightrideClient {
             refresh()
         }
         return nil
+    }
+
+    /// Queues a ride action, shown in the state as it returns.
+    private func ride(_ action: RideAction) -> MutationID {
+        system.mutate(rideActions, RideMutation(action), event: Self.shown)
     }
 
     /// Pulls both resources now.
@@ -156,6 +161,17 @@ public final class NightrideClient {
 
     // MARK: Wiring
 
+    /// The event that brings the driver mode's status into the state: from its feedback, and
+    /// from a key press in the same step.
+    nonisolated private static func shown(_ status: OptimisticStatus<DriverModeChange>) -> ClientEvent {
+        .driverMode(ResourceSnapshot(status))
+    }
+
+    /// The event that brings the ride's status into the state.
+    nonisolated private static func shown(_ status: OptimisticStatus<RideMutation>) -> ClientEvent {
+        .ride(ResourceSnapshot(status))
+    }
+
     private static func feedbacks(
         api: NightrideAPI,
         driverModeChanges: OptimisticResource<DriverModeChange>,
@@ -163,8 +179,8 @@ public final class NightrideClient {
         options: ClientOptions
     ) -> [Feedback<ClientState, ClientEvent>] {
         [
-            .resource(driverModeChanges) { .driverMode(ResourceSnapshot($0)) },
-            .resource(rideActions) { .ride(ResourceSnapshot($0)) },
+            .resource(driverModeChanges, event: shown),
+            .resource(rideActions, event: shown),
             .failures(of: driverModeChanges) { .actionRefused("driver mode: \($0.error.message)") },
             .failures(of: rideActions) { .actionRefused("\($0.mutation?.action.name.rawValue ?? "ride"): \($0.error.message)") },
             .liveSearch(
