@@ -22,6 +22,7 @@ let benchmarks: @Sendable () -> Void = {
     registerViewModelBenchmarks()
     registerBaselineBenchmarks()
     registerSyncBenchmarks()
+    registerPushPathBenchmarks()
     registerSyncLoopbackBenchmarks()
     registerOptimisticBenchmarks()
     registerInspectorBenchmarks()
