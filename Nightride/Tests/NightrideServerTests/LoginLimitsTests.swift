@@ -1,6 +1,7 @@
 import Foundation
 import NightrideModel
 @testable import NightrideServer
+import StateLoopServer
 import StateLoopTesting
 import StateLoopWire
 import Testing
@@ -15,7 +16,7 @@ import TestSupport
 )
 struct LoginLimitsTests {
     /// Small limits, so a test reaches them in a few requests.
-    static let limits = NightrideServer.Configuration.LoginLimits(
+    static let limits = SignInLimits.Policy(
         failuresPerPair: 5, failuresPerPairLonger: 12, failuresPerName: 8, failuresPerAddress: 10,
         successesPerName: 30, signUpsPerAddress: 5, window: .seconds(60), backoffWindow: .seconds(3_600), signUpWindow: .seconds(3_600)
     )

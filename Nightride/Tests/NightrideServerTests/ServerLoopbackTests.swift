@@ -4,6 +4,7 @@ import NightrideClient
 import NightrideModel
 import NightrideHarness
 import NightrideServer
+import StateLoopServer
 import StateLoopSync
 import StateLoopSyncTransports
 import StateLoopTesting
@@ -209,7 +210,7 @@ struct ServerLoopbackTests {
     @Test("guessing: past its failures an account (in any case) waits from that address (429 with Retry-After) before any password is checked; a guessing address tries no new name")
     func loginLimits() async throws {
         let clock = TestClock()
-        let limits = NightrideServer.Configuration.LoginLimits(failuresPerPair: 5, failuresPerAddress: 8, window: .seconds(60))
+        let limits = SignInLimits.Policy(failuresPerPair: 5, failuresPerAddress: 8, window: .seconds(60))
         try await withNightride(.init(epoch: 1, loginLimits: limits, passwordCost: 4), clock: clock) { _, client in
             let (created, _) = try await client.send("POST", "/login", body: LoginRequest(name: "gus", password: "right"))
             #expect(created == 200)

@@ -43,8 +43,9 @@ extension NightrideServer {
         /// Tests and the demo's scripted clients, which sign in by the hundred, use 4.
         public var passwordCost: UInt8
 
-        /// How sign-ins and sign-ups are limited (429 with `Retry-After` past a limit).
-        public var loginLimits: LoginLimits
+        /// How sign-ins and sign-ups are limited (429 with `Retry-After` past a limit): the
+        /// kit's ``StateLoopServer/SignInLimits``.
+        public var loginLimits: SignInLimits.Policy
 
         /// The most live sessions a user holds: a sign-in past it ends the oldest one (its
         /// token is refused from then on, its push sockets are closed), so that signing in
@@ -76,77 +77,6 @@ extension NightrideServer {
         /// hourly); `nil` remembers every client. `nightride server` keeps 30 days.
         public var clientRetention: Duration?
 
-        /// How sign-ins and sign-ups are limited, so that guessing is slow, no stranger can lock
-        /// an owner out, and no one can make accounts or sessions by the thousand.
-        ///
-        /// Failures count per name and address together: a correct password from an address
-        /// that has not been failing at that name is let through, however many failures other
-        /// addresses made. Every limit is checked before any password is, and a sign-in held
-        /// back is answered `429 tooManyAttempts` with `Retry-After`.
-        public struct LoginLimits: Sendable {
-            /// Failures of one name from one address within ``window`` before that pair waits.
-            public var failuresPerPair: Int
-            /// Failures of one name from one address within ``backoffWindow``: the longer wait
-            /// of a pair that keeps guessing after its short waits.
-            public var failuresPerPairLonger: Int
-            /// Failures of one name from every address within ``window`` past which the name is
-            /// under attack: then an address that failed at it once in the window waits for the
-            /// window to pass. An address that has not failed at the name is never held back.
-            public var failuresPerName: Int
-            /// Failures from one address within ``window`` past which the address may sign in
-            /// only to the names that recently signed in from it (see ``knownPairLifetime``):
-            /// users behind the same address (a NAT) who had signed in are not held back.
-            public var failuresPerAddress: Int
-            /// Successful sign-ins of one name within ``window``: each makes a session, which is
-            /// stored, so even the owner is held back past it.
-            public var successesPerName: Int
-            /// New accounts one address may try to make within ``signUpWindow``.
-            public var signUpsPerAddress: Int
-            /// The sliding window of most counts.
-            public var window: Duration
-            /// The window of ``failuresPerPairLonger``.
-            public var backoffWindow: Duration
-            /// The window of ``signUpsPerAddress``.
-            public var signUpWindow: Duration
-            /// How long a name that signed in from an address stays known there, so that the
-            /// address's own limit does not hold it back.
-            public var knownPairLifetime: Duration
-
-            /// Limits; the defaults allow 5 failures per name and address a minute (20 an hour),
-            /// 100 a minute per name before it is under attack, 50 a minute per address, 30
-            /// sign-ins a minute per name, and 5 sign-ups an hour per address.
-            public init(
-                failuresPerPair: Int = 5,
-                failuresPerPairLonger: Int = 20,
-                failuresPerName: Int = 100,
-                failuresPerAddress: Int = 50,
-                successesPerName: Int = 30,
-                signUpsPerAddress: Int = 5,
-                window: Duration = .seconds(60),
-                backoffWindow: Duration = .seconds(3_600),
-                signUpWindow: Duration = .seconds(3_600),
-                knownPairLifetime: Duration = .seconds(24 * 3_600)
-            ) {
-                self.failuresPerPair = failuresPerPair
-                self.failuresPerPairLonger = failuresPerPairLonger
-                self.failuresPerName = failuresPerName
-                self.failuresPerAddress = failuresPerAddress
-                self.successesPerName = successesPerName
-                self.signUpsPerAddress = signUpsPerAddress
-                self.window = window
-                self.backoffWindow = backoffWindow
-                self.signUpWindow = signUpWindow
-                self.knownPairLifetime = knownPairLifetime
-            }
-
-            /// The defaults with sign-ups and sign-ins unbounded in practice: for the demo, the
-            /// chaos run and tests, whose scripted clients sign up by the hundred from one
-            /// loopback address. Failures are limited as by default.
-            public static var scriptedClients: LoginLimits {
-                LoginLimits(successesPerName: 1_000_000, signUpsPerAddress: 1_000_000)
-            }
-        }
-
         /// A configuration; the defaults listen on a free loopback port, keep the data in memory
         /// and accept tokens for 24 hours.
         public init(
@@ -161,7 +91,7 @@ extension NightrideServer {
             sampleHistory: Bool = false,
             epoch: UInt64? = nil,
             tokenLifetime: Duration? = .seconds(24 * 3_600),
-            loginLimits: LoginLimits = LoginLimits(),
+            loginLimits: SignInLimits.Policy = SignInLimits.Policy(),
             passwordCost: UInt8 = 8,
             maximumConnections: Int = 10_000,
             changeRetention: Duration? = nil,

@@ -62,7 +62,7 @@ extension NightrideServer {
             return Self.response(for: error)
         }
         // Every limit is checked before any password is, so an attempt held back costs no
-        // hashing; failures count per name and address (see LoginLimits), so a stranger's
+        // hashing; failures count per name and address (see SignInLimits), so a stranger's
         // guesses do not hold the owner back.
         let key = AccountName.key(of: name)
         if let wait = loginLimits.wait(account: key, peer: peer, at: now) {

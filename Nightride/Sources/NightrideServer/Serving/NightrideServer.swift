@@ -39,7 +39,7 @@ public final class NightrideServer: Sendable {
     /// The store and the sync server on it, made at the first start.
     private let data = Mutex<DataLife?>(nil)
     /// Failed sign-ins per account and per address.
-    let loginLimits: LoginLimits
+    let loginLimits: SignInLimits
     let rules: RideRules
     private let readClock: @Sendable () -> Duration
     let sleep: @Sendable (Duration) async throws -> Void
@@ -71,7 +71,7 @@ public final class NightrideServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.hooks = hooks
-        loginLimits = LoginLimits(configuration.loginLimits)
+        loginLimits = SignInLimits(configuration.loginLimits)
         rules = RideRules(inactivityTimeout: configuration.inactivityTimeout, catalog: PlaceCatalog())
         let origin = clock.now
         readClock = { origin.duration(to: clock.now) }
