@@ -1,4 +1,7 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
 import Logging
 import ServerTestApp
 import StateLoopServer
@@ -126,5 +129,49 @@ struct RouteJSONTests {
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         return (status, headers, parts.dropFirst().joined(separator: "\r\n\r\n"))
+    }
+}
+
+/// The principal of an app's own route, and the kit's answers a route throws, as the kit's own
+/// routes give them.
+@Suite("Sync server: principals and answers for the app's routes")
+struct RoutePrincipalTests {
+    /// An access policy whose session store cannot be reached.
+    struct Unreachable: AccessPolicy {
+        struct StoreDown: Error {}
+        func principal(for request: Request) async throws -> String? { throw StoreDown() }
+        func id(of user: String) -> String { user }
+        func mayRead(_ key: ResourceKey, as user: String) -> Bool { true }
+        func mayWrite(_ key: ResourceKey, as user: String) -> Bool { true }
+    }
+
+    private func request(token: String?) -> Request {
+        var head = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1", path: "/me/history")
+        if let token { head.headerFields[.authorization] = "Bearer \(token)" }
+        return Request(head: head, body: RequestBody(buffer: ByteBuffer()))
+    }
+
+    @Test("a request's principal as the access policy finds it; none is 401 unauthorized, a policy that cannot tell is 503 unavailable with Retry-After")
+    func principal() async throws {
+        var logger = Logger(label: "stateloop.server.test")
+        logger.logLevel = .critical
+        let server = SyncServer(store: try SQLiteStore(), access: Notes.Rules(), logger: logger)
+        #expect(try await server.principal(of: request(token: "t-ann")) == "ann")
+        await #expect(throws: ErrorResponse.unauthorized) { try await server.principal(of: request(token: nil)) }
+        await #expect(throws: ErrorResponse.unauthorized) { try await server.principal(of: request(token: "nonsense")) }
+        let down = SyncServer(store: try SQLiteStore(), access: Unreachable(), logger: logger)
+        await #expect(throws: ErrorResponse.unavailable) { try await down.principal(of: request(token: "t-ann")) }
+        #expect(ErrorResponse.unavailable.status == .serviceUnavailable && ErrorResponse.unavailable.headers[.retryAfter] == "1")
+        #expect(ErrorResponse.unauthorized.body == ErrorBody(error: "unauthorized", message: "no valid session: sign in again"))
+    }
+
+    @Test("too many attempts: 429 with the wait rounded up to whole seconds, at least one, in Retry-After and the message")
+    func tooManyAttempts() {
+        let held = ErrorResponse.tooManyAttempts(retryAfter: .milliseconds(59_200), "too many sign-ins of this name")
+        #expect(held.status == .tooManyRequests && held.body.error == "tooManyAttempts")
+        #expect(held.headers[.retryAfter] == "60")
+        #expect(held.body.message == "too many sign-ins of this name: try again in 60 s")
+        #expect(ErrorResponse.tooManyAttempts(retryAfter: .seconds(3), "x").headers[.retryAfter] == "3")
+        #expect(ErrorResponse.tooManyAttempts(retryAfter: .zero, "x").headers[.retryAfter] == "1")
     }
 }

@@ -49,6 +49,28 @@ public struct ErrorResponse: HTTPResponseError, Sendable, Hashable {
     static func bodyTooLarge(limit: Int) -> ErrorResponse {
         ErrorResponse(.contentTooLarge, "bodyTooLarge", "a request body has at most \(limit) bytes")
     }
+
+    /// No valid session: 401 `unauthorized`, as the kit's own routes answer (a client signs in
+    /// again).
+    public static var unauthorized: ErrorResponse {
+        ErrorResponse(.unauthorized, "unauthorized", "no valid session: sign in again")
+    }
+
+    /// The store cannot be reached now: 503 `unavailable` with `Retry-After: 1`, as the kit's own
+    /// routes answer (a client retries).
+    public static var unavailable: ErrorResponse {
+        ErrorResponse(.serviceUnavailable, "unavailable", "the server cannot reach its data now: retry", headers: [.retryAfter: "1"])
+    }
+
+    /// Held back for `wait` (a ``SignInLimits`` or ``AttemptLimiter`` wait): 429
+    /// `tooManyAttempts`, the reason and the wait in whole seconds rounded up, in the message and
+    /// in `Retry-After`.
+    public static func tooManyAttempts(retryAfter wait: Duration, _ reason: String) -> ErrorResponse {
+        let seconds = wait.components.seconds + (wait.components.attoseconds > 0 ? 1 : 0)
+        return ErrorResponse(
+            .tooManyRequests, "tooManyAttempts", "\(reason): try again in \(max(1, seconds)) s", headers: [.retryAfter: "\(max(1, seconds))"]
+        )
+    }
 }
 
 extension Response {

@@ -62,6 +62,28 @@ extension SyncServer {
         }
     }
 
+    /// The principal `request` comes from, for an app's own route, as the kit's routes find it:
+    /// throws ``ErrorResponse/unauthorized`` (401) when the access policy finds no valid session,
+    /// and ``ErrorResponse/unavailable`` (503) when it cannot tell (its store is unreachable).
+    ///
+    /// ```swift
+    /// router.get("me/history") { request, _ in
+    ///     let user = try await server.principal(of: request)
+    ///     return try Response.json(try await history(of: user))
+    /// }
+    /// ```
+    public func principal(of request: Request) async throws(ErrorResponse) -> Access.Principal {
+        let found: Access.Principal?
+        do {
+            found = try await access.principal(for: request)
+        } catch {
+            logger.warning("a session could not be checked", metadata: ["error": "\(error)"])
+            throw .unavailable
+        }
+        guard let found else { throw .unauthorized }
+        return found
+    }
+
     private func read(
         _ request: Request, _ context: SyncRequestContext, resource: String, key: (Access.Principal, Parameters) -> String?
     ) async -> Response {

@@ -19,8 +19,8 @@ extension NightrideServer {
             middleware: hooks.middleware,
             routes: { router in
                 router.post("login") { request, context in await self.login(request, context: context) }
-                router.get("places") { request, _ in try await self.places(request, access: sync.access) }
-                router.get("me/history") { request, _ in await self.history(request, access: sync.access) }
+                router.get("places") { request, context in try await self.places(request, context, sync: sync) }
+                router.get("me/history") { request, context in await self.history(request, context, sync: sync) }
             }
         )
     }
@@ -66,7 +66,7 @@ extension NightrideServer {
         // guesses do not hold the owner back.
         let key = AccountName.key(of: name)
         if let wait = loginLimits.wait(account: key, peer: peer, at: now) {
-            return Self.tooManyAttempts(wait, "too many sign-ins of this name")
+            return ErrorResponse.tooManyAttempts(retryAfter: wait, "too many sign-ins of this name").response(from: request, context: context)
         }
         do {
             let stored = try await account(key)?.passwordHash
@@ -75,7 +75,8 @@ extension NightrideServer {
                 // transaction), and each address makes only so many accounts.
                 _ = try AccountName.checkedForSignUp(name)
                 if let wait = loginLimits.signUpWait(peer: peer, at: now) {
-                    return Self.tooManyAttempts(wait, "too many new accounts from this address")
+                    return ErrorResponse.tooManyAttempts(retryAfter: wait, "too many new accounts from this address")
+                        .response(from: request, context: context)
                 }
                 loginLimits.recordSignUp(peer: peer, at: now)
             }
@@ -90,16 +91,8 @@ extension NightrideServer {
             return Self.response(for: refusal)
         } catch {
             logger.warning("login failed", metadata: ["error": "\(error)"])
-            return Response.error(.serviceUnavailable, "unavailable", "the server cannot reach its data now: retry")
+            return ErrorResponse.unavailable.response(from: request, context: context)
         }
-    }
-
-    /// 429 `tooManyAttempts` with `Retry-After`, in whole seconds rounded up.
-    private static func tooManyAttempts(_ wait: Duration, _ reason: String) -> Response {
-        let seconds = wait.components.seconds + 1
-        return Response.error(
-            .tooManyRequests, "tooManyAttempts", "\(reason): try again in \(seconds) s", headers: [.retryAfter: "\(seconds)"]
-        )
     }
 
     /// Checks or sets the password outside any transaction (bcrypt is slow on purpose), then
@@ -143,8 +136,12 @@ extension NightrideServer {
 
     // MARK: Places and history
 
-    private func places(_ request: Request, access: NightrideAccess) async throws -> Response {
-        guard (try? await access.principal(for: request)) ?? nil != nil else { return Self.unauthorized }
+    private func places(_ request: Request, _ context: SyncRequestContext, sync: SyncServer<NightrideAccess>) async throws -> Response {
+        do {
+            _ = try await sync.principal(of: request)
+        } catch {
+            return error.response(from: request, context: context)
+        }
         if configuration.placesLatency > .zero {
             try await sleep(configuration.placesLatency)
         }
@@ -152,22 +149,20 @@ extension NightrideServer {
         return Self.json(rules.catalog.search(query))
     }
 
-    private func history(_ request: Request, access: NightrideAccess) async -> Response {
-        guard let user = (try? await access.principal(for: request)) ?? nil else { return Self.unauthorized }
+    private func history(_ request: Request, _ context: SyncRequestContext, sync: SyncServer<NightrideAccess>) async -> Response {
         do {
+            let user = try await sync.principal(of: request)
             return Self.json(try await history(of: user, cursor: request.uri.queryParameters.get("cursor")))
         } catch let refusal as RideRefusal {
             return Self.response(for: refusal)
+        } catch let error as ErrorResponse {
+            return error.response(from: request, context: context)
         } catch {
-            return Response.error(.serviceUnavailable, "unavailable", "the server cannot reach its data now: retry")
+            return ErrorResponse.unavailable.response(from: request, context: context)
         }
     }
 
     // MARK: Helpers
-
-    private static var unauthorized: Response {
-        Response.error(.unauthorized, "unauthorized", "missing or unknown bearer token")
-    }
 
     static func response(for refusal: RideRefusal) -> Response {
         Response.error(HTTPResponse.Status(code: status(of: refusal)), refusal.body.error, refusal.body.message)
