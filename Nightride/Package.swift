@@ -132,6 +132,9 @@ let package = Package(
                 .product(name: "StateLoopInspectorWire", package: "StateLoop"),
                 .product(name: "StateLoopInspectorServer", package: "StateLoop"),
                 .product(name: "StateLoopTesting", package: "StateLoop"),
+                .product(name: "StateLoopServer", package: "StateLoop"),
+                .product(name: "StateLoopServerPostgres", package: "StateLoop"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             // The recorded sessions' fixtures, read through #filePath.
             exclude: ["RecordedSessions/Sessions"]

@@ -12,7 +12,7 @@ struct SessionStoreTests {
         let server = NightrideServer(configuration: .init(epoch: 1, passwordCost: 4))
         try await server.openData().sync.update { transaction in
             try StoreWorld.operate(in: transaction, at: .zero, rules: StoreWorldTests.rules) { operation in
-                _ = try operation.signIn(name: "Ann", proof: .sets(hash: "h")) { _ in [] }
+                _ = try operation.world.signIn(name: "Ann", proof: .sets(hash: "h")) { _ in [] }
             }
         }
         return server

@@ -22,7 +22,7 @@ struct StoreWorldTests {
         for user in Self.users {
             _ = try core.login(name: user, token: user, proof: .sets(hash: "h-\(user)"), at: now)
             try await store.operate(at: now) { operation in
-                _ = try operation.signIn(name: user, proof: .sets(hash: "h-\(user)")) { _ in [] }
+                _ = try operation.world.signIn(name: user, proof: .sets(hash: "h-\(user)")) { _ in [] }
             }
         }
         for step in 0..<300 {
@@ -48,7 +48,7 @@ struct StoreWorldTests {
     func refusalsAndNoChanges() async throws {
         let store = try await Store()
         try await store.operate(at: .zero) { operation in
-            _ = try operation.signIn(name: "bob", proof: .sets(hash: "h")) { _ in [] }
+            _ = try operation.world.signIn(name: "bob", proof: .sets(hash: "h")) { _ in [] }
         }
         let before = try await store.snapshot(of: "bob")
         let refused = try await store.outcome(at: .seconds(1)) { try $0.perform(.accept, for: "bob") }

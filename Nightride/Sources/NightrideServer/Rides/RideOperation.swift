@@ -85,36 +85,6 @@ struct RideOperation<World: RideWorld> {
 
     // MARK: Accounts
 
-    /// Signs in to the account `name` (already trimmed and composed) names, or creates it;
-    /// returns the account's name as created.
-    ///
-    /// `proof` says what the server established about the password (see ``PasswordProof``): an
-    /// account is created only with `.sets` (no account without a password), with driver mode
-    /// off, no ride and `history()` as its past rides, and signed in to only with `.matches` of
-    /// its stored hash. Names are one account whatever their case: "Ann" signs in to "ann".
-    ///
-    /// - Throws: `invalidName` for a new name with invisible characters or letters of two
-    ///   scripts (``AccountName/checkedForSignUp(_:)``); `passwordRequired` for a new name
-    ///   without a password; `wrongPassword` when the
-    ///   proof does not fit the stored password (missing, wrong, or set by a concurrent login).
-    mutating func signIn(name: String, proof: PasswordProof, history: (String) -> [Ride]) throws -> String {
-        let key = AccountName.key(of: name)
-        switch (try world.account(key), proof) {
-        case (let account?, .matches(let hash)) where account.passwordHash == hash:
-            return account.name
-        case (nil, .sets(let hash)):
-            // Only a new account's name meets the rules against look-alikes: older accounts
-            // keep their names.
-            _ = try AccountName.checkedForSignUp(name)
-            try world.createAccount(Account(name: name, passwordHash: hash), key: key, history: history(name))
-            return name
-        case (nil, .none):
-            throw RideRefusal(.passwordRequired, "a new account needs a password")
-        default:
-            throw RideRefusal(.wrongPassword, "wrong name or password")
-        }
-    }
-
     /// Restarts the idle time of a user in driver mode.
     mutating func markActive(_ user: String) {
         if book.drivers[user] != nil {

@@ -104,12 +104,12 @@ extension NightrideServer {
     /// refused).
     private func signIn(name: String, stored: String?, password: String?) async throws -> LoginResponse {
         let proof = try await Self.proof(of: password, against: stored, cost: configuration.passwordCost)
-        let (now, rules, sample) = (wallNow, rules, configuration.sampleHistory)
+        let (places, sample) = (rules.catalog.places, configuration.sampleHistory)
         let life = try openData()
         let (user, token) = try await life.sync.update { [sessions = life.sessions] transaction in
-            let user = try StoreWorld.operate(in: transaction, at: now, rules: rules) { operation in
-                try operation.signIn(name: name, proof: proof) { sample ? SampleHistory.rides(for: $0, places: rules.catalog.places) : [] }
-            }
+            // Not a ride operation: the dispatch book is neither read nor locked.
+            var world = StoreWorld(transaction)
+            let user = try world.signIn(name: name, proof: proof) { sample ? SampleHistory.rides(for: $0, places: places) : [] }
             return (user, try sessions.issue(to: user, in: transaction))
         }
         logger.debug("login", metadata: ["user": "\(user)"])

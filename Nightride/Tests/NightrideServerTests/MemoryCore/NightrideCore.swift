@@ -79,7 +79,7 @@ struct NightrideCore: Sendable {
         let normalized = try AccountName.checked(name)
         let places = catalog.places
         let user = try operate(at: now) { operation in
-            try operation.signIn(name: normalized, proof: proof) { SampleHistory.rides(for: $0, places: places) }
+            try operation.world.signIn(name: normalized, proof: proof) { SampleHistory.rides(for: $0, places: places) }
         }
         tokens[token] = IssuedToken(user: user, expiry: tokenLifetime.map { now + $0 })
         return LoginResponse(token: token, user: user)
