@@ -306,3 +306,9 @@ if Context.environment["STATELOOP_WARNINGS_AS_ERRORS"] == "1" {
         target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
     }
 }
+
+// The documentation's build (STATELOOP_DOCS=1, as `.ci/run` sets it for
+// `swift package generate-documentation`): the DocC plugin, which no app needs to fetch.
+if Context.environment["STATELOOP_DOCS"] == "1" {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"))
+}
