@@ -18,7 +18,7 @@ import Synchronization
 /// Cost: a monitor's calls, on the system's actor, copy the event and the state (values, so a
 /// copy is a retain) into a bounded buffer; encoding, redaction and sending happen later, off
 /// that actor. When the buffer is full the oldest records go, and a
-/// ``InspectorRecord/Kind/dropped`` record says how many: the app is never held up. A system
+/// `InspectorRecord.Kind.dropped` record says how many: the app is never held up. A system
 /// without a monitor pays nothing.
 ///
 /// Lifetime: releasing the inspector ends its connection and its watches.

@@ -47,6 +47,9 @@ public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>
     /// Opens the journal at `path`, creating it if needed, and reads what it holds.
     ///
     /// - Parameters:
+    ///   - path: The journal file; its folder must exist.
+    ///   - configuration: How the journal writes, its stored versions and their migrations,
+    ///     and what opening does with a file it cannot read.
     ///   - transient: Says which events change only what the state does not encode (a search
     ///     box, a scroll position): they are reduced and shown as usual, but never written, so
     ///     a relaunch does not bring that state back by replaying them.

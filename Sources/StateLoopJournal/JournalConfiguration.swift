@@ -48,7 +48,7 @@ public enum JournalDurability: Sendable {
     case powerLoss
 }
 
-/// What ``Journal/open(at:configuration:)`` does when the file exists but cannot be read: it is
+/// What ``Journal/init(at:configuration:transient:)`` does when the file exists but cannot be read: it is
 /// damaged, written by a newer version, or its state or an event no longer decodes.
 public enum UnreadableJournalPolicy: Sendable {
     /// Move the file aside (renamed `<name>.unreadable-<date>`, kept for inspection), start a new

@@ -2,7 +2,7 @@ import Foundation
 import StateLoopSync
 
 /// The pending optimistic mutations of one resource and its last confirmed value, kept in a
-/// journal's file: after a relaunch, ``OptimisticResource`` loads them and shows the optimistic
+/// journal's file: after a relaunch, `OptimisticResource` loads them and shows the optimistic
 /// value at once, offline too, then sends the mutations in order with their original ids, so a
 /// server that honours the id applies each once.
 ///
@@ -72,7 +72,9 @@ private struct StoredID: Decodable {
 extension Journal {
     /// A store for the pending mutations of one resource, in this journal's file.
     ///
-    /// - Parameter name: Identifies the queue; use one name per resource.
+    /// - Parameters:
+    ///   - name: Identifies the queue; use one name per resource.
+    ///   - type: The type of the mutations it keeps.
     public func mutationStore<M: Mutation>(named name: String, for type: M.Type = M.self) -> JournalMutationStore<M>
     where M.Value: Codable {
         JournalMutationStore(name: name, database: database)

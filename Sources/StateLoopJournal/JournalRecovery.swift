@@ -1,4 +1,4 @@
-/// What ``Journal/open(at:configuration:)`` found.
+/// What ``Journal/init(at:configuration:transient:)`` found.
 public enum JournalRecovery: Sendable, Equatable {
     /// There was no journal: the system starts from its initial state.
     case created
@@ -43,7 +43,7 @@ public struct JournalMigrationReport: Sendable, Equatable {
     public let migrated: [Migrated]
     /// Events a migration dropped.
     public var droppedEvents: Int
-    /// Pending mutations a migration dropped; each is reported by the ``OptimisticResource``
+    /// Pending mutations a migration dropped; each is reported by the `OptimisticResource`
     /// that loads its store.
     public var droppedMutations: Int
 }

@@ -6,7 +6,7 @@ import StateLoopServer
 import StateLoopWire
 import Synchronization
 
-/// A ``StateLoopServer/ServerStore`` on PostgreSQL (postgres-nio), for a backend that outgrows one
+/// A `ServerStore` on PostgreSQL (postgres-nio), for a backend that outgrows one
 /// process: the same guarantees as the SQLite store, in a database several server instances can
 /// share.
 ///
@@ -24,7 +24,7 @@ import Synchronization
 ///   so the same mutation sent twice at once (to one instance or two) runs once. A deadlock's
 ///   victim runs again.
 /// - **Commits of every instance.** Observers hear every commit made on the database, by any
-///   store on it, once each, in commit order (``FeedFollower``, woken by ``FeedListener``'s
+///   store on it, once each, in commit order (`FeedFollower`, woken by `FeedListener`'s
 ///   notifications): a commit made through one instance reaches the push sockets of all.
 /// - **Reads.** On pooled connections (`PostgresClient`), each in one `REPEATABLE READ`
 ///   snapshot.
@@ -35,7 +35,7 @@ import Synchronization
 ///   plus one per statement (it is not abandoned half way, so its caller learns its outcome).
 ///
 /// Threading: a transaction's synchronous body runs on a thread of the store's own
-/// (``StoreThreads``), which waits for each statement (``BlockingConnection``); never on the
+/// (`StoreThreads`), which waits for each statement (`BlockingConnection`); never on the
 /// cooperative pool. Observers are called on the follower's thread, one commit at a time.
 public final class PostgresStore: ServerStore {
     /// The epoch stored in the database: the same for every instance and every restart, until
@@ -68,6 +68,9 @@ public final class PostgresStore: ServerStore {
     /// changed: a restore), it begins a new epoch, logs it and says why in ``epochRestart``.
     ///
     /// - Parameters:
+    ///   - url: Where the database is, and as whom to connect:
+    ///     `postgres://user[:password]@host[:port]/database` (`postgresql://` too; port 5432
+    ///     by default).
     ///   - maximumConnections: The most pooled connections for reads.
     ///   - writers: How many writes run at once, each on a connection of its own: while one
     ///     waits for the database, others go on. Writes of the same key still go one after
@@ -78,6 +81,8 @@ public final class PostgresStore: ServerStore {
     ///     ``Unanswered`` (the server answers 503 with `Retry-After`), so the server keeps
     ///     answering while PostgreSQL is away; the next request tries again.
     ///   - now: The clock that times commits in the change feed.
+    ///   - logger: Where the store logs: a new epoch begun at open, and what its connections
+    ///     and change feed run into.
     /// - Throws: ``BadURL`` for a URL it cannot read; postgres-nio's errors when the database
     ///   cannot be reached or refuses.
     public init(
@@ -181,7 +186,7 @@ public final class PostgresStore: ServerStore {
     ///
     /// A transaction PostgreSQL chose as a deadlock's victim (two writes taking the same keys
     /// in opposite orders, on this instance or across instances) is rolled back and run again,
-    /// up to ``retriesAfterDeadlock`` times: the body is a function of what it reads.
+    /// up to `retriesAfterDeadlock` times: the body is a function of what it reads.
     public func write<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result {
         let (result, handedOver) = try await withoutActuallyEscaping(body) { body in
             try await writes.run(within: deadline) { [self] in

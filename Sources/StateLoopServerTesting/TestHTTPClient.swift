@@ -86,7 +86,7 @@ public struct TestHTTPResponse: Sendable {
         String(decoding: body, as: UTF8.self)
     }
 
-    /// The body as the kit's ``StateLoopWire/ErrorBody``, `nil` when it is not one.
+    /// The body as the kit's `ErrorBody`, `nil` when it is not one.
     public var errorBody: ErrorBody? {
         try? JSONDecoder().decode(ErrorBody.self, from: body)
     }

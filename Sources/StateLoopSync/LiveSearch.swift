@@ -5,7 +5,7 @@ import StateLoop
 ///
 /// The results of the previous query stay shown while the next one loads, and an answer is
 /// applied only if it is for the query that is current, so a late answer to an old query never
-/// shows. Embed it in a feature's state and drive it with ``Feedback/liveSearch(_:event:debounce:clock:search:)``.
+/// shows. Embed it in a feature's state and drive it with ``StateLoop/Feedback/liveSearch(_:event:debounce:clock:search:)``.
 public struct SearchState<Results: Sendable>: Sendable {
     /// What the user typed.
     public private(set) var text = ""

@@ -81,7 +81,7 @@ public final class RemoteResource<Value: Sendable>: Sendable {
 
     /// Subscribes to the resource's values: the held value at once if there is one, then each
     /// newer version. Outdated versions are never emitted; a repeated version only when it
-    /// brings a newer ``Versioned/lastMutationID``.
+    /// brings a newer `Versioned.lastMutationID`.
     public func values() -> AsyncStream<Versioned<Value>> {
         subscribers.subscribeToValues()
     }

@@ -11,7 +11,7 @@ import StateLoopSync
 /// larger in `Content-Length` is not read at all, one that comes without a length is cut as
 /// soon as it passes the limit, so an endless body costs the client the limit and no more.
 ///
-/// ``FailureKind/classify(_:)`` counts it as transient, like any error that is not an HTTP
+/// `FailureKind.classify(_:)` counts it as transient, like any error that is not an HTTP
 /// status: the request is retried a few times, then given up.
 public struct ResponseTooLargeError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The largest body accepted, in bytes.

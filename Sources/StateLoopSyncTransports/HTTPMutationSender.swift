@@ -7,8 +7,8 @@ import StateLoopSync
 /// which the server applied it.
 ///
 /// A server that honours `Mutation-ID` answers a repeated id with the version of the first time
-/// and does not apply the mutation again, which makes the retries of ``OptimisticResource`` safe.
-/// A status outside 200–299 throws ``HTTPStatusError`` (with the server's `Retry-After`, if
+/// and does not apply the mutation again, which makes the retries of `OptimisticResource` safe.
+/// A status outside 200–299 throws `HTTPStatusError` (with the server's `Retry-After`, if
 /// usable); an answer over `maximumResponseBytes` throws ``ResponseTooLargeError``.
 public struct HTTPMutationSender<M: Mutation>: Sendable {
     private let url: URL
@@ -19,6 +19,9 @@ public struct HTTPMutationSender<M: Mutation>: Sendable {
     /// Mutations to `url`, with extra `headers` (an `Authorization` bearer token, say).
     ///
     /// - Parameters:
+    ///   - url: Where each mutation is posted.
+    ///   - headers: Extra headers sent with every mutation (an `Authorization` bearer token,
+    ///     say), besides `Mutation-ID`.
     ///   - client: The AsyncHTTPClient to send with; `nil` (the default) shares one client for
     ///     the process (see ``HTTPPull/init(url:headers:client:maximumResponseBytes:)``).
     ///   - maximumResponseBytes: The largest answer accepted (4 MiB by default, far more than an

@@ -5,8 +5,8 @@ import StateLoopSync
 /// A pull source over HTTP: `GET url`, decoding a `Versioned<Value>` from JSON
 /// (`{"version": {"epoch": 0, "counter": 8}, "value": …}`).
 ///
-/// A status outside 200–299 throws ``HTTPStatusError`` with the server's `Retry-After` (in
-/// seconds or as a date; an unusable one is ignored), which ``FailureKind/classify(_:)`` turns
+/// A status outside 200–299 throws `HTTPStatusError` with the server's `Retry-After` (in
+/// seconds or as a date; an unusable one is ignored), which `FailureKind.classify(_:)` turns
 /// into a retry or a stop; a body over `maximumResponseBytes` throws ``ResponseTooLargeError``;
 /// transport errors are thrown as AsyncHTTPClient reports them (transient). A cancelled pull
 /// ends at once, its connection closed.
@@ -18,6 +18,8 @@ public struct HTTPPull<Value: Decodable & Sendable>: Sendable {
     /// A pull of `url`, with extra `headers` (an `Authorization` bearer token, say).
     ///
     /// - Parameters:
+    ///   - url: The resource's URL, fetched with `GET` on every pull.
+    ///   - headers: Extra headers sent with every pull (an `Authorization` bearer token, say).
     ///   - client: The AsyncHTTPClient to send with; `nil` (the default) shares one client for
     ///     the process, which fails a request at once when its connection cannot be made (the
     ///     resource's retry policy then decides when to try again).

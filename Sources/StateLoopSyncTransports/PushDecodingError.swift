@@ -1,5 +1,5 @@
 /// A push message that is neither a versioned value nor a change hint: reported to the resource
-/// as ``PushMessage/failed(_:)`` (it shows in ``ResourceStatus/pushFailure`` and the resource
+/// as `PushMessage.failed(_:)` (it shows in `ResourceStatus.pushFailure` and the resource
 /// pulls what the message could not say), rather than dropped without a trace.
 public struct PushDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
     /// How much of a message is kept, in characters: enough to recognise it in a log, not so

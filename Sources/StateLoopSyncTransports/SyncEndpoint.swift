@@ -19,8 +19,8 @@ import StateLoopSync
 /// let places: [Place] = try await server.get("/places?q=gare")
 /// ```
 ///
-/// A resource it makes is the app's to stop (``RemoteResource/stop()``,
-/// ``OptimisticResource/stop()``, which stops its resource too). Nothing is shared between two
+/// A resource it makes is the app's to stop (`RemoteResource.stop()`,
+/// `OptimisticResource.stop()`, which stops its resource too). Nothing is shared between two
 /// resources: each has its own client id, pull, push socket and connectivity.
 public struct SyncEndpoint: Sendable {
     /// The server, `http://host:port` (or `https`), with a path prefix if the app's routes
@@ -72,9 +72,13 @@ public struct SyncEndpoint: Sendable {
     /// A resource at `path` (`/me/ride`): pulled with `GET`, pushed on `<path>/push` (or
     /// `pushPath`), online while its push socket is connected, under `clientID`.
     ///
-    /// - Parameter clientID: The client named on its reads (`Client-ID`); give the same one to
-    ///   the optimistic resource that sends mutations for it, so that its values say which of
-    ///   them they contain. ``optimisticResource(at:for:pushPath:store:)`` does this itself.
+    /// - Parameters:
+    ///   - path: The resource's path on the server, one of the app's own.
+    ///   - type: The type its values decode as.
+    ///   - pushPath: The path of its push socket, when not `<path>/push`.
+    ///   - clientID: The client named on its reads (`Client-ID`); give the same one to
+    ///     the optimistic resource that sends mutations for it, so that its values say which of
+    ///     them they contain. ``optimisticResource(at:for:pushPath:store:)`` does this itself.
     public func resource<Value: Decodable & Sendable>(
         at path: String, as type: Value.Type = Value.self, pushPath: String? = nil, clientID: ClientID = ClientID()
     ) -> RemoteResource<Value> {
@@ -82,7 +86,7 @@ public struct SyncEndpoint: Sendable {
     }
 
     /// A resource at `path` that the app changes with mutations of type `M`: the resource (as
-    /// ``resource(at:as:pushPath:clientID:)`` makes it) under an ``OptimisticResource`` that
+    /// ``resource(at:as:pushPath:clientID:)`` makes it) under an `OptimisticResource` that
     /// sends each mutation with `POST <path>` and its `Mutation-ID`, in order, for as long as
     /// it takes, keeping its queue in `store` across launches. Stopping it stops the resource
     /// under it too.
@@ -133,7 +137,7 @@ public struct SyncEndpoint: Sendable {
 
     /// `GET path` (a path of the app's own, with its query), decoded as `Answer`.
     ///
-    /// - Throws: ``HTTPStatusError`` for a status outside 200–299, ``ResponseTooLargeError``,
+    /// - Throws: `HTTPStatusError` for a status outside 200–299, ``ResponseTooLargeError``,
     ///   the decoder's error, or the transport's.
     public func get<Answer: Decodable>(_ path: String, as type: Answer.Type = Answer.self) async throws -> Answer {
         try await get(url(path), as: Answer.self)
@@ -149,7 +153,7 @@ public struct SyncEndpoint: Sendable {
 
     /// `POST path` with `body` as JSON (sorted keys), its answer decoded as `Answer`.
     ///
-    /// - Throws: as ``get(_:as:)-swift.method``, and the encoder's error.
+    /// - Throws: as ``get(_:as:)-(String,_)``, and the encoder's error.
     public func post<Body: Encodable, Answer: Decodable>(_ path: String, _ body: Body, as type: Answer.Type = Answer.self) async throws -> Answer {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys

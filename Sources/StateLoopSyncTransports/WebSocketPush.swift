@@ -15,7 +15,7 @@ import NIOWebSocket
 /// A push source over a WebSocket, with reconnection.
 ///
 /// Each text message is JSON: a versioned value (`{"version": …, "value": …}`) or a bare hint
-/// (`{"changed": true}`); any other message is reported as ``PushMessage/failed(_:)`` with a
+/// (`{"changed": true}`); any other message is reported as `PushMessage.failed(_:)` with a
 /// ``PushDecodingError``, and the resource pulls instead. When the connection drops, it
 /// reconnects after a backoff (doubling from `initialBackoff` up to `maxBackoff`), and every
 /// connection but that of the first attempt is followed by a `.changed` hint, so the resource
@@ -48,6 +48,9 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     /// - Parameters:
     ///   - url: The `ws://` or `wss://` address.
     ///   - headers: Extra headers of the upgrade request (an `Authorization` bearer token, say).
+    ///   - initialBackoff: The first wait before connecting again after an attempt that did not
+    ///     give a healthy connection; it doubles after each such attempt.
+    ///   - maxBackoff: The longest wait between two attempts, however many failed.
     ///   - healthyAfter: How long a connection must last, on `clock`, for the backoff to start
     ///     again from `initialBackoff` once it ends (one ended by a protocol failure never does).
     ///     A server that accepts and closes at once, sends a message over the limit or garbage,
@@ -70,6 +73,10 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     ///     up to `handshakeTimeout`. With a second here, a server restarted mid-upgrade costs its
     ///     clients about a second, and a slow one still gets the time it needs. `nil`, the
     ///     default: every attempt waits `handshakeTimeout`.
+    ///   - clock: The clock the backoff sleeps on and `healthyAfter` is measured on.
+    ///   - logger: Where the source logs what happens to its connections: warnings for what a
+    ///     server should not do (an upgrade unanswered or answered wrongly, a close on an error,
+    ///     a message over the limit).
     ///   - onConnectionChange: Told `true` on each connection, and `false` on each loss and on
     ///     each attempt that reaches no server (the connection refused or unreachable); usable as a
     ///     connectivity source.

@@ -2,7 +2,7 @@ import CustomDump
 import StateLoop
 import Testing
 
-/// Drives a ``System`` step by step in a test and checks every step.
+/// Drives a `System` step by step in a test and checks every step.
 ///
 /// ```swift
 /// let clock = TestClock()
@@ -44,8 +44,14 @@ public actor TestSystem<State: Equatable & Sendable, Event: Equatable & Sendable
     /// Creates the system under test on the test system's executor and lets its first effects
     /// run until they wait.
     ///
-    /// - Parameter clock: The clock the feedbacks sleep on, if any. Advancing it waits until
-    ///   this system has settled after every wake-up.
+    /// - Parameters:
+    ///   - initialState: The state before any event, and the state the first assertion
+    ///     starts from.
+    ///   - reduce: Applies one event to the state, as in the system under test.
+    ///   - feedbacks: The loops that observe the state and run effects, on the test system's
+    ///     executor.
+    ///   - clock: The clock the feedbacks sleep on, if any. Advancing it waits until
+    ///     this system has settled after every wake-up.
     public init(
         initialState: State,
         reduce: @escaping @Sendable (inout State, Event) -> Void,

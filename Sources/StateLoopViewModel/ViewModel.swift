@@ -1,6 +1,6 @@
 import StateLoop
 
-/// A screen's view model: actions in, state out, built on a ``System``.
+/// A screen's view model: actions in, state out, built on a `System`.
 ///
 /// ```swift
 /// let viewModel = ViewModel(Login(service: service))
@@ -25,7 +25,7 @@ import StateLoop
 /// Errors never end the view model: a failed action is reported and the next action runs as
 /// usual. Releasing the view model cancels every running action.
 ///
-/// Isolation: like ``System``, a view model belongs to the actor it is created on (usually the
+/// Isolation: like `System`, a view model belongs to the actor it is created on (usually the
 /// main actor), where ``execute(_:)`` and ``state`` are synchronous.
 public final class ViewModel<Definition: ViewModelDefinition> {
     public typealias Action = Definition.Action

@@ -90,10 +90,14 @@ public final class SyncHost: Sendable {
     /// A host that binds `port` at its first start (0, the default: any free port).
     ///
     /// - Parameters:
+    ///   - port: The port to bind at the first start; 0 for any free port. Later starts bind
+    ///     the port the first one got.
     ///   - shutdownTimeout: How long requests under way may take to finish once a stop began;
     ///     then they are cancelled, and their connections closed.
     ///   - socketGrace: How long a push socket's client has to answer the close before its
     ///     connection is cut.
+    ///   - logger: Where the host logs its starts, stops and unexpected ends, and the logger of
+    ///     its service group.
     ///   - launch: What to run, for the port given: called at every start.
     public init(
         port: Int = 0,

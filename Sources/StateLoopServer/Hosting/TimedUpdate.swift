@@ -39,6 +39,8 @@ public struct TimedUpdate<Access: AccessPolicy>: Service {
     /// A timed update named `name` (in its logs) on `server`.
     ///
     /// - Parameters:
+    ///   - name: The update's name, given in the warnings it logs.
+    ///   - server: The server whose store it reads and updates, and whose logger it logs to.
     ///   - clock: The clock it reads and sleeps on; deadlines are dates on it.
     ///   - maximumPause: The longest it sleeps without reading the next deadline again.
     ///   - nextDeadline: The earliest time something falls due, `nil` for none: read in a

@@ -8,7 +8,7 @@ import StateLoopWire
 /// (`{"error": "<code>", "message": "…"}`, keys sorted).
 ///
 /// Throw it from an app's route (Hummingbird answers any `HTTPResponseError` with its response),
-/// or answer it with ``Response/error(_:_:_:headers:)``. ``SyncRequestDecoder`` throws it for a
+/// or answer it with ``HummingbirdCore/Response/error(_:_:_:headers:)``. ``SyncRequestDecoder`` throws it for a
 /// body that is too large (413 `bodyTooLarge`) or not the JSON expected (400 `badRequest`).
 ///
 /// ```swift
@@ -173,7 +173,7 @@ public struct SyncRequestDecoder: RequestDecoder, Sendable {
 /// ``SyncRequestContext``, so that a route may return any `ResponseEncodable` value (declare
 /// the conformance: `extension LoginAnswer: ResponseEncodable {}`) and have it answered as
 /// JSON with sorted keys and `Content-Type: application/json`, status 200. For another
-/// status, return ``Response/json(_:status:headers:)``.
+/// status, return ``HummingbirdCore/Response/json(_:status:headers:)``.
 public struct SyncResponseEncoder: ResponseEncoder, Sendable {
     /// The encoder.
     public init() {}

@@ -56,6 +56,7 @@ public struct Sessions: Sendable {
     /// transactions issue and revoke them.
     ///
     /// - Parameters:
+    ///   - store: The store the sessions' rows are kept in: the server's own.
     ///   - lifetime: How long a session is accepted after its sign-in; `nil` until it is ended.
     ///   - maximumPerUser: The most live sessions of one user (clamped to 1 to
     ///     ``maximumPerUserLimit``). A cap lowered later ends the sessions in slots past it at

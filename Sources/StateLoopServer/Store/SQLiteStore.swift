@@ -33,7 +33,7 @@ public final class SQLiteStore: ServerStore {
     /// The file, or `nil` for an in-memory store.
     public let path: String?
     /// The epoch stored in the file: the same on every open, until a restore,
-    /// ``startNewEpoch(at:)``, or an open that finds the file behind its high-water mark
+    /// ``startNewEpoch(at:now:)``, or an open that finds the file behind its high-water mark
     /// (``epochRestart``).
     public let epoch: UInt64
     /// The new epoch the store began as it opened, because the file's history was behind its
@@ -60,6 +60,8 @@ public final class SQLiteStore: ServerStore {
     /// the file's history is behind the mark (``epochRestart``).
     ///
     /// - Parameters:
+    ///   - path: The data file, created if it does not exist; its high-water mark is kept
+    ///     beside it (``highWaterMarkPath``).
     ///   - durability: What a commit survives.
     ///   - now: The clock that times commits in the change feed (a server's own clock in tests).
     ///   - logger: Where a new epoch begun at open, or a mark that cannot be written, is told.
