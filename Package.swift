@@ -242,7 +242,9 @@ let package = Package(
         // The inspector's page socket as tests read it: not a product.
         .target(
             name: "InspectorTestSupport",
-            dependencies: ["StateLoopInspectorWire", .product(name: "WSClient", package: "swift-websocket"), .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "StateLoopInspectorWire", .product(name: "WSClient", package: "swift-websocket"), .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/Support/InspectorTestSupport"
         ),
         .testTarget(

@@ -64,11 +64,13 @@ extension Feedback {
         effects: @escaping @Sendable (Request) -> Events,
         catch mapError: @escaping @Sendable (any Error) -> Event
     ) -> Feedback where Events.Element == Event {
-        react(query: query, effects: { request, send in
-            for try await event in effects(request) {
-                await send(event)
-            }
-        }, catch: mapError)
+        react(
+            query: query,
+            effects: { request, send in
+                for try await event in effects(request) {
+                    await send(event)
+                }
+            }, catch: mapError)
     }
 }
 
@@ -99,7 +101,7 @@ final class ReactLoop<State: Sendable, Event: Sendable, Request: Equatable & Sen
         switch (current, request) {
         case (nil, nil):
             return
-        case let (running?, request?) where running.request == request:
+        case (let running?, let request?) where running.request == request:
             return
         default:
             if let running = current {

@@ -86,15 +86,15 @@ final class ScopeLoop<State: Sendable, Event: Sendable, ChildState: Sendable, Ch
         switch (toChild(state), child) {
         case (nil, nil):
             return
-        case let (childState?, running?):
+        case (let childState?, let running?):
             running.update(childState)
-        case let (childState?, nil):
+        case (let childState?, nil):
             child = ChildLoops(
                 state: childState,
                 feedbacks: feedbacks,
                 host: ScopedEffectHost(parent: host, toParent: toParent)
             )
-        case let (nil, running?):
+        case (nil, let running?):
             running.end()
             child = nil
         }

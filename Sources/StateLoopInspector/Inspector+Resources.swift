@@ -82,12 +82,13 @@ extension Inspector {
     }
 
     private func pendingJSON<M: Mutation>(_ pending: PendingMutation<M>) -> JSONValue {
-        let status: String = switch pending.status {
-        case .pending: "pending"
-        case .sent: "sent"
-        case .confirmed(let version): "accepted at \(version)"
-        case .expired: "could not send"
-        }
+        let status: String =
+            switch pending.status {
+            case .pending: "pending"
+            case .sent: "sent"
+            case .confirmed(let version): "accepted at \(version)"
+            case .expired: "could not send"
+            }
         return .object(["id": .string(pending.id.rawValue), "status": .string(status), "mutation": RecordEncoder.json(of: pending.mutation)])
     }
 

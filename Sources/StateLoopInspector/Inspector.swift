@@ -129,7 +129,10 @@ public final class Inspector: Sendable {
 
     /// Keeps a record of `kind` for the system named `system`: the monitors' one way in, not
     /// generic, so that a monitor's calls do not look up generic types on every event.
-    func keep(_ kind: InspectorRecord.Kind, system: String, event: (any Encodable & Sendable)?, state: (any Encodable & Sendable)?, detail: RecordBuffer.Entry.Detail) {
+    func keep(
+        _ kind: InspectorRecord.Kind, system: String, event: (any Encodable & Sendable)?, state: (any Encodable & Sendable)?,
+        detail: RecordBuffer.Entry.Detail
+    ) {
         buffer.append(RecordBuffer.Entry(at: .now, system: system, kind: kind, event: event, state: state, detail: detail))
     }
 

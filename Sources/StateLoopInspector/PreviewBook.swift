@@ -30,7 +30,8 @@ final class PreviewBook: Sendable {
             return PreviewStatus(system: system, sequence: showing, problem: "no system named \(system) is attached")
         }
         guard let kept else {
-            return PreviewStatus(system: system, sequence: showing, problem: "record \(sequence) of \(system) is no longer in the app's buffer, or holds no state")
+            return PreviewStatus(
+                system: system, sequence: showing, problem: "record \(sequence) of \(system) is no longer in the app's buffer, or holds no state")
         }
         guard await show(kept) else {
             state.withLock { _ = $0.showing.removeValue(forKey: system) }

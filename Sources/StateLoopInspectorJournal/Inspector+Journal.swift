@@ -51,11 +51,13 @@ extension Inspector {
 
     /// A journal's status as the page shows it (see `docs/Inspector.md`).
     static func journalStatus<State, Event>(_ journal: Journal<State, Event>, health: JournalHealth, error: JournalError? = nil) -> JSONValue {
-        let recovery: String = switch journal.recovery {
-        case .created: "created"
-        case .restored(let snapshot, let replayed): "restored: the state saved after event \(snapshot.map(String.init) ?? "none"), then \(replayed) events"
-        case .startedFresh(let error, let setAside): "started fresh: \(error); the unreadable file is at \(setAside)"
-        }
+        let recovery: String =
+            switch journal.recovery {
+            case .created: "created"
+            case .restored(let snapshot, let replayed):
+                "restored: the state saved after event \(snapshot.map(String.init) ?? "none"), then \(replayed) events"
+            case .startedFresh(let error, let setAside): "started fresh: \(error); the unreadable file is at \(setAside)"
+            }
         var fields: [String: JSONValue] = [
             "recovery": .string(recovery),
             "lastSequence": .number(Double(health.lastSequence)),

@@ -165,7 +165,9 @@ final class InspectorHub: Sendable {
         state.withLock { state in
             let (appID, system, forApp): (Int, String, InspectorCommand)
             if let preview = command.preview {
-                (appID, system, forApp) = (preview.app, preview.system, InspectorCommand(preview: .init(system: preview.system, sequence: preview.sequence)))
+                (appID, system, forApp) = (
+                    preview.app, preview.system, InspectorCommand(preview: .init(system: preview.system, sequence: preview.sequence))
+                )
             } else if let end = command.endPreview {
                 (appID, system, forApp) = (end.app, end.system, InspectorCommand(endPreview: .init(system: end.system)))
             } else {

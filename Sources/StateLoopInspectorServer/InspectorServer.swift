@@ -164,12 +164,25 @@ public final class InspectorServer: Sendable {
         router.get("/inspector.css") { [page] _, _ in page.response(for: .style) }
         router.get("/apps") { [self] request, _ in
             try authorize(request)
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: .init(string: InspectorHub.text(hub.apps))))
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: .init(string: InspectorHub.text(hub.apps))))
         }
-        router.ws("/app", shouldUpgrade: { [self] request, _ in try authorize(request); return .upgrade([:]) }) { [self] inbound, outbound, _ in
+        router.ws(
+            "/app",
+            shouldUpgrade: { [self] request, _ in
+                try authorize(request)
+                return .upgrade([:])
+            }
+        ) { [self] inbound, outbound, _ in
             try await AppSocket(hub: hub, logger: logger).run(inbound: inbound, outbound: outbound)
         }
-        router.ws("/page", shouldUpgrade: { [self] request, _ in try authorize(request); return .upgrade([:]) }) { [self] inbound, outbound, _ in
+        router.ws(
+            "/page",
+            shouldUpgrade: { [self] request, _ in
+                try authorize(request)
+                return .upgrade([:])
+            }
+        ) { [self] inbound, outbound, _ in
             try await PageSocket(hub: hub).run(inbound: inbound, outbound: outbound)
         }
         // The same router decides upgrades: the gate and the token are checked once more there.

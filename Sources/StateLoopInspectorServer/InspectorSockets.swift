@@ -65,7 +65,9 @@ struct PageSocket {
                 try await outbound.close(.goingAway, reason: nil)
             }
             for try await message in inbound.messages(maxSize: 1 << 20) {
-                guard case .text(let text) = message, let command = try? JSONDecoder().decode(PageCommand.self, from: Data(text.utf8)) else { continue }
+                guard case .text(let text) = message, let command = try? JSONDecoder().decode(PageCommand.self, from: Data(text.utf8)) else {
+                    continue
+                }
                 hub.handle(command, fromPage: id)
             }
             outbox.finish()

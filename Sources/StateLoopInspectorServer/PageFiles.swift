@@ -25,7 +25,8 @@ struct PageFiles: Sendable {
         for file in File.allCases {
             let name = (file.rawValue as NSString).deletingPathExtension
             let ext = (file.rawValue as NSString).pathExtension
-            guard let url = Bundle.module.url(forResource: name, withExtension: ext, subdirectory: "Resources"), let data = try? Data(contentsOf: url) else {
+            guard let url = Bundle.module.url(forResource: name, withExtension: ext, subdirectory: "Resources"), let data = try? Data(contentsOf: url)
+            else {
                 throw Missing(file: file.rawValue)
             }
             contents[file] = data

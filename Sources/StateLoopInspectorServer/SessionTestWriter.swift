@@ -71,7 +71,8 @@ package struct SessionTestWriter: Sendable {
             struct \(name)SessionTests {
                 @Test("\(events) recorded events of \(Self.escaped(Self.literal(system))) replay through \(Self.escaped(reduce)), state for state")
                 func replay() throws {
-                    let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(\(Self.literal(fileNames.fixture)))
+                    let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                    let fixture = folder.appendingPathComponent(\(Self.literal(fileNames.fixture)))
                     try SessionReplay(contentsOf: fixture).check(system: \(Self.literal(system)), reduce: \(reduce), as: \(stateType).self, \(eventType).self)
                 }
             }

@@ -15,7 +15,7 @@ extension Journal {
         let existed = FileManager.default.fileExists(atPath: path)
         do {
             return try read(path: path, configuration: configuration, existed: existed)
-        } catch where error.isUnreadableData && configuration.unreadable == .setAsideAndStartFresh {
+        } catch  where error.isUnreadableData && configuration.unreadable == .setAsideAndStartFresh {
             let setAside = try JournalFiles.setAside(path)
             var fresh = try read(path: path, configuration: configuration, existed: false)
             fresh.recovery = .startedFresh(after: error, setAsideAt: setAside)

@@ -159,7 +159,9 @@ public final class Journal<State: Codable & Sendable, Event: Codable & Sendable>
             )
             if let last = encoded.unencodable.last {
                 failures = encoded.unencodable.map { JournalError.unencodableEvent(path: path, sequence: $0.sequence, detail: $0.detail) }
-                writer.ledger.unencodable(Set(encoded.unencodable.map(\.sequence)), failures.last ?? .unencodableEvent(path: path, sequence: last.sequence, detail: last.detail))
+                writer.ledger.unencodable(
+                    Set(encoded.unencodable.map(\.sequence)),
+                    failures.last ?? .unencodableEvent(path: path, sequence: last.sequence, detail: last.detail))
             }
             var snapshot: JournalDatabase.Snapshot?
             if let state = writer.ledger.stateToSave {

@@ -62,7 +62,8 @@ struct FeedEntries {
                 let (counter, json) = (try bind(Int64(value.version.counter)), try bind(value.json))
                 return "(\(position), \(commit), \(time), \(resource), \(id), \(epoch), \(counter), \(json), \(scope), \(mutation))"
             }
-            parts.append("""
+            parts.append(
+                """
                 written AS (INSERT INTO stateloop_changes (seq, commit_seq, committed_at, resource, id, epoch, counter, json, scope, mutation)
                 VALUES \(rows.joined(separator: ", ")) RETURNING seq)
                 """)
@@ -73,7 +74,8 @@ struct FeedEntries {
                 let sequence = try bind(Int64(bitPattern: client.lastMutationID))
                 return "(\(commit), \(time), \(clientScope), \(id), \(sequence), \(scope), \(mutation))"
             }
-            parts.append("""
+            parts.append(
+                """
                 progressed AS (INSERT INTO stateloop_progress (commit_seq, committed_at, scope, client, last_sequence, cause_scope, cause_mutation)
                 VALUES \(rows.joined(separator: ", ")))
                 """)

@@ -128,7 +128,9 @@ final class FeedFollower: Sendable {
                     limit = pageSize
                 }
             } catch {
-                logger.warning("reading the change feed failed; it is read again on the next commit or notification", metadata: ["error": "\(String(reflecting: error))"])
+                logger.warning(
+                    "reading the change feed failed; it is read again on the next commit or notification",
+                    metadata: ["error": "\(String(reflecting: error))"])
                 state.withLock { state in
                     state.connection?.close()
                     state.connection = nil
@@ -151,7 +153,8 @@ final class FeedFollower: Sendable {
     private func read(after position: UInt64, limit: Int) throws -> FeedPage {
         let connection = try opened()
         let after = Int64(clamping: position)
-        let rows = try connection.rows("""
+        let rows = try connection.rows(
+            """
             SELECT seq, commit_seq, committed_at, resource, id, counter, json, scope, mutation, NULL::TEXT, NULL::TEXT, NULL::BIGINT
             FROM stateloop_changes WHERE seq > \(after)
             UNION ALL
@@ -169,7 +172,8 @@ final class FeedFollower: Sendable {
         var read = FeedPage.Row(position: UInt64(position), commit: UInt64(commit), time: StoreClock.date(microseconds: time))
         if let causeScope, let mutation { read.cause = ChangeCause(scope: causeScope, mutation: MutationID(rawValue: mutation)) }
         if let resource, let id, let counter, let json {
-            read.value = StoredValue(key: ResourceKey(resource: resource, id: id), version: Version(epoch: epoch, counter: UInt64(counter)), json: json)
+            read.value = StoredValue(
+                key: ResourceKey(resource: resource, id: id), version: Version(epoch: epoch, counter: UInt64(counter)), json: json)
         }
         if let scope, let client, let sequence {
             read.progress = ClientProgress(scope: scope, client: ClientID(rawValue: client), lastMutationID: UInt64(bitPattern: sequence))

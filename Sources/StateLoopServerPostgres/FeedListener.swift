@@ -53,7 +53,8 @@ final class FeedListener: Sendable {
                         }
                     } catch {
                         if !Task.isCancelled {
-                            logger.warning("listening for the change feed stopped; listening again", metadata: ["error": "\(String(reflecting: error))"])
+                            logger.warning(
+                                "listening for the change feed stopped; listening again", metadata: ["error": "\(String(reflecting: error))"])
                         }
                     }
                     try? await connection.close()

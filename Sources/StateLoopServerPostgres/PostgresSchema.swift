@@ -35,12 +35,12 @@ enum PostgresSchema {
             last_sequence BIGINT NOT NULL, cause_scope TEXT, cause_mutation TEXT);
         CREATE INDEX stateloop_progress_by_commit ON stateloop_progress (commit_seq);
         CREATE INDEX stateloop_progress_by_time ON stateloop_progress (committed_at);
-        """,
+        """
     ]
 
     /// The advisory lock every transaction that commits changes takes last, to give its feed
     /// entries their positions (any fixed number: the lock's name).
-    static let feedLock: Int64 = 7461736303
+    static let feedLock: Int64 = 7_461_736_303
 
     /// A database written by a newer version of the kit.
     struct TooNew: Error, CustomStringConvertible {
@@ -90,12 +90,15 @@ enum PostgresSchema {
                 try await connection.query("UPDATE stateloop_schema SET version = \(Int32(migrations.count))", logger: logger)
             }
             var epoch: Int64 = 1
-            for try await stored in try await connection.query("SELECT value FROM stateloop_meta WHERE key = 'epoch'", logger: logger).decode(Int64.self) {
+            for try await stored in try await connection.query("SELECT value FROM stateloop_meta WHERE key = 'epoch'", logger: logger).decode(
+                Int64.self)
+            {
                 epoch = stored
             }
             let restart = try await checkIdentity(connection, epoch: UInt64(epoch), now: now, logger: logger)
             var feed: Int64 = 0
-            let last = try await connection.query("""
+            let last = try await connection.query(
+                """
                 SELECT greatest((SELECT max(seq) FROM stateloop_changes), (SELECT max(commit_seq) FROM stateloop_progress), 0)
                 """, logger: logger)
             for try await position in last.decode(Int64.self) { feed = position }
@@ -150,7 +153,9 @@ enum PostgresSchema {
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(7461736302)", logger: logger)
             var epoch: Int64 = 1
-            for try await stored in try await connection.query("SELECT value FROM stateloop_meta WHERE key = 'epoch'", logger: logger).decode(Int64.self) {
+            for try await stored in try await connection.query("SELECT value FROM stateloop_meta WHERE key = 'epoch'", logger: logger).decode(
+                Int64.self)
+            {
                 epoch = stored
             }
             let begun = try await beginEpoch(after: UInt64(epoch), now: now, on: connection, logger: logger)
@@ -171,7 +176,8 @@ enum PostgresSchema {
     /// Keeps `identity` in `stateloop_meta`.
     private static func store(_ identity: [(key: String, value: Int64)], on connection: PostgresConnection, logger: Logger) async throws {
         for (key, value) in identity {
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO stateloop_meta (key, value) VALUES (\(key), \(value)) ON CONFLICT (key) DO UPDATE SET value = excluded.value
                 """, logger: logger)
         }
@@ -188,11 +194,13 @@ enum PostgresSchema {
         // Under the feed's lock, like every commit's entries: a writer of an instance still
         // running (there should be none after a restore) gives its entries later positions.
         try await connection.query("SELECT pg_advisory_xact_lock(\(feedLock))", logger: logger)
-        try await connection.query("""
+        try await connection.query(
+            """
             INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, epoch, counter, json)
             SELECT 0, \(time), resource, id, \(newEpoch), counter, json FROM stateloop_values ORDER BY resource, id
             """, logger: logger)
-        try await connection.query("""
+        try await connection.query(
+            """
             UPDATE stateloop_changes SET commit_seq = (SELECT min(seq) FROM stateloop_changes WHERE commit_seq = 0) WHERE commit_seq = 0
             """, logger: logger)
         return begun

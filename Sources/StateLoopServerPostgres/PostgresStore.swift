@@ -86,11 +86,12 @@ public final class PostgresStore: ServerStore {
     /// - Throws: ``BadURL`` for a URL it cannot read; postgres-nio's errors when the database
     ///   cannot be reached or refuses.
     public init(
-        url: String, maximumConnections: Int = 8, writers: Int = 4, deadline: Duration = .seconds(5), now: @escaping @Sendable () -> Date = { Date() },
+        url: String, maximumConnections: Int = 8, writers: Int = 4, deadline: Duration = .seconds(5),
+        now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = Logger(label: "stateloop.postgres")
     ) async throws {
         guard let parts = URLComponents(string: url), parts.scheme == "postgres" || parts.scheme == "postgresql",
-              let host = parts.host, let user = parts.user, parts.path.count > 1
+            let host = parts.host, let user = parts.user, parts.path.count > 1
         else { throw BadURL(url: url) }
         let (port, password, database) = (parts.port ?? 5432, parts.password, String(parts.path.dropFirst()))
         var pooled = PostgresClient.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
@@ -153,7 +154,7 @@ public final class PostgresStore: ServerStore {
         listener.stop()
         follower.close()
         idleWriters.withLock { writers in
-            writers.forEach { $0.close() }
+            for writer in writers { writer.close() }
             writers.removeAll()
         }
     }
@@ -196,7 +197,7 @@ public final class PostgresStore: ServerStore {
                     let transaction = PostgresTransaction(connection: connection, epoch: epoch, now: now, locksKeys: true)
                     do {
                         return try writeOnce(body, in: transaction, on: connection)
-                    } catch where transaction.conflicted && attempt < Self.retriesAfterDeadlock {
+                    } catch  where transaction.conflicted && attempt < Self.retriesAfterDeadlock {
                         // The kit's transactions wrap store errors in their own: the flag, not
                         // the error's type, says a deadlock ended this one.
                         attempt += 1
@@ -254,11 +255,15 @@ public final class PostgresStore: ServerStore {
     }
 
     /// Reads the value and the client's progress in one `REPEATABLE READ` snapshot.
-    public func read(_ key: ResourceKey, lastMutationIDOf client: ClientID?, scope: String) async throws -> (value: StoredValue?, lastMutationID: UInt64?) {
+    public func read(_ key: ResourceKey, lastMutationIDOf client: ClientID?, scope: String) async throws -> (
+        value: StoredValue?, lastMutationID: UInt64?
+    ) {
         try await Deadline.race(deadline) { [self] in try await readNow(key, lastMutationIDOf: client, scope: scope) }
     }
 
-    private func readNow(_ key: ResourceKey, lastMutationIDOf client: ClientID?, scope: String) async throws -> (value: StoredValue?, lastMutationID: UInt64?) {
+    private func readNow(_ key: ResourceKey, lastMutationIDOf client: ClientID?, scope: String) async throws -> (
+        value: StoredValue?, lastMutationID: UInt64?
+    ) {
         try await self.client.withTransaction(logger: logger) { [epoch, logger] connection in
             try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             var value: StoredValue?
@@ -295,7 +300,8 @@ public final class PostgresStore: ServerStore {
     public func forgetClients(idleSince cutoff: Date) async throws -> Int {
         let milliseconds = Int64(max(0, cutoff.timeIntervalSince1970 * 1_000))
         return try await client.withTransaction(logger: logger) { [logger] connection in
-            try await connection.query("""
+            try await connection.query(
+                """
                 DELETE FROM stateloop_answers a USING stateloop_clients c
                 WHERE a.scope = c.scope AND a.client = c.client AND c.last_seen < \(milliseconds)
                 """, logger: logger)
@@ -312,7 +318,8 @@ public final class PostgresStore: ServerStore {
     }
 
     private func changesNow(after sequence: UInt64, limit: Int) async throws -> [StoredChange] {
-        let rows = try await client.query("""
+        let rows = try await client.query(
+            """
             SELECT seq, commit_seq, committed_at, resource, id, epoch, counter, json, scope, mutation
             FROM stateloop_changes WHERE seq > \(Int64(clamping: sequence)) ORDER BY seq LIMIT \(max(0, limit))
             """, logger: logger)
@@ -321,13 +328,14 @@ public final class PostgresStore: ServerStore {
             let (seq, commit, time, resource, id, epoch, counter, json, scope, mutation) = try row.decode(
                 (Int64, Int64, Int64, String, String, Int64, Int64, Data, String?, String?).self
             )
-            changes.append(StoredChange(
-                sequence: UInt64(seq), commit: UInt64(commit), time: StoreClock.date(microseconds: time),
-                value: StoredValue(
-                    key: ResourceKey(resource: resource, id: id), version: Version(epoch: UInt64(epoch), counter: UInt64(counter)), json: json
-                ),
-                cause: scope.flatMap { scope in mutation.map { ChangeCause(scope: scope, mutation: MutationID(rawValue: $0)) } }
-            ))
+            changes.append(
+                StoredChange(
+                    sequence: UInt64(seq), commit: UInt64(commit), time: StoreClock.date(microseconds: time),
+                    value: StoredValue(
+                        key: ResourceKey(resource: resource, id: id), version: Version(epoch: UInt64(epoch), counter: UInt64(counter)), json: json
+                    ),
+                    cause: scope.flatMap { scope in mutation.map { ChangeCause(scope: scope, mutation: MutationID(rawValue: $0)) } }
+                ))
         }
         return changes
     }
@@ -342,7 +350,8 @@ public final class PostgresStore: ServerStore {
             // The newest commit with values is the newest entry's (positions rise with commits),
             // found through the primary key: `commit_seq` has no index in that table. `least`
             // skips an empty table's NULL; with both empty nothing is deleted.
-            let kept = try await connection.query("""
+            let kept = try await connection.query(
+                """
                 SELECT least((SELECT commit_seq FROM stateloop_changes ORDER BY seq DESC LIMIT 1),
                              (SELECT max(commit_seq) FROM stateloop_progress))
                 """, logger: logger)

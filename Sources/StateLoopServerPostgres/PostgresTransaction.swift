@@ -74,9 +74,10 @@ final class PostgresTransaction: StoreTransaction {
     }
 
     private func select(_ key: ResourceKey, locking: Bool) throws -> StoredValue? {
-        let rows = try run(locking
-            ? "SELECT counter, json FROM stateloop_values WHERE resource = \(key.resource) AND id = \(key.id) FOR UPDATE"
-            : "SELECT counter, json FROM stateloop_values WHERE resource = \(key.resource) AND id = \(key.id)")
+        let rows = try run(
+            locking
+                ? "SELECT counter, json FROM stateloop_values WHERE resource = \(key.resource) AND id = \(key.id) FOR UPDATE"
+                : "SELECT counter, json FROM stateloop_values WHERE resource = \(key.resource) AND id = \(key.id)")
         return try rows.first.map { row in
             let (counter, json) = try row.decode((Int64, Data).self)
             return StoredValue(key: key, version: Version(epoch: epoch, counter: UInt64(counter)), json: json)
@@ -90,28 +91,33 @@ final class PostgresTransaction: StoreTransaction {
         let limit = max(0, limit)
         // In a write transaction the rows are locked as they are read (`FOR UPDATE`).
         let locking = locksKeys ? " FOR UPDATE" : ""
-        let rows: [PostgresRow] = switch (cursor, descending) {
-        case (nil, false):
-            try run("""
-                SELECT id, counter, json FROM stateloop_values WHERE resource = \(resource) AND id >= \(prefix) AND id < \(end)
-                ORDER BY id ASC LIMIT \(limit)\(unescaped: locking)
-                """)
-        case (nil, true):
-            try run("""
-                SELECT id, counter, json FROM stateloop_values WHERE resource = \(resource) AND id >= \(prefix) AND id < \(end)
-                ORDER BY id DESC LIMIT \(limit)\(unescaped: locking)
-                """)
-        case (let cursor?, false):
-            try run("""
-                SELECT id, counter, json FROM stateloop_values WHERE resource = \(resource) AND id >= \(prefix) AND id < \(end)
-                AND id > \(cursor) ORDER BY id ASC LIMIT \(limit)\(unescaped: locking)
-                """)
-        case (let cursor?, true):
-            try run("""
-                SELECT id, counter, json FROM stateloop_values WHERE resource = \(resource) AND id >= \(prefix) AND id < \(end)
-                AND id < \(cursor) ORDER BY id DESC LIMIT \(limit)\(unescaped: locking)
-                """)
-        }
+        let rows: [PostgresRow] =
+            switch (cursor, descending) {
+            case (nil, false):
+                try run(
+                    """
+                    SELECT id, counter, json FROM stateloop_values WHERE resource = \(resource) AND id >= \(prefix) AND id < \(end)
+                    ORDER BY id ASC LIMIT \(limit)\(unescaped: locking)
+                    """)
+            case (nil, true):
+                try run(
+                    """
+                    SELECT id, counter, json FROM stateloop_values WHERE resource = \(resource) AND id >= \(prefix) AND id < \(end)
+                    ORDER BY id DESC LIMIT \(limit)\(unescaped: locking)
+                    """)
+            case (let cursor?, false):
+                try run(
+                    """
+                    SELECT id, counter, json FROM stateloop_values WHERE resource = \(resource) AND id >= \(prefix) AND id < \(end)
+                    AND id > \(cursor) ORDER BY id ASC LIMIT \(limit)\(unescaped: locking)
+                    """)
+            case (let cursor?, true):
+                try run(
+                    """
+                    SELECT id, counter, json FROM stateloop_values WHERE resource = \(resource) AND id >= \(prefix) AND id < \(end)
+                    AND id < \(cursor) ORDER BY id DESC LIMIT \(limit)\(unescaped: locking)
+                    """)
+            }
         return try rows.map { row in
             let (id, counter, json) = try row.decode((String, Int64, Data).self)
             return StoredValue(key: ResourceKey(resource: resource, id: id), version: Version(epoch: epoch, counter: UInt64(counter)), json: json)
@@ -140,7 +146,8 @@ final class PostgresTransaction: StoreTransaction {
         let condition = onlyIfChanged ? " WHERE stateloop_values.json IS DISTINCT FROM excluded.json" : ""
         let rows: [PostgresRow]
         if locksKeys && !locked.contains(key) {
-            rows = try run("""
+            rows = try run(
+                """
                 INSERT INTO stateloop_values (resource, id, counter, json)
                 SELECT \(key.resource), \(key.id), 1, \(json) FROM (SELECT pg_advisory_xact_lock(hashtextextended(\(Self.lockName(of: key)), 0))) AS locked
                 ON CONFLICT (resource, id) DO UPDATE SET counter = stateloop_values.counter + 1, json = excluded.json\(unescaped: condition)
@@ -148,7 +155,8 @@ final class PostgresTransaction: StoreTransaction {
                 """)
             locked.insert(key)
         } else {
-            rows = try run("""
+            rows = try run(
+                """
                 INSERT INTO stateloop_values (resource, id, counter, json) VALUES (\(key.resource), \(key.id), 1, \(json))
                 ON CONFLICT (resource, id) DO UPDATE SET counter = stateloop_values.counter + 1, json = excluded.json\(unescaped: condition)
                 RETURNING counter
@@ -173,9 +181,10 @@ final class PostgresTransaction: StoreTransaction {
     func seal() throws -> FeedFollower.OwnCommit? {
         let progress = changes.committed(cause: cause, now: now).progress
         guard !written.isEmpty || !progress.isEmpty else { return nil }
-        let first = try run(
-            "SELECT nextval(pg_get_serial_sequence('stateloop_changes', 'seq')) FROM (SELECT pg_advisory_xact_lock(\(PostgresSchema.feedLock))) AS locked"
-        ).first?.decode(Int64.self) ?? 0
+        let first =
+            try run(
+                "SELECT nextval(pg_get_serial_sequence('stateloop_changes', 'seq')) FROM (SELECT pg_advisory_xact_lock(\(PostgresSchema.feedLock))) AS locked"
+            ).first?.decode(Int64.self) ?? 0
         let time = now()
         var last = first
         for statement in try FeedEntries(
@@ -206,7 +215,8 @@ final class PostgresTransaction: StoreTransaction {
     func remember(_ answer: RememberedAnswer, to mutation: String, scope: String, client: ClientID?, sequence: UInt64?) throws {
         let (fingerprint, status) = (Int64(bitPattern: answer.fingerprint), Int32(answer.status))
         let (clientID, number) = (client?.rawValue, sequence.map { Int64(bitPattern: $0) })
-        _ = try run("""
+        _ = try run(
+            """
             INSERT INTO stateloop_answers (scope, mutation, client, sequence, fingerprint, status, body)
             VALUES (\(scope), \(mutation), \(clientID), \(number), \(fingerprint), \(status), \(answer.body))
             ON CONFLICT (scope, mutation) DO UPDATE SET client = excluded.client, sequence = excluded.sequence,
@@ -221,13 +231,15 @@ final class PostgresTransaction: StoreTransaction {
 
     func setLastMutationID(_ sequence: UInt64, of client: ClientID, scope: String) throws {
         let (number, seen) = (Int64(bitPattern: sequence), Int64(StoreClock.millisecondsNow()))
-        let rows = try run("""
+        let rows = try run(
+            """
             INSERT INTO stateloop_clients (scope, client, last_sequence, last_seen) VALUES (\(scope), \(client.rawValue), \(number), \(seen))
             ON CONFLICT (scope, client) DO UPDATE
             SET last_sequence = greatest(stateloop_clients.last_sequence, excluded.last_sequence), last_seen = excluded.last_seen
             RETURNING last_sequence
             """)
-        _ = try run("""
+        _ = try run(
+            """
             DELETE FROM stateloop_answers WHERE scope = \(scope) AND client = \(client.rawValue) AND sequence < \(number)
             """)
         let newest = try rows.first.map { UInt64(bitPattern: try $0.decode(Int64.self)) } ?? sequence

@@ -1,6 +1,6 @@
-import StateLoopWire
 import AsyncAlgorithms
 import StateLoop
+import StateLoopWire
 
 extension Feedback {
     /// Plugs a remote resource into a system: while the system runs, it subscribes to the

@@ -1,5 +1,5 @@
-import StateLoopWire
 import StateLoop
+import StateLoopWire
 
 /// The state of a live search box: what is typed, the results shown, and the query they answer.
 ///

@@ -1,5 +1,5 @@
-import StateLoopWire
 import Foundation
+import StateLoopWire
 
 /// A change the app makes to a backend-owned value: applied to the local view at once, sent to
 /// the server, and kept on top of the server's value until the server's value contains it.

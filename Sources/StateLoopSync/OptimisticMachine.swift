@@ -1,6 +1,6 @@
 import Foundation
-import StateLoopWire
 import StateLoop
+import StateLoopWire
 
 /// The state of an optimistic resource: the server's confirmed value, and the queue of the
 /// app's mutations on top of it. The visible value is always derived, never stored, so a
@@ -168,11 +168,12 @@ struct OptimisticMachine<M: Mutation>: Sendable {
         case .restored(let stored, let storedConfirmed, let dropped):
             failures += dropped.map { MutationFailure(id: $0.id, mutation: nil, error: ResourceFailure($0, kind: .unrecoverable)) }
             // Mutations made before the restore finished stay after the stored ones.
-            queue = stored.map { pending in
-                var pending = pending
-                if pending.status == .sent { pending.status = .pending }
-                return pending
-            } + queue
+            queue =
+                stored.map { pending in
+                    var pending = pending
+                    if pending.status == .sent { pending.status = .pending }
+                    return pending
+                } + queue
             let client = client
             earlierLaunch = Set(stored.lazy.filter { $0.id.sequence(of: client) == nil }.map(\.id))
             isRestored = true

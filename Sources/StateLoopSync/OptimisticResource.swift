@@ -1,6 +1,6 @@
 import Foundation
-import StateLoopWire
 import StateLoop
+import StateLoopWire
 import Synchronization
 
 /// A remote resource the app changes optimistically: each mutation shows at once, is sent to

@@ -1,5 +1,5 @@
-import StateLoopWire
 import StateLoop
+import StateLoopWire
 import Synchronization
 
 /// One piece of backend-owned state (a driver mode, a ride status), kept up to date from a

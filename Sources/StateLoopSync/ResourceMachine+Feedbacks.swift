@@ -1,5 +1,5 @@
-import StateLoopWire
 import StateLoop
+import StateLoopWire
 
 extension ResourceMachine {
     typealias Loop = Feedback<ResourceMachine, Event>

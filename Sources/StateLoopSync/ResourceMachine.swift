@@ -1,5 +1,5 @@
-import StateLoopWire
 import StateLoop
+import StateLoopWire
 
 /// Everything a remote resource knows, as one state: the value, the request in flight, the
 /// retry waiting, the failure that stops polling. Every timer and request of the resource is a

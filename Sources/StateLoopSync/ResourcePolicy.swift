@@ -1,4 +1,5 @@
 import StateLoopWire
+
 /// How a ``RemoteResource`` retries, polls and reports slowness.
 public struct ResourcePolicy: Sendable {
     /// Retries of a pull after a transient failure before giving up (then no polling until a

@@ -1,5 +1,5 @@
-import StateLoopWire
 import StateLoop
+import StateLoopWire
 
 /// Where a remote resource's data comes from. Transport-agnostic: closures and sequences.
 public struct ResourceSources<Value: Sendable>: Sendable {
@@ -16,8 +16,11 @@ public struct ResourceSources<Value: Sendable>: Sendable {
         pull: @escaping @Sendable () async throws -> Versioned<Value>,
         push: Push,
         connectivity: Connectivity
-    ) where Push.Element == PushMessage<Value>, Push.Failure == Never,
-        Connectivity.Element == Bool, Connectivity.Failure == Never {
+    )
+    where
+        Push.Element == PushMessage<Value>, Push.Failure == Never,
+        Connectivity.Element == Bool, Connectivity.Failure == Never
+    {
         self.pull = pull
         self.push = { receive in for await message in push { await receive(message) } }
         self.connectivity = { report in for await online in connectivity { await report(online) } }

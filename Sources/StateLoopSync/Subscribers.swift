@@ -98,6 +98,6 @@ package final class Subscribers<Element: Sendable>: Sendable {
             defer { registry.continuations = [:] }
             return Array(registry.continuations.values)
         }
-        continuations.forEach { $0.finish() }
+        for continuation in continuations { continuation.finish() }
     }
 }

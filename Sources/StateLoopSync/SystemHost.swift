@@ -1,5 +1,5 @@
-import StateLoopWire
 import StateLoop
+import StateLoopWire
 
 /// The actor a resource's system lives on: `RemoteResource` and `OptimisticResource` each run
 /// their machine on one, fed by an ordered stream of commands.

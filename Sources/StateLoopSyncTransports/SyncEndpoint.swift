@@ -157,7 +157,8 @@ public struct SyncEndpoint: Sendable {
     public func post<Body: Encodable, Answer: Decodable>(_ path: String, _ body: Body, as type: Answer.Type = Answer.self) async throws -> Answer {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let data = try await HTTPExchange.post(url(path), json: try encoder.encode(body), headers: headers, client: client, limit: maximumResponseBytes)
+        let data = try await HTTPExchange.post(
+            url(path), json: try encoder.encode(body), headers: headers, client: client, limit: maximumResponseBytes)
         return try JSONDecoder().decode(Answer.self, from: data)
     }
 

@@ -1,16 +1,17 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HTTPTypes
 import Logging
-import StateLoopSync
-import Synchronization
 import NIOCore
 import NIOHTTP1
 import NIOSSL
 import NIOWebSocket
+import StateLoopSync
+import Synchronization
 @_spi(WSInternal) import WSCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A push source over a WebSocket, with reconnection.
 ///

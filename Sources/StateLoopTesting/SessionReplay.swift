@@ -73,7 +73,8 @@ public struct SessionReplay: Sendable {
         // every record kept; a gap after the start (sessions joined from several exports, say)
         // may hide events of this system, whatever system its marker names.
         if let gap = session.records.first(where: { $0.kind == .dropped && $0.sequence > records[start].sequence }) {
-            throw Unreplayable(description: "the session lost \(gap.dropped ?? 0) records before record \(gap.sequence + 1): a replay across them would be wrong")
+            throw Unreplayable(
+                description: "the session lost \(gap.dropped ?? 0) records before record \(gap.sequence + 1): a replay across them would be wrong")
         }
         var state: State = try decode(initial, as: State.self, at: records[start].sequence)
         var replayed = 0

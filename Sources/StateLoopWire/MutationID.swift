@@ -54,7 +54,8 @@ public struct MutationID: Hashable, Codable, Sendable, CustomStringConvertible {
     /// The client and the sequence number, for an identifier of the `<client>:<sequence>` form.
     public var parts: (client: ClientID, sequence: UInt64)? {
         guard let colon = rawValue.lastIndex(of: ":"), colon != rawValue.startIndex,
-              let sequence = UInt64(rawValue[rawValue.index(after: colon)...]) else { return nil }
+            let sequence = UInt64(rawValue[rawValue.index(after: colon)...])
+        else { return nil }
         return (ClientID(rawValue: String(rawValue[..<colon])), sequence)
     }
 

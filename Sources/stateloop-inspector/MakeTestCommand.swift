@@ -10,14 +10,14 @@ struct MakeTestCommand: ParsableCommand {
         commandName: "make-test",
         abstract: "Turn an exported session into a Swift Testing test that replays it through your reducer, state for state.",
         discussion: """
-        Writes <name>SessionTests.swift into --output (a folder of a test target) and the session \
-        beside it, as Sessions/<name>.session.json: exclude that Sessions folder from the target \
-        in Package.swift. The test fails at the first recorded state the reducer does not give again, \
-        naming each differing path. Example:
-          stateloop-inspector make-test Nightride-session.json --system "client ann" \\
-            --module NightrideClient --state ClientState --event ClientEvent \\
-            --reduce ClientState.reduce --name RideCancelled --output Nightride/Tests/NightrideDemoTests/RecordedSessions
-        """
+            Writes <name>SessionTests.swift into --output (a folder of a test target) and the session \
+            beside it, as Sessions/<name>.session.json: exclude that Sessions folder from the target \
+            in Package.swift. The test fails at the first recorded state the reducer does not give again, \
+            naming each differing path. Example:
+              stateloop-inspector make-test Nightride-session.json --system "client ann" \\
+                --module NightrideClient --state ClientState --event ClientEvent \\
+                --reduce ClientState.reduce --name RideCancelled --output Nightride/Tests/NightrideDemoTests/RecordedSessions
+            """
     )
 
     @Argument(help: ArgumentHelp("The session file the inspector's page exported.", valueName: "session.json"))

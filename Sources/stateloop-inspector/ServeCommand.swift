@@ -73,6 +73,6 @@ struct ServeCommand: AsyncParsableCommand {
             sources.append(source)
         }
         for await _ in signals { break }
-        sources.forEach { $0.cancel() }
+        for source in sources { source.cancel() }
     }
 }

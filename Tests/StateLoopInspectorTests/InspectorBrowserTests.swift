@@ -6,8 +6,8 @@ import StateLoopInspector
 import StateLoopInspectorServer
 import StateLoopInspectorWire
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// The inspector's page in a real browser (Debian's chromium, headless): a live app's events on
 /// the timeline, a selected event's diff and effects, a preview that reaches the app, and the
@@ -40,7 +40,9 @@ struct InspectorBrowserTests {
         }
     }
 
-    @Test("the page shows the timeline live under its Content-Security-Policy, a selected event's diff and effects, sends a preview the app shows, and refuses a page without the token")
+    @Test(
+        "the page shows the timeline live under its Content-Security-Policy, a selected event's diff and effects, sends a preview the app shows, and refuses a page without the token"
+    )
     func page() async throws {
         if let missing = HeadlessChromium.missing {
             Issue.record(Comment(rawValue: missing))
@@ -69,10 +71,12 @@ struct InspectorBrowserTests {
         let system = System(
             initialState: Search(),
             reduce: Search.reduce,
-            feedbacks: [.react(query: \.query) { (query: String, send: Send<Search.Event>) in
-                await gates.wait(for: query)
-                await send(.found("\(query)!"))
-            }],
+            feedbacks: [
+                .react(query: \.query) { (query: String, send: Send<Search.Event>) in
+                    await gates.wait(for: query)
+                    await send(.found("\(query)!"))
+                }
+            ],
             monitor: monitor
         )
         monitor.attach(to: system)
@@ -91,13 +95,17 @@ struct InspectorBrowserTests {
         gates.open("cab")
         #expect(await eventually(within: .seconds(10)) { system.state.results == ["cab!"] })
         let session = inspector.session()
-        let overtaking = try #require(session.records.first { $0.kind == .reduced && $0.event == .object(["search": .object(["_0": .string("cab")])]) })
+        let overtaking = try #require(
+            session.records.first { $0.kind == .reduced && $0.event == .object(["search": .object(["_0": .string("cab")])]) })
 
         try await browser.navigate(to: try #require(server.pageURL))
         let count = session.records.count
-        #expect(try await browser.waitFor("document.querySelectorAll('#timeline .record').length >= \(count)"), "the timeline never held the \(count) records")
+        #expect(
+            try await browser.waitFor("document.querySelectorAll('#timeline .record').length >= \(count)"),
+            "the timeline never held the \(count) records")
         #expect(try await browser.waitFor("document.querySelector('#status').textContent.includes('connected')"))
-        #expect(try await browser.evaluate("document.querySelectorAll('#timeline .record.stale').length") == .number(1), "the stale discard is marked")
+        #expect(
+            try await browser.evaluate("document.querySelectorAll('#timeline .record.stale').length") == .number(1), "the stale discard is marked")
         #expect(try await browser.evaluate("document.body.innerText.includes('hunter2')") == .bool(false), "the password reached the page")
 
         // All of the above ran under the page's Content-Security-Policy, which chromium enforces:
@@ -105,13 +113,18 @@ struct InspectorBrowserTests {
         let policy = try await browser.evaluate("fetch(location.href, { cache: 'no-store' }).then(r => r.headers.get('content-security-policy'))")
         guard case .string(let header) = policy else { throw HeadlessChromium.Failure(description: "no Content-Security-Policy: \(policy)") }
         #expect(header.contains("script-src 'self'") && header.contains("connect-src 'self' ws://127.0.0.1:"), "\(header)")
-        let inline = "(() => { const s = document.createElement('script'); s.textContent = 'window.inlineRan = true'; document.head.append(s); return window.inlineRan === true })()"
+        let inline =
+            "(() => { const s = document.createElement('script'); s.textContent = 'window.inlineRan = true'; document.head.append(s); return window.inlineRan === true })()"
         #expect(try await browser.evaluate(inline) == .bool(false), "an inline script ran: no policy enforced")
-        #expect(try await browser.evaluate("[...document.styleSheets].some(s => s.href && s.href.endsWith('/inspector.css') && s.cssRules.length > 0)") == .bool(true), "the style sheet did not load")
+        #expect(
+            try await browser.evaluate("[...document.styleSheets].some(s => s.href && s.href.endsWith('/inspector.css') && s.cssRules.length > 0)")
+                == .bool(true), "the style sheet did not load")
 
         // The overtaking search: its diff names the query, its effects the cancel and the start.
         _ = try await browser.evaluate("document.querySelector('#timeline .record[data-sequence=\"\(overtaking.sequence)\"]').click()")
-        #expect(try await browser.waitFor("[...document.querySelectorAll('#detail-diff .change')].some(e => e.dataset.path === 'query')"), "the diff does not name the query")
+        #expect(
+            try await browser.waitFor("[...document.querySelectorAll('#detail-diff .change')].some(e => e.dataset.path === 'query')"),
+            "the diff does not name the query")
         // Effect 1 cancelled and effect 2 started by this state (effect 1's return, before the
         // next event, is listed too).
         let effects = try await browser.evaluate("[...document.querySelectorAll('#detail-effects .effect')].map(e => e.textContent).join(' | ')")

@@ -31,7 +31,9 @@ struct InspectorGateTests {
             let port = try #require(server.port)
             let token = server.configuration.token
             // A rebound name, another port, none at all.
-            for host in ["attacker.example:\(port)", "attacker.example", "127.0.0.1:\(port + 1)", "127.0.0.1", "localhost.attacker.example:\(port)", nil] {
+            for host in [
+                "attacker.example:\(port)", "attacker.example", "127.0.0.1:\(port + 1)", "127.0.0.1", "localhost.attacker.example:\(port)", nil,
+            ] {
                 for path in ["/?token=\(token)", "/apps?token=\(token)", "/inspector.js"] {
                     let answer = try await RawHTTP.get(port: port, path, headers: ["Host": host])
                     #expect(answer.status == 421, "\(host ?? "no Host") \(path): \(answer)")
@@ -72,8 +74,11 @@ struct InspectorGateTests {
             // no browser sends; a browser extension's page is still a foreign page.
             for path in ["/app", "/page"] {
                 #expect(try await RawHTTP.upgrade(port: port, "\(path)?token=\(token)").status == 101, "\(path)")
-                #expect(try await RawHTTP.upgrade(port: port, "\(path)?token=\(token)", headers: ["Origin": "ws://127.0.0.1"]).status == 101, "\(path)")
-                #expect(try await RawHTTP.upgrade(port: port, "\(path)?token=\(token)", headers: ["Origin": "chrome-extension://abcdef"]).status == 403, "\(path)")
+                #expect(
+                    try await RawHTTP.upgrade(port: port, "\(path)?token=\(token)", headers: ["Origin": "ws://127.0.0.1"]).status == 101, "\(path)")
+                #expect(
+                    try await RawHTTP.upgrade(port: port, "\(path)?token=\(token)", headers: ["Origin": "chrome-extension://abcdef"]).status == 403,
+                    "\(path)")
             }
             #expect(try await RawHTTP.get(port: port, "/apps?token=\(token)", headers: ["Origin": "ws://127.0.0.1"]).status == 403)
         }

@@ -5,10 +5,11 @@ import StateLoop
 import StateLoopInspector
 import StateLoopInspectorServer
 import StateLoopInspectorWire
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The edges of a live inspector: previews that must end when nobody can end them, a released
@@ -16,7 +17,9 @@ import FoundationNetworking
 @MainActor
 @Suite("inspector: lifecycle", .timeLimit(.minutes(1)))
 struct InspectorLifecycleTests {
-    @Test("a preview ends when the app disconnects, when the last page leaves, and a failed preview says what is still shown; a new page learns of a preview on")
+    @Test(
+        "a preview ends when the app disconnects, when the last page leaves, and a failed preview says what is still shown; a new page learns of a preview on"
+    )
     func previewsEnd() async throws {
         try await withInspectorServer { server in
             let inspector = Inspector(app: "Forms")

@@ -5,11 +5,12 @@ import StateLoop
 import StateLoopInspector
 import StateLoopInspectorServer
 import StateLoopInspectorWire
-import Testing
 import TestSupport
+import Testing
 import WSClient
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The inspector live: an app connected to a real `InspectorServer` over loopback, and a page
@@ -57,7 +58,9 @@ struct InspectorLiveTests {
                 for index in 0..<5 { system.send(.typedName("\(round)-\(index)")) }
                 // The attached record, each earlier round's six, and this round's five.
                 let expected = 1 + 6 * round + 5
-                #expect(await eventually(within: .seconds(10)) { page.records(of: app).count == expected }, "round \(round): \(page.records(of: app).count)")
+                #expect(
+                    await eventually(within: .seconds(10)) { page.records(of: app).count == expected },
+                    "round \(round): \(page.records(of: app).count)")
                 inspector.disconnect()
                 #expect(await eventually(within: .seconds(10)) { page.apps.first?["connected"] == .bool(false) }, "the app never showed as away")
                 // Recorded while away: sent at the next connection.

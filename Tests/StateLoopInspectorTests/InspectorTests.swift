@@ -32,16 +32,16 @@ struct Form: Codable, Sendable, Equatable {
 @MainActor
 @Suite("inspector: recording")
 struct InspectorTests {
-    init() {}
-
     func makeSystem(_ inspector: Inspector) -> (System<Form, Form.Event>, InspectorMonitor<Form, Form.Event>) {
         let monitor = inspector.monitor(named: "form", of: Form.self, Form.Event.self)
         let system = System(
             initialState: Form(),
             reduce: Form.reduce,
-            feedbacks: [.react(query: \.lookup) { (query: String, _: Send<Form.Event>) in
-                await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
-            }],
+            feedbacks: [
+                .react(query: \.lookup) { (query: String, _: Send<Form.Event>) in
+                    await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
+                }
+            ],
             monitor: monitor
         )
         monitor.attach(to: system)
@@ -97,10 +97,13 @@ struct InspectorTests {
         let system = System(
             initialState: Session(),
             reduce: { (state: inout Session, event: String) in state.signIn = event },
-            feedbacks: [.react(query: { (state: Session) in state.signIn.map { SignIn(user: $0, password: "hunter2", attempts: [1, 2]) } }) { (_: SignIn, _: Send<String>) in
-                // Until cancelled: the system stops at the end of the test.
-                try? await Task.sleep(for: .seconds(3_600))
-            }],
+            feedbacks: [
+                .react(query: { (state: Session) in state.signIn.map { SignIn(user: $0, password: "hunter2", attempts: [1, 2]) } }) {
+                    (_: SignIn, _: Send<String>) in
+                    // Until cancelled: the system stops at the end of the test.
+                    try? await Task.sleep(for: .seconds(3_600))
+                }
+            ],
             monitor: monitor
         )
         monitor.attach(to: system)

@@ -5,8 +5,8 @@ import StateLoopInspectorJournal
 import StateLoopInspectorWire
 import StateLoopJournal
 import StateLoopTesting
-import Testing
 import TestSupport
+import Testing
 
 /// A journal watched by the inspector: what opening it found, its commits as its health
 /// changes, and its write failures.
@@ -52,11 +52,15 @@ struct JournalWatchTests {
         for _ in 0..<3 { system?.send(.add) }
         system?.send(.unwritable)
 
-        let statuses = { inspector.session().records.filter { $0.kind == .journal }.compactMap { record -> [String: JSONValue]? in
-            if case .object(let fields)? = record.status { fields } else { nil }
-        } }
+        let statuses = {
+            inspector.session().records.filter { $0.kind == .journal }.compactMap { record -> [String: JSONValue]? in
+                if case .object(let fields)? = record.status { fields } else { nil }
+            }
+        }
         #expect(statuses().first?["recovery"] == .string("created"))
-        #expect(await eventually(within: .seconds(10)) { statuses().contains { $0["lastError"].map { "\($0)" }?.contains("unwritable") == true } }, "the write failure was not recorded: \(statuses())")
+        #expect(
+            await eventually(within: .seconds(10)) { statuses().contains { $0["lastError"].map { "\($0)" }?.contains("unwritable") == true } },
+            "the write failure was not recorded: \(statuses())")
         // The sampler sees the commits (four events numbered, the unwritable one in memory
         // only) once the test clock says a tick has passed.
         #expect(await eventually(within: .seconds(10)) { clock.sleeperCount == 1 }, "the sampler never waited on the clock")

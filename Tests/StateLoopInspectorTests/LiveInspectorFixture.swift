@@ -1,8 +1,8 @@
 import InspectorTestSupport
 import Logging
 import StateLoopInspectorServer
-import Testing
 import TestSupport
+import Testing
 
 /// What the live inspector suites share: a server on a free loopback port, the address of its
 /// page socket, and the first app a page lists.

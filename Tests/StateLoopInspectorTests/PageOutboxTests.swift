@@ -1,8 +1,9 @@
-@testable import StateLoopInspectorServer
 import StateLoopInspectorWire
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import StateLoopInspectorServer
 
 /// A page that stops reading costs the inspector a bounded amount of memory, counted in bytes:
 /// a page's first copy alone holds up to 32 apps' records, in messages of 2,000 records.

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import TestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// One HTTP/1.1 request over a plain loopback socket, with exactly the headers given: client
 /// libraries set `Host` and `Origin` themselves, and answer a refused upgrade with an error that

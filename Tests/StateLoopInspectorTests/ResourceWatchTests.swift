@@ -1,12 +1,13 @@
 import Foundation
 import StateLoop
-@testable import StateLoopInspector
 import StateLoopInspectorWire
-@testable import StateLoopSync
 import StateLoopWire
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import StateLoopInspector
+@testable import StateLoopSync
 
 /// Resources watched by the inspector: their statuses, the versions they drop and the steps of
 /// each mutation recorded, without the watch changing what they do.
@@ -16,10 +17,12 @@ struct ResourceWatchTests {
     func remoteResource() async throws {
         let pulls = Mutex(0)
         let (pushes, push) = AsyncStream.makeStream(of: PushMessage<String>.self)
-        let resource = RemoteResource(sources: ResourceSources(pull: {
-            pulls.withLock { $0 += 1 }
-            return Versioned("pulled", version: Version(epoch: 1, counter: 1))
-        }, push: pushes))
+        let resource = RemoteResource(
+            sources: ResourceSources(
+                pull: {
+                    pulls.withLock { $0 += 1 }
+                    return Versioned("pulled", version: Version(epoch: 1, counter: 1))
+                }, push: pushes))
         defer { resource.stop() }
         let inspector = Inspector(app: "Test")
         inspector.watch(resource, named: "notes")
@@ -38,9 +41,11 @@ struct ResourceWatchTests {
     @Test("a watched resource the app releases stops as if unwatched, and its watch ends")
     func releasedResource() async throws {
         let (pushes, push) = AsyncStream.makeStream(of: PushMessage<String>.self)
-        var resource: RemoteResource<String>? = RemoteResource(sources: ResourceSources(pull: {
-            Versioned("pulled", version: Version(epoch: 1, counter: 1))
-        }, push: pushes))
+        var resource: RemoteResource<String>? = RemoteResource(
+            sources: ResourceSources(
+                pull: {
+                    Versioned("pulled", version: Version(epoch: 1, counter: 1))
+                }, push: pushes))
         weak let released = resource
         let inspector = Inspector(app: "Test")
         inspector.watch(resource!, named: "notes")
@@ -67,7 +72,9 @@ struct ResourceWatchTests {
         #expect(gone.last?.reason == "refused")
     }
 
-    @Test("a mutation acknowledged and dropped in one step, by a server that sends no lastMutationID, is confirmed; one its store dropped at launch is rejected at once")
+    @Test(
+        "a mutation acknowledged and dropped in one step, by a server that sends no lastMutationID, is confirmed; one its store dropped at launch is rejected at once"
+    )
     func sampledStatuses() {
         let client = ClientID()
         var tracker = MutationTracker<Note>()

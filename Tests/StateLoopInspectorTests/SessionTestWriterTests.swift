@@ -1,7 +1,8 @@
 import Foundation
-@testable import StateLoopInspectorServer
 import StateLoopInspectorWire
 import Testing
+
+@testable import StateLoopInspectorServer
 
 /// `stateloop-inspector make-test`'s writer: the checked-in Nightride test is what it writes
 /// today, and a session or a name that does not fit is refused with the reason.
@@ -26,15 +27,18 @@ struct SessionTestWriterTests {
         #expect(try nightride.source(for: session) == checkedIn)
         // Twice: nothing in the encoding may depend on a set's order, which changes between runs.
         for _ in 0..<2 {
-            #expect(try SessionTestWriter.fixture(for: session) == Data(contentsOf: fixture), "the fixture is written in a stable order, as checked in")
+            #expect(
+                try SessionTestWriter.fixture(for: session) == Data(contentsOf: fixture), "the fixture is written in a stable order, as checked in")
         }
     }
 
     @Test("an unknown system is refused naming the systems the session has; names that are not Swift are refused")
     func refusals() throws {
-        let session = InspectorSession(app: "A", redaction: Redaction(fields: []), records: [
-            InspectorRecord(sequence: 1, time: 0, system: "form", kind: .attached)
-        ])
+        let session = InspectorSession(
+            app: "A", redaction: Redaction(fields: []),
+            records: [
+                InspectorRecord(sequence: 1, time: 0, system: "form", kind: .attached)
+            ])
         var writer = nightride
         #expect(throws: SessionTestWriter.Refusal.self) { try writer.source(for: session) }
         do {
@@ -43,7 +47,9 @@ struct SessionTestWriterTests {
             #expect(error.description.contains("\"form\""), "\(error)")
         }
         writer.system = "form"
-        for (name, module, reduce) in [("9lives", "M", "S.reduce"), ("Ok", "My-Module", "S.reduce"), ("Ok", "M", "S..reduce"), ("Ok", "M", "reduce()")] {
+        for (name, module, reduce) in [
+            ("9lives", "M", "S.reduce"), ("Ok", "My-Module", "S.reduce"), ("Ok", "M", "S..reduce"), ("Ok", "M", "reduce()"),
+        ] {
             writer.name = name
             writer.module = module
             writer.reduce = reduce
@@ -60,9 +66,11 @@ struct SessionTestWriterTests {
     @Test("quotes and backslashes in a system's name stay inside the test's string literals")
     func escaping() throws {
         let system = #"client "a\b""#
-        let session = InspectorSession(app: "A", redaction: Redaction(fields: []), records: [
-            InspectorRecord(sequence: 1, time: 0, system: system, kind: .attached)
-        ])
+        let session = InspectorSession(
+            app: "A", redaction: Redaction(fields: []),
+            records: [
+                InspectorRecord(sequence: 1, time: 0, system: system, kind: .attached)
+            ])
         var writer = nightride
         writer.system = system
         let source = try writer.source(for: session)

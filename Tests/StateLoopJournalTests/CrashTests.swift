@@ -3,9 +3,9 @@ import TestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Real processes killed with SIGKILL: the journal's promise is about what survives a crash,
@@ -30,7 +30,9 @@ struct CrashTests {
             let restored = first.split(separator: " ").dropFirst().map(String.init)
             let count = Int(restored[0]) ?? -1
             // A send in progress at the kill is committed entirely or not at all.
-            #expect(count == returned || (count > returned && count <= attempted), "run \(run): restored \(count), returned \(returned), attempted \(attempted)")
+            #expect(
+                count == returned || (count > returned && count <= attempted),
+                "run \(run): restored \(count), returned \(returned), attempted \(attempted)")
             let expected = count > 0 ? Tally.folding(1...count) : Tally()
             #expect(restored == ["\(expected.count)", "\(expected.sum)", "\(expected.checksum)"], "run \(run)")
             restoredCounts.append(count)

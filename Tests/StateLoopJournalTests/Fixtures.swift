@@ -1,5 +1,6 @@
 import Foundation
 import StateLoop
+
 @testable import StateLoopJournal
 
 /// A state whose fold shows every event applied once, in order: the count, the sum and an
@@ -61,7 +62,8 @@ final class TemporaryFolder {
     let path: String
 
     init() {
-        path = FileManager.default.temporaryDirectory
+        path =
+            FileManager.default.temporaryDirectory
             .appendingPathComponent("stateloop-journal-\(UUID().uuidString)").path
         try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }

@@ -1,7 +1,8 @@
 import Foundation
 import StateLoop
-@testable import StateLoopJournal
 import Testing
+
+@testable import StateLoopJournal
 
 @MainActor
 @Suite("Journal: unreadable files, upgrades, full disk", .timeLimit(.minutes(1)))
@@ -211,7 +212,8 @@ struct JournalFailureTests {
         }
     }
 
-    @Test("a file cut short by one byte after a clean close is reported as damaged, not as an event that needs a migration", arguments: [1, 7, 4_095])
+    @Test(
+        "a file cut short by one byte after a clean close is reported as damaged, not as an event that needs a migration", arguments: [1, 7, 4_095])
     func cutShortAfterCleanClose(bytes: Int) throws {
         let folder = TemporaryFolder()
         try write((1...300).map { TallyEvent.note(String(repeating: "x", count: 100 + $0 % 50)) }, to: folder.journal)

@@ -1,10 +1,11 @@
 import Foundation
 import StateLoop
-@testable import StateLoopJournal
 import StateLoopSync
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import StateLoopJournal
 
 /// Version 1 of a small trip feature: its state, events and mutation, as an app shipped them.
 enum TripV1 {
@@ -175,9 +176,10 @@ struct JournalMigrationTests {
         let journal = try Journal<TripV2.State, TripV2.Event>(
             at: folder.journal, configuration: JournalConfiguration(schema: TripV2.schema, snapshotInterval: 3)
         )
-        #expect(journal.migration?.migrated.map { "\($0.kind) \($0.from)→\($0.to)" } == [
-            "the state 1→2", "the events 1→2", "the mutations of store \"bookings\" 1→2",
-        ])
+        #expect(
+            journal.migration?.migrated.map { "\($0.kind) \($0.from)→\($0.to)" } == [
+                "the state 1→2", "the events 1→2", "the mutations of store \"bookings\" 1→2",
+            ])
         // The tail after the state saved at event 6 held `clearStops`, a case v2 dropped.
         #expect(journal.migration?.droppedEvents == 1)
         let state = await MainActor.run {

@@ -3,8 +3,8 @@ import StateLoop
 import StateLoopJournal
 import StateLoopSync
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Adds a name to a list.
 struct AddName: Mutation, Equatable {

@@ -1,7 +1,8 @@
 import Foundation
 import StateLoop
-@testable import StateLoopJournal
 import Testing
+
+@testable import StateLoopJournal
 
 @MainActor
 @Suite("Journal: append, snapshot, compaction, restore", .timeLimit(.minutes(1)))
@@ -137,11 +138,13 @@ struct JournalTests {
         #expect(await iterator.next() == 2)
         #expect(await iterator.next() == 3)
         for await state in system.states where state.count == 4 { break }
-        #expect(system.state == {
-            var expected = Tally.folding([1, 2, 102, 103])
-            expected.note = "upload"
-            return expected
-        }())
+        #expect(
+            system.state
+                == {
+                    var expected = Tally.folding([1, 2, 102, 103])
+                    expected.note = "upload"
+                    return expected
+                }())
         system.stop()
     }
 

@@ -5,9 +5,9 @@ import TestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // The time limit is a hang guard: the 24 migrations take about a minute on an idle machine,

@@ -1,8 +1,8 @@
 import Foundation
 import ServerTestApp
 import StateLoopServer
-import StateLoopWire
 import StateLoopServerTesting
+import StateLoopWire
 import Testing
 
 @Suite("Sync server: access", .timeLimit(.minutes(2)))

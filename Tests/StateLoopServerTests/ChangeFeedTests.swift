@@ -65,7 +65,9 @@ struct ChangeFeedTests {
         #expect(try store.clientProgress() == [ClientProgress(scope: "ann", client: ClientID(rawValue: "c1"), lastMutationID: 2)])
     }
 
-    @Test("a new epoch adds every value to the feed at its new version, earlier entries keep theirs; pruning by time keeps the newest commit whole, so positions keep rising")
+    @Test(
+        "a new epoch adds every value to the feed at its new version, earlier entries keep theirs; pruning by time keeps the newest commit whole, so positions keep rising"
+    )
     func newEpochAndPruning() async throws {
         try await withStoreFile { path in
             let clock = FeedClock()

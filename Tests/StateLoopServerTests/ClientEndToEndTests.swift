@@ -19,19 +19,24 @@ struct ClientEndToEndTests {
     /// real sender (to lose answers, say).
     static func notes(
         port: Int, user: String,
-        send wrap: @escaping @Sendable (_ real: @escaping @Sendable (AddNote, MutationID) async throws -> Version, AddNote, MutationID) async throws -> Version = { try await $0($1, $2) }
+        send wrap:
+            @escaping @Sendable (_ real: @escaping @Sendable (AddNote, MutationID) async throws -> Version, AddNote, MutationID) async throws ->
+            Version = { try await $0($1, $2) }
     ) -> (RemoteResource<[String]>, OptimisticResource<AddNote>) {
         let client = ClientID()
         let headers = ["Authorization": "Bearer t-\(user)", "Client-ID": client.rawValue]
         let base = "127.0.0.1:\(port)/me/notes"
-        let remote = RemoteResource(sources: ResourceSources(
-            pull: HTTPPull<[String]>(url: URL(string: "http://\(base)")!, headers: headers),
-            push: WebSocketPush<[String]>(url: "ws://\(base)/push", headers: headers, initialBackoff: .milliseconds(50))
-        ))
+        let remote = RemoteResource(
+            sources: ResourceSources(
+                pull: HTTPPull<[String]>(url: URL(string: "http://\(base)")!, headers: headers),
+                push: WebSocketPush<[String]>(url: "ws://\(base)/push", headers: headers, initialBackoff: .milliseconds(50))
+            ))
         let sender = HTTPMutationSender<AddNote>(url: URL(string: "http://\(base)")!, headers: headers)
-        let optimistic = OptimisticResource(resource: remote, clientID: client, send: { mutation, id in
-            try await wrap(sender.callAsFunction, mutation, id)
-        })
+        let optimistic = OptimisticResource(
+            resource: remote, clientID: client,
+            send: { mutation, id in
+                try await wrap(sender.callAsFunction, mutation, id)
+            })
         return (remote, optimistic)
     }
 
@@ -43,7 +48,12 @@ struct ClientEndToEndTests {
             let (remote, notes) = Self.notes(port: client.port, user: "zoe") { real, mutation, id in
                 let version = try await real(mutation, id)
                 // The first answer to "lost" never arrives, though the server applied it.
-                let loseIt = mutation.text == "lost" && lost.withLock { done in defer { done = true }; return !done }
+                let loseIt =
+                    mutation.text == "lost"
+                    && lost.withLock { done in
+                        defer { done = true }
+                        return !done
+                    }
                 if loseIt { throw URLError(.networkConnectionLost) }
                 return version
             }
@@ -63,7 +73,7 @@ struct ClientEndToEndTests {
             // The statuses stream does not replay: a settled resource is read through `value`.
             let settled = await eventually(within: .seconds(20)) {
                 guard let truth = try? await client.send("GET", "me/notes", as: "zoe"),
-                      let value = try? JSONDecoder().decode(Versioned<[String]>.self, from: truth.body)
+                    let value = try? JSONDecoder().decode(Versioned<[String]>.self, from: truth.body)
                 else { return false }
                 return value.value.count == 5 && notes.value == value.value
             }

@@ -1,9 +1,10 @@
 import Foundation
 import NIOCore
-@testable import StateLoopServer
-import Synchronization
 import ServerTestApp
+import Synchronization
 import Testing
+
+@testable import StateLoopServer
 
 /// What reaches the server before any route: request heads that are garbage, too long, or
 /// never finished. Each is answered (when an answer can be given) and closed, so that such
@@ -54,7 +55,9 @@ struct ConnectionTests {
         }
     }
 
-    @Test("a server that stops answers 503 and closes, at once, every connection whose request head has not come: the stop does not wait for the head timeout")
+    @Test(
+        "a server that stops answers 503 and closes, at once, every connection whose request head has not come: the stop does not wait for the head timeout"
+    )
     func stoppingWithoutHead() async throws {
         let server = SyncServer(store: try SQLiteStore(), access: Notes.Rules())
         // A shutdown allowed longer than the test allows: only the guard's answer ends these

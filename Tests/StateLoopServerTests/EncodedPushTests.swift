@@ -2,15 +2,18 @@ import Foundation
 import NIOCore
 import NIOEmbedded
 import NIOWebSocket
-@testable import StateLoopServer
 import StateLoopWire
 import Testing
+
+@testable import StateLoopServer
 
 /// A push encoded and framed once is written below NIO's frame encoder, so its header is ours:
 /// NIO's own decoder must read it as the text frame the encoder would have made.
 @Suite("Pushes framed once")
 struct EncodedPushTests {
-    @Test("a header for each length form (7-bit, 16-bit, 64-bit), at each boundary, decodes to the payload", arguments: [0, 125, 126, 65_535, 65_536, 200_000])
+    @Test(
+        "a header for each length form (7-bit, 16-bit, 64-bit), at each boundary, decodes to the payload",
+        arguments: [0, 125, 126, 65_535, 65_536, 200_000])
     func headerSizes(payloadLength: Int) throws {
         let payload = ByteBuffer(repeating: UInt8(ascii: "x"), count: payloadLength)
         var frame = ByteBuffer()

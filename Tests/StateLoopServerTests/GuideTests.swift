@@ -3,8 +3,8 @@ import StateLoopServer
 import StateLoopServerTesting
 import StateLoopTesting
 import StateLoopWire
-import Testing
 import TestSupport
+import Testing
 
 /// The guide's backend (`docs/Server.md`, whose code is `Guide/TodoBackend.swift`), run.
 @Suite("Guide: a whole backend", .timeLimit(.minutes(2)))
@@ -21,7 +21,9 @@ struct GuideTests {
         #expect(shown == code, "docs/Server.md and Tests/StateLoopServerTests/Guide/TodoBackend.swift differ")
     }
 
-    @Test("the to-do backend: a sign-in with its refusals, add, toggle, refusals, hidden lists, the shared count, and done items cleared a day later and pushed")
+    @Test(
+        "the to-do backend: a sign-in with its refusals, add, toggle, refusals, hidden lists, the shared count, and done items cleared a day later and pushed"
+    )
     func todoBackendWorks() async throws {
         let clock = TestClock()
         let start = Date(timeIntervalSince1970: 1_800_000_000)
@@ -74,7 +76,9 @@ struct GuideTests {
         }
         #expect(cleared, "pushed: \(socket.received)")
         #expect(socket.values([TodoBackend.Item].self).last?.version.counter == 4)
-        #expect(try await bob.send("GET", "/me/todos").decode(Versioned<[TodoBackend.Item]>.self).version.counter == 1, "bob's list, unchanged, is not written")
+        #expect(
+            try await bob.send("GET", "/me/todos").decode(Versioned<[TodoBackend.Item]>.self).version.counter == 1,
+            "bob's list, unchanged, is not written")
         #expect(try await bob.send("GET", "/open-count").decode(Versioned<Int>.self).value == 2, "a done item was not open")
         await host.stop()
     }

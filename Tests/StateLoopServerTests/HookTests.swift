@@ -2,13 +2,14 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-@testable import StateLoopServer
+import ServerTestApp
 import StateLoopServerTesting
 import StateLoopWire
 import Synchronization
-import ServerTestApp
 import TestSupport
 import Testing
+
+@testable import StateLoopServer
 
 /// What an app plugs into the kit: middleware in front of every route, routes of its own that
 /// know the peer, the mutation id inside a handler, and (package-only) push faults.

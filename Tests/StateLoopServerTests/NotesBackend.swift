@@ -2,12 +2,12 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
-import StateLoopServer
-import StateLoopWire
-import Synchronization
 import ServerTestApp
+import StateLoopServer
 import StateLoopServerTesting
 import StateLoopSyncTransports
+import StateLoopWire
+import Synchronization
 import Testing
 
 /// Runs a notes server on a free loopback port for the duration of `body`, then stops it.

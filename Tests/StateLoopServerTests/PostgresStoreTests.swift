@@ -170,7 +170,9 @@ struct PostgresStoreTests {
         let server = try await ThrowawayPostgres.start()
         do {
             let url = "postgres://\(server.user)@127.0.0.1:\(server.port)/\(try await server.createDatabase("away"))"
-            let (writer, follower) = (try await PostgresStore(url: url, deadline: .seconds(1)), try await PostgresStore(url: url, deadline: .seconds(1)))
+            let (writer, follower) = (
+                try await PostgresStore(url: url, deadline: .seconds(1)), try await PostgresStore(url: url, deadline: .seconds(1))
+            )
             let heard = CommitLog()
             follower.observeCommits { heard.append($0) }
             _ = try await writer.write { try $0.write(Data("before".utf8), to: key) }
@@ -216,7 +218,8 @@ struct PostgresStoreTests {
         }
         // Until the other session holds the lock (a fixed pause lets requests through first on
         // a slow machine).
-        let locked = "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+        let locked =
+            "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
             + "WHERE c.relname = 'stateloop_values' AND l.mode = 'AccessExclusiveLock' AND l.granted) THEN RAISE EXCEPTION 'not yet'; END IF; END $$;"
         let deadline = ContinuousClock.now + .seconds(10)
         while (try? await server.execute(locked, in: database)) == nil {
@@ -259,7 +262,8 @@ struct PostgresStoreTests {
 
         #expect(try await store.forgetChanges(committedBefore: Date(timeIntervalSince1970: 10_000)) == 0)
         // The commit with the value is the newest in the values' table: its progress stays too.
-        let progressKept = "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM stateloop_progress WHERE commit_seq = \(withValue)) "
+        let progressKept =
+            "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM stateloop_progress WHERE commit_seq = \(withValue)) "
             + "THEN RAISE EXCEPTION 'the progress of commit \(withValue) was pruned, its value kept'; END IF; END $$;"
         await #expect(throws: Never.self) { try await server.execute(progressKept, in: database) }
     }
@@ -350,7 +354,9 @@ struct PostgresStoreTests {
                 try await group.waitForAll()
             }
             #expect(runs.count.withLock { $0 } == 3, "one body ran again after the deadlock, no other did")
-            let (a, b) = (try await store.read(first, lastMutationIDOf: nil, scope: ""), try await store.read(second, lastMutationIDOf: nil, scope: ""))
+            let (a, b) = (
+                try await store.read(first, lastMutationIDOf: nil, scope: ""), try await store.read(second, lastMutationIDOf: nil, scope: "")
+            )
             #expect(a.value?.version.counter == 2 && b.value?.version.counter == 2)
         }
     }

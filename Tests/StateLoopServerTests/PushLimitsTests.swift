@@ -1,18 +1,21 @@
 import Foundation
 import NIOCore
 import ServerTestApp
-@testable import StateLoopServer
+import StateLoopServerTesting
 import StateLoopWire
 import TestSupport
-import StateLoopServerTesting
 import Testing
+
+@testable import StateLoopServer
 
 /// What a push socket's client can make the server hold or do: bytes it does not read, frames
 /// it floods, frames that break the protocol. Every wait is bounded; time bounds are hang
 /// guards, generous enough for a machine shared with other builds.
 @Suite("Sync server: what a push socket's client may cost", .timeLimit(.minutes(2)))
 struct PushLimitsTests {
-    @Test("a socket that never reads holds no more than the bytes in flight: its pushes coalesce and it is cut after the slow-reader timeout, while a reader beside it gets every newest value")
+    @Test(
+        "a socket that never reads holds no more than the bytes in flight: its pushes coalesce and it is cut after the slow-reader timeout, while a reader beside it gets every newest value"
+    )
     func silentSocketCutWithinTimeout() async throws {
         let configuration = SyncServerConfiguration(slowReaderTimeout: .milliseconds(500))
         try await withNotesServer(configuration: configuration) { server, client in
@@ -46,7 +49,9 @@ struct PushLimitsTests {
             // (a slow reader is cut 500 ms after its channel stops being writable); that it is
             // cut, and its reader beside it served, does not.
             // The reader beside it got the newest page, its versions in order.
-            #expect(await eventually(within: .seconds(10)) { reader.values(String.self).last?.value == pages[sent - 1] }, "the reader missed the last page")
+            #expect(
+                await eventually(within: .seconds(10)) { reader.values(String.self).last?.value == pages[sent - 1] },
+                "the reader missed the last page")
             let counters = reader.values(String.self).map(\.version.counter)
             #expect(counters == counters.sorted() && Set(counters).count == counters.count, "\(counters)")
             _ = try await server.update { try $0.write("after", to: Notes.pages, "main") }
@@ -61,7 +66,9 @@ struct PushLimitsTests {
             let flooder = try RawConnection(port: client.port)
             #expect(flooder.send(RawFrames.upgrade("board/push", token: "t-mal")), "the upgrade could not be sent")
             let head = await flooder.read(through: "\r\n\r\n", within: .seconds(30))
-            #expect(head.map { String(decoding: $0, as: UTF8.self) }?.hasPrefix("HTTP/1.1 101") == true, "not upgraded: \(head.map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
+            #expect(
+                head.map { String(decoding: $0, as: UTF8.self) }?.hasPrefix("HTTP/1.1 101") == true,
+                "not upgraded: \(head.map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
             // 5,000 pings at once, where the default allows 10 a second and 20 at once. The
             // server may close before it took them all, so what was sent is not checked.
             let ping = RawFrames.client(RawFrames.ping, Array("are you there".utf8))
@@ -69,7 +76,8 @@ struct PushLimitsTests {
             // Another client's request is answered, and right.
             let asked = ContinuousClock.now
             let (status, body) = try await client.send("GET", "board", as: "bob")
-            #expect(status == 200 && String(decoding: body, as: UTF8.self).contains("\"value\":7"), "\(status) \(String(decoding: body, as: UTF8.self))")
+            #expect(
+                status == 200 && String(decoding: body, as: UTF8.self).contains("\"value\":7"), "\(status) \(String(decoding: body, as: UTF8.self))")
             #expect(ContinuousClock.now - asked < .seconds(10), "the request took \(ContinuousClock.now - asked)")
             let (bytes, closed) = await flooder.readBytesUntilClosed(within: .seconds(30))
             #expect(closed, "the flooding socket was still open after 30 s")

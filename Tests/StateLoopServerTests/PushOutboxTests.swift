@@ -1,15 +1,17 @@
 import Foundation
-@testable import StateLoopServer
 import StateLoopWire
 import Synchronization
 import Testing
+
+@testable import StateLoopServer
 
 @Suite("Push outbox")
 struct PushOutboxTests {
     let key = ResourceKey(resource: "notes", id: "ann")
 
     func entry(_ counter: UInt64, _ lastMutationID: UInt64? = nil) -> PushOutbox.Entry {
-        PushOutbox.Entry(value: StoredValue(key: key, version: Version(epoch: 1, counter: counter), json: Data("\(counter)".utf8)), lastMutationID: lastMutationID)
+        PushOutbox.Entry(
+            value: StoredValue(key: key, version: Version(epoch: 1, counter: counter), json: Data("\(counter)".utf8)), lastMutationID: lastMutationID)
     }
 
     @Test("a reader that does not take keeps one value, the newest; only the first offer starts a writer")
@@ -130,7 +132,10 @@ private final class OutboxHarness: Sendable {
     /// Offers the next version (allocated under the same lock as the offer, as commits are).
     func offerNext(key: ResourceKey) {
         let startWriter = outbox.withLock { outbox in
-            let version = counter.withLock { $0 += 1; return $0 }
+            let version = counter.withLock {
+                $0 += 1
+                return $0
+            }
             let value = StoredValue(key: key, version: Version(epoch: 1, counter: version), json: Data())
             return outbox.offer(PushOutbox.Entry(value: value, lastMutationID: nil)).startWriter
         }

@@ -1,11 +1,12 @@
 import Foundation
 import NIOWebSocket
 import ServerTestApp
-@testable import StateLoopServer
+import StateLoopServerTesting
 import StateLoopWire
 import TestSupport
-import StateLoopServerTesting
 import Testing
+
+@testable import StateLoopServer
 
 @Suite("Sync server: pushes", .timeLimit(.minutes(2)))
 struct PushTests {
@@ -113,7 +114,9 @@ struct PushTests {
         }
     }
 
-    @Test("a push socket does not outlive its session: a session that ends with no closeSockets(of:) (an expiry) closes it at the next check, as signed out")
+    @Test(
+        "a push socket does not outlive its session: a session that ends with no closeSockets(of:) (an expiry) closes it at the next check, as signed out"
+    )
     func sessionExpiryClosesSocket() async throws {
         var configuration = SyncServerConfiguration()
         configuration.sessionCheckInterval = .milliseconds(200)
@@ -138,17 +141,19 @@ struct PushTests {
         }
     }
 
-    @Test("a refused upgrade is answered with its own status and JSON error, then closed: 400 for bad WebSocket headers, 401, 404, 429 with Retry-After")
+    @Test(
+        "a refused upgrade is answered with its own status and JSON error, then closed: 400 for bad WebSocket headers, 401, 404, 429 with Retry-After"
+    )
     func refusedUpgradeSaysWhy() async throws {
         let configuration = SyncServerConfiguration(maximumSocketsPerPrincipal: 1)
         try await withNotesServer(configuration: configuration) { server, client in
             func upgrade(_ path: String, as user: String?, version: Int = 13) async throws -> String {
                 let connection = try RawConnection(port: client.port)
                 let token = user.map { "Authorization: Bearer t-\($0)\r\n" } ?? ""
-                _ = connection.send(Array((
-                    "GET /\(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                        + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: \(version)\r\n\(token)\r\n"
-                ).utf8))
+                _ = connection.send(
+                    Array(
+                        ("GET /\(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: \(version)\r\n\(token)\r\n").utf8))
                 let (text, closed) = await connection.readUntilClosed(within: .seconds(30))
                 #expect(closed, "the refused upgrade left its connection open: \(text)")
                 return text

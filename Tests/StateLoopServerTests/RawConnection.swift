@@ -1,7 +1,8 @@
 import Foundation
 import TestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A plain TCP connection to the test server, for requests no HTTP client would send.
@@ -121,10 +122,9 @@ enum RawFrames {
 
     /// A push socket's upgrade request for `path`, with `token`.
     static func upgrade(_ path: String, token: String) -> [UInt8] {
-        Array((
-            "GET /\(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer \(token)\r\n\r\n"
-        ).utf8)
+        Array(
+            ("GET /\(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer \(token)\r\n\r\n").utf8)
     }
 
     /// One frame as a client would send it: masked unless told otherwise, with the reserved

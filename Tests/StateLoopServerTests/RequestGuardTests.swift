@@ -1,8 +1,9 @@
 import Foundation
 import Hummingbird
-@testable import StateLoopServer
 import ServerTestApp
 import Testing
+
+@testable import StateLoopServer
 
 /// Requests that hold a connection without ever finishing, on any request of a connection, and
 /// one address that would take every connection: each is answered and closed, and the server
@@ -137,7 +138,9 @@ struct RequestGuardTests {
         }
     }
 
-    @Test("one address holds at most its share of the connections (half the cap): past it a new one is answered 503 and closed; a freed place is taken again")
+    @Test(
+        "one address holds at most its share of the connections (half the cap): past it a new one is answered 503 and closed; a freed place is taken again"
+    )
     func addressShare() async throws {
         try await withEchoServer(maximumConnections: 6) { port in
             let held = try (0..<3).map { _ in try RawConnection(port: port) }

@@ -13,7 +13,9 @@ import Testing
 struct RestoredHistoryTests {
     let keys = ["a", "b", "c", "d"].map { ResourceKey(resource: "notes", id: $0) }
 
-    @Test("SQLite: a backup of a running store put back after four more commits: the reopened store begins a new epoch, and no version it hands out was seen with another value")
+    @Test(
+        "SQLite: a backup of a running store put back after four more commits: the reopened store begins a new epoch, and no version it hands out was seen with another value"
+    )
     func sqliteRestoredBackup() async throws {
         let folder = try TemporaryFolder()
         let (path, backup) = (folder.file("server.sqlite"), folder.file("backup.sqlite"))
@@ -33,7 +35,8 @@ struct RestoredHistoryTests {
 
         let reopened = try SQLiteStore(path: path)
         #expect(reopened.epoch > firstEpoch)
-        #expect(reopened.epochRestart == EpochRestart(previousEpoch: firstEpoch, epoch: reopened.epoch, reason: .feedBehindMark(position: 3, mark: 7)))
+        #expect(
+            reopened.epochRestart == EpochRestart(previousEpoch: firstEpoch, epoch: reopened.epoch, reason: .feedBehindMark(position: 3, mark: 7)))
         try await expectNoVersionReused(reopened, seen: seen)
     }
 
@@ -66,7 +69,9 @@ struct RestoredHistoryTests {
         #expect(try await again.read(keys[0], lastMutationIDOf: nil, scope: "").value?.version == Version(epoch: epoch, counter: 1))
     }
 
-    @Test("SQLite: a clean reopen, a second store beside the first, and a reopen whose mark was lost keep the epoch; each leaves a mark that covers the file")
+    @Test(
+        "SQLite: a clean reopen, a second store beside the first, and a reopen whose mark was lost keep the epoch; each leaves a mark that covers the file"
+    )
     func sqliteCleanReopenKeepsEpoch() async throws {
         let folder = try TemporaryFolder()
         let path = folder.file("server.sqlite")
@@ -97,7 +102,9 @@ struct RestoredHistoryTests {
         #expect(try mark(at: markPath)?.position == 4)
     }
 
-    @Test("SQLite: a mark ahead of the file (a power cut that kept the mark and lost the commit) or torn costs one new epoch, values kept; the next open keeps it")
+    @Test(
+        "SQLite: a mark ahead of the file (a power cut that kept the mark and lost the commit) or torn costs one new epoch, values kept; the next open keeps it"
+    )
     func sqliteMarkAheadCostsOneEpoch() async throws {
         let folder = try TemporaryFolder()
         let path = folder.file("server.sqlite")
@@ -155,7 +162,8 @@ struct RestoredHistoryTests {
             for key in keys.prefix(3) { seen.add(try await store.write(key.id + "1", to: key)) }
             // Every part of the identity was read and kept (a part that fails to read is
             // skipped silently, so a broken query would go unnoticed otherwise).
-            try await server.execute("""
+            try await server.execute(
+                """
                 DO $$ BEGIN
                 IF (SELECT value FROM stateloop_meta WHERE key = 'system_identifier') IS DISTINCT FROM (SELECT system_identifier FROM pg_control_system())
                 OR (SELECT value FROM stateloop_meta WHERE key = 'timeline') IS DISTINCT FROM 1
@@ -177,7 +185,7 @@ struct RestoredHistoryTests {
         async let first = PostgresStore(url: url)
         async let second = PostgresStore(url: url)
         let instances = try await [first, second]
-        defer { instances.forEach { $0.close() } }
+        defer { for instance in instances { instance.close() } }
         #expect(instances[0].epoch == instances[1].epoch)
         #expect(instances[0].epoch > firstEpoch)
         let restarts = instances.compactMap(\.epochRestart)
@@ -220,7 +228,9 @@ struct RestoredHistoryTests {
         let reopened = try await PostgresStore(url: url)
         defer { reopened.close() }
         #expect(reopened.epoch > firstEpoch)
-        #expect(reopened.epochRestart == EpochRestart(previousEpoch: firstEpoch, epoch: reopened.epoch, reason: .databaseReplaced(changed: ["values_table_oid"])))
+        #expect(
+            reopened.epochRestart
+                == EpochRestart(previousEpoch: firstEpoch, epoch: reopened.epoch, reason: .databaseReplaced(changed: ["values_table_oid"])))
         try await expectNoVersionReused(reopened, seen: seen)
     }
 
@@ -281,7 +291,8 @@ struct RestoredHistoryTests {
         let reopened = try await PostgresStore(url: url)
         defer { reopened.close() }
         #expect(reopened.epoch > firstEpoch)
-        #expect(reopened.epochRestart == EpochRestart(previousEpoch: firstEpoch, epoch: reopened.epoch, reason: .databaseReplaced(changed: ["timeline"])))
+        #expect(
+            reopened.epochRestart == EpochRestart(previousEpoch: firstEpoch, epoch: reopened.epoch, reason: .databaseReplaced(changed: ["timeline"])))
         #expect(try await reopened.read(keys[0], lastMutationIDOf: nil, scope: "").value?.version == Version(epoch: reopened.epoch, counter: 1))
     }
 

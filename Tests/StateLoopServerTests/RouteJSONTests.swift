@@ -1,8 +1,8 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import NIOCore
 import Logging
+import NIOCore
 import ServerTestApp
 import StateLoopServer
 import StateLoopWire
@@ -114,7 +114,9 @@ struct RouteJSONTests {
 
     /// One request on a connection of its own, closed after the answer: the status, the
     /// headers (names lowercased) and the body.
-    static func exchange(port: Int, _ method: String, _ path: String, body: String) async throws -> (status: Int, headers: [String: String], body: String) {
+    static func exchange(port: Int, _ method: String, _ path: String, body: String) async throws -> (
+        status: Int, headers: [String: String], body: String
+    ) {
         let connection = try RawConnection(port: port)
         let request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
         #expect(connection.send(Array(request.utf8)))
@@ -151,7 +153,9 @@ struct RoutePrincipalTests {
         return Request(head: head, body: RequestBody(buffer: ByteBuffer()))
     }
 
-    @Test("a request's principal as the access policy finds it; none is 401 unauthorized, a policy that cannot tell is 503 unavailable with Retry-After")
+    @Test(
+        "a request's principal as the access policy finds it; none is 401 unauthorized, a policy that cannot tell is 503 unavailable with Retry-After"
+    )
     func principal() async throws {
         var logger = Logger(label: "stateloop.server.test")
         logger.logLevel = .critical

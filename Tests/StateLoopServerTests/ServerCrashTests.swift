@@ -6,8 +6,9 @@ import StateLoopSyncTransports
 import Synchronization
 import TestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The kit's durability under a real crash: a server process on a SQLite file, killed with
@@ -90,8 +91,8 @@ struct ServerCrashTests {
             for (user, (_, notes)) in zip(users, clients) {
                 let expected = made.withLock { $0[user] ?? [] }
                 guard let truth = try? await client.send("GET", "me/notes", as: user),
-                      let value = try? JSONDecoder().decode(Versioned<[String]>.self, from: truth.body),
-                      value.value.count == expected.count, notes.value == value.value
+                    let value = try? JSONDecoder().decode(Versioned<[String]>.self, from: truth.body),
+                    value.value.count == expected.count, notes.value == value.value
                 else { return false }
             }
             return true

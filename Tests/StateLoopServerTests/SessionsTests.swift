@@ -1,13 +1,14 @@
 import Foundation
 import Hummingbird
 import Logging
-@testable import StateLoopServer
+import StateLoopServerTesting
 import StateLoopTesting
 import StateLoopWire
 import Synchronization
-import StateLoopServerTesting
-import Testing
 import TestSupport
+import Testing
+
+@testable import StateLoopServer
 
 /// The kit's sessions: issued in a transaction, checked with one read, ended by their lifetime
 /// on the injected clock, by the cap and by revocations, which close push sockets.
@@ -66,9 +67,10 @@ struct SessionsTests {
         #expect(try await sessions.user(forToken: ann) == "ann")
         #expect(try await sessions.user(forToken: "nope") == nil)
         #expect(try await sessions.user(forToken: String(ann.dropLast()) + (ann.last == "0" ? "1" : "0")) == nil, "another secret in the slot")
-        #expect(try await server.read { try sessions.live(of: "ann", in: $0) }.map(\.expiresAt) == [
-            Self.start.addingTimeInterval(3_600), Self.start.addingTimeInterval(4_600),
-        ])
+        #expect(
+            try await server.read { try sessions.live(of: "ann", in: $0) }.map(\.expiresAt) == [
+                Self.start.addingTimeInterval(3_600), Self.start.addingTimeInterval(4_600),
+            ])
 
         await clock.advance(by: .seconds(2_599))
         #expect(try await sessions.user(forToken: ann) == "ann", "a second before its end")
@@ -104,7 +106,9 @@ struct SessionsTests {
         #expect(secrets.allSatisfy { $0.utf8.count == 64 && $0.allSatisfy(\.isHexDigit) })
     }
 
-    @Test("at the cap, a sign-in ends the oldest live session and takes its slot; a user's rows never pass the cap; a lowered cap ends the sessions past it")
+    @Test(
+        "at the cap, a sign-in ends the oldest live session and takes its slot; a user's rows never pass the cap; a lowered cap ends the sessions past it"
+    )
     func cap() async throws {
         let clock = TestClock()
         let server = try Self.server(clock: clock, lifetime: nil, maximumPerUser: 3)

@@ -1,7 +1,8 @@
 import Foundation
 import TestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A push socket that upgrades and then never reads: the slow reader of the tests. Its receive

@@ -1,10 +1,10 @@
 import Foundation
+import ServerTestApp
 import StateLoopServer
 import StateLoopWire
 import Synchronization
-import ServerTestApp
-import Testing
 import TestSupport
+import Testing
 
 /// What every ``ServerStore`` guarantees, run against each store: SQLite in memory, and
 /// PostgreSQL in a throwaway server the test starts (`ThrowawayPostgres`).
@@ -37,7 +37,9 @@ struct StoreTests {
             await #expect(throws: Boom.self) {
                 try await store.write { transaction in
                     _ = try transaction.write(Data("2".utf8), to: key)
-                    try transaction.remember(RememberedAnswer(fingerprint: 1, status: 200, body: Data()), to: "c:1", scope: "ann", client: ClientID(rawValue: "c"), sequence: 1)
+                    try transaction.remember(
+                        RememberedAnswer(fingerprint: 1, status: 200, body: Data()), to: "c:1", scope: "ann", client: ClientID(rawValue: "c"),
+                        sequence: 1)
                     try transaction.setLastMutationID(1, of: ClientID(rawValue: "c"), scope: "ann")
                     throw Boom()
                 }
@@ -71,7 +73,9 @@ struct StoreTests {
         }
     }
 
-    @Test("a write of the bytes a key holds is none: no counter, no feed entry, no value for the observers, its progress committed; a key without a value is always written", arguments: StoreKind.enabled)
+    @Test(
+        "a write of the bytes a key holds is none: no counter, no feed entry, no value for the observers, its progress committed; a key without a value is always written",
+        arguments: StoreKind.enabled)
     func unchangedWriteSkipped(_ kind: StoreKind) async throws {
         try await kind.withStore { store in
             let commits = CommitLog()
@@ -124,7 +128,8 @@ struct StoreTests {
         }
     }
 
-    @Test("pages of a resource's values by id prefix, either way, after a cursor; other prefixes and resources left out", arguments: StoreKind.enabled)
+    @Test(
+        "pages of a resource's values by id prefix, either way, after a cursor; other prefixes and resources left out", arguments: StoreKind.enabled)
     func pagesByPrefix(_ kind: StoreKind) async throws {
         try await kind.withStore { store in
             let server = SyncServer(store: store, access: Notes.Rules())

@@ -21,7 +21,9 @@ struct SyncEndpointTests {
         SyncEndpoint(server: URL(string: "http://127.0.0.1:\(port)")!, bearerToken: "t-\(user)", reconnectBackoff: .milliseconds(50))
     }
 
-    @Test("an optimistic resource from one call: shown at once, sent once, confirmed with its own mutation id; a server-side change is pushed; stop closes its socket")
+    @Test(
+        "an optimistic resource from one call: shown at once, sent once, confirmed with its own mutation id; a server-side change is pushed; stop closes its socket"
+    )
     func optimisticResourceInOneCall() async throws {
         try await withNotesServer { server, client in
             _ = try await server.update { try $0.write(["start"], to: Notes.notes, "endo") }
@@ -58,15 +60,18 @@ struct SyncEndpointTests {
     func resourceAndRequests() async throws {
         let server = SyncServer(store: try SQLiteStore(), access: Notes.Rules())
         Notes.declare(on: server)
-        try await withRunning(server, routes: { router in
-            router.post("echo") { request, _ -> Response in
-                var request = request
-                let body = try await request.collectBody(upTo: 1_000)
-                var echo = try JSONDecoder().decode(Echo.self, from: Data(buffer: body))
-                echo.authorization = request.headers[.authorization]
-                return Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(echo))))
+        try await withRunning(
+            server,
+            routes: { router in
+                router.post("echo") { request, _ -> Response in
+                    var request = request
+                    let body = try await request.collectBody(upTo: 1_000)
+                    var echo = try JSONDecoder().decode(Echo.self, from: Data(buffer: body))
+                    echo.authorization = request.headers[.authorization]
+                    return Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(echo))))
+                }
             }
-        }) { port in
+        ) { port in
             _ = try await server.update { try $0.write(1, to: Notes.board, "main") }
             let client = TestClient(port: port)
             let endpoint = Self.endpoint(port: client.port, user: "ann")
@@ -80,10 +85,14 @@ struct SyncEndpointTests {
             #expect(read.value == 2)
             let echo = try await endpoint.post("/echo", Echo(text: "hi"), as: Echo.self)
             #expect(echo == Echo(text: "hi", authorization: "Bearer t-ann"))
-            await #expect(throws: HTTPStatusError.self) { try await Self.endpoint(port: client.port, user: "eve").get("/board", as: Versioned<Int>.self) }
+            await #expect(throws: HTTPStatusError.self) {
+                try await Self.endpoint(port: client.port, user: "eve").get("/board", as: Versioned<Int>.self)
+            }
             // Links the server sends are followed on this server only.
             #expect(try endpoint.link("/board?x=1").absoluteString == "http://127.0.0.1:\(client.port)/board?x=1")
-            #expect(throws: ForeignLinkError(link: "http://127.0.0.2:\(client.port)/board")) { try endpoint.link("http://127.0.0.2:\(client.port)/board") }
+            #expect(throws: ForeignLinkError(link: "http://127.0.0.2:\(client.port)/board")) {
+                try endpoint.link("http://127.0.0.2:\(client.port)/board")
+            }
             #expect(throws: ForeignLinkError(link: "http://a b/")) { try endpoint.link("http://a b/") }
         }
     }

@@ -5,12 +5,13 @@ import NIOCore
 import NIOWebSocket
 import ServerTestApp
 import ServiceLifecycle
-@testable import StateLoopServer
+import StateLoopServerTesting
 import StateLoopWire
 import Synchronization
-import StateLoopServerTesting
-import Testing
 import TestSupport
+import Testing
+
+@testable import StateLoopServer
 
 /// The host that starts, stops and restarts a server app in this process (`SyncHost`).
 @Suite("SyncHost: a server app's lifecycle in one process", .timeLimit(.minutes(4)))
@@ -61,7 +62,9 @@ struct SyncHostTests {
         #expect(failing.port == nil)
     }
 
-    @Test("a stop closes push sockets with 'going away' first and cuts a client that does not answer after the grace; a client reconnecting meanwhile is refused, and none is left open")
+    @Test(
+        "a stop closes push sockets with 'going away' first and cuts a client that does not answer after the grace; a client reconnecting meanwhile is refused, and none is left open"
+    )
     func stopClosesSocketsFirst() async throws {
         // A slow-reader timeout and a shutdown bound far beyond the socket grace: the socket
         // that never answers is cut by the host's grace, not by either of them.
@@ -104,22 +107,26 @@ struct SyncHostTests {
         #expect(server.connections.count == 0, "a connection was left open")
     }
 
-    @Test("a request under way finishes within the stop's bound; one that hangs, even ignoring its cancellation, holds the stop no longer than the bound and has its connection closed")
+    @Test(
+        "a request under way finishes within the stop's bound; one that hangs, even ignoring its cancellation, holds the stop no longer than the bound and has its connection closed"
+    )
     func hangingRequestBounded() async throws {
         let server = Self.notesServer()
         let gate = Gate()
         let slowArrived = Gate()
-        let application = server.application(port: 0, routes: { router in
-            router.get("slow") { _, _ in
-                slowArrived.open()
-                try await Task.sleep(for: .milliseconds(200))
-                return "done"
-            }
-            router.get("hang") { _, _ in
-                await gate.wait()
-                return "released"
-            }
-        })
+        let application = server.application(
+            port: 0,
+            routes: { router in
+                router.get("slow") { _, _ in
+                    slowArrived.open()
+                    try await Task.sleep(for: .milliseconds(200))
+                    return "done"
+                }
+                router.get("hang") { _, _ in
+                    await gate.wait()
+                    return "released"
+                }
+            })
         let host = SyncHost(shutdownTimeout: .seconds(5), logger: Self.quiet) { _ in .init(server, application: application) }
         let port = try await host.start()
         defer { gate.open() }
@@ -207,7 +214,9 @@ struct SyncHostTests {
         }
     }
 
-    @Test("the app's own service runs beside the server and is ended by the stop's graceful shutdown; one that throws by itself stops the host, and run() throws")
+    @Test(
+        "the app's own service runs beside the server and is ended by the stop's graceful shutdown; one that throws by itself stops the host, and run() throws"
+    )
     func extraServices() async throws {
         let server = Self.notesServer()
         let ticker = Ticker(server: server)
@@ -266,7 +275,9 @@ struct SyncHostTests {
         return logger
     }
 
-    static func notesServer(store: (any ServerStore)? = nil, configuration: SyncServerConfiguration = SyncServerConfiguration()) -> SyncServer<Notes.Rules> {
+    static func notesServer(store: (any ServerStore)? = nil, configuration: SyncServerConfiguration = SyncServerConfiguration()) -> SyncServer<
+        Notes.Rules
+    > {
         let server = SyncServer(store: store ?? (try! SQLiteStore()), access: Notes.Rules(), configuration: configuration, logger: quiet)
         Notes.declare(on: server)
         return server

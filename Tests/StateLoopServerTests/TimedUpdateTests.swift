@@ -1,14 +1,15 @@
 import Dispatch
 import Foundation
 import Logging
-import ServiceLifecycle
-@testable import StateLoopServer
-import StateLoopTesting
 import ServerTestApp
-import Synchronization
+import ServiceLifecycle
 import StateLoopServerTesting
-import Testing
+import StateLoopTesting
+import Synchronization
 import TestSupport
+import Testing
+
+@testable import StateLoopServer
 
 /// The timed update on a test clock: it runs what is due when it is due, never before, never
 /// later than the clock says, and goes on through failures until the graceful shutdown.

@@ -1,11 +1,11 @@
 import Foundation
 import ServerTestApp
 import StateLoopServer
+import StateLoopServerTesting
 import StateLoopSync
 import StateLoopSyncTransports
 import StateLoopWire
 import TestSupport
-import StateLoopServerTesting
 import Testing
 
 /// A write whose value did not change is skipped: no version, no feed entry, no push; the
@@ -15,7 +15,9 @@ struct UnchangedWriteTests {
     static let scores = ServerResource("scores", of: [String: Int].self)
     static let maybe = ServerResource("maybe", of: Int?.self)
 
-    @Test("a mutation that changes nothing: answered with the current version, remembered, the client's lastMutationID moved on; no version, no feed entry, no push", arguments: StoreKind.enabled)
+    @Test(
+        "a mutation that changes nothing: answered with the current version, remembered, the client's lastMutationID moved on; no version, no feed entry, no push",
+        arguments: StoreKind.enabled)
     func unchangedMutation(_ kind: StoreKind) async throws {
         try await kind.withStore { store in
             try await withNotesServer(store: store) { _, client in
@@ -113,10 +115,11 @@ struct UnchangedWriteTests {
             let clientID = ClientID()
             let headers = ["Authorization": "Bearer t-ann", "Client-ID": clientID.rawValue]
             let base = "127.0.0.1:\(client.port)/board"
-            let remote = RemoteResource(sources: ResourceSources(
-                pull: HTTPPull<Int>(url: URL(string: "http://\(base)")!, headers: headers),
-                push: WebSocketPush<Int>(url: "ws://\(base)/push", headers: headers, initialBackoff: .milliseconds(50))
-            ))
+            let remote = RemoteResource(
+                sources: ResourceSources(
+                    pull: HTTPPull<Int>(url: URL(string: "http://\(base)")!, headers: headers),
+                    push: WebSocketPush<Int>(url: "ws://\(base)/push", headers: headers, initialBackoff: .milliseconds(50))
+                ))
             let sender = HTTPMutationSender<Add>(url: URL(string: "http://\(base)")!, headers: headers)
             let board = OptimisticResource(resource: remote, clientID: clientID, send: { try await sender($0, $1) })
             defer {
@@ -130,7 +133,8 @@ struct UnchangedWriteTests {
                 return read.flatMap { try? JSONDecoder().decode(Versioned<Int>.self, from: $0.body) }?.lastMutationID == 1
             }
             #expect(processed, "the server never processed the mutation")
-            #expect(await eventually(within: .seconds(10)) { board.status?.mutations.isEmpty == true }, "\(String(describing: board.status?.mutations))")
+            #expect(
+                await eventually(within: .seconds(10)) { board.status?.mutations.isEmpty == true }, "\(String(describing: board.status?.mutations))")
             #expect(board.value == 5 && board.status?.confirmed?.version.counter == 1)
         }
     }

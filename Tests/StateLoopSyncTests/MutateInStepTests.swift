@@ -1,8 +1,9 @@
 import StateLoop
-@testable import StateLoopSync
 import StateLoopTesting
-import Testing
 import TestSupport
+import Testing
+
+@testable import StateLoopSync
 
 /// A key press taken into the state in the same step as it is queued (`System.mutate`), and the
 /// order of an optimistic resource's statuses that keeps a late one from taking the screen back.

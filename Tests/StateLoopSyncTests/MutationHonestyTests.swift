@@ -1,8 +1,9 @@
-@testable import StateLoopSync
 import StateLoop
 import StateLoopTesting
 import Synchronization
 import Testing
+
+@testable import StateLoopSync
 
 /// Mutations whose answers are lost, sessions the server forgot, sends that hang: the queue
 /// must show each mutation once, send each once in order, and never drop one for a 401.
@@ -141,7 +142,9 @@ struct MutationHonestyTests {
         await store.finish()
     }
 
-    @Test("unauthorized: a 401 that arrives after a new sign-in (the request left in the old session) sends the mutation again at once, with its id, instead of waiting for yet another sign-in")
+    @Test(
+        "unauthorized: a 401 that arrives after a new sign-in (the request left in the old session) sends the mutation again at once, with its id, instead of waiting for yet another sign-in"
+    )
     func refusalOfAnEarlierSession() async {
         let store = await makeStore()
         confirm(["ann"], version: 1)

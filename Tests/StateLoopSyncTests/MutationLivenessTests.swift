@@ -1,7 +1,8 @@
-@testable import StateLoopSync
 import StateLoop
 import StateLoopTesting
 import Testing
+
+@testable import StateLoopSync
 
 /// Whatever happened before, a queue of mutations empties once the server is well: random runs
 /// of mutations, answers, lost answers, refusals, 401s, new sessions and values, then a quiet
@@ -80,7 +81,10 @@ struct MutationLivenessTests {
             await store.settle()
         }
         let state = await store.state
-        #expect(state.queue.isEmpty, "seed \(seed): \(state.queue.map { "\($0.id.rawValue) \($0.status)" }), attempt \(String(describing: state.attempt)), blocked \(String(describing: state.blockedSession)), steps \(steps.joined())")
+        #expect(
+            state.queue.isEmpty,
+            "seed \(seed): \(state.queue.map { "\($0.id.rawValue) \($0.status)" }), attempt \(String(describing: state.attempt)), blocked \(String(describing: state.blockedSession)), steps \(steps.joined())"
+        )
         await store.finish()
     }
 }

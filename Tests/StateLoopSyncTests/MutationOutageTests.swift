@@ -1,9 +1,10 @@
 import Foundation
-@testable import StateLoopSync
 import StateLoop
 import StateLoopTesting
 import Synchronization
 import Testing
+
+@testable import StateLoopSync
 
 /// A mutation endpoint that is up, away (connection refused), failing with a status, or asking
 /// for a new sign-in, and that applies each mutation id once, as the kit does.
@@ -123,7 +124,9 @@ struct MutationOutageTests {
         return system
     }
 
-    func status(_ players: [String] = ["ann"], version: UInt64 = 1, lastMutationID: UInt64? = nil, offline: Bool = false, session: UInt64 = 0) -> ResourceStatus<[String]> {
+    func status(_ players: [String] = ["ann"], version: UInt64 = 1, lastMutationID: UInt64? = nil, offline: Bool = false, session: UInt64 = 0)
+        -> ResourceStatus<[String]>
+    {
         var status = ResourceStatus(value: Versioned(players, version: Version(counter: version), lastMutationID: lastMutationID), isOffline: offline)
         status.session = session
         return status
@@ -134,7 +137,9 @@ struct MutationOutageTests {
         await store.settle()
     }
 
-    func mutation(_ name: String, _ sequence: UInt64, client: ClientID = ClientID(rawValue: "c1"), at date: Date? = nil) -> PendingMutation<RosterChange> {
+    func mutation(_ name: String, _ sequence: UInt64, client: ClientID = ClientID(rawValue: "c1"), at date: Date? = nil) -> PendingMutation<
+        RosterChange
+    > {
         PendingMutation(.add(name), id: MutationID(client: client, sequence: sequence), queuedAt: date)
     }
 
@@ -148,7 +153,9 @@ struct MutationOutageTests {
         }
     }
 
-    @Test("an hour with the server away: the mutation stays queued and shown, is retried at most every maxBackoff, and is applied once when the server is back")
+    @Test(
+        "an hour with the server away: the mutation stays queued and shown, is retried at most every maxBackoff, and is applied once when the server is back"
+    )
     func hourLongOutage() async {
         let store = await makeStore()
         await publish(status(), to: store)
@@ -378,7 +385,9 @@ struct MutationOutageTests {
         await store.finish()
     }
 
-    @Test("relaunched under a new client id, a restored mutation the server had applied (its answer lost) shows once: values wait for its resend's answer")
+    @Test(
+        "relaunched under a new client id, a restored mutation the server had applied (its answer lost) shows once: values wait for its resend's answer"
+    )
     func restoredMutationShowsOnce() async {
         let saved = InMemoryMutationStore<RosterChange>()
         let first = await makeStore(store: saved)
@@ -418,7 +427,10 @@ struct MutationOutageTests {
         let store = await makeStore(client: ClientID(rawValue: "c2"), store: saved)
         await publish(status(["ann", "cid"], version: 2, offline: true), to: store)
         let waiting = await store.state
-        #expect(waiting.visible == ["ann", "bob"], "the last launch's screen while bob waits: \(waiting.queue) \(String(describing: waiting.confirmed)) \(String(describing: waiting.held)) \(waiting.earlierLaunch)")
+        #expect(
+            waiting.visible == ["ann", "bob"],
+            "the last launch's screen while bob waits: \(waiting.queue) \(String(describing: waiting.confirmed)) \(String(describing: waiting.held)) \(waiting.earlierLaunch)"
+        )
         server.set(.up)
         await publish(status(["ann", "cid"], version: 2), to: store)
         #expect(server.applied.map(\.rawValue) == ["c1:1"])

@@ -1,8 +1,9 @@
-@testable import StateLoopSync
 import StateLoop
 import StateLoopTesting
 import Synchronization
 import Testing
+
+@testable import StateLoopSync
 
 /// The seed's players list.
 enum RosterChange: Mutation, Equatable {

@@ -1,8 +1,8 @@
 import StateLoop
 import StateLoopSync
 import StateLoopTesting
-import Testing
 import TestSupport
+import Testing
 
 @Suite("OptimisticResource", .timeLimit(.minutes(1)))
 struct OptimisticResourceTests {
@@ -56,7 +56,10 @@ struct OptimisticResourceTests {
         let roster = OptimisticResource(resource: players, clock: TestClock()) { change, id in
             try await server.send(change, id)
         }
-        enum Event: Sendable { case shown([String]), refused(MutationID) }
+        enum Event: Sendable {
+            case shown([String])
+            case refused(MutationID)
+        }
         struct Screen: Sendable { var shown: [[String]] = [], refused: [MutationID] = [] }
         let system = System(
             initialState: Screen(),

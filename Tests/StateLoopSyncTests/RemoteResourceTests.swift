@@ -1,8 +1,8 @@
 import StateLoop
 import StateLoopSync
 import StateLoopTesting
-import Testing
 import TestSupport
+import Testing
 
 @Suite("RemoteResource", .timeLimit(.minutes(1)))
 struct RemoteResourceTests {
@@ -43,9 +43,11 @@ struct RemoteResourceTests {
         #expect(await eventually(within: .seconds(10)) { server.waitingPulls == 1 }, "the first subscriber pulls")
         resource.stop()
         #expect(await eventually(within: .seconds(10)) { server.waitingPulls == 0 }, "the request in flight is cancelled")
-        let ended = await firstElement(of: AsyncStream<Int> { continuation in
-            Task { continuation.yield(await subscriber.value) }
-        }, within: .seconds(10)) { _ in true }
+        let ended = await firstElement(
+            of: AsyncStream<Int> { continuation in
+                Task { continuation.yield(await subscriber.value) }
+            }, within: .seconds(10)
+        ) { _ in true }
         #expect(ended != nil, "the subscriber's sequence finishes")
         withExtendedLifetime(resource) {}
     }
@@ -152,4 +154,3 @@ struct RemoteResourceTests {
         system.stop()
     }
 }
-

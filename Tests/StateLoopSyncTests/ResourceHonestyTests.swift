@@ -1,8 +1,9 @@
-@testable import StateLoopSync
 import StateLoop
 import StateLoopTesting
 import Synchronization
 import Testing
+
+@testable import StateLoopSync
 
 /// The ways a server can change under a resource without it noticing: hints that race a pull,
 /// a network that flaps, a session the server forgot, a trickling answer, a version no server
@@ -93,7 +94,9 @@ struct ResourceHonestyTests {
         await store.finish()
     }
 
-    @Test("hint rule: a hint during a retry's backoff pulls at once, and once that pull succeeds polling goes on (found by the chaos run: the stale retry stopped every poll)")
+    @Test(
+        "hint rule: a hint during a retry's backoff pulls at once, and once that pull succeeds polling goes on (found by the chaos run: the stale retry stopped every poll)"
+    )
     func hintDuringBackoff() async {
         let store = await makeStore { $0.pollInterval = .seconds(5) }
         await store.send(.subscribed)

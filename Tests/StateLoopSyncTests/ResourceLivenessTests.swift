@@ -1,7 +1,8 @@
-@testable import StateLoopSync
 import StateLoop
 import StateLoopTesting
 import Testing
+
+@testable import StateLoopSync
 
 /// Whatever happened before, a resource with a subscriber, online and not failed, keeps
 /// pulling: random runs of hints, pushes, failures, answers, flaps and refreshes, then a quiet

@@ -1,7 +1,8 @@
-@testable import StateLoopSync
 import StateLoop
 import StateLoopTesting
 import Testing
+
+@testable import StateLoopSync
 
 typealias Machine = ResourceMachine<String>
 

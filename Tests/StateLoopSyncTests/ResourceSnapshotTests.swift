@@ -1,6 +1,7 @@
 import Foundation
-@testable import StateLoopSync
 import Testing
+
+@testable import StateLoopSync
 
 /// What a journaled screen state keeps of a resource: the value, its version and the pending
 /// count, never the health of the launch that wrote it.
@@ -40,7 +41,9 @@ struct ResourceSnapshotTests {
         #expect(shown == ResourceSnapshot(value: false, confirmedVersion: Version(epoch: 1, counter: 5)))
     }
 
-    @Test("from an optimistic status: the visible value, the confirmed version, the queue's length, and a health that says what waits and why the session ended")
+    @Test(
+        "from an optimistic status: the visible value, the confirmed version, the queue's length, and a health that says what waits and why the session ended"
+    )
     func fromOptimisticStatus() {
         let confirmed = Versioned(false, version: Version(epoch: 1, counter: 2))
         var resource = ResourceStatus(value: confirmed, isOffline: true)
@@ -55,6 +58,10 @@ struct ResourceSnapshotTests {
         resource.failure = ResourceFailure(HTTPStatusError(status: 401), kind: .unauthorized)
         let signedOut = ResourceSnapshot(OptimisticStatus<Toggle>(value: false, confirmed: confirmed, mutations: [], resource: resource))
         #expect(signedOut.health == ResourceHealth(isSignedOut: true), "a refused session is no failure to show")
-        #expect(ResourceSnapshot(OptimisticStatus<Toggle>(value: nil, confirmed: nil, mutations: [], resource: ResourceStatus(value: nil), delivery: .couldNotSend(count: 3))).health.couldNotSend == 3)
+        #expect(
+            ResourceSnapshot(
+                OptimisticStatus<Toggle>(
+                    value: nil, confirmed: nil, mutations: [], resource: ResourceStatus(value: nil), delivery: .couldNotSend(count: 3))
+            ).health.couldNotSend == 3)
     }
 }

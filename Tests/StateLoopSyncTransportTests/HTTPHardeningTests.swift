@@ -4,8 +4,9 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import StateLoopSync
-@testable import StateLoopSyncTransports
 import Testing
+
+@testable import StateLoopSyncTransports
 
 @Suite("Retry-After parsing")
 struct RetryAfterTests {
@@ -31,8 +32,10 @@ struct RetryAfterTests {
 
     @Test("anything unusable is ignored: no header, NaN, infinities, signs, exponents, garbage")
     func unusable() {
-        for header in [nil, "", "  ", "nan", "NaN", "inf", "-inf", "infinity", "-1", "+5", "1e400", "1e3", "0x10",
-                       "1.2.3", ".", "soon", "12 s", "Wed, 32 Oct 2015 07:28:00 GMT", "١٢"] {
+        for header in [
+            nil, "", "  ", "nan", "NaN", "inf", "-inf", "infinity", "-1", "+5", "1e400", "1e3", "0x10",
+            "1.2.3", ".", "soon", "12 s", "Wed, 32 Oct 2015 07:28:00 GMT", "١٢",
+        ] {
             #expect(RetryAfter.parse(header) == nil, "\(header ?? "nil")")
         }
     }
@@ -66,18 +69,22 @@ private func hostileRouter(retryAfter: Shared<String>, slowReleased: Shared<Bool
     // A body without a length that never ends (until the client hangs up): only a client that
     // stops reading gets an answer.
     let streamed: @Sendable (Request, BasicRequestContext) async throws -> Response = { _, _ in
-        Response(status: .ok, body: .init { writer in
-            let chunk = ByteBuffer(repeating: UInt8(ascii: "b"), count: 64 << 10)
-            while true {
-                try await writer.write(chunk)
-            }
-        })
+        Response(
+            status: .ok,
+            body: .init { writer in
+                let chunk = ByteBuffer(repeating: UInt8(ascii: "b"), count: 64 << 10)
+                while true {
+                    try await writer.write(chunk)
+                }
+            })
     }
     router.get("streamed", use: streamed)
     router.post("streamed", use: streamed)
-    router.get("error", use: { _, _ in
-        Response(status: .badGateway, body: .init(byteBuffer: ByteBuffer(repeating: UInt8(ascii: "e"), count: 10_000_000)))
-    })
+    router.get(
+        "error",
+        use: { _, _ in
+            Response(status: .badGateway, body: .init(byteBuffer: ByteBuffer(repeating: UInt8(ascii: "e"), count: 10_000_000)))
+        })
     return router
 }
 
@@ -151,9 +158,12 @@ struct HTTPHardeningTests {
         defer { released.value = true }
         try await withLoopback(hostileRouter(retryAfter: Shared(""), slowReleased: released)) { port in
             defer { released.value = true }
-            let plain: (name: String, call: @Sendable () async throws -> Void) = ("HTTPExchange.get", {
-                _ = try await HTTPExchange.get(URL(string: "http://127.0.0.1:\(port)/slow")!)
-            })
+            let plain: (name: String, call: @Sendable () async throws -> Void) = (
+                "HTTPExchange.get",
+                {
+                    _ = try await HTTPExchange.get(URL(string: "http://127.0.0.1:\(port)/slow")!)
+                }
+            )
             for (name, call) in transports(port: port, path: "slow") + [plain] {
                 let call = Task { try await call() }
                 try await Task.sleep(for: .milliseconds(200))
@@ -172,7 +182,9 @@ struct HTTPHardeningTests {
         }
     }
 
-    @Test("a refused connection fails the call at once (the resource then says offline and retries on its own schedule), with a message a user can read")
+    @Test(
+        "a refused connection fails the call at once (the resource then says offline and retries on its own schedule), with a message a user can read"
+    )
     func refusedAtOnce() async throws {
         // A port just freed: nothing listens there.
         let port = try await {

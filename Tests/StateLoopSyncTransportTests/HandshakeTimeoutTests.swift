@@ -52,7 +52,9 @@ struct HandshakeTimeoutTests {
         }
     }
 
-    @Test("with firstHandshakeTimeout, the first attempt waits that long (a restarted server costs about a second); each unanswered one doubles the wait, up to handshakeTimeout")
+    @Test(
+        "with firstHandshakeTimeout, the first attempt waits that long (a restarted server costs about a second); each unanswered one doubles the wait, up to handshakeTimeout"
+    )
     func deadlineGrows() async throws {
         try await withHalfClosingServer { port, requests in
             let warnings = Inbox<String>()
@@ -93,7 +95,9 @@ struct HandshakeTimeoutTests {
         }
     }
 
-    @Test("an upgrade answered after its deadline never becomes a connection: its socket is closed at the deadline, the source never reports two connections, and the live one brings a hint to pull")
+    @Test(
+        "an upgrade answered after its deadline never becomes a connection: its socket is closed at the deadline, the source never reports two connections, and the live one brings a hint to pull"
+    )
     func lateUpgradeTurnedAway() async throws {
         // Attempts are told apart by their WebSocket keys, one per upgrade request.
         let attempts = Mutex<[String: Int]>([:])
@@ -102,7 +106,10 @@ struct HandshakeTimeoutTests {
         let sockets = Router(context: BasicWebSocketRequestContext.self)
         sockets.ws("push") { request, _ in
             let key = request.headers[.secWebSocketKey] ?? ""
-            let attempt = attempts.withLock { $0[key] = $0.count + 1; return $0.count }
+            let attempt = attempts.withLock {
+                $0[key] = $0.count + 1
+                return $0.count
+            }
             // The first answer comes long after the client's deadline.
             if attempt == 1 { try await Task.sleep(for: .seconds(2)) }
             return .upgrade()

@@ -6,9 +6,10 @@ import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
 import StateLoopSync
-@testable import StateLoopSyncTransports
-import Testing
 import TestSupport
+import Testing
+
+@testable import StateLoopSyncTransports
 
 /// Servers that answer the push upgrade wrongly, or break the protocol once upgraded. Each must
 /// cost the client a doubling backoff (1, 2, 4 then 8 s at most, on the push source's virtual
@@ -24,7 +25,8 @@ struct HostileServerTests {
 
     @Test("a 101 with a wrong Sec-WebSocket-Accept, the connection kept open by the server")
     func wrongAccept() async throws {
-        let reply = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        let reply =
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Accept: bm90IHRoZSBhbnN3ZXIgdG8gdGhlIGtleQ==\r\n\r\n"
         try await withRawServer(reply: reply) { port, requests in
             try await expectBackoffWithoutLeaks(port: port, attempts: requests)
@@ -63,7 +65,9 @@ struct HostileServerTests {
     private func expectBackoffAgainstUpgradingServer(sending messages: [String]) async throws {
         let log = SocketServerLog()
         let sockets = Router(context: BasicWebSocketRequestContext.self)
-        sockets.ws("push") { _, _ in .upgrade() } onUpgrade: { _, outbound, _ in
+        sockets.ws("push") { _, _ in
+            .upgrade()
+        } onUpgrade: { _, outbound, _ in
             await log.serve(outbound, messages: messages)
         }
         try await withLoopback(Router(), sockets: sockets) { port in

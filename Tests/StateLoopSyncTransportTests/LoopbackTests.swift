@@ -78,7 +78,9 @@ func withLoopbackServer(_ body: (LoopbackBackend, Int) async throws -> Void) asy
         )
     }
     let sockets = Router(context: BasicWebSocketRequestContext.self)
-    sockets.ws("push") { _, _ in .upgrade() } onUpgrade: { _, outbound, _ in
+    sockets.ws("push") { _, _ in
+        .upgrade()
+    } onUpgrade: { _, outbound, _ in
         await backend.serve(outbound: outbound)
     }
     // Open push sockets are closed first, so that the graceful shutdown need not wait for them.

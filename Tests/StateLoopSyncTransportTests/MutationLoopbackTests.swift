@@ -46,15 +46,17 @@ func withPlayersServer(_ body: (PlayersBackend, Int) async throws -> Void) async
     let backend = PlayersBackend()
     let router = Router()
     router.get("players") { _, _ in
-        Response(status: .ok, headers: [.contentType: "application/json"],
-                 body: .init(byteBuffer: ByteBuffer(string: await backend.payload)))
+        Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(string: await backend.payload)))
     }
     router.post("players") { request, context -> Response in
         let change = try await request.decode(as: PlayerChange.self, context: context)
         let id = request.headers[HTTPField.Name("Mutation-ID")!] ?? ""
         let (status, version) = await backend.handle(change, id: id)
-        return Response(status: status, headers: [.contentType: "application/json"],
-                        body: .init(byteBuffer: ByteBuffer(string: #"{"version":{"epoch":0,"counter":\#(version)}}"#)))
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(string: #"{"version":{"epoch":0,"counter":\#(version)}}"#)))
     }
     try await withLoopback(router) { port in try await body(backend, port) }
 }

@@ -4,9 +4,10 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import StateLoopSync
-@testable import StateLoopSyncTransports
 import Synchronization
 import Testing
+
+@testable import StateLoopSyncTransports
 
 /// A clock whose time moves only when someone sleeps on it or the test advances it, and which
 /// records every sleep: the backoffs of a push source, exactly, without waiting for them.
@@ -75,7 +76,9 @@ private func socketRouters(
     _ log: SocketServerLog, messages: [String] = []
 ) -> (Router<BasicRequestContext>, Router<BasicWebSocketRequestContext>) {
     let sockets = Router(context: BasicWebSocketRequestContext.self)
-    sockets.ws("push") { _, _ in .upgrade() } onUpgrade: { _, outbound, _ in
+    sockets.ws("push") { _, _ in
+        .upgrade()
+    } onUpgrade: { _, outbound, _ in
         await log.serve(outbound, messages: messages)
     }
     return (Router(), sockets)
@@ -173,14 +176,17 @@ struct WebSocketPushTests {
         }
     }
 
-    @Test("an upgrade refused otherwise (400, as Hummingbird answers any refusal) is retried with backoff, and reported once so that a pull finds out why")
+    @Test(
+        "an upgrade refused otherwise (400, as Hummingbird answers any refusal) is retried with backoff, and reported once so that a pull finds out why"
+    )
     func refusedOtherwise() async throws {
         let attempts = Inbox<Void>()
         let sockets = Router(context: BasicWebSocketRequestContext.self)
         sockets.ws("push") { _, _ in
             attempts.put(())
             return .dontUpgrade
-        } onUpgrade: { _, _, _ in }
+        } onUpgrade: { _, _, _ in
+        }
         try await withLoopback(Router(), sockets: sockets) { port in
             let push = WebSocketPush<String>(url: "ws://127.0.0.1:\(port)/push", initialBackoff: .milliseconds(10))
             let (received, task) = collect(push)
@@ -205,7 +211,9 @@ struct WebSocketPushTests {
         return false
     }
 
-    @Test("a server refusing as it stops, then gone: each attempt that reaches no server says offline again, though the refusal said the network was up")
+    @Test(
+        "a server refusing as it stops, then gone: each attempt that reaches no server says offline again, though the refusal said the network was up"
+    )
     func refusalThenGone() async throws {
         let attempts = Inbox<Void>()
         let changes = Inbox<Bool>()
@@ -213,7 +221,8 @@ struct WebSocketPushTests {
         sockets.ws("push") { _, _ in
             attempts.put(())
             return .dontUpgrade
-        } onUpgrade: { _, _, _ in }
+        } onUpgrade: { _, _, _ in
+        }
         var push: WebSocketPush<String>?
         var task: Task<Void, Never>?
         var received: Inbox<PushMessage<String>>?

@@ -13,7 +13,9 @@ struct Upload: Identifiable, Equatable, Sendable {
 
     static func reduce(_ state: inout Upload, _ event: Event) {
         switch event {
-        case .finished: state.isUploading = false; state.isDone = true
+        case .finished:
+            state.isUploading = false
+            state.isDone = true
         case .cancelled: state.isUploading = false
         }
     }
@@ -132,7 +134,10 @@ struct CompositionTests {
             clock: clock
         )
         await clock.advance(by: .seconds(2))
-        await store.receive(.finished) { $0.isUploading = false; $0.isDone = true }
+        await store.receive(.finished) {
+            $0.isUploading = false
+            $0.isDone = true
+        }
         await store.finish()
     }
 

@@ -14,7 +14,10 @@ struct EffectMonitorTests {
         system.send(.ask(8))
         system.send(.ask(nil))
         system.send(.ask(9))
-        #expect(log.effects.filter { !$0.hasPrefix("finished") } == ["started 1 for 7", "cancelled 1", "started 2 for 8", "cancelled 2", "started 3 for 9"])
+        #expect(
+            log.effects.filter { !$0.hasPrefix("finished") } == [
+                "started 1 for 7", "cancelled 1", "started 2 for 8", "cancelled 2", "started 3 for 9",
+            ])
         system.stop()
         #expect(log.effects.filter { !$0.hasPrefix("finished") }.last == "cancelled 3")
     }
@@ -51,7 +54,9 @@ struct EffectMonitorTests {
     }
 
     /// A counter with `feedback`, whose effects wait until cancelled, watched by `log`.
-    private func waitingSystem(_ feedback: Feedback<Counter, Counter.Event>, _ log: EventLog<Counter, Counter.Event>) -> System<Counter, Counter.Event> {
+    private func waitingSystem(_ feedback: Feedback<Counter, Counter.Event>, _ log: EventLog<Counter, Counter.Event>) -> System<
+        Counter, Counter.Event
+    > {
         System(initialState: Counter(), reduce: Counter.reduce, feedbacks: [feedback], monitor: log)
     }
 }

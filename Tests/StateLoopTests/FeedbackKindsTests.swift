@@ -65,12 +65,13 @@ struct FeedbackKindsTests {
             initialState: Counter(),
             reduce: Counter.reduce,
             feedbacks: [
-                .custom({ states in
-                    states.compactMap { state -> Counter.Event? in
-                        if state.count == 1 { throw LoadError(message: "boom") }
-                        return state.loaded.isEmpty ? .loaded(state.count) : nil
-                    }
-                }, catch: { _ in .failed("boom") })
+                .custom(
+                    { states in
+                        states.compactMap { state -> Counter.Event? in
+                            if state.count == 1 { throw LoadError(message: "boom") }
+                            return state.loaded.isEmpty ? .loaded(state.count) : nil
+                        }
+                    }, catch: { _ in .failed("boom") })
             ]
         )
         await store.receive(.loaded(0)) { $0.loaded = [0] }
@@ -137,10 +138,18 @@ struct ObservedStateTests {
         let countChanges = Shared(0)
         let loadedChanges = Shared(0)
         func trackCount() {
-            withObservationTracking { _ = model.count } onChange: { countChanges.update { $0 += 1 } }
+            withObservationTracking {
+                _ = model.count
+            } onChange: {
+                countChanges.update { $0 += 1 }
+            }
         }
         func trackLoaded() {
-            withObservationTracking { _ = model.loaded } onChange: { loadedChanges.update { $0 += 1 } }
+            withObservationTracking {
+                _ = model.loaded
+            } onChange: {
+                loadedChanges.update { $0 += 1 }
+            }
         }
         trackCount()
         trackLoaded()
@@ -160,7 +169,11 @@ struct ObservedStateTests {
         let system = System(initialState: Counter(), reduce: Counter.reduce)
         let model = system.observedState()
         let changes = Shared(0)
-        withObservationTracking { _ = model.snapshot } onChange: { changes.update { $0 += 1 } }
+        withObservationTracking {
+            _ = model.snapshot
+        } onChange: {
+            changes.update { $0 += 1 }
+        }
         system.send(.failed("x"))
         #expect(changes.value == 1)
         #expect(model.snapshot.errors == ["x"])

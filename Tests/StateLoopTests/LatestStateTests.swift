@@ -12,10 +12,11 @@ struct LatestStateTests {
             initialState: Counter(),
             reduce: Counter.reduce,
             feedbacks: [
-                .react(query: { (state: Counter) -> Int? in
-                    seen.update { $0.append(state.count) }
-                    return nil
-                }, effects: { (_: Int) async -> Counter.Event in .increment })
+                .react(
+                    query: { (state: Counter) -> Int? in
+                        seen.update { $0.append(state.count) }
+                        return nil
+                    }, effects: { (_: Int) async -> Counter.Event in .increment })
             ]
         )
         var sent: [Int] = []

@@ -1,5 +1,6 @@
-@testable import StateLoop
 import Testing
+
+@testable import StateLoop
 
 /// G4: stopping or releasing a system cancels every effect and retains nothing.
 @MainActor
@@ -56,14 +57,22 @@ struct LifetimeTests {
         let system = System(
             initialState: Counter(request: 1),
             reduce: Counter.reduce,
-            feedbacks: [.react(query: \.request) { _, send in started.fire(send); await waitForCancellation() }],
+            feedbacks: [
+                .react(query: \.request) { _, send in
+                    started.fire(send)
+                    await waitForCancellation()
+                }
+            ],
             monitor: log
         )
         let command = system.run { _, send in
             await waitForCancellation()
             await send(.increment)
         }
-        guard let effectSend = await started.next() else { Issue.record("no effect"); return }
+        guard let effectSend = await started.next() else {
+            Issue.record("no effect")
+            return
+        }
         system.stop()
         await command.value
         await effectSend(.loaded(1))

@@ -55,10 +55,12 @@ struct ReactTests {
             initialState: Counter(),
             reduce: Counter.reduce,
             feedbacks: [
-                .react(query: \.request, effects: { (request: Int) async throws -> Counter.Event in
-                    if request < 0 { throw LoadError(message: "negative \(request)") }
-                    return .loaded(request)
-                }, catch: { error in .failed((error as? LoadError)?.message ?? "unknown") })
+                .react(
+                    query: \.request,
+                    effects: { (request: Int) async throws -> Counter.Event in
+                        if request < 0 { throw LoadError(message: "negative \(request)") }
+                        return .loaded(request)
+                    }, catch: { error in .failed((error as? LoadError)?.message ?? "unknown") })
             ]
         )
         await store.send(.ask(-1)) { $0.request = -1 }
@@ -74,12 +76,14 @@ struct ReactTests {
             initialState: Counter(),
             reduce: Counter.reduce,
             feedbacks: [
-                .react(query: \.request, effects: { (request: Int) in
-                    AsyncThrowingStream<Counter.Event, any Error> { continuation in
-                        for value in 0..<request { continuation.yield(.loaded(value)) }
-                        continuation.finish(throwing: LoadError(message: "done"))
-                    }
-                }, catch: { _ in .failed("stream ended") })
+                .react(
+                    query: \.request,
+                    effects: { (request: Int) in
+                        AsyncThrowingStream<Counter.Event, any Error> { continuation in
+                            for value in 0..<request { continuation.yield(.loaded(value)) }
+                            continuation.finish(throwing: LoadError(message: "done"))
+                        }
+                    }, catch: { _ in .failed("stream ended") })
             ]
         )
         await store.send(.ask(2)) { $0.request = 2 }
@@ -180,9 +184,11 @@ struct ReactSetTests {
             initialState: Counter(),
             reduce: Counter.reduce,
             feedbacks: [
-                .react(queries: \.requests, effects: { (request: Int) async throws -> Counter.Event in
-                    throw LoadError(message: "row \(request)")
-                }, catch: { .failed(($0 as? LoadError)?.message ?? "?") })
+                .react(
+                    queries: \.requests,
+                    effects: { (request: Int) async throws -> Counter.Event in
+                        throw LoadError(message: "row \(request)")
+                    }, catch: { .failed(($0 as? LoadError)?.message ?? "?") })
             ]
         )
         await store.send(.askAll([5])) { $0.requests = [5] }

@@ -22,7 +22,11 @@ struct PagedSearch: Equatable, Sendable {
     var error: String?
     var pageToLoad: URL? { wantsNextPage ? nextPage : nil }
 
-    enum Event: Equatable, Sendable { case scrolledToBottom, loaded(Page), failed(String) }
+    enum Event: Equatable, Sendable {
+        case scrolledToBottom
+        case loaded(Page)
+        case failed(String)
+    }
 
     static func reduce(_ state: inout PagedSearch, _ event: Event) {
         switch event {
@@ -40,8 +44,11 @@ struct PagedSearch: Equatable, Sendable {
 
     static func feedbacks(api: SearchAPI) -> [Feedback<PagedSearch, Event>] {
         [
-            .react(query: \.pageToLoad) { url in .loaded(try await api.page(url)) }
-                catch: { .failed("\($0)") },
+            .react(query: \.pageToLoad) { url in
+                .loaded(try await api.page(url))
+            } catch: {
+                .failed("\($0)")
+            }
         ]
     }
 }

@@ -1,6 +1,7 @@
-@testable import StateLoop
 import StateLoopTesting
 import Testing
+
+@testable import StateLoop
 
 /// G2: once an effect's request changed or went away, none of its events is reduced.
 @Suite("G2 no stale events")
@@ -22,7 +23,10 @@ struct StaleEventTests {
             monitor: log
         )
         system.send(.ask(1))
-        guard let send = await handles.next() else { Issue.record("the effect never started"); return }
+        guard let send = await handles.next() else {
+            Issue.record("the effect never started")
+            return
+        }
 
         // While the system is busy, the request changes, and right behind that change an event
         // of the old effect arrives: queued while its effect was still live, reduced after.
@@ -61,7 +65,10 @@ struct StaleEventTests {
         )
         await store.send(.ask(1)) { $0.request = 1 }
         await store.send(.ask(2)) { $0.request = 2 }
-        for continuation in gate.update({ gates in defer { gates = [] }; return gates }) {
+        for continuation in gate.update({ gates in
+            defer { gates = [] }
+            return gates
+        }) {
             continuation.resume()
         }
         await store.receive(.loaded(2)) { $0.loaded = [2] }

@@ -46,12 +46,21 @@ struct TestKitTests {
             feedbacks: Search.feedbacks(clock: clock),
             clock: clock
         )
-        await store.send(.typed("swi")) { $0.query = "swi"; $0.pendingQuery = "swi" }
+        await store.send(.typed("swi")) {
+            $0.query = "swi"
+            $0.pendingQuery = "swi"
+        }
         await clock.advance(by: .milliseconds(299))
         #expect(await store.unassertedEvents.isEmpty)
-        await store.send(.typed("swif")) { $0.query = "swif"; $0.pendingQuery = "swif" }
+        await store.send(.typed("swif")) {
+            $0.query = "swif"
+            $0.pendingQuery = "swif"
+        }
         await clock.advance(by: .milliseconds(299))
-        await store.send(.typed("swift")) { $0.query = "swift"; $0.pendingQuery = "swift" }
+        await store.send(.typed("swift")) {
+            $0.query = "swift"
+            $0.pendingQuery = "swift"
+        }
         await clock.advance(by: .milliseconds(300))
         await store.receive(.loaded(["swift1", "swift2"])) {
             $0.results = ["swift1", "swift2"]

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A PostgreSQL server of a benchmark's own (`Scripts/throwaway-postgres.sh`): a new cluster in
@@ -44,7 +45,7 @@ public final class BenchPostgres: Sendable {
         let quoted = ([root.appendingPathComponent("Scripts/throwaway-postgres.sh").path] + arguments).map { "'\($0)'" }.joined(separator: " ")
         let argv = ["/bin/bash", "-c", "\(quoted) > '\(output)' 2>&1 < /dev/null"]
         var cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
+        defer { for argument in cArguments { free(argument) } }
         var pid: pid_t = 0
         guard posix_spawn(&pid, "/bin/bash", nil, nil, &cArguments, environ) == 0 else {
             throw SetupFailure(message: "could not start throwaway-postgres.sh")

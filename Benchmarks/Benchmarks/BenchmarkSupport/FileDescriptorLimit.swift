@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Raises this process's limit of open files to the hard limit the system allows it, for the
@@ -11,9 +11,9 @@ import Darwin
 public func raiseFileDescriptorLimit() -> Int {
     var limit = rlimit()
     #if os(Linux)
-    let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
     #else
-    let resource = RLIMIT_NOFILE
+        let resource = RLIMIT_NOFILE
     #endif
     guard getrlimit(resource, &limit) == 0 else { return 0 }
     if limit.rlim_cur < limit.rlim_max {

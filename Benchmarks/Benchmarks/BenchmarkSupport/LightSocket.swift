@@ -45,7 +45,9 @@ public enum LightSocket {
         case refused
     }
 
-    private static func open(port: Int, path: String, authorization: String, tally: FrameTally, group: MultiThreadedEventLoopGroup) async throws -> any Channel {
+    private static func open(port: Int, path: String, authorization: String, tally: FrameTally, group: MultiThreadedEventLoopGroup) async throws
+        -> any Channel
+    {
         let upgrade: EventLoopFuture<Upgrade> = try await ClientBootstrap(group: group)
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {

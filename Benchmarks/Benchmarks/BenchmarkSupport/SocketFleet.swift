@@ -22,7 +22,7 @@ public final class SocketFleet: Sendable {
 
     private enum Sockets: Sendable {
         #if os(Linux)
-        case raw(RawPushSockets)
+            case raw(RawPushSockets)
         #endif
         case nio(MultiThreadedEventLoopGroup, [any Channel])
     }
@@ -60,13 +60,14 @@ public final class SocketFleet: Sendable {
             tally.expect(authorizations.count)
             switch reader {
             #if os(Linux)
-            case .raw:
-                sockets = .raw(try await RawPushSockets.open(authorizations: authorizations, port: server.port, path: path, tally: tally))
+                case .raw:
+                    sockets = .raw(try await RawPushSockets.open(authorizations: authorizations, port: server.port, path: path, tally: tally))
             #endif
             default:
                 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
                 sockets = .nio(group, [])
-                let channels = try await LightSocket.connect(authorizations: authorizations, port: server.port, path: path, tally: tally, group: group)
+                let channels = try await LightSocket.connect(
+                    authorizations: authorizations, port: server.port, path: path, tally: tally, group: group)
                 sockets = .nio(group, channels)
             }
             _ = try await tally.wait(orFailAfter: .seconds(60))
@@ -85,8 +86,8 @@ public final class SocketFleet: Sendable {
     private static func close(_ sockets: Sockets) async {
         switch sockets {
         #if os(Linux)
-        case .raw(let raw):
-            raw.stop()
+            case .raw(let raw):
+                raw.stop()
         #endif
         case .nio(let group, let channels):
             for channel in channels { channel.close(promise: nil) }

@@ -1,6 +1,6 @@
 import Benchmark
-import Foundation
 import BenchmarkSupport
+import Foundation
 import StateLoop
 @_spi(Benchmarks) import StateLoopJournal
 

@@ -241,4 +241,3 @@ extension FanOutProbe {
         state.withLock { $0.latencies.count }
     }
 }
-

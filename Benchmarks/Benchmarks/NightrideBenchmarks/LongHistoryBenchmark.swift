@@ -45,8 +45,9 @@ func registerLongHistoryBenchmarks() {
                 }
                 let after = residentBytes()
                 benchmark.measurement(.bytesPerCommit, max(0, after - running) / 10_000)
-                report("start on a long history: listening after \(start.duration(to: .now)) at most; "
-                    + "RSS \(before) B before, \(running) B listening, +\(max(0, after - running) / 10_000) B per commit")
+                report(
+                    "start on a long history: listening after \(start.duration(to: .now)) at most; "
+                        + "RSS \(before) B before, \(running) B listening, +\(max(0, after - running) / 10_000) B per commit")
                 await server.stop()
             } catch {
                 benchmark.error("\(error)")

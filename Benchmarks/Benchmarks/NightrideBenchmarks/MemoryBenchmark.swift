@@ -37,11 +37,13 @@ func registerMemoryBenchmark() {
                 let serverConnected = server.residentBytes
                 let clientsAfter = residentBytes()
                 fleet.stop()
-                lines.withLock { $0.append(
-                    "server process: \(serverIdle) B idle, +\((serverLoggedIn - serverIdle) / clientCount) B per logged-in user, "
-                        + "+\((serverConnected - serverIdle) / clientCount) B per connected client; "
-                        + "client process: +\((clientsAfter - clientsBefore) / clientCount) B per client"
-                ) }
+                lines.withLock {
+                    $0.append(
+                        "server process: \(serverIdle) B idle, +\((serverLoggedIn - serverIdle) / clientCount) B per logged-in user, "
+                            + "+\((serverConnected - serverIdle) / clientCount) B per connected client; "
+                            + "client process: +\((clientsAfter - clientsBefore) / clientCount) B per client"
+                    )
+                }
                 benchmark.measurement(.serverPerUser, (serverLoggedIn - serverIdle) / clientCount)
                 benchmark.measurement(.serverPerClient, (serverConnected - serverIdle) / clientCount)
                 benchmark.measurement(.connectTime, connected.microseconds / 1_000)

@@ -49,13 +49,15 @@ private func registerBroadcastBenchmark(name: String, encodesOnce: Bool, reader:
             }
         },
         setup: {
-            let server = try ChildServer.launch(role: BroadcastServer.roleVariable, environment: [BroadcastServer.encodeEachVariable: encodesOnce ? "0" : "1"])
+            let server = try ChildServer.launch(
+                role: BroadcastServer.roleVariable, environment: [BroadcastServer.encodeEachVariable: encodesOnce ? "0" : "1"])
             try await Task.sleep(for: .milliseconds(300))
             let fleet = try await SocketFleet.open(
                 on: server, authorizations: (0..<broadcastSocketCount).map { "Bearer user-\($0)" }, path: "/notice/push",
                 serverBefore: server.residentBytes, reader: reader
             )
-            FileHandle.standardError.write(Data("[Server] \(broadcastSocketCount) sockets open; server process +\(fleet.perSocket) B per socket\n".utf8))
+            FileHandle.standardError.write(
+                Data("[Server] \(broadcastSocketCount) sockets open; server process +\(fleet.perSocket) B per socket\n".utf8))
             try await fleet.waitForProfiler()
             box.set(fleet)
         },
@@ -97,10 +99,12 @@ enum BroadcastServer {
         configuration.encodesPushesOnce = ProcessInfo.processInfo.environment[encodeEachVariable] != "1"
         let server = SyncServer(store: store, access: Everyone(), configuration: configuration, logger: logger)
         server.serve(notice, at: "notice") { _, _ in "all" }
-        guard let port = try? runBlocking({
-            try await server.update { transaction in try transaction.write(0, to: notice, "all") }
-            return try await MutationFixture.serve(server, logger: logger).port
-        }) else {
+        guard
+            let port = try? runBlocking({
+                try await server.update { transaction in try transaction.write(0, to: notice, "all") }
+                return try await MutationFixture.serve(server, logger: logger).port
+            })
+        else {
             FileHandle.standardError.write(Data("the broadcast server did not start\n".utf8))
             exit(1)
         }

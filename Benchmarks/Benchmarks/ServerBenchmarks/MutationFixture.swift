@@ -1,12 +1,13 @@
+import BenchmarkSupport
 import Foundation
 import Hummingbird
 import Logging
-import BenchmarkSupport
 import StateLoopServer
 import StateLoopServerPostgres
 import Synchronization
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A running kit with one counter per client, and the clients' sequence numbers.
@@ -58,12 +59,13 @@ final class MutationFixture: Sendable {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let path = folder.appendingPathComponent("server.sqlite").path
         let postgres = kind == .postgres ? try BenchPostgres.start() : nil
-        let store: any ServerStore = switch kind {
-        case .durable: try SQLiteStore(path: path, durability: .powerLoss)
-        case .noFsync: try SQLiteStore(path: path, durability: .processCrash)
-        case .memory: try SQLiteStore()
-        case .postgres: try await PostgresStore(url: postgres!.url)
-        }
+        let store: any ServerStore =
+            switch kind {
+            case .durable: try SQLiteStore(path: path, durability: .powerLoss)
+            case .noFsync: try SQLiteStore(path: path, durability: .processCrash)
+            case .memory: try SQLiteStore()
+            case .postgres: try await PostgresStore(url: postgres!.url)
+            }
         var logger = Logger(label: "bench")
         logger.logLevel = .critical
         let server = SyncServer(store: store, access: Rules(), logger: logger)
@@ -110,7 +112,7 @@ final class MutationFixture: Sendable {
         request.setValue("client\(client):\(sequence)", forHTTPHeaderField: "Mutation-ID")
         request.httpBody = Data(#"{"by":1}"#.utf8)
         guard let (_, response) = try? await URLSession.shared.data(for: request),
-              (response as? HTTPURLResponse)?.statusCode == 200
+            (response as? HTTPURLResponse)?.statusCode == 200
         else {
             FileHandle.standardError.write(Data("[Server] mutation client\(client):\(sequence) failed\n".utf8))
             return

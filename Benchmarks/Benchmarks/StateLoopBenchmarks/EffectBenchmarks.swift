@@ -40,7 +40,7 @@ final class EffectFixture {
                         await Task.yield()
                         return .noop
                     }
-                ),
+                )
             ],
             monitor: arrivals
         )

@@ -4,8 +4,9 @@ import Foundation
 import StateLoop
 import StateLoopInspector
 import StateLoopInspectorServer
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// What the inspector costs a system: `System.send` of the "System: 0 feedbacks, 1 observer"

@@ -74,7 +74,8 @@ final class PushPathFixture: Sendable {
             policy: .benchmark
         )
         let newest = SharedCount(initial: -1)
-        let optimistic = depth == .resource
+        let optimistic =
+            depth == .resource
             ? nil : OptimisticResource(resource: resource, policy: .benchmark) { (_: SetInt, _: MutationID) in Version(counter: 0) }
         let reader: Reader
         switch depth {
@@ -83,11 +84,12 @@ final class PushPathFixture: Sendable {
             reader = .task(Task { for await value in values { newest.advance(to: Int(value.version.counter)) } })
         case .optimistic:
             let updates = optimistic!.updates()
-            reader = .task(Task {
-                for await status in updates {
-                    if let version = status.confirmed?.version { newest.advance(to: Int(version.counter)) }
-                }
-            })
+            reader = .task(
+                Task {
+                    for await status in updates {
+                        if let version = status.confirmed?.version { newest.advance(to: Int(version.counter)) }
+                    }
+                })
         case .screen:
             reader = .system(await ScreenHost(following: optimistic!, into: newest))
         }

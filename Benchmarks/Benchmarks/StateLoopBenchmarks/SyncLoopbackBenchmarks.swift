@@ -110,7 +110,9 @@ final class LoopbackFixture: Sendable {
             )
         }
         let sockets = Router(context: BasicWebSocketRequestContext.self)
-        sockets.ws("push") { _, _ in .upgrade() } onUpgrade: { _, outbound, _ in
+        sockets.ws("push") { _, _ in
+            .upgrade()
+        } onUpgrade: { _, outbound, _ in
             await backend.serve(outbound)
         }
         var logger = Logger(label: "loopback")

@@ -1,7 +1,7 @@
 import Foundation
+import Logging
 import NightrideModel
 import StateLoopSync
-import Logging
 import StateLoopSyncTransports
 
 /// The server's HTTP API, as one logged-in user: the bearer token and the addresses of the

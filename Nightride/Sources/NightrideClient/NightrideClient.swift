@@ -50,7 +50,8 @@ public final class NightrideClient {
         driverModeChanges = server.optimisticResource(
             at: "/me/driver-mode", for: DriverModeChange.self, store: journal?.mutationStore(named: "driver-mode", for: DriverModeChange.self)
         )
-        rideActions = server.optimisticResource(at: "/me/ride", for: RideMutation.self, store: journal?.mutationStore(named: "ride", for: RideMutation.self))
+        rideActions = server.optimisticResource(
+            at: "/me/ride", for: RideMutation.self, store: journal?.mutationStore(named: "ride", for: RideMutation.self))
         let feedbacks = Self.feedbacks(
             api: api,
             driverModeChanges: driverModeChanges,
@@ -59,7 +60,8 @@ public final class NightrideClient {
         )
         let monitor = options.inspector?.monitor(named: "client \(api.user)", of: ClientState.self, ClientEvent.self)
         if let journal {
-            system = System(journal: journal, initialState: ClientState(user: api.user), reduce: ClientState.reduce, feedbacks: feedbacks, monitor: monitor)
+            system = System(
+                journal: journal, initialState: ClientState(user: api.user), reduce: ClientState.reduce, feedbacks: feedbacks, monitor: monitor)
         } else {
             system = System(initialState: ClientState(user: api.user), reduce: ClientState.reduce, feedbacks: feedbacks, monitor: monitor)
         }

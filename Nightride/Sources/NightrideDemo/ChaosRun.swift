@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import NightrideClient
-import NightrideModel
 import NightrideHarness
+import NightrideModel
 import NightrideServer
 import StateLoop
 import StateLoopSync
@@ -157,7 +157,8 @@ public final class ChaosRun {
         while converged.count < scenarios.count && ContinuousClock.now < deadline {
             truth = try await server.truth()
             if lateAtBound == nil, ContinuousClock.now - stopped > DemoReport.convergenceBound {
-                lateAtBound = Dictionary(uniqueKeysWithValues: scenarios.filter { converged[$0.seed] == nil }.map { ($0.seed, $0.describe(against: truth)) })
+                lateAtBound = Dictionary(
+                    uniqueKeysWithValues: scenarios.filter { converged[$0.seed] == nil }.map { ($0.seed, $0.describe(against: truth)) })
             }
             for scenario in scenarios where converged[scenario.seed] == nil {
                 // A signed-out client signs in again, as its user would.
@@ -169,22 +170,25 @@ public final class ChaosRun {
         truth = try await server.truth()
         var outcomes: [Outcome] = []
         for scenario in scenarios.sorted(by: { $0.seed < $1.seed }) {
-            outcomes.append(Outcome(
-                seed: scenario.seed,
-                violations: scenario.users.flatMap { ScreenAudit.violations(in: scenario.screenLog.screens(of: $0), log: truth.changeLog) },
-                convergence: converged[scenario.seed],
-                screensShown: scenario.screenLog.screens.values.map(\.count).reduce(0, +),
-                unconverged: converged[scenario.seed] == nil ? scenario.describe(against: truth) : lateAtBound?[scenario.seed] ?? [],
-                mutationProblems: scenario.mutationProblems(against: truth),
-                mutationsQueued: scenario.made.count
-            ))
+            outcomes.append(
+                Outcome(
+                    seed: scenario.seed,
+                    violations: scenario.users.flatMap { ScreenAudit.violations(in: scenario.screenLog.screens(of: $0), log: truth.changeLog) },
+                    convergence: converged[scenario.seed],
+                    screensShown: scenario.screenLog.screens.values.map(\.count).reduce(0, +),
+                    unconverged: converged[scenario.seed] == nil ? scenario.describe(against: truth) : lateAtBound?[scenario.seed] ?? [],
+                    mutationProblems: scenario.mutationProblems(against: truth),
+                    mutationsQueued: scenario.made.count
+                ))
             scenario.stop()
         }
         // The batch's users leave for good, as users closing the app for the night would.
         _ = await server.control("retire " + users.joined(separator: " "))
         try? await Task.sleep(for: .milliseconds(200))
         let stats = await server.control("stats")
-        log("batch of \(batch.count) seeds from \(batch.first ?? 0) (\(troubleMet)): \(backlog) mutations unconfirmed when faults stopped, slowest convergence \(converged.values.max().map { String(format: "%.0f ms", $0.seconds * 1_000) } ?? "none"), server \(stats)")
+        log(
+            "batch of \(batch.count) seeds from \(batch.first ?? 0) (\(troubleMet)): \(backlog) mutations unconfirmed when faults stopped, slowest convergence \(converged.values.max().map { String(format: "%.0f ms", $0.seconds * 1_000) } ?? "none"), server \(stats)"
+        )
         return outcomes
     }
 
@@ -325,16 +329,17 @@ final class Scenario {
             await signInAgainIfNeeded()
             let passenger = clients[0]
             let driver = clients[1]
-            let made: (MutationID?, by: NightrideClient) = switch draw() % 9 {
-            case 0, 1: (driver.perform(.toggleDriverMode), driver)
-            case 2: (passenger.perform(.requestRide(to: place[Int(draw() % UInt64(place.count))])), passenger)
-            case 3: (passenger.perform(.cancelRide), passenger)
-            case 4: (driver.perform(.acceptRide), driver)
-            case 5: (driver.perform(.arrive), driver)
-            case 6: (driver.perform(.finishRide), driver)
-            case 7: (passenger.perform(.finishSurvey), passenger)
-            default: (clients[Int(draw() % 2)].perform(.refresh), passenger)  // pulls: no mutation
-            }
+            let made: (MutationID?, by: NightrideClient) =
+                switch draw() % 9 {
+                case 0, 1: (driver.perform(.toggleDriverMode), driver)
+                case 2: (passenger.perform(.requestRide(to: place[Int(draw() % UInt64(place.count))])), passenger)
+                case 3: (passenger.perform(.cancelRide), passenger)
+                case 4: (driver.perform(.acceptRide), driver)
+                case 5: (driver.perform(.arrive), driver)
+                case 6: (driver.perform(.finishRide), driver)
+                case 7: (passenger.perform(.finishSurvey), passenger)
+                default: (clients[Int(draw() % 2)].perform(.refresh), passenger)  // pulls: no mutation
+                }
             if let id = made.0 {
                 self.made.append((id.rawValue, made.by.api.user))
             }
@@ -364,7 +369,8 @@ final class Scenario {
         clients.map { client in
             let state = client.state
             let shown = truth.snapshot(of: client.api.user)
-            return "\(client.api.user): shows driver mode \(String(describing: state.driverMode.value)) at \(String(describing: state.driverMode.confirmedVersion)) "
+            return
+                "\(client.api.user): shows driver mode \(String(describing: state.driverMode.value)) at \(String(describing: state.driverMode.confirmedVersion)) "
                 + "(\(state.driverMode.pendingMutations) pending, \(state.driverMode.health)), ride \(String(describing: state.ride.value)) "
                 + "at \(String(describing: state.ride.confirmedVersion)) (\(state.ride.pendingMutations) pending, \(state.ride.health)); "
                 + "server: \(String(describing: shown?.driverMode)), \(String(describing: shown?.ride)); \(client.diagnosis)"

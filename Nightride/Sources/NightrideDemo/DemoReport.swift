@@ -61,17 +61,23 @@ public struct DemoReport: Sendable {
         lines.append("| client | screens shown | optimistic | invalid for the server's state | pulls | pulls without sharing | events journaled |")
         lines.append("|---|---|---|---|---|---|---|")
         for row in clients {
-            lines.append("| \(row.user) | \(row.screensShown) | \(row.optimisticScreens) | \(row.violations.count) | \(row.requests) | \(row.requests * subscribersPerResource) | \(row.eventsJournaled) |")
+            lines.append(
+                "| \(row.user) | \(row.screensShown) | \(row.optimisticScreens) | \(row.violations.count) | \(row.requests) | \(row.requests * subscribersPerResource) | \(row.eventsJournaled) |"
+            )
         }
         lines.append("")
         lines.append("| fault | time to converge | bound |")
         lines.append("|---|---|---|")
         for item in convergence {
-            lines.append("| \(item.fault) | \(String(format: "%.0f ms", item.time.seconds * 1_000)) | \(item.time <= Self.convergenceBound ? "ok" : "TOO SLOW") (≤ 2 s) |")
+            lines.append(
+                "| \(item.fault) | \(String(format: "%.0f ms", item.time.seconds * 1_000)) | \(item.time <= Self.convergenceBound ? "ok" : "TOO SLOW") (≤ 2 s) |"
+            )
         }
         lines.append("")
         let stats = serverStats
-        lines.append("Server: \(stats.requests.values.reduce(0, +)) requests, \(stats.pushesSent) pushes sent, \(stats.pushesDropped) dropped by faults, \(stats.forcedDisconnects) sockets cut.")
+        lines.append(
+            "Server: \(stats.requests.values.reduce(0, +)) requests, \(stats.pushesSent) pushes sent, \(stats.pushesDropped) dropped by faults, \(stats.forcedDisconnects) sockets cut."
+        )
         for row in clients {
             for violation in row.violations {
                 lines.append("INVALID: \(violation)")

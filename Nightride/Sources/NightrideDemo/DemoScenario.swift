@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import NightrideClient
-import NightrideModel
 import NightrideHarness
+import NightrideModel
 import NightrideServer
 import StateLoop
 import StateLoopInspector
@@ -42,7 +42,8 @@ public final class DemoScenario {
             self.postgresURL = postgresURL
             self.instances = postgresURL == nil ? 1 : max(1, instances)
             self.seed = seed
-            self.journalFolder = journalFolder
+            self.journalFolder =
+                journalFolder
                 ?? FileManager.default.temporaryDirectory.appendingPathComponent("nightride-demo-\(UUID().uuidString)").path
             removesJournalFolder = journalFolder == nil
             self.inactivity = inactivity
@@ -72,21 +73,28 @@ public final class DemoScenario {
     public func run() async throws -> DemoReport {
         try FileManager.default.createDirectory(atPath: options.journalFolder, withIntermediateDirectories: true)
         harnesses = (0..<options.instances).map { index in
-            ServerHarness(configuration: configuration(instance: index), faults: faults(instance: index), logger: {
-                var logger = Logger(label: "nightride.server")
-                logger.logLevel = .warning
-                return logger
-            }())
+            ServerHarness(
+                configuration: configuration(instance: index), faults: faults(instance: index),
+                logger: {
+                    var logger = Logger(label: "nightride.server")
+                    logger.logLevel = .warning
+                    return logger
+                }())
         }
         var urls: [URL] = []
         for harness in harnesses {
             urls.append(URL(string: "http://127.0.0.1:\(try await harness.server.start())")!)
         }
         let place = options.postgresURL == nil ? "" : ", \(harnesses.count) instances on PostgreSQL"
-        log("Nightride server on \(urls.map(\.absoluteString).joined(separator: " and "))\(place), faults on (seed \(options.seed)): latency 5–250 ms, 20 % of pushes lost, sockets cut every 2–6 s")
+        log(
+            "Nightride server on \(urls.map(\.absoluteString).joined(separator: " and "))\(place), faults on (seed \(options.seed)): latency 5–250 ms, 20 % of pushes lost, sockets cut every 2–6 s"
+        )
         screenLog = ScreenLog(now: { [harness] in harness.now }) { [log] shown, previous in
             let from = previous.map { "\($0.title) → " } ?? ""
-            log(String(format: "%7.3fs  %@  %@%@%@", shown.time.seconds, shown.user.padding(toLength: 4, withPad: " ", startingAt: 0), from, shown.screen.title, shown.isOptimistic ? "  (optimistic)" : ""))
+            log(
+                String(
+                    format: "%7.3fs  %@  %@%@%@", shown.time.seconds, shown.user.padding(toLength: 4, withPad: " ", startingAt: 0), from,
+                    shown.screen.title, shown.isOptimistic ? "  (optimistic)" : ""))
         }
         defer { screenLog.stop() }
         let started = ContinuousClock.now
@@ -205,14 +213,18 @@ public final class DemoScenario {
             try await harness.server.perform(.finishSurvey, for: "ann")
             try await Task.sleep(for: .milliseconds(400))
             for harness in harnesses { harness.isNetworkCut = false }
-        } until: { true }
+        } until: {
+            true
+        }
         try await converge(after: "network cut")
 
         try await step("the server switches bob's driver mode off while pushes are still being lost") {
             try await harness.server.setDriverMode(false, for: "bob")
             log("— faults off —")
             for harness in harnesses { harness.faultsEnabled = false }
-        } until: { true }
+        } until: {
+            true
+        }
         try await converge(after: "faults off")
         try await step("bob back on") {
             bob.perform(.toggleDriverMode)
@@ -233,7 +245,9 @@ public final class DemoScenario {
     /// The server restarts in the middle of the ride, its data on disk: both clients keep the
     /// ride and their sessions (no sign-in), and the driver's next step reaches both.
     private func restartServer(driver: NightrideClient) async throws {
-        log(harnesses.count == 1 ? "▶ the server restarts mid-ride; its data is on disk" : "▶ the driver's instance restarts mid-ride; the data is in PostgreSQL")
+        log(
+            harnesses.count == 1
+                ? "▶ the server restarts mid-ride; its data is on disk" : "▶ the driver's instance restarts mid-ride; the data is in PostgreSQL")
         let start = ContinuousClock.now
         try await harnesses[harnesses.count - 1].server.restart()
         driver.perform(.arrive)
@@ -322,7 +336,8 @@ public final class DemoScenario {
         let deadline = ContinuousClock.now + options.stepTimeout
         while try await !condition() {
             guard ContinuousClock.now < deadline else {
-                throw StepTimedOut(step: title, states: clients.map { "\($0.state.user): \($0.state.screen) \($0.state.statusLine)" }.joined(separator: ", "))
+                throw StepTimedOut(
+                    step: title, states: clients.map { "\($0.state.user): \($0.state.screen) \($0.state.statusLine)" }.joined(separator: ", "))
             }
             try await Task.sleep(for: .milliseconds(5))
         }

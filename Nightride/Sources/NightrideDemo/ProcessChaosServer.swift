@@ -1,10 +1,11 @@
 import Foundation
 import NightrideHarness
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A chaos run's server in a process of its own (`nightride server --control`): a restart is a
@@ -52,7 +53,7 @@ final class ProcessChaosServer: ChaosServer {
             do {
                 (child, _) = try await Child.launch(executable, Self.arguments(dataPath: dataPath, seed: seed, port: port, newEpoch: newEpoch))
                 return
-            } catch where attempt < 40 {
+            } catch  where attempt < 40 {
                 // The port may take a moment to be free again.
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(50))
@@ -65,8 +66,10 @@ final class ProcessChaosServer: ChaosServer {
     }
 
     private static func arguments(dataPath: String, seed: UInt64, port: Int, newEpoch: Bool) -> [String] {
-        ["server", "--data", dataPath, "--port", "\(port)", "--control", "--faults", "\(seed)", "--fault-plan", "chaos",
-         "--inactivity", "3", "--password-cost", "4", "--scripted-clients"] + (newEpoch ? ["--new-epoch"] : [])
+        [
+            "server", "--data", dataPath, "--port", "\(port)", "--control", "--faults", "\(seed)", "--fault-plan", "chaos",
+            "--inactivity", "3", "--password-cost", "4", "--scripted-clients",
+        ] + (newEpoch ? ["--new-epoch"] : [])
     }
 
     /// One server process: its pipes, the lines it writes, and the answers awaited in order.
@@ -131,9 +134,9 @@ final class ProcessChaosServer: ChaosServer {
         func kill() async {
             guard process.isRunning else { return }
             #if canImport(Glibc)
-            Glibc.kill(process.processIdentifier, SIGKILL)
+                Glibc.kill(process.processIdentifier, SIGKILL)
             #else
-            Darwin.kill(process.processIdentifier, SIGKILL)
+                Darwin.kill(process.processIdentifier, SIGKILL)
             #endif
             let process = self.process
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

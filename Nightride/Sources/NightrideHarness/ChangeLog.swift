@@ -28,14 +28,16 @@ public struct ChangeLog: Sendable {
     /// The user's driver-mode value at `time`; `nil` before the user existed.
     public func driverMode(of user: String, at time: Duration) -> Versioned<Bool>? {
         guard let record = latest(of: user, resource: .driverMode, at: time),
-              case .driverMode(let on) = record.value else { return nil }
+            case .driverMode(let on) = record.value
+        else { return nil }
         return Versioned(on, version: record.version)
     }
 
     /// The user's ride status at `time`; `nil` before the user existed.
     public func rideStatus(of user: String, at time: Duration) -> Versioned<RideStatus>? {
         guard let record = latest(of: user, resource: .ride, at: time),
-              case .ride(let status) = record.value else { return nil }
+            case .ride(let status) = record.value
+        else { return nil }
         return Versioned(status, version: record.version)
     }
 

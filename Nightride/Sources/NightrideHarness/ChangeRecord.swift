@@ -29,11 +29,12 @@ public struct ChangeRecord: Sendable, Hashable {
     /// another resource.
     init?(_ stored: StoredValue, at time: Duration) {
         let decoder = Self.decoder
-        let value: UserValueContent? = switch UserValue(rawValue: stored.key.resource) {
-        case .driverMode: (try? decoder.decode(Bool.self, from: stored.json)).map(UserValueContent.driverMode)
-        case .ride: (try? decoder.decode(RideStatus.self, from: stored.json)).map(UserValueContent.ride)
-        case nil: nil
-        }
+        let value: UserValueContent? =
+            switch UserValue(rawValue: stored.key.resource) {
+            case .driverMode: (try? decoder.decode(Bool.self, from: stored.json)).map(UserValueContent.driverMode)
+            case .ride: (try? decoder.decode(RideStatus.self, from: stored.json)).map(UserValueContent.ride)
+            case nil: nil
+            }
         guard let value else { return nil }
         self.init(time: time, user: stored.key.id, version: stored.version, value: value)
     }

@@ -10,14 +10,14 @@ public enum DataFolder {
     /// The folder's path, from `environment` (the process's own by default). Not created.
     public static func path(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         #if canImport(Darwin)
-        let home = environment["HOME"] ?? NSHomeDirectory()
-        return home + "/Library/Application Support/Nightride"
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            return home + "/Library/Application Support/Nightride"
         #else
-        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
-            return data + "/nightride"
-        }
-        let home = environment["HOME"] ?? NSHomeDirectory()
-        return home + "/.local/share/nightride"
+            if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+                return data + "/nightride"
+            }
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            return home + "/.local/share/nightride"
         #endif
     }
 }

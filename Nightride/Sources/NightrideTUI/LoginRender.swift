@@ -1,4 +1,3 @@
-
 /// The login screen for `state`, as `height` lines of exactly `width` columns (plain text, like
 /// ``render(_:_:width:height:)``).
 ///

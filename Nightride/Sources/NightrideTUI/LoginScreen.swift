@@ -73,7 +73,7 @@ public final class LoginScreen {
                 }
             },
         ]
-        defer { watchers.forEach { $0.cancel() } }
+        defer { for watcher in watchers { watcher.cancel() } }
 
         draw()
         for await input in inputs.stream {

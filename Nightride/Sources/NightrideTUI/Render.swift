@@ -28,7 +28,9 @@ public func render(_ state: ClientState, _ view: ViewState = ViewState(), width:
     var lines = [preview ? previewBanner(width: width) : titleBar(state, width: width)]
     lines += fitted(mainArea(state, view, focus: focus, width: width, height: mainHeight), width: width, height: mainHeight)
     if view.historyOpen {
-        lines += fitted(historyPane(state.history, user: state.user, selection: view.historySelection, width: width, height: historyHeight), width: width, height: historyHeight)
+        lines += fitted(
+            historyPane(state.history, user: state.user, selection: view.historySelection, width: width, height: historyHeight), width: width,
+            height: historyHeight)
     }
     lines.append(fit(" " + statusMessage(state), width: width))
     lines.append(fit(" " + keyHelp(state, focus: focus), width: width))
@@ -88,20 +90,28 @@ private func mainArea(_ state: ClientState, _ view: ViewState, focus: Focus, wid
     case .driverWaiting:
         return ["", "  Driver mode is on: waiting for a ride request…", "", "  d  switch driver mode off"]
     case .driverAccepting:
-        return ["", "  \(passenger ?? "A passenger") asks for a ride.", "  To: \(destination)", "",
-                "  a  accept the ride", "  d  switch driver mode off (declines it)"]
+        return [
+            "", "  \(passenger ?? "A passenger") asks for a ride.", "  To: \(destination)", "",
+            "  a  accept the ride", "  d  switch driver mode off (declines it)",
+        ]
     case .driverGoingToPassenger:
-        return ["", "  Pick up \(passenger ?? "your passenger").", "  Then to: \(destination)", "",
-                "  v  arrived: the passenger is in the car"]
+        return [
+            "", "  Pick up \(passenger ?? "your passenger").", "  Then to: \(destination)", "",
+            "  v  arrived: the passenger is in the car",
+        ]
     case .riding:
         if ride?.driver == state.user {
-            return ["", "  Driving \(passenger ?? "your passenger").", "  To: \(destination)", "",
-                    "  f  finish the ride (drop-off)"]
+            return [
+                "", "  Driving \(passenger ?? "your passenger").", "  To: \(destination)", "",
+                "  f  finish the ride (drop-off)",
+            ]
         }
         return ["", "  On the way with \(driver ?? "your driver").", "  To: \(destination)"]
     case .survey:
-        return ["", "  How was your ride with \(driver ?? "your driver")?", "  To: \(destination)", "",
-                "  s  done with the survey"]
+        return [
+            "", "  How was your ride with \(driver ?? "your driver")?", "  To: \(destination)", "",
+            "  s  done with the survey",
+        ]
     }
 }
 

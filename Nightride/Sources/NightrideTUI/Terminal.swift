@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The controlling terminal in full-screen mode: raw input (no echo, no line editing, no signal
@@ -69,9 +69,9 @@ public final class Terminal {
     public var size: (width: Int, height: Int) {
         var window = winsize()
         #if canImport(Darwin)
-        let request: UInt = 0x4008_7468 // TIOCGWINSZ, a macro Swift cannot import on Darwin.
+            let request: UInt = 0x4008_7468  // TIOCGWINSZ, a macro Swift cannot import on Darwin.
         #else
-        let request = UInt(TIOCGWINSZ)
+            let request = UInt(TIOCGWINSZ)
         #endif
         let result = withUnsafeMutablePointer(to: &window) { ioctl(output, request, $0) }
         guard result == 0, window.ws_col > 0, window.ws_row > 0 else { return (80, 24) }
@@ -85,9 +85,9 @@ public final class Terminal {
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { buffer in
                 #if canImport(Glibc)
-                Glibc.write(output, buffer.baseAddress! + offset, buffer.count - offset)
+                    Glibc.write(output, buffer.baseAddress! + offset, buffer.count - offset)
                 #else
-                Darwin.write(output, buffer.baseAddress! + offset, buffer.count - offset)
+                    Darwin.write(output, buffer.baseAddress! + offset, buffer.count - offset)
                 #endif
             }
             if written < 0 {

@@ -2,9 +2,9 @@ import NightrideClient
 import StateLoop
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The full-screen terminal front end of a ``NightrideClient``: draws ``render(_:_:width:height:)``

@@ -1,9 +1,9 @@
 import Dispatch
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// What wakes a screen's loop up.
@@ -49,7 +49,7 @@ final class TerminalInputs {
     /// default actions.
     func stop() {
         reader.stop()
-        signals.forEach { $0.cancel() }
+        for source in signals { source.cancel() }
         for number in [SIGINT, SIGTERM, SIGHUP] { signal(number, SIG_DFL) }
         continuation.finish()
     }

@@ -6,7 +6,8 @@ import NightrideDemo
 struct ChaosCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chaos",
-        abstract: "Run seeded random scenarios against a server with faults; check that no client shows an invalid or older screen, that all converge within 2 s after faults stop, and that no mutation is lost or applied twice."
+        abstract:
+            "Run seeded random scenarios against a server with faults; check that no client shows an invalid or older screen, that all converge within 2 s after faults stop, and that no mutation is lost or applied twice."
     )
 
     @Option(help: ArgumentHelp("How many seeds to run.", valueName: "n"))
@@ -17,11 +18,15 @@ struct ChaosCommand: AsyncParsableCommand {
 
     @Flag(
         name: .customLong("server-process"),
-        help: "Run the server in a process of its own (this program's `server --control`), killed with SIGKILL and started again on its data file in every batch."
+        help:
+            "Run the server in a process of its own (this program's `server --control`), killed with SIGKILL and started again on its data file in every batch."
     )
     var serverProcess = false
 
-    @Option(help: ArgumentHelp("Run the servers on this PostgreSQL database (postgres://user@host:port/database), several instances of them: each scenario's passenger and driver on different instances.", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "Run the servers on this PostgreSQL database (postgres://user@host:port/database), several instances of them: each scenario's passenger and driver on different instances.",
+            valueName: "url"))
     var postgres: String?
 
     @Option(help: ArgumentHelp("How many server instances to run on the --postgres database.", valueName: "n"))
@@ -47,7 +52,9 @@ struct ChaosCommand: AsyncParsableCommand {
         let outcomes = try await run.run()
         let failed = outcomes.filter { !$0.passed(within: DemoReport.convergenceBound) }
         for outcome in failed {
-            print("seed \(outcome.seed): \(outcome.violations.map(\.description)) convergence \(outcome.convergence.map(String.init(describing:)) ?? "never") \(outcome.mutationProblems)")
+            print(
+                "seed \(outcome.seed): \(outcome.violations.map(\.description)) convergence \(outcome.convergence.map(String.init(describing:)) ?? "never") \(outcome.mutationProblems)"
+            )
             for line in outcome.unconverged {
                 print("  \(line)")
             }

@@ -11,12 +11,12 @@ struct ClientCommand: AsyncParsableCommand {
         commandName: "client",
         abstract: "Run the keyboard-driven terminal client as one user.",
         discussion: """
-        Without --user, a login screen asks for a name and a password (Tab between the fields, \
-        Enter to sign in, Esc to leave); a new name creates an account with that password. \
-        Keys: type a destination in the "Where to?" box, ↑↓ to choose, Enter to request; Tab \
-        leaves the box for the command keys: d driver mode, r refresh, c cancel, a accept, \
-        v arrived, f finish the ride, s finish the survey, h history, q quit. Ctrl-C quits from anywhere.
-        """
+            Without --user, a login screen asks for a name and a password (Tab between the fields, \
+            Enter to sign in, Esc to leave); a new name creates an account with that password. \
+            Keys: type a destination in the "Where to?" box, ↑↓ to choose, Enter to request; Tab \
+            leaves the box for the command keys: d driver mode, r refresh, c cancel, a accept, \
+            v arrived, f finish the ride, s finish the survey, h history, q quit. Ctrl-C quits from anywhere.
+            """
     )
 
     @Option(help: ArgumentHelp("The server's address.", valueName: "url"))
@@ -28,16 +28,18 @@ struct ClientCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The password of --user (for a new name, the account's new password).", valueName: "password"))
     var password: String?
 
-    @Option(help: ArgumentHelp(
-        "The client's journal, so that a relaunch shows the last screen at once (default: <user>@<host>-<port>.journal in $XDG_DATA_HOME/nightride, else ~/.local/share/nightride).",
-        valueName: "path"
-    ))
+    @Option(
+        help: ArgumentHelp(
+            "The client's journal, so that a relaunch shows the last screen at once (default: <user>@<host>-<port>.journal in $XDG_DATA_HOME/nightride, else ~/.local/share/nightride).",
+            valueName: "path"
+        ))
     var journal: String?
 
-    @Option(help: ArgumentHelp(
-        "Send what the client does to a StateLoop inspector (the apps address `swift run stateloop-inspector` prints).",
-        valueName: "ws-url"
-    ))
+    @Option(
+        help: ArgumentHelp(
+            "Send what the client does to a StateLoop inspector (the apps address `swift run stateloop-inspector` prints).",
+            valueName: "ws-url"
+        ))
     var inspect: String?
 
     func validate() throws {
@@ -51,7 +53,8 @@ struct ClientCommand: AsyncParsableCommand {
             throw ValidationError("--user must not be empty; leave it out to get the login screen")
         }
         if (password == nil) != (user == nil) {
-            throw ValidationError("--user and --password go together (a new name creates an account with that password); without them the login screen asks for both")
+            throw ValidationError(
+                "--user and --password go together (a new name creates an account with that password); without them the login screen asks for both")
         }
     }
 

@@ -15,16 +15,20 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(name: .customLong("seed"), help: ArgumentHelp("The seed of the injected faults.", valueName: "n"))
     var seed: UInt64 = 7
 
-    @Option(help: ArgumentHelp("Run the server on this PostgreSQL database (postgres://user@host:port/database), as several instances: the passenger on one, the driver on another.", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "Run the server on this PostgreSQL database (postgres://user@host:port/database), as several instances: the passenger on one, the driver on another.",
+            valueName: "url"))
     var postgres: String?
 
     @Option(help: ArgumentHelp("How many server instances to run on the --postgres database.", valueName: "n"))
     var instances = 2
 
-    @Option(help: ArgumentHelp(
-        "Send what every client does to a StateLoop inspector (the apps address `swift run stateloop-inspector` prints).",
-        valueName: "ws-url"
-    ))
+    @Option(
+        help: ArgumentHelp(
+            "Send what every client does to a StateLoop inspector (the apps address `swift run stateloop-inspector` prints).",
+            valueName: "ws-url"
+        ))
     var inspect: String?
 
     func validate() throws {

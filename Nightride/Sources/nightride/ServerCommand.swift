@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import Logging
-import NightrideModel
 import NightrideHarness
+import NightrideModel
 import NightrideServer
 import StateLoopServer
 
@@ -12,22 +12,24 @@ struct ServerCommand: AsyncParsableCommand {
         commandName: "server",
         abstract: "Run the Nightride server until Ctrl-C.",
         discussion: """
-        Users, sessions, rides and histories are kept in a SQLite file that survives restarts and \
-        kill -9: by default server.sqlite in $XDG_DATA_HOME/nightride (else ~/.local/share/nightride); \
-        --data chooses another file, --memory keeps nothing. An older copy of the file put back is \
-        noticed at start (the server.sqlite-highwater file beside it remembers how far it went) and \
-        begins a new epoch, so that clients drop what they hold; --restore BACKUP copies a backup in \
-        and does the same, --new-epoch forces one (a file restored where the mark is gone). \
-        Changes are kept 7 days (--history-days); nothing in memory grows with them. \
-        --postgres URL keeps the data in a PostgreSQL database instead, which any number of instances \
-        share: a change made through one reaches the clients of all.
-        """
+            Users, sessions, rides and histories are kept in a SQLite file that survives restarts and \
+            kill -9: by default server.sqlite in $XDG_DATA_HOME/nightride (else ~/.local/share/nightride); \
+            --data chooses another file, --memory keeps nothing. An older copy of the file put back is \
+            noticed at start (the server.sqlite-highwater file beside it remembers how far it went) and \
+            begins a new epoch, so that clients drop what they hold; --restore BACKUP copies a backup in \
+            and does the same, --new-epoch forces one (a file restored where the mark is gone). \
+            Changes are kept 7 days (--history-days); nothing in memory grows with them. \
+            --postgres URL keeps the data in a PostgreSQL database instead, which any number of instances \
+            share: a change made through one reaches the clients of all.
+            """
     )
 
     @Option(help: ArgumentHelp("The SQLite file to keep the data in (created when missing).", valueName: "path"))
     var data: String?
 
-    @Option(help: ArgumentHelp("Keep the data in this PostgreSQL database, shared with other instances (postgres://user@host:port/database).", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "Keep the data in this PostgreSQL database, shared with other instances (postgres://user@host:port/database).", valueName: "url"))
     var postgres: String?
 
     @Flag(help: "Keep the data in memory only: a throwaway server.")
@@ -57,25 +59,38 @@ struct ServerCommand: AsyncParsableCommand {
     )
     var faultPlan: FaultPlanName = .default
 
-    @Flag(help: ArgumentHelp("Read control commands on standard input, one per line (faults on|off, cut on|off, revoke [NAME…], retire NAME…, stats), and answer each on standard output: how a chaos run drives a server in a process of its own.", visibility: .hidden))
+    @Flag(
+        help: ArgumentHelp(
+            "Read control commands on standard input, one per line (faults on|off, cut on|off, revoke [NAME…], retire NAME…, stats), and answer each on standard output: how a chaos run drives a server in a process of its own.",
+            visibility: .hidden))
     var control = false
 
     @Option(name: .customLong("password-cost"), help: ArgumentHelp("bcrypt's cost for new passwords (4 to 31).", visibility: .hidden))
     var passwordCost: UInt8 = 8
 
-    @Flag(name: .customLong("scripted-clients"), help: ArgumentHelp("Let sign-ups and sign-ins through by the hundred from one address (failures are still limited): for a chaos run's scripted clients.", visibility: .hidden))
+    @Flag(
+        name: .customLong("scripted-clients"),
+        help: ArgumentHelp(
+            "Let sign-ups and sign-ins through by the hundred from one address (failures are still limited): for a chaos run's scripted clients.",
+            visibility: .hidden))
     var scriptedClients = false
 
     @Option(help: ArgumentHelp("Seconds without a driver action before driver mode switches itself off.", valueName: "seconds"))
     var inactivity: Double = 300
 
-    @Option(name: .customLong("token-lifetime"), help: ArgumentHelp("Seconds a login's token is accepted; afterwards clients must sign in again.", valueName: "seconds"))
+    @Option(
+        name: .customLong("token-lifetime"),
+        help: ArgumentHelp("Seconds a login's token is accepted; afterwards clients must sign in again.", valueName: "seconds"))
     var tokenLifetime: Double = 86_400
 
-    @Flag(name: .customLong("sample-history"), help: "Give each new account 15 to 30 invented past rides, so that the history screen has pages to show.")
+    @Flag(
+        name: .customLong("sample-history"), help: "Give each new account 15 to 30 invented past rides, so that the history screen has pages to show."
+    )
     var sampleHistory = false
 
-    @Option(name: .customLong("history-days"), help: ArgumentHelp("Days the data keeps each change (the change feed), pruned hourly; clients never need older ones.", valueName: "days"))
+    @Option(
+        name: .customLong("history-days"),
+        help: ArgumentHelp("Days the data keeps each change (the change feed), pruned hourly; clients never need older ones.", valueName: "days"))
     var retentionDays: Int = 7
 
     @Flag(help: "Log at debug level: logins, rejections, dropped pushes, push sockets.")
@@ -136,7 +151,8 @@ struct ServerCommand: AsyncParsableCommand {
             clientRetention: .seconds(max(retentionDays, 30) * 86_400)
         )
         // Faults and control commands are the harness's: a server run for users has neither.
-        let harness = faultSeed != nil || control
+        let harness =
+            faultSeed != nil || control
             ? ServerHarness(
                 configuration: configuration,
                 faults: faultSeed.map { faultPlan == .chaos ? FaultPlan.chaos(seed: $0) : FaultPlan(seed: $0) },
@@ -145,7 +161,9 @@ struct ServerCommand: AsyncParsableCommand {
             : nil
         let server = harness?.server ?? NightrideServer(configuration: configuration, logger: logger)
         let bound = try await server.start()
-        say("Nightride listening on http://\(host):\(bound)\(faultSeed.map { " (faults, seed \($0))" } ?? ""), data \(postgres.map(Self.withoutPassword) ?? path ?? "in memory")")
+        say(
+            "Nightride listening on http://\(host):\(bound)\(faultSeed.map { " (faults, seed \($0))" } ?? ""), data \(postgres.map(Self.withoutPassword) ?? path ?? "in memory")"
+        )
         let controlled = control ? harness.map(Self.obeyControl) : nil
         await Self.interrupted()
         controlled?.cancel()
@@ -192,6 +210,6 @@ struct ServerCommand: AsyncParsableCommand {
             sources.append(source)
         }
         for await _ in signals { break }
-        sources.forEach { $0.cancel() }
+        for source in sources { source.cancel() }
     }
 }

@@ -1,14 +1,14 @@
 import Foundation
 import Logging
 import NightrideClient
-import NightrideModel
 import NightrideHarness
+import NightrideModel
 import NightrideServer
 import StateLoop
 import StateLoopJournal
 import StateLoopSync
-import Testing
 import TestSupport
+import Testing
 
 /// A client stopped while its ride request cannot reach the server, then started again on the
 /// same journal: the screen is back at once, and the request is sent once the network is back.
@@ -47,7 +47,8 @@ struct ClientRelaunchTests {
         // Relaunch, still cut off: the journal restores the screen before any answer.
         let relaunched = try NightrideClient(api: api, options: ClientOptions(journalPath: journalPath))
         #expect(relaunched.state.screen == .passengerWaiting)
-        if case .restored = relaunched.journal?.recovery {} else {
+        if case .restored = relaunched.journal?.recovery {
+        } else {
             Issue.record("expected a restored journal, got \(String(describing: relaunched.journal?.recovery))")
         }
 
@@ -61,9 +62,10 @@ struct ClientRelaunchTests {
             return
         }
         #expect(ride.destination == place)
-        #expect(try await harness.truth().changeLog.records(of: "ann").filter { record in
-            if case .ride(.pending) = record.value { true } else { false }
-        }.count == 1)
+        #expect(
+            try await harness.truth().changeLog.records(of: "ann").filter { record in
+                if case .ride(.pending) = record.value { true } else { false }
+            }.count == 1)
         relaunched.stop()
         await server.stop()
     }
@@ -112,7 +114,9 @@ struct ClientRelaunchTests {
         journal.close()
     }
 
-    @Test("a journal of state 3 and events 2 (each resource event with its own value, version, count and health) opens migrated: the last screen is shown, without the old launch's health")
+    @Test(
+        "a journal of state 3 and events 2 (each resource event with its own value, version, count and health) opens migrated: the last screen is shown, without the old launch's health"
+    )
     func resourceEventsMigrate() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-upgrade-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

@@ -3,8 +3,8 @@ import NightrideClient
 import NightrideModel
 import NightrideServer
 import StateLoopSync
-import Testing
 import TestSupport
+import Testing
 
 /// Nightride's server keeps its data in a file: a `nightride server` process killed with SIGKILL
 /// mid-ride and started again on the same file has every session and the ride, and its clients

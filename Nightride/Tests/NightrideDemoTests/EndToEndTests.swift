@@ -1,7 +1,7 @@
 import Foundation
 import NightrideDemo
-import Testing
 import TestSupport
+import Testing
 
 /// The demo and the chaos run over real sockets on loopback. Real time: these run the whole
 /// product, server and clients, as a user would.
@@ -20,7 +20,10 @@ struct EndToEndTests {
         #expect(holds(report), "\(report.table)\n\(transcript.joined(separator: "\n"))")
         #expect(report.clients.map(\.user) == ["ann", "bob"])
         #expect(report.clients.allSatisfy { $0.eventsJournaled > 0 })
-        #expect(report.convergence.map(\.fault) == ["network cut", "faults off", "server restart: ride kept", "sessions revoked: signed out", "signing in again"])
+        #expect(
+            report.convergence.map(\.fault) == [
+                "network cut", "faults off", "server restart: ride kept", "sessions revoked: signed out", "signing in again",
+            ])
         #expect(report.serverStats.pushesSent > 0)
     }
 
@@ -34,7 +37,10 @@ struct EndToEndTests {
         let options = DemoScenario.Options(seed: 7, inactivity: .seconds(12), stepTimeout: .seconds(30), postgresURL: database, instances: 2)
         let report = try await DemoScenario(options: options) { transcript.append($0) }.run()
         #expect(holds(report), "\(report.table)\n\(transcript.joined(separator: "\n"))")
-        #expect(report.convergence.map(\.fault) == ["network cut", "faults off", "server restart: ride kept", "sessions revoked: signed out", "signing in again"])
+        #expect(
+            report.convergence.map(\.fault) == [
+                "network cut", "faults off", "server restart: ride kept", "sessions revoked: signed out", "signing in again",
+            ])
         #expect(transcript.first?.contains("2 instances on PostgreSQL") == true, "\(transcript.first ?? "")")
     }
 
@@ -60,7 +66,9 @@ struct EndToEndTests {
 
     /// The server in a process of its own, killed with SIGKILL and started again on its file in
     /// every batch: 60 seeds (3 batches) by default, `NIGHTRIDE_PROCESS_CHAOS_SEEDS` for more.
-    @Test("seeded random scenarios against a server process killed with SIGKILL every batch: sessions kept, nothing lost or applied twice, all converge")
+    @Test(
+        "seeded random scenarios against a server process killed with SIGKILL every batch: sessions kept, nothing lost or applied twice, all converge"
+    )
     func chaosWithProcessKills() async throws {
         let count = seedCount("NIGHTRIDE_PROCESS_CHAOS_SEEDS", default: 60)
         let log = BatchLog()

@@ -1,12 +1,12 @@
 import Foundation
 import Logging
 import NightrideClient
-import NightrideModel
 import NightrideHarness
+import NightrideModel
 import NightrideServer
 import StateLoopSync
-import Testing
 import TestSupport
+import Testing
 
 /// The client against a server that changes under it: restarted with its sessions gone, and a
 /// user who types faster than the resources answer. Real sockets on loopback, bounded waits.
@@ -67,7 +67,10 @@ struct HonestClientTests {
         let (second, _) = try await makeServer(port: port, epoch: 2)
         // Each resource learns it on its own next request; until then the one that saw the
         // server go away may honestly say offline, so the test waits for both.
-        await until("both resources signed out within the bound", state: (client.state.driverMode.health, client.state.ride.health, first.stats.requests, second.stats.requests)) {
+        await until(
+            "both resources signed out within the bound",
+            state: (client.state.driverMode.health, client.state.ride.health, first.stats.requests, second.stats.requests)
+        ) {
             client.state.driverMode.health.isSignedOut && client.state.ride.health.isSignedOut
         }
         #expect(client.state.statusLine == "Signed out: sign in again")
@@ -94,7 +97,8 @@ struct HonestClientTests {
         await second.server.stop()
     }
 
-    @Test("a toggle made while the server is away stays shown as waiting, is never refused for the outage, and is applied once when the server is back")
+    @Test(
+        "a toggle made while the server is away stays shown as waiting, is never refused for the outage, and is applied once when the server is back")
     func actionSurvivesOutage() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-outage-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -194,11 +198,11 @@ struct HonestClientTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let server = URL(string: "http://127.0.0.1:8080")!
         #if !canImport(Darwin)
-        let xdg = try JournalLocation.journalPath(user: "ann", server: server, environment: ["XDG_DATA_HOME": root + "/data", "HOME": root])
-        #expect(xdg == root + "/data/nightride/ann@127.0.0.1-8080.journal")
-        let home = try JournalLocation.journalPath(user: "ann", server: server, environment: ["XDG_DATA_HOME": "relative", "HOME": root])
-        #expect(home == root + "/.local/share/nightride/ann@127.0.0.1-8080.journal")
-        #expect(FileManager.default.fileExists(atPath: root + "/.local/share/nightride"))
+            let xdg = try JournalLocation.journalPath(user: "ann", server: server, environment: ["XDG_DATA_HOME": root + "/data", "HOME": root])
+            #expect(xdg == root + "/data/nightride/ann@127.0.0.1-8080.journal")
+            let home = try JournalLocation.journalPath(user: "ann", server: server, environment: ["XDG_DATA_HOME": "relative", "HOME": root])
+            #expect(home == root + "/.local/share/nightride/ann@127.0.0.1-8080.journal")
+            #expect(FileManager.default.fileExists(atPath: root + "/.local/share/nightride"))
         #endif
         let odd = try JournalLocation.journalPath(user: "../évil", server: server, environment: ["XDG_DATA_HOME": root, "HOME": root])
         #expect(!URL(fileURLWithPath: odd).lastPathComponent.contains("/"))

@@ -3,17 +3,21 @@ import NightrideClient
 import NightrideModel
 import NightrideServer
 import StateLoopSync
-import Testing
 import TestSupport
+import Testing
 
 /// Nightride on PostgreSQL: two `nightride server --postgres` processes on one database, a
 /// passenger on one and a driver on the other. Every push crosses instances (a commit on one
 /// reaches the sockets of the other through the database's change feed), and an instance
 /// killed with SIGKILL loses nothing its clients were told.
 @MainActor
-@Suite("Nightride on PostgreSQL: two instances", .serialized, .timeLimit(.minutes(3)), .enabled(if: ThrowawayPostgres.testsEnabled, "STATELOOP_POSTGRES_TESTS=0"))
+@Suite(
+    "Nightride on PostgreSQL: two instances", .serialized, .timeLimit(.minutes(3)),
+    .enabled(if: ThrowawayPostgres.testsEnabled, "STATELOOP_POSTGRES_TESTS=0"))
 struct MultiInstanceTests {
-    @Test("ann on one instance, bob on the other: the ride goes through both; bob's instance killed with SIGKILL and started again, bob's next step reaches both")
+    @Test(
+        "ann on one instance, bob on the other: the ride goes through both; bob's instance killed with SIGKILL and started again, bob's next step reaches both"
+    )
     func twoInstances() async throws {
         guard let database = try await newPostgresDatabase() else { return }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-instances-\(UUID().uuidString)").path

@@ -1,5 +1,5 @@
-import Testing
 import TestSupport
+import Testing
 
 /// The URL of a new database on the throwaway PostgreSQL server the tests of this process
 /// share; `nil`, with an issue saying how to install PostgreSQL, when its binaries are missing.

@@ -9,8 +9,8 @@ import StateLoopInspector
 import StateLoopInspectorServer
 import StateLoopInspectorWire
 import StateLoopTesting
-import Testing
 import TestSupport
+import Testing
 
 /// A Nightride client's session recorded by the inspector becomes a test: replayed through
 /// `ClientState.reduce`, it gives every state it recorded. Real sockets on loopback, bounded
@@ -54,7 +54,9 @@ struct RecordedSessionTests {
         #expect(replay.session.records.contains { $0.kind == .effectStarted && $0.request != nil }, "the effects and their requests are recorded")
     }
 
-    @Test("live: a client's ride reaches an inspector's page as it happens, and a preview the page asks for shows a past screen while the client goes on")
+    @Test(
+        "live: a client's ride reaches an inspector's page as it happens, and a preview the page asks for shows a past screen while the client goes on"
+    )
     func live() async throws {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
@@ -79,7 +81,9 @@ struct RecordedSessionTests {
         let app = Int(number)
         let screens = {
             page.records(of: app).compactMap { record in
-                record.state.flatMap { try? JSONDecoder().decode(ClientState.self, from: JSONEncoder().encode($0)) }.map { (record.sequence, $0.screen) }
+                record.state.flatMap { try? JSONDecoder().decode(ClientState.self, from: JSONEncoder().encode($0)) }.map {
+                    (record.sequence, $0.screen)
+                }
             }
         }
         #expect(await eventually(within: .seconds(10)) { screens().last?.1 == client.state.screen }, "the page never caught up: \(screens())")
@@ -97,7 +101,9 @@ struct RecordedSessionTests {
         #expect(await eventually(within: .seconds(10)) { page.previews.count == 1 }, "no answer to the preview")
         #expect(page.previews.first?["problem"] == nil, "\(page.previews)")
         #expect(client.system.isPreviewing)
-        #expect(shown.last == .passengerRequesting && client.state.screen != .passengerRequesting, "the observer shows the past screen, the client keeps the live one")
+        #expect(
+            shown.last == .passengerRequesting && client.state.screen != .passengerRequesting,
+            "the observer shows the past screen, the client keeps the live one")
         page.endPreview(app: app, system: "client dee")
         #expect(await eventually(within: .seconds(10)) { page.previews.count == 2 }, "no answer to the end of the preview")
         #expect(!client.system.isPreviewing)

@@ -1,10 +1,11 @@
 import NightrideClient
 import NightrideDemo
 import NightrideModel
-@testable import NightrideHarness
-@testable import NightrideServer
 import StateLoopSync
 import Testing
+
+@testable import NightrideHarness
+@testable import NightrideServer
 
 @Suite("ScreenAudit: what counts as an invalid screen")
 struct ScreenAuditTests {

@@ -5,20 +5,23 @@ import NightrideServer
 import StateLoopServer
 import StateLoopServerPostgres
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Sign-ins stay out of the dispatch book's queue: every ride operation locks the book's row
 /// first, and on a database shared by several instances a sign-in that waited there would wait
 /// for every ride of every instance.
-@Suite("Nightride on PostgreSQL: sign-ins and the dispatch book", .timeLimit(.minutes(2)), .enabled(if: ThrowawayPostgres.testsEnabled, "STATELOOP_POSTGRES_TESTS=0"))
+@Suite(
+    "Nightride on PostgreSQL: sign-ins and the dispatch book", .timeLimit(.minutes(2)),
+    .enabled(if: ThrowawayPostgres.testsEnabled, "STATELOOP_POSTGRES_TESTS=0"))
 struct SignInLockTests {
     @Test("with the dispatch book's row held by another instance's ride operation, a new user signs up and an existing one signs in")
     func signInWhileTheBookIsHeld() async throws {
         guard let database = try await newPostgresDatabase() else { return }
         var logger = Logger(label: "nightride.test")
         logger.logLevel = .critical
-        let server = NightrideServer(configuration: .init(postgresURL: database, port: 0, loginLimits: .scriptedClients, passwordCost: 4), logger: logger)
+        let server = NightrideServer(
+            configuration: .init(postgresURL: database, port: 0, loginLimits: .scriptedClients, passwordCost: 4), logger: logger)
         let url = URL(string: "http://127.0.0.1:\(try await server.start())")!
         _ = try await NightrideAPI.login(server: url, name: "bob", password: "bob-pw")
         // Bob on duty: the book has a row.

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import NightrideModel
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// HTTP requests to a server on 127.0.0.1 sent from another loopback address (127.0.0.2, say),
 /// so that a test can be two clients the server tells apart by their address: the whole of
@@ -26,7 +27,8 @@ struct AddressedClient: Sendable {
     /// body.
     func login(_ name: String, _ password: String?) async throws -> (status: Int, retryAfter: Int?, body: Data) {
         let body = try JSONEncoder().encode(LoginRequest(name: name, password: password))
-        let head = "POST /login HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
+        let head =
+            "POST /login HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
             + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         return try await offThePool { try exchange(head, body: body) }
     }
@@ -96,9 +98,9 @@ struct AddressedClient: Sendable {
     /// A TCP socket bound to `source` on a port the system picks.
     private static func bound(to source: String) throws -> Int32 {
         #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard descriptor >= 0 else { throw Failure(description: "socket() failed") }
         var local = address(source, port: 0)

@@ -1,4 +1,3 @@
-@testable import NightrideHarness
 import StateLoopServer
 import StateLoopServerTesting
 import StateLoopTesting
@@ -6,6 +5,8 @@ import StateLoopWire
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import NightrideHarness
 
 /// The fault plan as the kit's push faults: the plan's own decisions, per socket ordinal.
 @Suite("Nightride fault plan on the kit's pushes")
@@ -25,13 +26,14 @@ struct FaultPlanPushesTests {
         for counter in 1...200 as ClosedRange<UInt64> {
             let version = Version(epoch: 1, counter: counter)
             for (socket, user, connection) in [(first, "ann", 1), (second, "ann", 2), (other, "bob", 1)] {
-                let expected: PushFate = if plan.dropsPush(of: version, resource: .ride, user: user, connection: connection) {
-                    .drop
-                } else if plan.addsHint(after: version, resource: .ride, user: user, connection: connection) {
-                    .sendWithHint
-                } else {
-                    .send
-                }
+                let expected: PushFate =
+                    if plan.dropsPush(of: version, resource: .ride, user: user, connection: connection) {
+                        .drop
+                    } else if plan.addsHint(after: version, resource: .ride, user: user, connection: connection) {
+                        .sendWithHint
+                    } else {
+                        .send
+                    }
                 #expect(socket.fate(of: version) == expected, "\(user) #\(connection) v\(counter)")
             }
         }

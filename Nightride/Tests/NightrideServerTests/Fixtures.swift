@@ -1,6 +1,7 @@
 import NightrideModel
-@testable import NightrideServer
 import StateLoopSync
+
+@testable import NightrideServer
 
 /// Shared values for the core tests: a world with a passenger and drivers logged in at time 0.
 enum Fixture {

@@ -4,13 +4,13 @@ import Logging
 import NightrideClient
 import NightrideModel
 import NightrideServer
-import StateLoopServer
 import StateLoop
 import StateLoopJournal
+import StateLoopServer
 import StateLoopSyncTransports
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// A history page's `next` link is the server's data: one that does not parse (`http://a b/`)
 /// crashed the terminal client on a force-unwrap, and, being journaled, at every launch after,
@@ -99,7 +99,8 @@ struct HistoryLinkTests {
 
         let client = try NightrideClient(api: api, options: ClientOptions(journalPath: path))
         defer { client.stop() }
-        if case .restored = client.journal?.recovery {} else {
+        if case .restored = client.journal?.recovery {
+        } else {
             Issue.record("expected a restored journal, got \(String(describing: client.journal?.recovery))")
         }
         #expect(client.state.history.nextPage != Self.badLink, "the bad link is not restored")

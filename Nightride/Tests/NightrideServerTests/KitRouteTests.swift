@@ -1,18 +1,21 @@
 import Foundation
-import NightrideModel
 import NightrideHarness
-@testable import NightrideServer
+import NightrideModel
 import StateLoopSync
 import StateLoopSyncTransports
 import StateLoopWire
-import Testing
 import TestSupport
+import Testing
+
+@testable import NightrideServer
 
 /// What Nightride takes from the server kit: its JSON routes and its skipping of unchanged
 /// writes, each where Nightride's behaviour depends on it.
 @Suite("Nightride on the kit's routes and writes", .timeLimit(.minutes(2)))
 struct KitRouteTests {
-    @Test("a sign-in body is read up to 64 KiB, not the server's limit for mutations: beyond it 413 bodyTooLarge with the kit's ErrorBody; malformed JSON 400 badRequest")
+    @Test(
+        "a sign-in body is read up to 64 KiB, not the server's limit for mutations: beyond it 413 bodyTooLarge with the kit's ErrorBody; malformed JSON 400 badRequest"
+    )
     func loginBodyLimit() async throws {
         try await withNightride { _, client in
             let login = Data(#"{"name":"ann","password":"ann-pw"}"#.utf8)

@@ -1,11 +1,12 @@
 import Foundation
 import NightrideModel
-@testable import NightrideServer
 import StateLoopServer
 import StateLoopTesting
 import StateLoopWire
-import Testing
 import TestSupport
+import Testing
+
+@testable import NightrideServer
 
 /// Sign-in limits over loopback, with clients the server tells apart by their loopback address
 /// (127.0.0.x), on a test clock: no wait here is on the real clock.
@@ -22,11 +23,15 @@ struct LoginLimitsTests {
     )
 
     func clients(_ port: Int) -> (owner: AddressedClient, guesser: AddressedClient, others: [AddressedClient]) {
-        (AddressedClient(port: port, source: "127.0.0.1"), AddressedClient(port: port, source: "127.0.0.2"),
-         (3...9).map { AddressedClient(port: port, source: "127.0.0.\($0)") })
+        (
+            AddressedClient(port: port, source: "127.0.0.1"), AddressedClient(port: port, source: "127.0.0.2"),
+            (3...9).map { AddressedClient(port: port, source: "127.0.0.\($0)") }
+        )
     }
 
-    @Test("a stranger's guesses hold back their own address, never the owner's: per name and address with backoff; a name under attack and a guessing address only narrow what failing addresses may do")
+    @Test(
+        "a stranger's guesses hold back their own address, never the owner's: per name and address with backoff; a name under attack and a guessing address only narrow what failing addresses may do"
+    )
     func noLockout() async throws {
         let clock = TestClock()
         try await withNightride(.init(epoch: 1, loginLimits: Self.limits, passwordCost: 4), clock: clock) { harness, loopback in

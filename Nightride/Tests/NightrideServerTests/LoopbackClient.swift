@@ -1,14 +1,14 @@
 import Foundation
-import WSClient
 import Logging
 import NightrideHarness
 import NightrideModel
 import NightrideServer
-import StateLoopSync
 import StateLoopServerTesting
+import StateLoopSync
 import StateLoopSyncTransports
 import Synchronization
 import Testing
+import WSClient
 
 /// Runs a Nightride server, in a harness with `faults`, on a free loopback port for the duration of `body`.
 func withNightride<C: Clock>(
@@ -64,11 +64,12 @@ struct LoopbackClient: Sendable {
 
     /// Connects a push socket of `path`; its messages arrive on the returned inbox.
     func pushes<Value: Decodable & Sendable>(_ path: String, token: String?, query: String = "", as: Value.Type = Value.self) -> PushInbox<Value> {
-        PushInbox(WebSocketPush<Value>(
-            url: "ws://127.0.0.1:\(port)\(path)\(query)",
-            headers: token.map(auth) ?? [:],
-            initialBackoff: .milliseconds(50)
-        ))
+        PushInbox(
+            WebSocketPush<Value>(
+                url: "ws://127.0.0.1:\(port)\(path)\(query)",
+                headers: token.map(auth) ?? [:],
+                initialBackoff: .milliseconds(50)
+            ))
     }
 
     /// Whether a push upgrade of `path` with `token` is refused (the connection never opens).

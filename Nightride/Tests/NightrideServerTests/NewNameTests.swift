@@ -1,9 +1,10 @@
 import Foundation
 import NightrideModel
-@testable import NightrideServer
 import StateLoopWire
-import Testing
 import TestSupport
+import Testing
+
+@testable import NightrideServer
 
 /// The rules of a new account's name over loopback: what a sign-up refuses, and why.
 @Suite("Nightride new names", .timeLimit(.minutes(1)))
@@ -26,7 +27,10 @@ struct NewNameTests {
                 #expect(status == 400 && error?.error == "invalidName", "\(name.unicodeScalars.map { String($0.value, radix: 16) }): \(status)")
                 #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
             }
-            for name in ["paypal", "\u{43F}\u{430}\u{439}\u{43F}\u{430}\u{43B}", "zo\u{E9}", "zoe\u{301}-2", "\u{6771}\u{4EAC}\u{3059}\u{30AB}", "\u{D55C}\u{AE00}", "ann_b.c 7"] {
+            for name in [
+                "paypal", "\u{43F}\u{430}\u{439}\u{43F}\u{430}\u{43B}", "zo\u{E9}", "zoe\u{301}-2", "\u{6771}\u{4EAC}\u{3059}\u{30AB}",
+                "\u{D55C}\u{AE00}", "ann_b.c 7",
+            ] {
                 #expect(try await owner.login(name, "pw").status == 200, "\(name)")
             }
             #expect(try await harness.server.passwordHash(of: "p\u{430}ypal") == nil, "no account was made")
@@ -35,7 +39,8 @@ struct NewNameTests {
             let legacy = "p\u{430}ypal"
             let account = try #require(await harness.server.account("paypal"))
             try await harness.server.openData().sync.update { transaction in
-                try transaction.write(Account(name: legacy, passwordHash: account.passwordHash), to: NightrideResources.account, AccountName.key(of: legacy))
+                try transaction.write(
+                    Account(name: legacy, passwordHash: account.passwordHash), to: NightrideResources.account, AccountName.key(of: legacy))
             }
             #expect(try await owner.login(legacy, "pw").status == 200)
         }

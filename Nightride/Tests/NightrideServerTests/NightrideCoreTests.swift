@@ -1,8 +1,9 @@
 import NightrideModel
-@testable import NightrideHarness
-@testable import NightrideServer
 import StateLoopSync
 import Testing
+
+@testable import NightrideHarness
+@testable import NightrideServer
 
 /// The pure core with explicit times: no clock, no sockets.
 @Suite("Nightride core")
@@ -21,14 +22,16 @@ struct NightrideCoreTests {
         #expect(core.user(forToken: "c") == nil)
         #expect(core.driverMode(of: "ann")?.version == Fixture.version(2))
         #expect(core.userNames == ["ann"])
-        let invalidName = RideRefusal(.invalidName, "a name has 1 to 40 characters (at most 160 bytes), none of them a control or invisible formatting character")
+        let invalidName = RideRefusal(
+            .invalidName, "a name has 1 to 40 characters (at most 160 bytes), none of them a control or invisible formatting character")
         #expect(throws: invalidName) { try core.join("   ", token: "x", at: .seconds(4)) }
     }
 
     @Test("names are bounded in bytes, composed (NFC) and free of control characters")
     func nameRules() throws {
         var core = NightrideCore(epoch: 7)
-        let invalidName = RideRefusal(.invalidName, "a name has 1 to 40 characters (at most 160 bytes), none of them a control or invisible formatting character")
+        let invalidName = RideRefusal(
+            .invalidName, "a name has 1 to 40 characters (at most 160 bytes), none of them a control or invisible formatting character")
         // 40 characters, each a letter with 700 combining marks: 56 KB that counts as 40.
         let heavy = String(repeating: "a" + String(repeating: "\u{301}", count: 700), count: 40)
         #expect(heavy.count == 40)
@@ -163,9 +166,9 @@ struct NightrideCoreTests {
 
         _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(2))
         expectInvalid(.request(destination: Fixture.bastille), "ann")
-        expectInvalid(.accept, "ann")   // the passenger can't take their own ride
-        expectInvalid(.cancel, "bob")   // only the passenger cancels
-        expectInvalid(.arrive, "bob")   // not accepted yet
+        expectInvalid(.accept, "ann")  // the passenger can't take their own ride
+        expectInvalid(.cancel, "bob")  // only the passenger cancels
+        expectInvalid(.arrive, "bob")  // not accepted yet
         _ = try core.perform(.accept, for: "bob", at: .seconds(3))
         expectInvalid(.arrive, "ann")
         expectInvalid(.finish, "bob")
@@ -173,7 +176,7 @@ struct NightrideCoreTests {
             try core.setDriverMode(false, for: "bob", at: .seconds(4))
         }
         _ = try core.perform(.arrive, for: "bob", at: .seconds(5))
-        expectInvalid(.cancel, "ann")   // too late once riding
+        expectInvalid(.cancel, "ann")  // too late once riding
         expectInvalid(.finishSurvey, "ann")
         #expect(throws: RideRefusal(.unknownUser, "no user nobody")) {
             try core.perform(.cancel, for: "nobody", at: .seconds(6))

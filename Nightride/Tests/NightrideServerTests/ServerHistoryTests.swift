@@ -1,12 +1,13 @@
 import Foundation
 import Logging
 import NightrideModel
-@testable import NightrideHarness
-@testable import NightrideServer
 import StateLoopServer
 import StateLoopWire
-import Testing
 import TestSupport
+import Testing
+
+@testable import NightrideHarness
+@testable import NightrideServer
 
 /// The change log and the mutation audit are read from the store's change feed when asked, so a
 /// server process started on an earlier one's file knows the whole history, at the times it
@@ -44,7 +45,9 @@ struct ServerHistoryTests {
         #expect(truth.audit.problem(with: "bob-phone:2", of: "bob") == "bob-phone:2 was never processed (lost)")
     }
 
-    @Test("the truth is read when asked, on from where the last read stopped: every change once, across restarts on a file (one feed) and in memory (a feed each)")
+    @Test(
+        "the truth is read when asked, on from where the last read stopped: every change once, across restarts on a file (one feed) and in memory (a feed each)"
+    )
     func truthReadOnDemand() async throws {
         let (path, logger) = try dataFile()
         defer { removeDataFile(path) }

@@ -1,15 +1,15 @@
 import Foundation
 import Logging
 import NightrideClient
-import NightrideModel
 import NightrideHarness
+import NightrideModel
 import NightrideServer
 import StateLoopServer
 import StateLoopSync
 import StateLoopSyncTransports
 import StateLoopTesting
-import Testing
 import TestSupport
+import Testing
 import WSClient
 
 /// The server over real HTTP and WebSocket on loopback, with StateLoop's transports as the
@@ -32,7 +32,9 @@ struct ServerLoopbackTests {
         }
     }
 
-    @Test("passwords over HTTP: an account is created with one and needs it (401 with a reason), none is refused (400), names in any case are one account")
+    @Test(
+        "passwords over HTTP: an account is created with one and needs it (401 with a reason), none is refused (400), names in any case are one account"
+    )
     func passwords() async throws {
         try await withNightride { harness, client in
             let first = try await client.send("POST", "/login", body: LoginRequest(name: "alice", password: "s3cret"))
@@ -142,7 +144,7 @@ struct ServerLoopbackTests {
             let annPhone = client.pushes("/me/driver-mode/push", token: ann, as: Bool.self)
             let annLaptop = client.pushes("/me/driver-mode/push", token: nil, query: "?token=\(ann)", as: Bool.self)
             let bobPhone = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
-            defer { [annPhone, annLaptop, bobPhone].forEach { $0.close() } }
+            defer { for inbox in [annPhone, annLaptop, bobPhone] { inbox.close() } }
             // Each socket starts with the current value.
             #expect(try await annPhone.next().version.counter == 1)
             #expect(try await annLaptop.next().version.counter == 1)
@@ -168,7 +170,8 @@ struct ServerLoopbackTests {
             #expect(try await bobRide.next().value == RideStatus.none)
             _ = try await client.sender("/me/driver-mode", token: bob, as: DriverModeChange.self)(DriverModeChange(on: true), freshID())
 
-            let (requested, _) = try await client.send("POST", "/me/ride", token: ann, body: RideAction.request(destination: bastille), mutationID: "t:1")
+            let (requested, _) = try await client.send(
+                "POST", "/me/ride", token: ann, body: RideAction.request(destination: bastille), mutationID: "t:1")
             #expect(requested == 200)
             let offer = try await bobRide.next()
             #expect(offer.value.phase == .incoming)
@@ -207,7 +210,9 @@ struct ServerLoopbackTests {
         }
     }
 
-    @Test("guessing: past its failures an account (in any case) waits from that address (429 with Retry-After) before any password is checked; a guessing address tries no new name")
+    @Test(
+        "guessing: past its failures an account (in any case) waits from that address (429 with Retry-After) before any password is checked; a guessing address tries no new name"
+    )
     func loginLimits() async throws {
         let clock = TestClock()
         let limits = SignInLimits.Policy(failuresPerPair: 5, failuresPerAddress: 8, window: .seconds(60))
@@ -342,7 +347,8 @@ struct ServerLoopbackTests {
     func repeatableFaults() async throws {
         func scenario() async throws -> (statuses: [Int], received: [UInt64], dropped: Int) {
             var observed: (statuses: [Int], received: [UInt64], dropped: Int) = ([], [], 0)
-            let failing = FaultPlan(seed: 2024, latency: .zero...(.milliseconds(2)), pushDropProbability: 0, disconnectAfter: nil, failureProbability: 0.3)
+            let failing = FaultPlan(
+                seed: 2024, latency: .zero...(.milliseconds(2)), pushDropProbability: 0, disconnectAfter: nil, failureProbability: 0.3)
             try await withNightride(faults: failing, faultsEnabled: false) { harness, client in
                 let bob = try await client.login("bob")
                 let mode = client.pushes("/me/driver-mode/push", token: bob, as: Bool.self)
@@ -448,7 +454,7 @@ struct ServerLoopbackTests {
         for attempt in 1...3 where signedIn == nil {
             do {
                 signedIn = try await again.login("late")
-            } catch where attempt < 3 {
+            } catch  where attempt < 3 {
                 try await Task.sleep(for: .milliseconds(100))
             }
         }

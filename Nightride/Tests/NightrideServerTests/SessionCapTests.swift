@@ -1,16 +1,19 @@
 import Foundation
-import NightrideModel
 import NightrideHarness
-@testable import NightrideServer
+import NightrideModel
 import StateLoopWire
-import Testing
 import TestSupport
+import Testing
+
+@testable import NightrideServer
 
 /// The cap on a user's live sessions over loopback: signing in again and again grows nothing
 /// stored. The only real-clock wait is the bounded one for a socket to close.
 @Suite("Nightride session cap", .timeLimit(.minutes(3)))
 struct SessionCapTests {
-    @Test("1,000 sign-ins of one user: the account record keeps its size, live sessions stay at the cap, the oldest token is refused (401) and its push socket closed, the newest accepted")
+    @Test(
+        "1,000 sign-ins of one user: the account record keeps its size, live sessions stay at the cap, the oldest token is refused (401) and its push socket closed, the newest accepted"
+    )
     func sessionsCapped() async throws {
         try await withNightride(.init(epoch: 1, loginLimits: .scriptedClients, passwordCost: 4)) { harness, loopback in
             let owner = AddressedClient(port: loopback.port, source: "127.0.0.1")

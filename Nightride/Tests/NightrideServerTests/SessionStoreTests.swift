@@ -1,7 +1,8 @@
 import Foundation
-@testable import NightrideServer
 import StateLoopServer
 import Testing
+
+@testable import NightrideServer
 
 /// Nightride's sessions are the kit's: those its data files already hold keep their users
 /// signed in, counted and revocable, whatever the case of the name.
@@ -26,7 +27,9 @@ struct SessionStoreTests {
         var serial: UInt64?
     }
 
-    @Test("a session Nightride stored before the kit (a slot under the account's case-folded name, its user as created) is accepted, counted and revoked in any case, and new ones join its slots")
+    @Test(
+        "a session Nightride stored before the kit (a slot under the account's case-folded name, its user as created) is accepted, counted and revoked in any case, and new ones join its slots"
+    )
     func slotsFromBeforeTheKit() async throws {
         let server = try await Self.server()
         let secret = String(repeating: "fedcba9876543210", count: 4)
@@ -55,7 +58,8 @@ struct SessionStoreTests {
                 var account = try #require(try transaction.read(NightrideResources.account, "ann"))
                 account.sessions = [SessionsBeforeSlots.digest(of: old)]
                 try transaction.write(account, to: NightrideResources.account, "ann")
-                try transaction.write(SessionsBeforeSlots.Record(user: "Ann", expiresAt: nil), to: SessionsBeforeSlots.resource, SessionsBeforeSlots.digest(of: old))
+                try transaction.write(
+                    SessionsBeforeSlots.Record(user: "Ann", expiresAt: nil), to: SessionsBeforeSlots.resource, SessionsBeforeSlots.digest(of: old))
             }
             #expect(try await server.user(forToken: old) == "Ann")
             try await server.revokeSessions(of: revokesAll ? nil : "ann")

@@ -4,8 +4,8 @@ import NightrideClient
 import NightrideModel
 import NightrideServer
 import StateLoopSync
-import StateLoopTesting
 import StateLoopSyncTransports
+import StateLoopTesting
 import Testing
 
 /// What the server tells a client about its own session: which of its mutations a value
@@ -32,7 +32,8 @@ struct SessionTests {
             #expect(try await client.pull("/me/driver-mode", token: ann, as: Bool.self)().lastMutationID == nil, "another reader, no number")
 
             // A refused mutation is processed too: the next value says so.
-            let (status, _) = try await client.send("POST", "/me/ride", token: ann, body: RideAction.accept, mutationID: MutationID(client: mine, sequence: 2).rawValue)
+            let (status, _) = try await client.send(
+                "POST", "/me/ride", token: ann, body: RideAction.accept, mutationID: MutationID(client: mine, sequence: 2).rawValue)
             #expect(status == 409)
             _ = try await send(DriverModeChange(on: false), MutationID(client: mine, sequence: 3))
             #expect(try await pushes.next().lastMutationID == 3)

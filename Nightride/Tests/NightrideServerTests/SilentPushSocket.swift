@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import TestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A push socket whose client upgrades, then never reads or writes again: it does not answer
 /// the server's close frame, as a frozen or vanished app would not. Plain POSIX calls, so that
@@ -17,7 +18,8 @@ final class SilentPushSocket: Sendable {
     init(port: Int, path: String, token: String) throws {
         let descriptor = try LoopbackSocket.connected(to: port, receiveTimeout: .seconds(20))
         self.descriptor = descriptor
-        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        let request =
+            "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer \(token)\r\n\r\n"
         let bytes = Array(request.utf8)
         guard send(descriptor, bytes, bytes.count, 0) == bytes.count else { throw Failure(description: "send() failed") }
@@ -34,9 +36,9 @@ final class SilentPushSocket: Sendable {
     /// Closes the client's end.
     func close() {
         #if canImport(Glibc)
-        _ = Glibc.close(descriptor)
+            _ = Glibc.close(descriptor)
         #else
-        _ = Darwin.close(descriptor)
+            _ = Darwin.close(descriptor)
         #endif
     }
 

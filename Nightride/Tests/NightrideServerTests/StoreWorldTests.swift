@@ -1,10 +1,11 @@
 import Hummingbird
 import NightrideModel
-@testable import NightrideServer
 import StateLoopServer
 import StateLoopWire
 import TestSupport
 import Testing
+
+@testable import NightrideServer
 
 /// The ride rules on StateLoopServer's store give what they give in memory: the same answers,
 /// the same values, the same version counters.
@@ -13,7 +14,9 @@ struct StoreWorldTests {
     static let users = ["ann", "bob", "cat", "dan"]
     static let rules = RideRules(inactivityTimeout: .seconds(30), catalog: PlaceCatalog())
 
-    @Test("seeded random operations: each answer, value and version counter on a SQLite store equals the memory core's", arguments: [1, 2, 3, 4] as [UInt64])
+    @Test(
+        "seeded random operations: each answer, value and version counter on a SQLite store equals the memory core's",
+        arguments: [1, 2, 3, 4] as [UInt64])
     func sameAsMemory(seed: UInt64) async throws {
         var random = SplitMix64(seed: seed)
         var core = NightrideCore(epoch: 7, inactivityTimeout: Self.rules.inactivityTimeout)
@@ -91,11 +94,12 @@ struct StoreWorldTests {
             )
         }
         for action in [RideAction.request(destination: bastille), .cancel, .accept, .arrive, .finish, .finishSurvey] {
-            list.append(Operation(
-                name: "\(action.name)",
-                memory: { core, user, now throws(RideRefusal) in _ = try core.perform(action, for: user, at: now) },
-                store: { operation, user in try operation.perform(action, for: user) }
-            ))
+            list.append(
+                Operation(
+                    name: "\(action.name)",
+                    memory: { core, user, now throws(RideRefusal) in _ = try core.perform(action, for: user, at: now) },
+                    store: { operation, user in try operation.perform(action, for: user) }
+                ))
         }
         return list
     }()

@@ -1,10 +1,11 @@
 import Foundation
 import NightrideClient
 import NightrideModel
-@testable import NightrideHarness
-@testable import NightrideServer
 import StateLoopSync
 import Testing
+
+@testable import NightrideHarness
+@testable import NightrideServer
 
 /// The JSON shapes clients depend on, and the pure helpers behind the routes.
 @Suite("Nightride wire format and helpers")
@@ -21,7 +22,10 @@ struct WireFormatTests {
     @Test("a versioned ride status is {version, value}, the status a phase and a ride")
     func versionedRideStatus() throws {
         let text = try json(Versioned(RideStatus.riding(ride), version: Version(epoch: 3, counter: 9)))
-        #expect(text == #"{"value":{"phase":"riding","ride":{"destination":{"area":"Paris 11e","id":"bastille","name":"Bastille"},"driver":"bob","id":"r1","passenger":"ann"}},"version":{"counter":9,"epoch":3}}"#)
+        #expect(
+            text
+                == #"{"value":{"phase":"riding","ride":{"destination":{"area":"Paris 11e","id":"bastille","name":"Bastille"},"driver":"bob","id":"r1","passenger":"ann"}},"version":{"counter":9,"epoch":3}}"#
+        )
         #expect(try json(RideStatus.none) == #"{"phase":"none"}"#)
         for status in [RideStatus.none, .pending(ride), .incoming(ride), .approaching(ride), .riding(ride), .survey(ride)] {
             #expect(try JSONDecoder().decode(RideStatus.self, from: Data(json(status).utf8)) == status)
@@ -33,7 +37,9 @@ struct WireFormatTests {
     @Test("ride actions are {action} with a destination for requests")
     func rideActions() throws {
         #expect(try json(RideAction.finishSurvey) == #"{"action":"finishSurvey"}"#)
-        #expect(try json(RideAction.request(destination: Fixture.bastille)) == #"{"action":"request","destination":{"area":"Paris 11e","id":"bastille","name":"Bastille"}}"#)
+        #expect(
+            try json(RideAction.request(destination: Fixture.bastille))
+                == #"{"action":"request","destination":{"area":"Paris 11e","id":"bastille","name":"Bastille"}}"#)
         for action in [RideAction.request(destination: Fixture.bastille), .cancel, .accept, .arrive, .finish, .finishSurvey] {
             #expect(try JSONDecoder().decode(RideAction.self, from: Data(json(action).utf8)) == action)
         }

@@ -40,7 +40,10 @@ struct KeyTests {
         #expect(view.resultSelection == 1)
         view = KeyMap.handle(.down, state: state, view: view).view
         #expect(view.resultSelection == 1, "stops on the last result")
-        #expect(KeyMap.handle(.enter, state: state, view: view).commands == [.perform(.requestRide(to: Fixture.gareDeLEst)), .perform(.typeDestination(""))])
+        #expect(
+            KeyMap.handle(.enter, state: state, view: view).commands == [
+                .perform(.requestRide(to: Fixture.gareDeLEst)), .perform(.typeDestination("")),
+            ])
         view = KeyMap.handle(.up, state: state, view: view).view
         view = KeyMap.handle(.up, state: state, view: view).view
         #expect(view.resultSelection == 0)

@@ -52,7 +52,8 @@ struct LoginScreenTests {
         // The seed's rule: more than 4 characters of username, more than 2 of password.
         #expect(LoginKeyMap.handle(.enter, state: state("alic", "pw1"), form: LoginForm(focus: .password), isLoading: false).commands == [])
         #expect(LoginKeyMap.handle(.enter, state: state("alice", "pw"), form: LoginForm(focus: .password), isLoading: false).commands == [])
-        let (cleared, commands) = LoginKeyMap.handle(.enter, state: state("alice", "pw1"), form: LoginForm(focus: .password, error: "old"), isLoading: false)
+        let (cleared, commands) = LoginKeyMap.handle(
+            .enter, state: state("alice", "pw1"), form: LoginForm(focus: .password, error: "old"), isLoading: false)
         #expect(commands == [.execute(.login)])
         #expect(cleared.error == nil, "a new attempt clears the last error")
         // From the username field too, once a password is there.
@@ -73,7 +74,8 @@ struct LoginScreenTests {
 
     // MARK: Frame
 
-    private func frame(_ state: LoginState, _ form: LoginForm = LoginForm(), isLoading: Bool = false, width: Int = 100, height: Int = 24) -> [String] {
+    private func frame(_ state: LoginState, _ form: LoginForm = LoginForm(), isLoading: Bool = false, width: Int = 100, height: Int = 24) -> [String]
+    {
         let lines = renderLogin(state, form, isLoading: isLoading, server: "127.0.0.1:8080", width: width, height: height)
         #expect(lines.count == height)
         #expect(lines.allSatisfy { $0.count == width }, "every line is exactly \(width) columns")

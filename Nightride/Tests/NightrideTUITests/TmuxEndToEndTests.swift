@@ -1,16 +1,16 @@
 import Foundation
 import Logging
-import NightrideModel
 import NightrideHarness
+import NightrideModel
 import NightrideServer
 import StateLoopSync
 import TestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The built `nightride client` in a real terminal (a detached tmux session) against a real
@@ -25,7 +25,8 @@ struct TmuxEndToEndTests {
     func passengerFlow() async throws {
         try await withHarness { harness in
             let (server, tmux, folder) = (harness.server, harness.tmux, harness.folder)
-            try harness.start(try harness.wrapped("client --server \(harness.url) --user ann --password ann-pw --journal '\(folder.path)/ann.journal'"))
+            try harness.start(
+                try harness.wrapped("client --server \(harness.url) --user ann --password ann-pw --journal '\(folder.path)/ann.journal'"))
 
             // Logged in, both resources loaded: the passenger's empty box.
             var screen = try await tmux.waitFor("Type a place or a district.")
@@ -73,7 +74,8 @@ struct TmuxEndToEndTests {
             screen = try await tmux.waitFor("terminal ")
             #expect(screen.contains("terminal restored, exit 0"), "\(screen)\nstderr: \(harness.stderr)")
             #expect(!screen.contains("Nightride · ann"), "the alternate screen is gone")
-            #expect(try tmux.run(["display-message", "-p", "-t", "nightride", "#{alternate_on}"]).trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+            #expect(
+                try tmux.run(["display-message", "-p", "-t", "nightride", "#{alternate_on}"]).trimmingCharacters(in: .whitespacesAndNewlines) == "0")
         }
     }
 
@@ -163,7 +165,8 @@ struct TmuxEndToEndTests {
             // file is locked by the running client (exclusive mode), so it cannot be read from
             // here: 2 s leaves a loaded machine room, where 300 ms was once too short.
             try await Task.sleep(for: .seconds(2))
-            let pid = try #require(pid_t(tmux.run(["display-message", "-p", "-t", "nightride", "#{pane_pid}"]).trimmingCharacters(in: .whitespacesAndNewlines)))
+            let pid = try #require(
+                pid_t(tmux.run(["display-message", "-p", "-t", "nightride", "#{pane_pid}"]).trimmingCharacters(in: .whitespacesAndNewlines)))
             #expect(kill(pid, SIGKILL) == 0)
             #expect(try await harness.nightride.truth().rideStatus(of: "kim")?.value == RideStatus.none, "the server never got it")
 
@@ -175,9 +178,10 @@ struct TmuxEndToEndTests {
                 if case .pending(let ride) = try await harness.nightride.truth().rideStatus(of: "kim")?.value { return ride } else { return nil }
             }
             #expect(ride.destination.name == "Gare du Nord")
-            #expect(try await harness.nightride.truth().changeLog.records(of: "kim").filter { record in
-                if case .ride(.pending) = record.value { true } else { false }
-            }.count == 1, "applied once")
+            #expect(
+                try await harness.nightride.truth().changeLog.records(of: "kim").filter { record in
+                    if case .ride(.pending) = record.value { true } else { false }
+                }.count == 1, "applied once")
             try tmux.run(["send-keys", "-t", "nightride", "q"])
             let screen = try await tmux.waitFor("terminal ")
             #expect(screen.contains("terminal restored, exit 0"), "\(screen)\nstderr: \(harness.stderr)")
@@ -192,8 +196,11 @@ struct TmuxEndToEndTests {
     func serverRestart() async throws {
         try await withHarness { harness in
             let (server, tmux, folder) = (harness.server, harness.tmux, harness.folder)
-            try harness.start(try harness.wrapped("client --server \(harness.url) --user annie --password pw1 --journal '\(folder.path)/annie.journal'"))
-            try harness.start(try harness.wrapped("client --server \(harness.url) --user bobby --password pw2 --journal '\(folder.path)/bobby.journal'"), session: "bob")
+            try harness.start(
+                try harness.wrapped("client --server \(harness.url) --user annie --password pw1 --journal '\(folder.path)/annie.journal'"))
+            try harness.start(
+                try harness.wrapped("client --server \(harness.url) --user bobby --password pw2 --journal '\(folder.path)/bobby.journal'"),
+                session: "bob")
             try await tmux.waitFor("Type a place or a district.")
             try await tmux.waitFor("Type a place or a district.", in: "bob")
 
@@ -248,7 +255,9 @@ struct TmuxEndToEndTests {
         let port = try await server.start()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-tui-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let harness = Harness(nightride: nightride, url: "http://127.0.0.1:\(port)", folder: folder, tmux: Tmux(socket: "nightride-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"))
+        let harness = Harness(
+            nightride: nightride, url: "http://127.0.0.1:\(port)", folder: folder,
+            tmux: Tmux(socket: "nightride-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"))
         defer {
             harness.tmux.killServer()
             try? FileManager.default.removeItem(at: folder)

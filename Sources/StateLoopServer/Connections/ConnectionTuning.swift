@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import NIOCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// How the server sets up each accepted connection's socket: TCP keepalive, so that the kernel
 /// finds a peer that vanished, and a small first receive buffer.
@@ -49,10 +50,10 @@ struct ConnectionTuning: Sendable {
         try options.setOption(Self.tcp(Int32(TCP_KEEPINTVL)), value: SocketOptionValue(keepAliveInterval))
         try options.setOption(Self.tcp(Int32(TCP_KEEPCNT)), value: SocketOptionValue(keepAliveProbes))
         #if os(Linux)
-        // Keepalive probes go out only while nothing sent waits for its acknowledgement: a peer
-        // that vanished just after a push would otherwise be held by the retransmissions, for
-        // about 15 minutes. This bounds how long sent data may go unacknowledged.
-        try options.setOption(Self.tcp(Int32(TCP_USER_TIMEOUT)), value: SocketOptionValue(clamping: userTimeoutMilliseconds))
+            // Keepalive probes go out only while nothing sent waits for its acknowledgement: a peer
+            // that vanished just after a push would otherwise be held by the retransmissions, for
+            // about 15 minutes. This bounds how long sent data may go unacknowledged.
+            try options.setOption(Self.tcp(Int32(TCP_USER_TIMEOUT)), value: SocketOptionValue(clamping: userTimeoutMilliseconds))
         #endif
         try options.setOption(
             ChannelOptions.recvAllocator,
@@ -85,8 +86,8 @@ struct ConnectionTuning: Sendable {
     }
 
     #if canImport(Darwin)
-    private static let keepAliveIdleOption = Int32(TCP_KEEPALIVE)
+        private static let keepAliveIdleOption = Int32(TCP_KEEPALIVE)
     #else
-    private static let keepAliveIdleOption = Int32(TCP_KEEPIDLE)
+        private static let keepAliveIdleOption = Int32(TCP_KEEPIDLE)
     #endif
 }

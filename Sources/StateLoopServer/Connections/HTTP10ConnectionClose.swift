@@ -16,7 +16,7 @@ final class HTTP10ConnectionClose: ChannelInboundHandler, RemovableChannelHandle
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(var head) = unwrapInboundIn(data), !head.isKeepAlive,
-              !head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "close" })
+            !head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "close" })
         else {
             context.fireChannelRead(data)
             return

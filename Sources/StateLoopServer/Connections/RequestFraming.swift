@@ -111,8 +111,11 @@ struct RequestFraming {
                     if line.count > 1_024 { return .malformed("a chunk size line over 1,024 bytes") }
                 }
             case .chunkDataEnd:
-                if byte == UInt8(ascii: "\n") { state = .chunkSize }
-                else if byte != UInt8(ascii: "\r") { return .malformed("a chunk not followed by its line end") }
+                if byte == UInt8(ascii: "\n") {
+                    state = .chunkSize
+                } else if byte != UInt8(ascii: "\r") {
+                    return .malformed("a chunk not followed by its line end")
+                }
             case .trailers:
                 if byte == UInt8(ascii: "\n") {
                     let isEnd = line.isEmpty || line == [UInt8(ascii: "\r")]
@@ -182,7 +185,7 @@ struct RequestFraming {
     /// A header line: `name: value`, the name a token. Notes the headers that frame the body.
     private mutating func header(_ line: [UInt8]) -> Verdict? {
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0,
-              line[..<colon].allSatisfy(Self.isTokenCharacter)
+            line[..<colon].allSatisfy(Self.isTokenCharacter)
         else {
             // Folded lines (a leading space) are obsolete, and a line without a name is not a
             // header: both were how a client held its connection with no answer.
@@ -215,8 +218,8 @@ struct RequestFraming {
         let trimmed = line.last == UInt8(ascii: "\r") ? line.dropLast() : line[...]
         let parts = trimmed.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
         guard parts.count == 3, (1...20).contains(parts[0].count),
-              parts[0].allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }),
-              !parts[1].isEmpty
+            parts[0].allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }),
+            !parts[1].isEmpty
         else { return false }
         return parts[2].elementsEqual("HTTP/1.1".utf8) || parts[2].elementsEqual("HTTP/1.0".utf8)
     }

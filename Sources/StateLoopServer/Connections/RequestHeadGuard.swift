@@ -133,9 +133,11 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
         guard !isDone else { return }
         isDone = true
         deadline?.cancel()
-        let reason = [400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large", 503: "Service Unavailable"][status] ?? "Error"
+        let reason =
+            [400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large", 503: "Service Unavailable"][status] ?? "Error"
         let body = String(decoding: WireMessage.error(code, message), as: UTF8.self)
-        let response = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+        let response =
+            "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
         // Closed once the answer is written: a close with the write still queued would drop it
         // (a connection refused as it is set up, before it is active, says nothing otherwise).
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: response)))
@@ -143,4 +145,3 @@ final class RequestHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
             .whenComplete { _ in context.close(promise: nil) }
     }
 }
-

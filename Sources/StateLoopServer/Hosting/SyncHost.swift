@@ -5,12 +5,13 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Runs a server app in this process: its Hummingbird application, the ``SyncServer`` behind it,
@@ -247,10 +248,12 @@ public final class SyncHost: Sendable {
     }
 
     private func stopRunning() async {
-        guard let running = state.withLock({ state in
-            defer { state.running = nil }
-            return state.running
-        }), let port = running.listening?.port else { return }
+        guard
+            let running = state.withLock({ state in
+                defer { state.running = nil }
+                return state.running
+            }), let port = running.listening?.port
+        else { return }
         // Push sockets first: the graceful shutdown does not wait for them, and a client that
         // reconnects as the application stops would otherwise find the sockets still taken.
         await running.server?.closeSocketsForShutdown(grace: socketGrace)
@@ -269,11 +272,13 @@ public final class SyncHost: Sendable {
     /// The group of run `id` ended without a stop (a service ended or threw): the host is
     /// stopped, and says why.
     private func endedByItself(_ id: UUID, failure: (any Error)?) async {
-        guard let running = state.withLock({ state -> Running? in
-            guard let running = state.running, running.id == id else { return nil }
-            state.running = nil
-            return running
-        }), let port = running.listening?.port else { return }
+        guard
+            let running = state.withLock({ state -> Running? in
+                guard let running = state.running, running.id == id else { return nil }
+                state.running = nil
+                return running
+            }), let port = running.listening?.port
+        else { return }
         let reason = failure.map { "\($0)" } ?? "a service ended"
         logger.error("the server stopped by itself", metadata: ["port": "\(port)", "reason": "\(reason)"])
         running.ended.fail(Failure(description: "the server stopped by itself: \(reason)"))

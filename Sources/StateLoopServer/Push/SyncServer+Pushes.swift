@@ -109,15 +109,20 @@ extension SyncServer {
             return
         }
         let cut = faults.flatMap { faults in
-            faults.mayCut ? Task { await faults.cut(); if !Task.isCancelled { writer.close(.closedByServer, discardingWaiting: true) } } : nil
+            faults.mayCut
+                ? Task {
+                    await faults.cut()
+                    if !Task.isCancelled { writer.close(.closedByServer, discardingWaiting: true) }
+                } : nil
         }
         let checks = sessionChecks(of: socket, request: request, writer: writer, on: channel)
         do {
-            try channel.pipeline.syncOperations.addHandler(PushSocketHandler(writer: writer, shared: pushWriting, key: socket.key) { [hub] in
-                cut?.cancel()
-                checks?.cancel()
-                hub.unregister(id, key: socket.key)
-            })
+            try channel.pipeline.syncOperations.addHandler(
+                PushSocketHandler(writer: writer, shared: pushWriting, key: socket.key) { [hub] in
+                    cut?.cancel()
+                    checks?.cancel()
+                    hub.unregister(id, key: socket.key)
+                })
         } catch {
             cut?.cancel()
             checks?.cancel()

@@ -160,9 +160,10 @@ extension SyncServer {
         let id = MutationID(rawValue: raw)
         // A sequence beyond Int64 could not be stored and compared as a number.
         guard Self.isToken(raw, maximumBytes: 64, extra: "-_.:"), let sequence = id.parts?.sequence, sequence <= UInt64(Int64.max) else {
-            return .failure(MutationRefusal(
-                "invalidMutationID", "a Mutation-ID is <client>:<sequence>, at most 64 letters, digits, '-', '_', '.' or ':'", status: 400
-            ))
+            return .failure(
+                MutationRefusal(
+                    "invalidMutationID", "a Mutation-ID is <client>:<sequence>, at most 64 letters, digits, '-', '_', '.' or ':'", status: 400
+                ))
         }
         return .success(id)
     }
@@ -177,10 +178,11 @@ extension SyncServer {
 
     static func isToken(_ text: String, maximumBytes: Int, extra: String) -> Bool {
         let extraBytes = Array(extra.utf8)
-        return !text.isEmpty && text.utf8.count <= maximumBytes && text.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || extraBytes.contains(byte)
-        }
+        return !text.isEmpty && text.utf8.count <= maximumBytes
+            && text.utf8.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || extraBytes.contains(byte)
+            }
     }
 
     /// What a mutation asks for, digested (FNV-1a, 64 bits): a retry must ask for the same. The

@@ -259,7 +259,9 @@ public struct Sessions: Sendable {
     private static func slot(of token: String) -> (id: String, secret: String)? {
         let utf8 = token.utf8
         guard utf8.count == 98, utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
-        let user = token.prefix(32), slot = token.dropFirst(32).prefix(2), secret = token.dropFirst(34)
+        let user = token.prefix(32)
+        let slot = token.dropFirst(32).prefix(2)
+        let secret = token.dropFirst(34)
         guard slot.allSatisfy(\.isNumber) else { return nil }
         return ("\(user)/\(slot)", String(secret))
     }

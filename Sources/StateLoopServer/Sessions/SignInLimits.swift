@@ -59,7 +59,9 @@ public final class SignInLimits: Sendable {
     /// may go ahead.
     public func wait(account key: String, peer: String, at now: Duration) -> Duration? {
         let pair = Self.pair(key, peer)
-        var waits = [failuresPerPair.wait(for: pair, at: now), failuresPerPairLonger.wait(for: pair, at: now), successesPerName.wait(for: key, at: now)]
+        var waits = [
+            failuresPerPair.wait(for: pair, at: now), failuresPerPairLonger.wait(for: pair, at: now), successesPerName.wait(for: key, at: now),
+        ]
         if failuresPerName.wait(for: key, at: now) != nil {
             waits.append(failedLatelyPerPair.wait(for: pair, at: now))
         }

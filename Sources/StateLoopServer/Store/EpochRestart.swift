@@ -44,18 +44,19 @@ public struct EpochRestart: Sendable, Equatable, CustomStringConvertible {
 
     /// The restart in words, for a log.
     public var description: String {
-        let why = switch reason {
-        case .feedBehindMark(let position, let mark):
-            "the change feed ends at position \(position), before the high-water mark's \(mark): the data was replaced by an older copy"
-        case .feedDiverged(let position):
-            "the change feed's entry at position \(position) is not the one the high-water mark recorded: the data went back and was written since"
-        case .epochBehindMark(let epoch, let mark):
-            "the data's epoch \(epoch) is older than the high-water mark's \(mark): the data was replaced by a copy from before a new epoch"
-        case .unreadableMark:
-            "the high-water mark cannot be read, so how far the history went is unknown"
-        case .databaseReplaced(let changed):
-            "the database is not the one the epoch began in (changed: \(changed.joined(separator: ", ")))"
-        }
+        let why =
+            switch reason {
+            case .feedBehindMark(let position, let mark):
+                "the change feed ends at position \(position), before the high-water mark's \(mark): the data was replaced by an older copy"
+            case .feedDiverged(let position):
+                "the change feed's entry at position \(position) is not the one the high-water mark recorded: the data went back and was written since"
+            case .epochBehindMark(let epoch, let mark):
+                "the data's epoch \(epoch) is older than the high-water mark's \(mark): the data was replaced by a copy from before a new epoch"
+            case .unreadableMark:
+                "the high-water mark cannot be read, so how far the history went is unknown"
+            case .databaseReplaced(let changed):
+                "the database is not the one the epoch began in (changed: \(changed.joined(separator: ", ")))"
+            }
         return "new epoch \(epoch) (was \(previousEpoch)): \(why)"
     }
 }

@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The small file beside a ``SQLiteStore``'s data file that remembers how far the store's
 /// history went: the change feed's newest position, that entry's commit time, the epoch, and
@@ -106,7 +107,8 @@ final class HighWaterMark: Sendable {
             let digits = String(value)
             return String(repeating: "0", count: max(0, 20 - digits.count)) + digits
         }
-        let body = "\(header) g=\(padded(record.generation)) e=\(padded(record.epoch)) p=\(padded(record.position)) t=\(padded(UInt64(bitPattern: record.time)))"
+        let body =
+            "\(header) g=\(padded(record.generation)) e=\(padded(record.epoch)) p=\(padded(record.position)) t=\(padded(UInt64(bitPattern: record.time)))"
         let sum = String(checksum(body), radix: 16)
         return body + " c=" + String(repeating: "0", count: 16 - sum.count) + sum + "\n"
     }

@@ -72,7 +72,8 @@ struct IncomingMutation: Sendable {
         do {
             try prepared.apply(transaction)
             let versions = try transaction.commitWrites()
-            let version = try versions[prepared.key] ?? StoreFailure.wrap { try store.value(of: prepared.key)?.version }
+            let version =
+                try versions[prepared.key] ?? StoreFailure.wrap { try store.value(of: prepared.key)?.version }
                 ?? Version(epoch: store.epoch, counter: 0)
             return (RememberedAnswer(fingerprint: fingerprint, status: 200, body: WireMessage.receipt(version)), transaction.socketsToClose)
         } catch let refused as MutationRefusal {

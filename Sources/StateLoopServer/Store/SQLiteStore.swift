@@ -156,7 +156,8 @@ public final class SQLiteStore: ServerStore {
                 """,
             arguments: [StoreClock.microseconds(now), Int64(epoch)]
         )
-        try db.execute(sql: "UPDATE stateloop_changes SET commit_seq = (SELECT min(seq) FROM stateloop_changes WHERE commit_seq = 0) WHERE commit_seq = 0")
+        try db.execute(
+            sql: "UPDATE stateloop_changes SET commit_seq = (SELECT min(seq) FROM stateloop_changes WHERE commit_seq = 0) WHERE commit_seq = 0")
         return epoch
     }
 
@@ -203,9 +204,11 @@ public final class SQLiteStore: ServerStore {
                         reason = .epochBehindMark(epoch: epoch, mark: mark.epoch)
                     } else if newest.position < mark.position {
                         reason = .feedBehindMark(position: newest.position, mark: mark.position)
-                    } else if mark.position > 0, let time = try Int64.fetchOne(
-                        db, sql: "SELECT committed_at FROM stateloop_changes WHERE seq = ?", arguments: [Int64(clamping: mark.position)]
-                    ), time != mark.time {
+                    } else if mark.position > 0,
+                        let time = try Int64.fetchOne(
+                            db, sql: "SELECT committed_at FROM stateloop_changes WHERE seq = ?", arguments: [Int64(clamping: mark.position)]
+                        ), time != mark.time
+                    {
                         // A pruned entry cannot be compared; one that is there must be the
                         // one the mark saw.
                         reason = .feedDiverged(position: mark.position)
@@ -305,7 +308,9 @@ public final class SQLiteStore: ServerStore {
     }
 
     /// Reads the value and the client's progress in one read transaction (one WAL snapshot).
-    public func read(_ key: ResourceKey, lastMutationIDOf client: ClientID?, scope: String) async throws -> (value: StoredValue?, lastMutationID: UInt64?) {
+    public func read(_ key: ResourceKey, lastMutationIDOf client: ClientID?, scope: String) async throws -> (
+        value: StoredValue?, lastMutationID: UInt64?
+    ) {
         let epoch = self.epoch
         return try await writer.read { db in
             let transaction = SQLiteTransaction(db: db, epoch: epoch)
@@ -364,7 +369,8 @@ public final class SQLiteStore: ServerStore {
     public func clientProgress() throws -> [ClientProgress] {
         try writer.read { db in
             try Row.fetchAll(db, sql: "SELECT scope, client, last_sequence FROM stateloop_clients").map { row in
-                ClientProgress(scope: row["scope"], client: ClientID(rawValue: row["client"]), lastMutationID: UInt64(bitPattern: row["last_sequence"]))
+                ClientProgress(
+                    scope: row["scope"], client: ClientID(rawValue: row["client"]), lastMutationID: UInt64(bitPattern: row["last_sequence"]))
             }
         }
     }
@@ -394,33 +400,36 @@ public final class SQLiteStore: ServerStore {
     private static func prepare(_ writer: any DatabaseWriter, epoch: UInt64? = nil) throws -> UInt64 {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("stateloop-server-1") { db in
-            try db.execute(sql: """
-                CREATE TABLE stateloop_meta (key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
-                CREATE TABLE stateloop_values (
-                    resource TEXT NOT NULL, id TEXT NOT NULL, counter INTEGER NOT NULL, json BLOB NOT NULL,
-                    PRIMARY KEY (resource, id)) WITHOUT ROWID;
-                CREATE TABLE stateloop_answers (
-                    scope TEXT NOT NULL, mutation TEXT NOT NULL, client TEXT, sequence INTEGER,
-                    fingerprint INTEGER NOT NULL, status INTEGER NOT NULL, body BLOB NOT NULL,
-                    PRIMARY KEY (scope, mutation)) WITHOUT ROWID;
-                CREATE INDEX stateloop_answers_by_client ON stateloop_answers (scope, client, sequence);
-                CREATE TABLE stateloop_clients (
-                    scope TEXT NOT NULL, client TEXT NOT NULL, last_sequence INTEGER NOT NULL, last_seen INTEGER NOT NULL,
-                    PRIMARY KEY (scope, client)) WITHOUT ROWID;
-                """)
-            try db.execute(sql: "INSERT INTO stateloop_meta (key, value) VALUES ('epoch', ?)", arguments: [Int64(epoch ?? StoreClock.millisecondsNow())])
+            try db.execute(
+                sql: """
+                    CREATE TABLE stateloop_meta (key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
+                    CREATE TABLE stateloop_values (
+                        resource TEXT NOT NULL, id TEXT NOT NULL, counter INTEGER NOT NULL, json BLOB NOT NULL,
+                        PRIMARY KEY (resource, id)) WITHOUT ROWID;
+                    CREATE TABLE stateloop_answers (
+                        scope TEXT NOT NULL, mutation TEXT NOT NULL, client TEXT, sequence INTEGER,
+                        fingerprint INTEGER NOT NULL, status INTEGER NOT NULL, body BLOB NOT NULL,
+                        PRIMARY KEY (scope, mutation)) WITHOUT ROWID;
+                    CREATE INDEX stateloop_answers_by_client ON stateloop_answers (scope, client, sequence);
+                    CREATE TABLE stateloop_clients (
+                        scope TEXT NOT NULL, client TEXT NOT NULL, last_sequence INTEGER NOT NULL, last_seen INTEGER NOT NULL,
+                        PRIMARY KEY (scope, client)) WITHOUT ROWID;
+                    """)
+            try db.execute(
+                sql: "INSERT INTO stateloop_meta (key, value) VALUES ('epoch', ?)", arguments: [Int64(epoch ?? StoreClock.millisecondsNow())])
         }
         migrator.registerMigration("stateloop-server-2: change feed") { db in
             // A rowid is one more than the largest in the table, and pruning never deletes the
             // newest entry: a position is never handed out twice, so a reader's stays valid
             // (AUTOINCREMENT would say the same at the price of a second write per entry).
-            try db.execute(sql: """
-                CREATE TABLE stateloop_changes (
-                    seq INTEGER PRIMARY KEY, commit_seq INTEGER NOT NULL, committed_at INTEGER NOT NULL,
-                    resource TEXT NOT NULL, id TEXT NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL, json BLOB NOT NULL,
-                    scope TEXT, mutation TEXT);
-                CREATE INDEX stateloop_changes_by_time ON stateloop_changes (committed_at);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE stateloop_changes (
+                        seq INTEGER PRIMARY KEY, commit_seq INTEGER NOT NULL, committed_at INTEGER NOT NULL,
+                        resource TEXT NOT NULL, id TEXT NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL, json BLOB NOT NULL,
+                        scope TEXT, mutation TEXT);
+                    CREATE INDEX stateloop_changes_by_time ON stateloop_changes (committed_at);
+                    """)
         }
         migrator.registerMigration("stateloop-server-3: generation") { db in
             // A new file gets a random generation. A file from before marks gets its epoch, so

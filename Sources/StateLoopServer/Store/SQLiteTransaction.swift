@@ -93,8 +93,10 @@ final class SQLiteTransaction: StoreTransaction {
                 INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, epoch, counter, json, scope, mutation)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
-        ).execute(arguments: [changes.feed?.commit ?? 0, StoreClock.microseconds(time), key.resource, key.id, Int64(epoch), counter, json,
-                              cause?.scope, cause?.mutation.rawValue])
+        ).execute(arguments: [
+            changes.feed?.commit ?? 0, StoreClock.microseconds(time), key.resource, key.id, Int64(epoch), counter, json,
+            cause?.scope, cause?.mutation.rawValue,
+        ])
         let sequence = db.lastInsertedRowID
         if changes.fed(at: sequence, time: time) {
             try db.cachedStatement(sql: "UPDATE stateloop_changes SET commit_seq = seq WHERE seq = ?").execute(arguments: [sequence])
@@ -117,8 +119,10 @@ final class SQLiteTransaction: StoreTransaction {
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(
-            arguments: [scope, mutation, client?.rawValue, sequence.map { Int64(bitPattern: $0) },
-                        Int64(bitPattern: answer.fingerprint), answer.status, answer.body]
+            arguments: [
+                scope, mutation, client?.rawValue, sequence.map { Int64(bitPattern: $0) },
+                Int64(bitPattern: answer.fingerprint), answer.status, answer.body,
+            ]
         )
     }
 

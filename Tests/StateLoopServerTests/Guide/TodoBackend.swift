@@ -132,7 +132,8 @@ struct TodoBackend: Sendable {
     /// Runs a backend on `port` until SIGINT or SIGTERM, its data in the file at `path`.
     static func run(path: String, port: Int, checkPassword: @escaping @Sendable (String, String) async -> Bool) async throws {
         let backend = TodoBackend(store: try SQLiteStore(path: path), checkPassword: checkPassword)
-        let signals = ServiceGroup(services: [backend.host(port: port)], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "todos"))
+        let signals = ServiceGroup(
+            services: [backend.host(port: port)], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "todos"))
         try await signals.run()
     }
 }

@@ -10,7 +10,8 @@ import WSClient
 public final class HeadlessChromium: Sendable {
     /// Why the browser cannot be used here, with how to fix it; `nil` when it can.
     public static var missing: String? {
-        binary == nil ? "Chromium is not installed (no chromium on the PATH or at /usr/bin/chromium): apt-get install chromium, or set STATELOOP_CHROMIUM" : nil
+        binary == nil
+            ? "Chromium is not installed (no chromium on the PATH or at /usr/bin/chromium): apt-get install chromium, or set STATELOOP_CHROMIUM" : nil
     }
 
     private static var binary: String? {
@@ -76,7 +77,8 @@ public final class HeadlessChromium: Sendable {
         )
         guard case .object(let fields) = result else { return .null }
         if case .object(let exception)? = fields["exceptionDetails"] {
-            throw Failure(description: "\(expression) threw: \(exception["text"].map { "\($0)" } ?? "?") \(exception["exception"].map { "\($0)" } ?? "")")
+            throw Failure(
+                description: "\(expression) threw: \(exception["text"].map { "\($0)" } ?? "?") \(exception["exception"].map { "\($0)" } ?? "")")
         }
         guard case .object(let remote)? = fields["result"] else { return .null }
         return remote["value"] ?? .null

@@ -1,3 +1,7 @@
+import StateLoop
+import StateLoopJournal
+import TestSupport
+
 // The process that the journal's crash tests kill. It reports on stdout, one line per fact,
 // written straight to the file descriptor so that a line is out before the next step runs:
 //
@@ -17,13 +21,10 @@
 //     restored <done>, then done <n> after each committed step, then finished. With `start`,
 //     step 3 never ends, so a kill after "done 2" always lands in the middle of the job.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
-import StateLoop
-import StateLoopJournal
-import TestSupport
 
 func fail(_ message: String) -> Never {
     report("error \(message)")
@@ -197,9 +198,9 @@ func runMigrate(path: String) -> Never {
 /// Nightride demo's convergence within 2 s) run beside it.
 func yieldTheProcessor() {
     #if canImport(Glibc)
-    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
     #else
-    _ = setpriority(PRIO_PROCESS, 0, 19)
+        _ = setpriority(PRIO_PROCESS, 0, 19)
     #endif
 }
 

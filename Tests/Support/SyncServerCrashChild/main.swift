@@ -1,16 +1,17 @@
+import Logging
+import ServerTestApp
+import StateLoopServer
+import TestSupport
+
 // The server process that the kit's crash test kills: the tests' notes app on a SQLite file.
 //
 //   sync-server-crash-child <path> <port>
 //     listening <port> <epoch>   once it accepts connections; then serves until killed
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
-import Logging
-import ServerTestApp
-import StateLoopServer
-import TestSupport
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let port = Int(arguments[2]) else {

@@ -1,8 +1,9 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A child process of the tests (a crash child, built beside them), started with pipes; read
@@ -50,9 +51,9 @@ public final class ChildProcess {
     /// SIGKILL, then what was left in the pipes.
     public func kill() -> Ended {
         #if canImport(Glibc)
-        Glibc.kill(process.processIdentifier, SIGKILL)
+            Glibc.kill(process.processIdentifier, SIGKILL)
         #else
-        Darwin.kill(process.processIdentifier, SIGKILL)
+            Darwin.kill(process.processIdentifier, SIGKILL)
         #endif
         return wait()
     }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A plain TCP socket to a port on 127.0.0.1, for tests that speak to a server byte by byte
@@ -19,9 +20,9 @@ public enum LoopbackSocket {
         to port: Int, receiveTimeout: Duration? = nil, receiveBufferBytes: Int32? = nil
     ) throws -> Int32 {
         #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard descriptor >= 0 else { throw Failure(description: "socket: \(errno)") }
         if var size = receiveBufferBytes {
@@ -53,9 +54,9 @@ public enum LoopbackSocket {
     /// refused, and no other socket can take the port until the caller closes the descriptor.
     public static func boundWithoutListening() throws -> (descriptor: Int32, port: Int) {
         #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard descriptor >= 0 else { throw Failure(description: "socket: \(errno)") }
         var address = sockaddr_in()

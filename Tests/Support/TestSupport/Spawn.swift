@@ -1,8 +1,9 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Why a command could not be run.
@@ -16,11 +17,11 @@ public struct SpawnFailure: Error, CustomStringConvertible {
 /// command ends: call it off the cooperative pool.
 public func spawnAndWait(_ arguments: [String], output: String, includingErrors: Bool = false) throws -> Int32 {
     #if canImport(Darwin)
-    var attributes: posix_spawnattr_t?
-    var actions: posix_spawn_file_actions_t?
+        var attributes: posix_spawnattr_t?
+        var actions: posix_spawn_file_actions_t?
     #else
-    var attributes = posix_spawnattr_t()
-    var actions = posix_spawn_file_actions_t()
+        var attributes = posix_spawnattr_t()
+        var actions = posix_spawn_file_actions_t()
     #endif
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
@@ -45,18 +46,18 @@ public func spawnAndWait(_ arguments: [String], output: String, includingErrors:
     // server's port after the test closed it (a new bind fails, connections queue on a dead
     // listener), as an inherited pipe would keep another child's output from ending.
     #if canImport(Darwin)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_CLOEXEC_DEFAULT))
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_CLOEXEC_DEFAULT))
     #else
-    // glibc 2.34 and later; Swift's Glibc module does not declare it.
-    typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
-        _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
-    }
+        // glibc 2.34 and later; Swift's Glibc module does not declare it.
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+        }
     #endif
 
     let argv = arguments.map { strdup($0) } + [nil]
     let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer { (argv + envp).forEach { free($0) } }
+    defer { for pointer in argv + envp { free(pointer) } }
     var pid = pid_t()
     let spawned = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
     guard spawned == 0 else {

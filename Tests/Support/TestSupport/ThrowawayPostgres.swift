@@ -132,7 +132,8 @@ public final class ThrowawayPostgres: Sendable {
     }
 
     private func startServer() throws {
-        let options = "-p \(port) -k \(folder.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
+        let options =
+            "-p \(port) -k \(folder.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
             + "-c full_page_writes=off -c shared_buffers=16MB -c max_connections=200"
         let data = folder.appendingPathComponent("data").path
         try run(Self.binaries + "/pg_ctl", ["-D", data, "-l", folder.appendingPathComponent("log").path, "-w", "-o", options, "start"])
@@ -186,8 +187,10 @@ public final class ThrowawayPostgres: Sendable {
     public func dump(_ database: String, clean: Bool = false) async throws -> String {
         let file = folder.appendingPathComponent("dump-\(UUID().uuidString).sql").path
         try await Self.offThePool { [self] in
-            try run(Self.binaries + "/pg_dump", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-f", file]
-                + (clean ? ["--clean", "--if-exists"] : []) + [database])
+            try run(
+                Self.binaries + "/pg_dump",
+                ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-f", file]
+                    + (clean ? ["--clean", "--if-exists"] : []) + [database])
         }
         return file
     }
@@ -195,7 +198,8 @@ public final class ThrowawayPostgres: Sendable {
     /// Replays the dump at `file` into `database` with `psql`, stopping at the first error.
     public func load(_ file: String, into database: String) async throws {
         try await Self.offThePool { [self] in
-            try run(Self.binaries + "/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", database, "-v", "ON_ERROR_STOP=1", "-q", "-f", file])
+            try run(
+                Self.binaries + "/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", database, "-v", "ON_ERROR_STOP=1", "-q", "-f", file])
         }
     }
 

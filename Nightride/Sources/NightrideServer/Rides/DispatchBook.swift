@@ -17,19 +17,21 @@ struct DispatchBook: Codable, Sendable, Hashable {
 
     /// The drivers a ride of theirs keeps busy (approaching or riding).
     var busyDrivers: Set<String> {
-        Set(rides.values.compactMap { active in
-            switch active.stage {
-            case .approaching, .riding: active.ride.driver
-            case .waiting, .offered, .survey: nil
-            }
-        })
+        Set(
+            rides.values.compactMap { active in
+                switch active.stage {
+                case .approaching, .riding: active.ride.driver
+                case .waiting, .offered, .survey: nil
+                }
+            })
     }
 
     /// Each driver being offered a ride, with the ride's id.
     var offeredRides: [String: String] {
-        Dictionary(uniqueKeysWithValues: rides.compactMap { id, active in
-            if case .offered(let driver) = active.stage { (driver, id) } else { nil }
-        })
+        Dictionary(
+            uniqueKeysWithValues: rides.compactMap { id, active in
+                if case .offered(let driver) = active.stage { (driver, id) } else { nil }
+            })
     }
 
     /// The users in driver mode whose ride status is no ride, or an offer: the ones inactivity

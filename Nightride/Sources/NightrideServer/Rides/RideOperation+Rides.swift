@@ -22,7 +22,7 @@ extension RideOperation {
             try dispatch()
 
         case (.cancel, .pending(let ride)) where ride.passenger == user,
-             (.cancel, .approaching(let ride)) where ride.passenger == user:
+            (.cancel, .approaching(let ride)) where ride.passenger == user:
             try cancel(ride.id)
 
         case (.accept, .incoming(let ride)):
@@ -70,7 +70,8 @@ extension RideOperation {
         var available = book.availableDrivers
         while let rideID = book.waiting.first {
             guard let driver = available.min(by: { ($0.value, $0.key) < ($1.value, $1.key) })?.key,
-                  var active = book.rides[rideID] else { return }
+                var active = book.rides[rideID]
+            else { return }
             available[driver] = nil
             book.waiting.removeFirst()
             active.stage = .offered(to: driver)
@@ -96,11 +97,12 @@ extension RideOperation {
     private mutating func cancel(_ rideID: String) throws {
         guard let active = book.rides.removeValue(forKey: rideID) else { return }
         book.waiting.removeAll { $0 == rideID }
-        let driver: String? = switch active.stage {
-        case .offered(let driver): driver
-        case .approaching, .riding: active.ride.driver
-        case .waiting, .survey: nil
-        }
+        let driver: String? =
+            switch active.stage {
+            case .offered(let driver): driver
+            case .approaching, .riding: active.ride.driver
+            case .waiting, .survey: nil
+            }
         if let driver {
             // Being freed by the server restarts the driver's idle time, so a long approach
             // doesn't end in an immediate switch-off.

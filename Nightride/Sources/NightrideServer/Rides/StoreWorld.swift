@@ -121,10 +121,13 @@ struct StoreWorld: RideWorld {
             end = position
         }
         let size = max(1, pageSize)
-        let rows = end == 0 ? [] : try transaction.values(
-            of: NightrideResources.history, prefix: NightrideResources.historyPrefix(of: user),
-            after: NightrideResources.historyID(of: user, end + 1), limit: size, descending: true
-        )
+        let rows =
+            end == 0
+            ? []
+            : try transaction.values(
+                of: NightrideResources.history, prefix: NightrideResources.historyPrefix(of: user),
+                after: NightrideResources.historyID(of: user, end + 1), limit: size, descending: true
+            )
         let start = max(0, end - size)
         return HistoryPage(items: rows.map(\.value), next: start > 0 ? "/me/history?cursor=\(start)" : nil)
     }

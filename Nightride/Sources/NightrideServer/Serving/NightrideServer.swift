@@ -179,7 +179,8 @@ public final class NightrideServer: Sendable {
     /// `port`, and the inactivity timer beside it.
     private func launch(on port: Int) async throws -> SyncHost.Launch {
         let life = try await openDataForStart()
-        return SyncHost.Launch(life.sync, application: makeApplication(life.sync, port: port), services: inactivityTimer(on: life.sync).map { [$0] } ?? [])
+        return SyncHost.Launch(
+            life.sync, application: makeApplication(life.sync, port: port), services: inactivityTimer(on: life.sync).map { [$0] } ?? [])
     }
 
     // MARK: Data
@@ -220,7 +221,8 @@ public final class NightrideServer: Sendable {
 
     private func makeData(epoch: UInt64?) throws -> DataLife {
         let now = storeClock
-        let store = try configuration.dataPath.map { try SQLiteStore(path: $0, durability: configuration.durability, now: now) }
+        let store =
+            try configuration.dataPath.map { try SQLiteStore(path: $0, durability: configuration.durability, now: now) }
             ?? SQLiteStore(epoch: epoch, now: now)
         return assemble(store)
     }

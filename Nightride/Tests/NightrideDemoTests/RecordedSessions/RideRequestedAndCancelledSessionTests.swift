@@ -10,7 +10,8 @@ import Testing
 struct RideRequestedAndCancelledSessionTests {
     @Test("15 recorded events of \"client cid\" replay through ClientState.reduce, state for state")
     func replay() throws {
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Sessions/RideRequestedAndCancelled.session.json")
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        let fixture = folder.appendingPathComponent("Sessions/RideRequestedAndCancelled.session.json")
         try SessionReplay(contentsOf: fixture).check(system: "client cid", reduce: ClientState.reduce, as: ClientState.self, ClientEvent.self)
     }
 }

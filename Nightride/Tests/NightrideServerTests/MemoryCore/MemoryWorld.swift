@@ -1,7 +1,8 @@
 import NightrideModel
+import StateLoopWire
+
 @testable import NightrideHarness
 @testable import NightrideServer
-import StateLoopWire
 
 /// The ride world in memory: committed values with their versions, and one operation's writes
 /// held apart until ``commit(at:)`` turns each changed value into one new version.
@@ -91,12 +92,14 @@ struct MemoryWorld: RideWorld, Sendable {
             switch resource {
             case .driverMode:
                 guard let on = pending.driverModes[user],
-                      let next = Self.next(on, over: isNew ? nil : values[user]?.driverMode, epoch: epoch) else { continue }
+                    let next = Self.next(on, over: isNew ? nil : values[user]?.driverMode, epoch: epoch)
+                else { continue }
                 values[user, default: Self.placeholder].driverMode = next
                 records.append(ChangeRecord(time: time, user: user, version: next.version, value: .driverMode(on)))
             case .ride:
                 guard let status = pending.rides[user],
-                      let next = Self.next(status, over: isNew ? nil : values[user]?.ride, epoch: epoch) else { continue }
+                    let next = Self.next(status, over: isNew ? nil : values[user]?.ride, epoch: epoch)
+                else { continue }
                 values[user, default: Self.placeholder].ride = next
                 records.append(ChangeRecord(time: time, user: user, version: next.version, value: .ride(status)))
             }

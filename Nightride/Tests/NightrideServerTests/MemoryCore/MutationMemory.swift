@@ -1,6 +1,7 @@
 import NightrideModel
-@testable import NightrideServer
 import StateLoopWire
+
+@testable import NightrideServer
 
 /// What the in-memory core remembers of one user's mutations, for idempotence: the answer to
 /// each id. (The server's own memory of answers is StateLoopServer's, in its store; this one

@@ -1,8 +1,9 @@
 import Foundation
 import NightrideModel
+import StateLoopWire
+
 @testable import NightrideHarness
 @testable import NightrideServer
-import StateLoopWire
 
 /// The Nightride domain in memory: users, their versioned driver mode and ride status, the rides
 /// between them, their sessions, the answers to their mutations, and the log of every change.
