@@ -33,6 +33,8 @@ public final class OptimisticResource<M: Mutation>: Sendable {
     /// The numbering of new mutations, and what the caller sees before the machine has
     /// published them (see ``value``).
     private let local = LocalViewBox<M>()
+    /// This instance's id in its statuses' positions.
+    private let publisher = UUID()
     private let statuses = Subscribers<OptimisticStatus<M>>(replaysLatest: true, bufferingPolicy: .bufferingNewest(1))
     /// Watchers that take nothing from the app's subscribers (``observe()``).
     private let observers = Subscribers<OptimisticObservation<M>>(replaysLatest: true, bufferingPolicy: .bufferingNewest(256))
@@ -104,6 +106,7 @@ public final class OptimisticResource<M: Mutation>: Sendable {
         let (commandStream, commands) = AsyncStream.makeStream(of: OptimisticMachine<M>.Event.self)
         self.commands = commands
         let statuses = statuses
+        let publisher = publisher
         let failureSubscribers = failureSubscribers
         let observers = observers
         let feedbacks = OptimisticMachine<M>.feedbacks(
@@ -130,7 +133,7 @@ public final class OptimisticResource<M: Mutation>: Sendable {
                 let status = local.state.withLock { local in
                     var status = OptimisticStatus(machine)
                     local.revision += 1
-                    status.position = StatusPosition(client: clientID, lastQueued: machine.lastQueued, revision: local.revision)
+                    status.position = StatusPosition(publisher: publisher, lastQueued: machine.lastQueued, revision: local.revision)
                     local.published(status, through: machine.lastQueued)
                     return status
                 }
@@ -211,7 +214,7 @@ public final class OptimisticResource<M: Mutation>: Sendable {
             status.value = status.value.map { local.unpublished.replayed(on: $0) }
             status.mutations += local.unpublished
             status.delivery = status.delivery.adding(local.unpublished.count)
-            status.position = StatusPosition(client: clientID, lastQueued: local.lastSequence, revision: local.revision)
+            status.position = StatusPosition(publisher: publisher, lastQueued: local.lastSequence, revision: local.revision)
             return status
         }
     }
@@ -316,30 +319,34 @@ public enum MutationDelivery: Sendable, Equatable {
     }
 }
 
-/// Where a status stands among the statuses of one ``OptimisticResource``: which client's queue
-/// it shows, how far into it (the sequence number of the newest mutation it holds), and its
-/// place among the statuses the resource published. A later status of the same resource never
-/// precedes an earlier one.
-public struct StatusPosition: Sendable, Hashable {
-    /// The client id of the resource's mutations.
-    public var client: ClientID
+/// Where a status stands among the statuses of one ``OptimisticResource``: which resource
+/// published it, how far into its queue (the sequence number of the newest mutation it holds),
+/// and its place among the statuses the resource published. A later status of the same resource
+/// never precedes an earlier one.
+///
+/// Codable, so that a journal or a recorded session keeps it with the snapshot it orders: the
+/// reducer decides the same way when the events are replayed.
+public struct StatusPosition: Sendable, Hashable, Codable {
+    /// The resource that published the status: one id per instance, so that the statuses of
+    /// another launch (or another resource) are never ordered against this one's.
+    public var publisher: UUID
     /// The sequence number of the newest mutation the status holds (0 for none yet).
     public var lastQueued: UInt64
     /// How many statuses the resource had published when this one was made.
     public var revision: UInt64
 
     /// A position from its parts.
-    public init(client: ClientID, lastQueued: UInt64, revision: UInt64) {
-        self.client = client
+    public init(publisher: UUID, lastQueued: UInt64, revision: UInt64) {
+        self.publisher = publisher
         self.lastQueued = lastQueued
         self.revision = revision
     }
 
     /// Whether this status is older than `other`, a status of the same resource: it holds fewer
     /// of the queue's mutations, or as many and was published before. Statuses of different
-    /// clients are never ordered.
+    /// publishers are never ordered.
     public func precedes(_ other: StatusPosition) -> Bool {
-        client == other.client && (lastQueued, revision) < (other.lastQueued, other.revision)
+        publisher == other.publisher && (lastQueued, revision) < (other.lastQueued, other.revision)
     }
 }
 

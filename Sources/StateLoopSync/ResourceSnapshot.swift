@@ -27,7 +27,8 @@ public struct ResourceSnapshot<Value: Sendable>: Sendable {
     public var health: ResourceHealth
     /// Where the status it was last updated from stands among its resource's statuses (an
     /// optimistic resource's; `nil` otherwise): an older status of the same resource, delivered
-    /// late, is ignored. Not encoded: it orders the statuses of one launch.
+    /// late, is ignored. Encoded, so that a journal's or a recorded session's replay ignores the
+    /// same statuses; a relaunch's resource is another publisher, never ordered against it.
     public private(set) var position: StatusPosition?
 
     /// Nothing known yet.
@@ -80,7 +81,7 @@ extension ResourceSnapshot: Hashable where Value: Hashable {}
 
 extension ResourceSnapshot: Codable where Value: Codable {
     private enum CodingKeys: String, CodingKey {
-        case value, confirmedVersion, pendingMutations
+        case value, confirmedVersion, pendingMutations, position
     }
 
     /// Decodes a snapshot; its health is all well (see ``health``).
@@ -91,6 +92,7 @@ extension ResourceSnapshot: Codable where Value: Codable {
             confirmedVersion: try container.decodeIfPresent(Version.self, forKey: .confirmedVersion),
             pendingMutations: try container.decodeIfPresent(Int.self, forKey: .pendingMutations) ?? 0
         )
+        position = try container.decodeIfPresent(StatusPosition.self, forKey: .position)
     }
 
     /// Encodes the value, the version and the pending count; never the health.
@@ -99,5 +101,6 @@ extension ResourceSnapshot: Codable where Value: Codable {
         try container.encodeIfPresent(value, forKey: .value)
         try container.encodeIfPresent(confirmedVersion, forKey: .confirmedVersion)
         try container.encode(pendingMutations, forKey: .pendingMutations)
+        try container.encodeIfPresent(position, forKey: .position)
     }
 }

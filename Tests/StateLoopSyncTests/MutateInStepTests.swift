@@ -1,3 +1,4 @@
+import Foundation
 import StateLoop
 import StateLoopTesting
 import TestSupport
@@ -88,20 +89,20 @@ struct MutateInStepTests {
         #expect(after.value == ["ann", "bob"])
         #expect(after.mutations.map(\.id) == [id])
         #expect(after.delivery.count == 1)
-        #expect(after.position?.lastQueued == 1 && after.position?.client == roster.clientID)
+        #expect(after.position?.lastQueued == 1 && after.position?.publisher == before.position?.publisher)
         #expect(before.position!.precedes(after.position!) && !after.position!.precedes(before.position!))
     }
 
-    @Test("positions order the statuses of one resource by the queue they hold, then by publication; those of two clients are never ordered")
+    @Test("positions order the statuses of one resource by the queue they hold, then by publication; those of two resources are never ordered")
     func positionsOrder() {
-        let mine = ClientID()
-        let theirs = ClientID()
-        let shown = StatusPosition(client: mine, lastQueued: 2, revision: 5)
-        #expect(StatusPosition(client: mine, lastQueued: 1, revision: 9).precedes(shown), "fewer of the queue's mutations")
-        #expect(StatusPosition(client: mine, lastQueued: 2, revision: 4).precedes(shown), "as many, published before")
-        #expect(!StatusPosition(client: mine, lastQueued: 2, revision: 5).precedes(shown))
-        #expect(!StatusPosition(client: mine, lastQueued: 3, revision: 1).precedes(shown))
-        #expect(!StatusPosition(client: theirs, lastQueued: 0, revision: 0).precedes(shown), "another client's queue")
+        let mine = UUID()
+        let theirs = UUID()
+        let shown = StatusPosition(publisher: mine, lastQueued: 2, revision: 5)
+        #expect(StatusPosition(publisher: mine, lastQueued: 1, revision: 9).precedes(shown), "fewer of the queue's mutations")
+        #expect(StatusPosition(publisher: mine, lastQueued: 2, revision: 4).precedes(shown), "as many, published before")
+        #expect(!StatusPosition(publisher: mine, lastQueued: 2, revision: 5).precedes(shown))
+        #expect(!StatusPosition(publisher: mine, lastQueued: 3, revision: 1).precedes(shown))
+        #expect(!StatusPosition(publisher: theirs, lastQueued: 0, revision: 0).precedes(shown), "another resource's (or launch's) status")
 
         let status = { (position: StatusPosition?, value: Bool) in
             var status = OptimisticStatus<Toggle>(value: value, confirmed: nil, mutations: [], resource: ResourceStatus(value: nil))
@@ -109,12 +110,33 @@ struct MutateInStepTests {
             return ResourceSnapshot(status)
         }
         var snapshot = status(shown, true)
-        snapshot.update(to: status(StatusPosition(client: mine, lastQueued: 1, revision: 6), false))
+        snapshot.update(to: status(StatusPosition(publisher: mine, lastQueued: 1, revision: 6), false))
         #expect(snapshot.value == true, "an older status of the same resource is ignored")
-        snapshot.update(to: status(StatusPosition(client: theirs, lastQueued: 0, revision: 1), false))
+        snapshot.update(to: status(StatusPosition(publisher: theirs, lastQueued: 0, revision: 1), false))
         #expect(snapshot.value == false, "another resource's status is taken")
         snapshot.update(to: status(nil, true))
         #expect(snapshot.value == true, "a status with no position is taken")
+    }
+
+    @Test("positions are encoded with the snapshot: replayed from JSON (a journal, a recorded session), a late status is ignored as it was live")
+    func positionsReplay() throws {
+        let publisher = UUID()
+        let status = { (revision: UInt64, value: Bool) in
+            var status = OptimisticStatus<Toggle>(value: value, confirmed: nil, mutations: [], resource: ResourceStatus(value: nil))
+            status.position = StatusPosition(publisher: publisher, lastQueued: 1, revision: revision)
+            return ResourceSnapshot(status)
+        }
+        let events = [status(5, true), status(4, false)]
+        var live = ResourceSnapshot<Bool>()
+        for event in events { live.update(to: event) }
+        #expect(live.value == true, "the late status ignored, live")
+
+        let encoder = JSONEncoder()
+        let replayedEvents = try events.map { try JSONDecoder().decode(ResourceSnapshot<Bool>.self, from: encoder.encode($0)) }
+        var replayed = ResourceSnapshot<Bool>()
+        for event in replayedEvents { replayed.update(to: event) }
+        #expect(replayed == live, "the replay decides as the live run did")
+        #expect(try JSONDecoder().decode(ResourceSnapshot<Bool>.self, from: encoder.encode(live)) == live)
     }
 
     struct Toggle: Mutation {
