@@ -4,6 +4,7 @@ import HummingbirdWebSocket
 import Logging
 import StateLoopServer
 import Synchronization
+import TestSupport
 import Testing
 
 /// Runs `router` (and `sockets`, when given, for WebSocket upgrades) on a free loopback port (or
@@ -44,18 +45,19 @@ struct WaitTimedOut: Error, CustomStringConvertible {
     var description: String { "no result within \(seconds) s" }
 }
 
-/// `operation`'s result, or `WaitTimedOut` after `seconds` (real time: the wait on a loopback
-/// server only ever needs a fraction of it, the bound is there so that a bug fails the test
-/// rather than hanging it).
-func bounded<T: Sendable>(seconds: Int = 10, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
+/// `operation`'s result, or `WaitTimedOut` after `seconds` times ``hangGuardScale`` (real time:
+/// the wait on a loopback server only ever needs a fraction of it, the bound is there so that a
+/// bug fails the test rather than hanging it; a machine at load 8 took more than 10 s).
+func bounded<T: Sendable>(seconds: Int = 30, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    let limit = seconds * hangGuardScale
+    return try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await operation() }
         group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
+            try await Task.sleep(for: .seconds(limit))
             return nil
         }
         defer { group.cancelAll() }
-        guard let result = try await group.next(), let value = result else { throw WaitTimedOut(seconds: seconds) }
+        guard let result = try await group.next(), let value = result else { throw WaitTimedOut(seconds: limit) }
         return value
     }
 }
