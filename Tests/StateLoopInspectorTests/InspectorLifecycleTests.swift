@@ -121,7 +121,7 @@ struct InspectorLifecycleTests {
             }
             let pageURL = try #require(server.pageURL)
             let url = try #require(URL(string: pageURL.replacingOccurrences(of: "/?token=", with: "/apps?token=")))
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + .seconds(10) * hangGuardScale
             var apps: [[String: JSONValue]] = []
             repeat {
                 let (data, _) = try await URLSession.shared.data(from: url)

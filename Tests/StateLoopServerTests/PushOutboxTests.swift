@@ -1,6 +1,7 @@
 import Foundation
 import StateLoopWire
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import StateLoopServer
@@ -158,12 +159,13 @@ private final class OutboxHarness: Sendable {
         }
     }
 
-    /// What was written, once every writer has ended (bounded: fails after 10 s).
+    /// What was written, once every writer has ended (bounded: fails after 30 s times
+    /// ``hangGuardScale``).
     func settled() async -> [UInt64] {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30) * hangGuardScale
         while running.load(ordering: .sequentiallyConsistent) > 0 {
             guard ContinuousClock.now < deadline else {
-                Issue.record("writers still running after 10 s")
+                Issue.record("writers still running after the hang guard's bound")
                 break
             }
             await Task.yield()

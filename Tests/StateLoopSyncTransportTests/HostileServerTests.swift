@@ -218,10 +218,10 @@ func openSockets(to port: Int) -> Int {
     }.count
 }
 
-/// ``openSockets(to:)``, polled until it is at most `limit` or 10 s have passed, since NIO
-/// closes sockets on its event loop, after the call that ends them.
+/// ``openSockets(to:)``, polled until it is at most `limit` or 10 s (times ``hangGuardScale``)
+/// have passed, since NIO closes sockets on its event loop, after the call that ends them.
 func openSockets(to port: Int, atMost limit: Int) async -> Int {
-    let deadline = ContinuousClock.now + .seconds(10)
+    let deadline = ContinuousClock.now + .seconds(10) * hangGuardScale
     var open = openSockets(to: port)
     while open > limit, ContinuousClock.now < deadline {
         try? await Task.sleep(for: .milliseconds(50))
