@@ -192,14 +192,12 @@ public final class OptimisticResource<M: Mutation>: Sendable {
         commands.yield(.discard(id))
     }
 
-    /// The value as the user sees it right now, synchronously: the last published value with
-    /// every mutation made since replayed on top, even those the resource's actor has not
-    /// handled yet. Read it where the user acts: two taps of a toggle in a row must flip it
-    /// twice, not both compute from the value one hop behind. `nil` until a value is known.
+    /// The value as the user sees it right now, synchronously: ``status``'s value, the last
+    /// published one with every mutation made since replayed on top, even those the resource's
+    /// actor has not handled yet. `nil` until a value is known. A system takes the whole status
+    /// in the same step as the mutation with ``StateLoop/System/mutate(_:_:event:)``.
     public var value: M.Value? {
-        local.state.withLock { local in
-            local.latest?.value.map { local.unpublished.replayed(on: $0) }
-        }
+        status?.value
     }
 
     /// What a screen should show now: the status the resource published last, with every

@@ -20,6 +20,21 @@ struct MutateInStepTests {
         case roster(ResourceSnapshot<[String]>)
     }
 
+    /// A roster following `["ann"]` (no polling, test clocks) whose server holds every mutation:
+    /// they stay pending, so the queue alone decides what is shown.
+    static func makeRoster() -> (OptimisticResource<RosterChange>, FakeMutationServer) {
+        var policy = ResourcePolicy()
+        policy.pollInterval = nil
+        let players = RemoteResource(
+            sources: ResourceSources(pull: { Versioned(["ann"], version: Version(counter: 1)) }),
+            policy: policy,
+            clock: TestClock()
+        )
+        let server = FakeMutationServer()
+        let roster = OptimisticResource(resource: players, clock: TestClock()) { change, id in try await server.send(change, id) }
+        return (roster, server)
+    }
+
     static func reduce(_ state: inout Screen, _ event: Event) {
         switch event {
         case .roster(let latest):
@@ -31,16 +46,7 @@ struct MutateInStepTests {
     @MainActor
     @Test("each press reads the one before it from the state; a status published before a press and delivered after it never takes the screen back")
     func pressesReadTheState() async throws {
-        var policy = ResourcePolicy()
-        policy.pollInterval = nil
-        let players = RemoteResource(
-            sources: ResourceSources(pull: { Versioned(["ann"], version: Version(counter: 1)) }),
-            policy: policy,
-            clock: TestClock()
-        )
-        // The server holds every mutation: they stay pending, so the queue alone decides.
-        let server = FakeMutationServer()
-        let roster = OptimisticResource(resource: players, clock: TestClock()) { change, id in try await server.send(change, id) }
+        let (roster, server) = Self.makeRoster()
         defer { roster.stop() }
         let shown: @Sendable (OptimisticStatus<RosterChange>) -> Event = { .roster(ResourceSnapshot($0)) }
         let system = System(initialState: Screen(), reduce: Self.reduce, feedbacks: [.resource(roster, event: shown)])
@@ -65,22 +71,14 @@ struct MutateInStepTests {
         // The resource's own statuses catch up; the screen never showed less than the presses.
         #expect(await eventually { server.inFlight == [.add("p1")] }, "the first press sent")
         #expect(await eventually { roster.status?.position?.revision ?? 0 > before.position?.revision ?? 0 && roster.status?.mutations.count == 3 })
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await eventually { system.state.roster.position == roster.status?.position }, "the system has the resource's newest status")
         #expect(system.state.shown == [["ann"], ["ann", "p1"], ["ann", "p1", "p2"], ["ann", "p1", "p2", "p3"]])
         #expect(system.state.roster.pendingMutations == 3)
     }
 
     @Test("the status right after mutate holds the mutation, before the resource's machine took it: value, queue, delivery and position")
     func statusHoldsWhatWasQueued() async {
-        var policy = ResourcePolicy()
-        policy.pollInterval = nil
-        let players = RemoteResource(
-            sources: ResourceSources(pull: { Versioned(["ann"], version: Version(counter: 1)) }),
-            policy: policy,
-            clock: TestClock()
-        )
-        let server = FakeMutationServer()
-        let roster = OptimisticResource(resource: players, clock: TestClock()) { change, id in try await server.send(change, id) }
+        let (roster, _) = Self.makeRoster()
         defer { roster.stop() }
         #expect(await eventually { roster.status?.value == ["ann"] && roster.status?.resource.isLoading == false })
         let before = roster.status!

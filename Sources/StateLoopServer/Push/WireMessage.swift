@@ -23,13 +23,18 @@ enum WireMessage {
     }
 
     /// The fixed error bodies, encoded once rather than on every answer.
-    static let unauthorized = error("unauthorized", "no valid session: sign in again")
+    static let unauthorized = error(ErrorResponse.unauthorized.body)
     static let notFound = error("notFound", "no such resource")
-    static let unavailable = error("unavailable", "the server cannot reach its data now: retry")
+    static let unavailable = error(ErrorResponse.unavailable.body)
 
     /// `{"error": …, "message": …}`: StateLoopWire's `ErrorBody`, its keys always in the same
     /// order, so that equal answers are equal bytes (a hidden key's 404 is the missing one's).
     static func error(_ code: String, _ message: String) -> Data {
-        (try? KitJSON.encoder.encode(ErrorBody(error: code, message: message))) ?? Data(#"{"error":"internal"}"#.utf8)
+        error(ErrorBody(error: code, message: message))
+    }
+
+    /// `body`, encoded as ``error(_:_:)`` encodes its parts.
+    static func error(_ body: ErrorBody) -> Data {
+        (try? KitJSON.encoder.encode(body)) ?? Data(#"{"error":"internal"}"#.utf8)
     }
 }

@@ -222,7 +222,7 @@ extension SyncServer {
     }
 
     static var unauthorized: Response {
-        json(401, WireMessage.unauthorized)
+        ErrorResponse.unauthorized.answer
     }
 
     static var notFound: Response {
@@ -231,9 +231,7 @@ extension SyncServer {
 
     /// The store could not be reached or the commit failed: worth retrying.
     static var unavailable: Response {
-        var response = json(503, WireMessage.error("unavailable", "the server cannot reach its data now: retry"))
-        response.headers[.retryAfter] = "1"
-        return response
+        ErrorResponse.unavailable.answer
     }
 
     private func counted(_ route: String, _ response: Response) -> Response {
