@@ -262,6 +262,11 @@ struct TmuxEndToEndTests {
             harness.tmux.killServer()
             try? FileManager.default.removeItem(at: folder)
         }
+        // A session that outlives the clients' sessions: a tmux server whose last session ends
+        // (killed by `restart`, or its client killed with SIGKILL) exits on its own, and a
+        // `new-session` sent while it is exiting fails. With this one the server stays until
+        // `killServer`, or until the sleep ends if the test process dies first.
+        try harness.tmux.run(["new-session", "-d", "-s", "keeper", "sleep 900"])
         do {
             try await body(harness)
         } catch {
@@ -292,7 +297,7 @@ struct TmuxEndToEndTests {
 }
 
 /// One test's world: a server on loopback, a folder for journals and scripts, and a tmux server
-/// whose single session "nightride" runs the client.
+/// whose session "nightride" runs the client (a second, "bob", when a test needs two terminals).
 struct Harness {
     /// The server, with the truth that clients are checked against.
     let nightride: ServerHarness
