@@ -46,6 +46,8 @@ struct GuideTests {
         #expect(wrong.status == 401 && wrong.errorBody?.error == "wrongPassword")
         let malformed = try await anonymous.send("POST", "/login", body: Data(#"{"name":"ann"}"#.utf8))
         #expect(malformed.status == 400 && malformed.errorBody?.error == "badRequest", "\(malformed.text)")
+        let unnamed = try await anonymous.send("POST", "/login", json: TodoBackend.SignIn(name: " \u{7} ", password: "pw"))
+        #expect(unnamed.status == 400 && unnamed.errorBody?.error == "invalidName", "\(unnamed.text)")
         let ann = try await signIn("ann")
         let bob = try await signIn("bob")
 

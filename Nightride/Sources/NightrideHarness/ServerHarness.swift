@@ -24,10 +24,13 @@ public final class ServerHarness: Sendable {
 
     /// A server made with `configuration` whose time runs on `clock`, with `faults` (applied
     /// while ``faultsEnabled``): fault-plan latencies and socket cuts follow the clock too.
+    /// With `sampleHistory`, a new account starts with 15 to 30 invented past rides (stored
+    /// like real ones), so that a demo's history screen has pages.
     public init<C: Clock>(
         configuration: NightrideServer.Configuration = .init(),
         faults: FaultPlan? = nil,
         faultsEnabled: Bool = true,
+        sampleHistory: Bool = false,
         clock: C,
         logger: Logger = Logger(label: "nightride.server")
     ) where C.Duration == Duration {
@@ -41,7 +44,8 @@ public final class ServerHarness: Sendable {
                 // Socket ordinals, which fault decisions are keyed by, start again with each life.
                 sync.pushFaults = FaultPlanPushes(switches: switches)
                 stores.reader.withLock { $0 }?.opened(store)
-            }
+            },
+            pastRides: { user, places in sampleHistory ? SampleHistory.rides(for: user, places: places) : [] }
         )
         let server = NightrideServer(configuration: configuration, clock: clock, hooks: hooks, logger: logger)
         let reader = TruthReader(origin: server.wallOrigin)
@@ -56,9 +60,12 @@ public final class ServerHarness: Sendable {
         configuration: NightrideServer.Configuration = .init(),
         faults: FaultPlan? = nil,
         faultsEnabled: Bool = true,
+        sampleHistory: Bool = false,
         logger: Logger = Logger(label: "nightride.server")
     ) {
-        self.init(configuration: configuration, faults: faults, faultsEnabled: faultsEnabled, clock: ContinuousClock(), logger: logger)
+        self.init(
+            configuration: configuration, faults: faults, faultsEnabled: faultsEnabled, sampleHistory: sampleHistory, clock: ContinuousClock(),
+            logger: logger)
     }
 
     /// What the server held, from its first start on, through every restart: its change log,

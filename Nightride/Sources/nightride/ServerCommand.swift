@@ -142,7 +142,6 @@ struct ServerCommand: AsyncParsableCommand {
             host: host,
             port: port,
             inactivityTimeout: .milliseconds(Int64(inactivity * 1_000)),
-            sampleHistory: sampleHistory,
             tokenLifetime: .milliseconds(Int64(min(tokenLifetime, 1e12) * 1_000)),
             loginLimits: scriptedClients ? .scriptedClients : .init(),
             passwordCost: passwordCost,
@@ -150,12 +149,14 @@ struct ServerCommand: AsyncParsableCommand {
             changeRetention: .seconds(retentionDays * 86_400),
             clientRetention: .seconds(max(retentionDays, 30) * 86_400)
         )
-        // Faults and control commands are the harness's: a server run for users has neither.
+        // Faults, control commands and invented histories are the harness's: a server run for
+        // users has none of them.
         let harness =
-            faultSeed != nil || control
+            faultSeed != nil || control || sampleHistory
             ? ServerHarness(
                 configuration: configuration,
                 faults: faultSeed.map { faultPlan == .chaos ? FaultPlan.chaos(seed: $0) : FaultPlan(seed: $0) },
+                sampleHistory: sampleHistory,
                 logger: logger
             )
             : nil

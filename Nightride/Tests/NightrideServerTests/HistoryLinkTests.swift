@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NightrideClient
+import NightrideHarness
 import NightrideModel
 import NightrideServer
 import StateLoop
@@ -71,9 +72,9 @@ struct HistoryLinkTests {
     func journaledBadLinkReset() async throws {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let server = NightrideServer(
-            configuration: .init(port: 0, inactivityTimeout: nil, sampleHistory: true, epoch: 1, passwordCost: 4), logger: logger
-        )
+        let server = ServerHarness(
+            configuration: .init(port: 0, inactivityTimeout: nil, epoch: 1, passwordCost: 4), sampleHistory: true, logger: logger
+        ).server
         let port = try await server.start()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-history-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

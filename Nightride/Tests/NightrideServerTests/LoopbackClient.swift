@@ -15,12 +15,14 @@ func withNightride<C: Clock>(
     _ configuration: NightrideServer.Configuration = .init(epoch: 1, loginLimits: .scriptedClients, passwordCost: 4),
     faults: FaultPlan? = nil,
     faultsEnabled: Bool = true,
+    sampleHistory: Bool = false,
     clock: C = ContinuousClock(),
     _ body: (ServerHarness, LoopbackClient) async throws -> Void
 ) async throws where C.Duration == Duration {
     var logger = Logger(label: "nightride.test")
     logger.logLevel = .error
-    let harness = ServerHarness(configuration: configuration, faults: faults, faultsEnabled: faultsEnabled, clock: clock, logger: logger)
+    let harness = ServerHarness(
+        configuration: configuration, faults: faults, faultsEnabled: faultsEnabled, sampleHistory: sampleHistory, clock: clock, logger: logger)
     let port = try await harness.server.start()
     do {
         try await body(harness, LoopbackClient(port: port))

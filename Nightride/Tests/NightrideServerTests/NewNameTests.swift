@@ -1,5 +1,6 @@
 import Foundation
 import NightrideModel
+import StateLoopServer
 import StateLoopWire
 import TestSupport
 import Testing

@@ -308,7 +308,7 @@ struct ServerLoopbackTests {
 
     @Test("history pages chain through next until null; places are searched")
     func historyAndPlaces() async throws {
-        try await withNightride(.init(sampleHistory: true, epoch: 1, passwordCost: 4)) { harness, client in
+        try await withNightride(.init(epoch: 1, passwordCost: 4), sampleHistory: true) { harness, client in
             let token = try await client.login("ann")
             #expect(try await harness.server.history(of: "ann").items.count == 10)
             var pages = [try await client.get("/me/history", token: token, as: HistoryPage.self)]

@@ -63,7 +63,7 @@ struct StoreWorldTests {
         }
         #expect(try await store.snapshot(of: "bob").counters == before.counters)
         // History rows are numbered per user from 1, and a name that starts like another is
-        // kept apart from it. New names cannot hold a "/" (AccountName.checkedForSignUp), but
+        // kept apart from it. New names cannot hold a "/" (the kit's AccountName.checkedForSignUp), but
         // an account made before that rule can: it is made here as it was then.
         try await store.operate(at: .seconds(3)) { operation in
             try operation.world.createAccount(

@@ -250,7 +250,7 @@ struct TmuxEndToEndTests {
         var logger = Logger(label: "tmux-test")
         logger.logLevel = .critical
         // Sample histories, so that the history screen has two pages to go through.
-        let nightride = ServerHarness(configuration: .init(port: 0, inactivityTimeout: nil, sampleHistory: true), logger: logger)
+        let nightride = ServerHarness(configuration: .init(port: 0, inactivityTimeout: nil), sampleHistory: true, logger: logger)
         let server = nightride.server
         let port = try await server.start()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-tui-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")

@@ -90,13 +90,19 @@ struct TodoBackend: Sendable {
     func addRoutes(to router: Router<SyncRequestContext>) {
         router.post("login") { request, context -> Response in
             let signIn = try await request.decode(as: SignIn.self, context: context)
-            guard await checkPassword(signIn.name, signIn.password) else {
+            let name: String
+            do throws(AccountName.Refusal) {
+                name = try AccountName.checked(signIn.name)  // trimmed, composed, within limits
+            } catch {
+                throw ErrorResponse(.badRequest, "invalidName", error.description)
+            }
+            guard await checkPassword(name, signIn.password) else {
                 throw ErrorResponse(.unauthorized, "wrongPassword", "wrong name or password")
             }
             let token = try await server.update { transaction in
                 let known = try transaction.read(Self.users, "all") ?? []
-                if !known.contains(signIn.name) { try transaction.write(known + [signIn.name], to: Self.users, "all") }
-                return try sessions.issue(to: signIn.name, in: transaction)
+                if !known.contains(name) { try transaction.write(known + [name], to: Self.users, "all") }
+                return try sessions.issue(to: name, in: transaction)
             }
             return try Response.json(["token": token])
         }

@@ -1,4 +1,5 @@
 import NightrideModel
+import StateLoopServer
 
 extension RideWorld {
     /// Signs in to the account `name` (already trimmed and composed) names, or creates it;
@@ -12,7 +13,7 @@ extension RideWorld {
     /// its stored hash. Names are one account whatever their case: "Ann" signs in to "ann".
     ///
     /// - Throws: `invalidName` for a new name with invisible characters or letters of two
-    ///   scripts (``AccountName/checkedForSignUp(_:)``); `passwordRequired` for a new name
+    ///   scripts (``AccountName/checkNewAccount(_:)``); `passwordRequired` for a new name
     ///   without a password; `wrongPassword` when the
     ///   proof does not fit the stored password (missing, wrong, or set by a concurrent login).
     mutating func signIn(name: String, proof: PasswordProof, history: (String) -> [Ride]) throws -> String {
@@ -23,7 +24,7 @@ extension RideWorld {
         case (nil, .sets(let hash)):
             // Only a new account's name meets the rules against look-alikes: older accounts
             // keep their names.
-            _ = try AccountName.checkedForSignUp(name)
+            try AccountName.checkNewAccount(name)
             try createAccount(Account(name: name, passwordHash: hash), key: key, history: history(name))
             return name
         case (nil, .none):

@@ -25,10 +25,6 @@ extension NightrideServer {
         public var placesLatency: Duration
         /// Rides per history page.
         public var historyPageSize: Int
-        /// Whether a new account starts with 15 to 30 invented past rides (stored like real
-        /// ones), so that a demo's history has pages; off by default: an account's history is
-        /// the rides it took.
-        public var sampleHistory: Bool
         /// The epoch of a new in-memory store's versions; `nil` takes the wall-clock millisecond
         /// at start-up, so that a restarted server's versions order after the previous one's. A
         /// data file keeps the epoch it was created with.
@@ -88,7 +84,6 @@ extension NightrideServer {
             inactivityTimeout: Duration? = .seconds(300),
             placesLatency: Duration = .zero,
             historyPageSize: Int = 10,
-            sampleHistory: Bool = false,
             epoch: UInt64? = nil,
             tokenLifetime: Duration? = .seconds(24 * 3_600),
             loginLimits: SignInLimits.Policy = SignInLimits.Policy(),
@@ -116,7 +111,6 @@ extension NightrideServer {
             self.inactivityTimeout = inactivityTimeout
             self.placesLatency = placesLatency
             self.historyPageSize = historyPageSize
-            self.sampleHistory = sampleHistory
             self.epoch = epoch
             self.tokenLifetime = tokenLifetime
         }

@@ -1,4 +1,5 @@
 import Hummingbird
+import NightrideModel
 import StateLoopServer
 
 extension NightrideServer {
@@ -12,14 +13,19 @@ extension NightrideServer {
         /// anything is committed or pushed through them: at the first start, and at each restart
         /// that opens the data again.
         package var opened: @Sendable (any ServerStore, SyncServer<NightrideAccess>) -> Void
+        /// The past rides a new account starts with, given its name and the catalog's places
+        /// (a demo's invented history); none by default.
+        package var pastRides: @Sendable (String, [Place]) -> [Ride]
 
         /// Hooks; by default, none.
         package init(
             middleware: @escaping @Sendable (Router<SyncRequestContext>) -> Void = { _ in },
-            opened: @escaping @Sendable (any ServerStore, SyncServer<NightrideAccess>) -> Void = { _, _ in }
+            opened: @escaping @Sendable (any ServerStore, SyncServer<NightrideAccess>) -> Void = { _, _ in },
+            pastRides: @escaping @Sendable (String, [Place]) -> [Ride] = { _, _ in [] }
         ) {
             self.middleware = middleware
             self.opened = opened
+            self.pastRides = pastRides
         }
     }
 }

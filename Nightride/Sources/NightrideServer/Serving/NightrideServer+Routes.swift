@@ -57,7 +57,7 @@ extension NightrideServer {
         }
         let name: String
         do {
-            name = try AccountName.checked(body.name)
+            name = try AccountName.checkedLogin(body.name)
         } catch {
             return Self.response(for: error)
         }
@@ -73,7 +73,7 @@ extension NightrideServer {
             if stored == nil, body.password != nil {
                 // A sign-up: its name meets the rules of new names (checked again in the
                 // transaction), and each address makes only so many accounts.
-                _ = try AccountName.checkedForSignUp(name)
+                try AccountName.checkNewAccount(name)
                 if let wait = loginLimits.signUpWait(peer: peer, at: now) {
                     return ErrorResponse.tooManyAttempts(retryAfter: wait, "too many new accounts from this address")
                         .response(from: request, context: context)
@@ -104,12 +104,12 @@ extension NightrideServer {
     /// refused).
     private func signIn(name: String, stored: String?, password: String?) async throws -> LoginResponse {
         let proof = try await Self.proof(of: password, against: stored, cost: configuration.passwordCost)
-        let (places, sample) = (rules.catalog.places, configuration.sampleHistory)
+        let (places, pastRides) = (rules.catalog.places, hooks.pastRides)
         let life = try openData()
         let (user, token) = try await life.sync.update { [sessions = life.sessions] transaction in
             // Not a ride operation: the dispatch book is neither read nor locked.
             var world = StoreWorld(transaction)
-            let user = try world.signIn(name: name, proof: proof) { sample ? SampleHistory.rides(for: $0, places: places) : [] }
+            let user = try world.signIn(name: name, proof: proof) { pastRides($0, places) }
             return (user, try sessions.issue(to: user, in: transaction))
         }
         logger.debug("login", metadata: ["user": "\(user)"])

@@ -1,5 +1,7 @@
 import Foundation
+import NightrideHarness
 import NightrideModel
+import StateLoopServer
 import StateLoopWire
 
 @testable import NightrideHarness
@@ -77,7 +79,7 @@ struct NightrideCore: Sendable {
     ///   (missing, wrong, or set by a concurrent login meanwhile).
     mutating func login(name: String, token: String, proof: PasswordProof, at now: Duration) throws(RideRefusal) -> LoginResponse {
         let now = advance(to: now)
-        let normalized = try AccountName.checked(name)
+        let normalized = try AccountName.checkedLogin(name)
         let places = catalog.places
         let user = try operate(at: now) { operation in
             try operation.world.signIn(name: normalized, proof: proof) { SampleHistory.rides(for: $0, places: places) }

@@ -1,30 +1,41 @@
 /// The writing systems a new account's name may use, and which of them may share one name.
 ///
 /// The standard library has no script property (`Unicode.Scalar.Properties` gives general
-/// categories, not scripts), so this is a small table of the blocks of the scripts Nightride
-/// accepts in new names: Latin, Greek, Cyrillic, Arabic, Hebrew, Devanagari, Thai, Hangul, and
+/// categories, not scripts), so this is a small table of the blocks of the scripts
+/// ``AccountName/checkedForSignUp(_:)`` accepts in new names: Latin, Greek, Cyrillic, Arabic, Hebrew, Devanagari, Thai, Hangul, and
 /// Han with Hiragana and Katakana. A letter outside every range is refused, whatever its script:
 /// a short, reviewable list is safer for names than a guess, and a script can be added here
 /// when users need it. Ranges are whole blocks, so a block's own punctuation and digits count
 /// as its script (an Arabic-Indic digit is Arabic), which keeps "ann٣" from passing as Latin.
 /// Fullwidth and halfwidth forms are left out on purpose: "ａｎｎ" would pass for "ann".
-enum NameScript: String, Sendable, CaseIterable {
+public enum NameScript: String, Sendable, CaseIterable {
+    /// Latin letters, with their accented and extended forms.
     case latin = "Latin"
+    /// Greek letters.
     case greek = "Greek"
+    /// Cyrillic letters.
     case cyrillic = "Cyrillic"
+    /// Arabic letters and Arabic-Indic digits.
     case arabic = "Arabic"
+    /// Hebrew letters and points.
     case hebrew = "Hebrew"
+    /// Devanagari letters and signs.
     case devanagari = "Devanagari"
+    /// Thai letters and signs.
     case thai = "Thai"
+    /// Hangul syllables and jamo.
     case hangul = "Hangul"
+    /// Han ideographs (Chinese characters, Japanese kanji, Korean hanja).
     case han = "Han"
+    /// Japanese hiragana.
     case hiragana = "Hiragana"
+    /// Japanese katakana.
     case katakana = "Katakana"
 
     /// The scripts that are written together, so that a name may mix them: Japanese is written
     /// in Han, Hiragana and Katakana at once, Korean in Hangul with some Han. Any other mix
     /// (Latin with Cyrillic, say) is how look-alike names are made.
-    static let writtenTogether: [Set<NameScript>] = [[.han, .hiragana, .katakana], [.hangul, .han]]
+    public static let writtenTogether: [Set<NameScript>] = [[.han, .hiragana, .katakana], [.hangul, .han]]
 
     /// The code point ranges of each script (whole Unicode blocks, minus the scalars the
     /// Unicode script data calls Common that could pass for ASCII punctuation).
@@ -48,12 +59,12 @@ enum NameScript: String, Sendable, CaseIterable {
     ]
 
     /// The script of `scalar` by the table; `nil` when it is in none of them.
-    static func of(_ scalar: Unicode.Scalar) -> NameScript? {
+    public static func of(_ scalar: Unicode.Scalar) -> NameScript? {
         ranges.first { $0.0.contains(scalar.value) }?.1
     }
 
     /// Whether `scripts`, the scripts of one name's letters, may be used together.
-    static func mayMix(_ scripts: Set<NameScript>) -> Bool {
+    public static func mayMix(_ scripts: Set<NameScript>) -> Bool {
         scripts.count <= 1 || writtenTogether.contains { scripts.isSubset(of: $0) }
     }
 }

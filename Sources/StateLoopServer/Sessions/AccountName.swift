@@ -1,24 +1,45 @@
 import Foundation
-import NightrideModel
 
-/// How a login name becomes an account: trimmed, composed, checked, and keyed without regard to
-/// case.
-enum AccountName {
+/// How a sign-in name becomes an account, for a backend's own sign-in route: trimmed, composed,
+/// checked, and keyed without regard to case. Hand ``key(ofLogin:)`` to ``Sessions`` as its
+/// `userKey`, so that "Ann" and "ann" share one account's sessions.
+///
+/// Two checks, for two moments: ``checked(_:maximumLength:maximumBytes:)`` for every sign-in
+/// (length, no control characters), and ``checkedForSignUp(_:)`` for a name about to become
+/// an account (no invisible characters, no letters of two scripts, which is how look-alike
+/// names are made). Only sign-ups are held to the second, so that accounts made before a
+/// rule was added keep signing in.
+///
+/// ```swift
+/// let name = try AccountName.checked(body.name)
+/// if try await account(AccountName.key(of: name)) == nil {
+///     _ = try AccountName.checkedForSignUp(name)    // a new account
+/// }
+/// ```
+public enum AccountName {
+    /// Why a name was refused, in words to show the user: which character, and why.
+    public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The reason, naming a character that may not render by its code point (`U+200B`).
+        public let description: String
+    }
+
     /// A name as the server keeps it: without surrounding spaces, accents composed (NFC), so
     /// that the two spellings of "é" are one user.
-    static func normalized(_ name: String) -> String {
+    public static func normalized(_ name: String) -> String {
         name.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
     }
 
-    /// `name` as the server keeps it (see ``normalized(_:)``), once checked.
+    /// `name` as the server keeps it (see ``normalized(_:)``), once checked: between 1 and
+    /// `maximumLength` characters and at most `maximumBytes` bytes of UTF-8, none of them a
+    /// control or format character (which would hide or reorder text).
     ///
-    /// - Throws: `invalidName` for an empty or overlong name, or one with control characters.
-    static func checked(_ name: String) throws(RideRefusal) -> String {
+    /// - Throws: ``Refusal``, saying the limits.
+    public static func checked(_ name: String, maximumLength: Int = 40, maximumBytes: Int = 160) throws(Refusal) -> String {
         let normalized = normalized(name)
-        guard isValid(normalized) else {
-            throw RideRefusal(
-                .invalidName,
-                "a name has 1 to \(LoginRequest.maximumNameLength) characters (at most \(LoginRequest.maximumNameBytes) bytes), none of them a control or invisible formatting character"
+        guard isValid(normalized, maximumLength: maximumLength, maximumBytes: maximumBytes) else {
+            throw Refusal(
+                description:
+                    "a name has 1 to \(maximumLength) characters (at most \(maximumBytes) bytes), none of them a control or invisible formatting character"
             )
         }
         return normalized
@@ -34,24 +55,24 @@ enum AccountName {
     /// `.` go with any script, and so do combining marks; anything else must be a letter of one
     /// ``NameScript`` (or of scripts written together, as Japanese is).
     ///
-    /// - Throws: `invalidName`, whose message says which character is refused and why.
-    static func checkedForSignUp(_ name: String) throws(RideRefusal) -> String {
+    /// - Throws: ``Refusal``, saying which character is refused and why.
+    public static func checkedForSignUp(_ name: String) throws(Refusal) -> String {
         var scripts: [NameScript: Unicode.Scalar] = [:]
         for scalar in name.unicodeScalars {
             if isInvisible(scalar) {
-                throw RideRefusal(.invalidName, "a new name cannot hold invisible or formatting characters, such as \(codePoint(scalar))")
+                throw Refusal(description: "a new name cannot hold invisible or formatting characters, such as \(codePoint(scalar))")
             }
             if isNeutral(scalar) { continue }
             guard let script = NameScript.of(scalar) else {
-                throw RideRefusal(
-                    .invalidName,
-                    "a new name holds letters of one of the scripts \(NameScript.allCases.map(\.rawValue).joined(separator: ", ")), digits, spaces, '-', '_' and '.': \(codePoint(scalar)) is none of them"
+                throw Refusal(
+                    description:
+                        "a new name holds letters of one of the scripts \(NameScript.allCases.map(\.rawValue).joined(separator: ", ")), digits, spaces, '-', '_' and '.': \(codePoint(scalar)) is none of them"
                 )
             }
             if scripts[script] == nil { scripts[script] = scalar }
             guard NameScript.mayMix(Set(scripts.keys)) else {
                 let mixed = scripts.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) (\(codePoint($0.value)))" }
-                throw RideRefusal(.invalidName, "a new name's letters must all be of one script: this one mixes \(mixed.joined(separator: " and "))")
+                throw Refusal(description: "a new name's letters must all be of one script: this one mixes \(mixed.joined(separator: " and "))")
             }
         }
         return name
@@ -92,17 +113,18 @@ enum AccountName {
         return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 
-    /// The key of the account a login name, as typed, means.
-    static func key(ofLogin name: String) -> String {
+    /// The key of the account a sign-in name, as typed, means: ``key(of:)`` of its
+    /// ``normalized(_:)`` form.
+    public static func key(ofLogin name: String) -> String {
         key(of: normalized(name))
     }
 
     /// Whether a normalized name is acceptable: not empty, within the limits in characters and
-    /// bytes, and free of control and format characters (which would hide or reorder text).
-    static func isValid(_ name: String) -> Bool {
+    /// bytes, and free of control and format characters.
+    private static func isValid(_ name: String, maximumLength: Int, maximumBytes: Int) -> Bool {
         !name.isEmpty
-            && name.count <= LoginRequest.maximumNameLength
-            && name.utf8.count <= LoginRequest.maximumNameBytes
+            && name.count <= maximumLength
+            && name.utf8.count <= maximumBytes
             && !name.unicodeScalars.contains { scalar in
                 scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format
             }
@@ -110,7 +132,7 @@ enum AccountName {
 
     /// The key of the account a normalized name means: its case-folded form, so that "Ann",
     /// "ANN" and "ann" are one account (and share one limit of failed sign-ins).
-    static func key(of normalized: String) -> String {
+    public static func key(of normalized: String) -> String {
         normalized.folding(options: [.caseInsensitive], locale: nil)
     }
 }
