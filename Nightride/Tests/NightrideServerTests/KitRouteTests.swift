@@ -48,7 +48,7 @@ struct KitRouteTests {
             defer { mode.close() }
             #expect(try await mode.next() == Versioned(false, version: Version(epoch: 1, counter: 1)))
 
-            let (sync, rules) = (try harness.server.openData().sync, harness.server.rules)
+            let (sync, rules) = (try await harness.server.openData().sync, harness.server.rules)
             try await sync.update { transaction in
                 try StoreWorld.operate(in: transaction, at: harness.server.wallNow, rules: rules) { operation in
                     try operation.world.setDriverMode(true, for: "bob")

@@ -41,7 +41,7 @@ struct SessionStoreTests {
         let token = account + "00" + secret
         #expect(try await server.user(forToken: token) == "Ann")
         #expect(try await server.liveSessions(of: "ANN").count == 1)
-        let life = try server.openData()
+        let life = try await server.openData()
         let newer = try await life.sessions.issue(to: "Ann", on: life.sync)
         #expect(newer.prefix(34) == account + "01", "a new session takes the account's next slot")
         try await server.revokeSessions(of: "aNN")

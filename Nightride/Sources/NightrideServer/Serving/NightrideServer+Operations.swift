@@ -56,7 +56,7 @@ extension NightrideServer {
     }
 
     private func operate(_ body: @escaping @Sendable (inout RideOperation<StoreWorld>) throws -> Void) async throws {
-        let sync = try openData().sync
+        let sync = try await openData().sync
         let (now, rules) = (wallNow, rules)
         try await sync.update { transaction in try StoreWorld.operate(in: transaction, at: now, rules: rules, body) }
     }
@@ -87,7 +87,7 @@ extension NightrideServer {
     /// once that is committed, as a server that lost its sessions would: their clients are
     /// answered 401 until they sign in again.
     public func revokeSessions(of user: String? = nil) async throws {
-        let life = try openData()
+        let life = try await openData()
         try await life.sync.update { [sessions = life.sessions] transaction in
             if let user {
                 try sessions.revoke(of: user, in: transaction)
@@ -107,7 +107,7 @@ extension NightrideServer {
     /// The live sessions of the account `name` means (in any case), oldest first: at most the
     /// configuration's `sessionsPerUser`.
     func liveSessions(of name: String) async throws -> [Sessions.LiveSession] {
-        let life = try openData()
+        let life = try await openData()
         return try await life.sync.read { [sessions = life.sessions] in try sessions.live(of: name, in: $0) }
     }
 

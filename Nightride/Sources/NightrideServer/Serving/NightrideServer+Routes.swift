@@ -105,7 +105,7 @@ extension NightrideServer {
     private func signIn(name: String, stored: String?, password: String?) async throws -> LoginResponse {
         let proof = try await Self.proof(of: password, against: stored, cost: configuration.passwordCost)
         let (places, pastRides) = (rules.catalog.places, hooks.pastRides)
-        let life = try openData()
+        let life = try await openData()
         let (user, token) = try await life.sync.update { [sessions = life.sessions] transaction in
             // Not a ride operation: the dispatch book is neither read nor locked.
             var world = StoreWorld(transaction)

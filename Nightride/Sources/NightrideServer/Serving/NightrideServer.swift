@@ -134,6 +134,7 @@ public final class NightrideServer: Sendable {
             let previous = data.withLock { $0?.store.epoch } ?? 0
             fresh = try makeData(epoch: max(previous + 1, UInt64(Date().timeIntervalSince1970 * 1_000)))
         }
+        hooks.opened(fresh.store, fresh.sync)
         data.withLock { $0 = fresh }
         // The host binds the port it had, waiting for the old listening socket to be released.
         return try await start()
@@ -178,39 +179,28 @@ public final class NightrideServer: Sendable {
     /// What a start runs: the data opened (the first time), its sync server's application on
     /// `port`, and the inactivity timer beside it.
     private func launch(on port: Int) async throws -> SyncHost.Launch {
-        let life = try await openDataForStart()
+        let life = try await openData()
         return SyncHost.Launch(
             life.sync, application: makeApplication(life.sync, port: port), services: inactivityTimer(on: life.sync).map { [$0] } ?? [])
     }
 
     // MARK: Data
 
-    /// The data, opened at the first call; a server on PostgreSQL opens it as it starts
-    /// (``openDataForStart()``), and until then has none.
-    func openData() throws -> DataLife {
-        if configuration.postgresURL != nil {
-            guard let life = data.withLock({ $0 }) else { throw StartFailure(description: "a server on PostgreSQL opens its data as it starts") }
-            return life
-        }
+    /// The data, opened at the first call (a start, or a server-side call before any): on a
+    /// file, in memory or on PostgreSQL. Of two first calls at once, the data made first is kept
+    /// (the other's database connections closed).
+    func openData() async throws -> DataLife {
         if let life = data.withLock({ $0 }) { return life }
-        let made = try makeData(epoch: configuration.epoch)
-        return data.withLock { life in
-            if let life { return life }
+        let made = try await configuration.postgresURL != nil ? makePostgresData() : makeData(epoch: configuration.epoch)
+        let (kept, lost) = data.withLock { life in
+            if let life { return (life, true) }
+            // Told before the data is shared: nothing is committed or pushed through it yet.
+            hooks.opened(made.store, made.sync)
             life = made
-            return made
+            return (made, false)
         }
-    }
-
-    /// The data for a start: opened at the first, on a file, in memory or on PostgreSQL.
-    private func openDataForStart() async throws -> DataLife {
-        guard configuration.postgresURL != nil else { return try openData() }
-        if let life = data.withLock({ $0 }) { return life }
-        let made = try await makePostgresData()
-        return data.withLock { life in
-            if let life { return life }
-            life = made
-            return made
-        }
+        if lost { (made.store as? PostgresStore)?.close() }
+        return kept
     }
 
     /// The store's clock: the wall clock as the server's clock moves it.
@@ -236,7 +226,7 @@ public final class NightrideServer: Sendable {
         return assemble(store)
     }
 
-    /// The sync server on `store`, its resources declared, the harness told of both.
+    /// The sync server on `store`, its resources declared.
     private func assemble(_ store: any ServerStore) -> DataLife {
         let sessions = Sessions(
             store: store, lifetime: configuration.tokenLifetime, maximumPerUser: configuration.sessionsPerUser, clock: wallClock,
@@ -259,7 +249,6 @@ public final class NightrideServer: Sendable {
             logger: syncLogger
         )
         declareResources(on: sync)
-        hooks.opened(store, sync)
         return DataLife(store: store, sync: sync, sessions: sessions)
     }
 
