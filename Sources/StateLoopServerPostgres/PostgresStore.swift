@@ -83,8 +83,9 @@ public final class PostgresStore: ServerStore {
     ///   - now: The clock that times commits in the change feed.
     ///   - logger: Where the store logs: a new epoch begun at open, and what its connections
     ///     and change feed run into.
-    /// - Throws: ``BadURL`` for a URL it cannot read; postgres-nio's errors when the database
-    ///   cannot be reached or refuses.
+    /// - Throws: ``BadURL`` for a URL it cannot read; ``OpenFailure`` when the database cannot
+    ///   be reached or refuses (it does not exist, the role does not, a wrong password), saying
+    ///   what to do; postgres-nio's errors when preparing the schema fails.
     public init(
         url: String, maximumConnections: Int = 8, writers: Int = 4, deadline: Duration = .seconds(5),
         now: @escaping @Sendable () -> Date = { Date() },
@@ -100,6 +101,8 @@ public final class PostgresStore: ServerStore {
         pooled.options.connectTimeout = deadline
         var single = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
         single.options.connectTimeout = connectTimeout
+        // One connection first: the pool would retry a missing database or role for ever.
+        try await Self.checkConnection(single, to: Target(host: host, port: port, user: user, database: database), deadline: deadline, logger: logger)
         connection = single
         self.deadline = deadline
         client = PostgresClient(configuration: pooled, backgroundLogger: logger)

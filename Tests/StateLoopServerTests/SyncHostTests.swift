@@ -44,10 +44,11 @@ struct SyncHostTests {
         await #expect(throws: SyncHost.Failure.self) { try await host.start() }
         #expect(try await TestClient(port: port).send("GET", "board", as: "ann").status == 404)
 
-        // Another host on the same port: binding says why.
+        // Another host on the same port: the start says so, and what to do.
         let other = SyncHost(port: port, logger: Self.quiet) { port in .init(server, application: server.application(port: port)) }
-        let taken = await #expect(throws: IOError.self) { try await other.start() }
-        #expect(taken?.errnoCode == EADDRINUSE, "\(String(describing: taken))")
+        let taken = await #expect(throws: SyncHost.PortInUse.self) { try await other.start() }
+        #expect(taken == SyncHost.PortInUse(port: port))
+        #expect(taken?.description.hasPrefix("port \(port) is in use: another process listens there") == true, "\(String(describing: taken))")
         #expect(other.port == nil)
         await host.stop()
 

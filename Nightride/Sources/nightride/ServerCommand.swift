@@ -161,7 +161,15 @@ struct ServerCommand: AsyncParsableCommand {
             )
             : nil
         let server = harness?.server ?? NightrideServer(configuration: configuration, logger: logger)
-        let bound = try await server.start()
+        let bound: Int
+        do {
+            bound = try await server.start()
+        } catch is SyncHost.PortInUse {
+            throw StartUpError(
+                description: "port \(port) on \(host) is in use: another process listens there (a nightride server started earlier?). "
+                    + "Stop it, or start with another --port (0 picks a free one)"
+            )
+        }
         say(
             "Nightride listening on http://\(host):\(bound)\(faultSeed.map { " (faults, seed \($0))" } ?? ""), data \(postgres.map(Self.withoutPassword) ?? path ?? "in memory")"
         )
@@ -213,4 +221,9 @@ struct ServerCommand: AsyncParsableCommand {
         for await _ in signals { break }
         for source in sources { source.cancel() }
     }
+}
+
+/// What stops `nightride server` from starting, said in the command's own terms.
+struct StartUpError: Error, CustomStringConvertible {
+    let description: String
 }

@@ -74,6 +74,23 @@ public final class SyncHost: Sendable {
         }
     }
 
+    /// The port to bind is taken by another socket: another server (this one, started
+    /// earlier?) listens there. An app's command line adds its own hint (the flag that picks
+    /// the port) to the description.
+    public struct PortInUse: Error, Equatable, CustomStringConvertible {
+        /// The port asked for.
+        public let port: Int
+
+        /// The failure to bind `port`.
+        public init(port: Int) {
+            self.port = port
+        }
+
+        public var description: String {
+            "port \(port) is in use: another process listens there (a server started earlier?). Stop it, or choose another port (0 picks a free one)"
+        }
+    }
+
     /// Why a start failed, when binding itself did not say, or why a running host ended.
     public struct Failure: Error, CustomStringConvertible {
         /// What went wrong.
@@ -127,8 +144,9 @@ public final class SyncHost: Sendable {
 
     /// Starts the services and returns the bound port once the application accepts connections.
     ///
-    /// - Throws: ``Failure`` when the host is already started or the application stopped before
-    ///   listening; the error that binding threw (the port is taken, say); what `launch` threw;
+    /// - Throws: ``PortInUse`` when another socket holds the port; ``Failure`` when the host is
+    ///   already started or the application stopped before listening; the error that binding
+    ///   threw otherwise; what `launch` threw;
     ///   `CancellationError` when cancelled before listening (what started is stopped).
     @discardableResult
     public func start() async throws -> Int {
@@ -175,7 +193,8 @@ public final class SyncHost: Sendable {
         while true {
             do {
                 return try await run(try await launch(port))
-            } catch let error as IOError where attempt < attempts && error.errnoCode == EADDRINUSE {
+            } catch let error as IOError where error.errnoCode == EADDRINUSE {
+                guard attempt < attempts else { throw PortInUse(port: port) }
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(50))
             }

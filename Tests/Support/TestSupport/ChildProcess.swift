@@ -50,12 +50,17 @@ public final class ChildProcess {
 
     /// SIGKILL, then what was left in the pipes.
     public func kill() -> Ended {
+        sendKill()
+        return wait()
+    }
+
+    /// SIGKILL, without waiting: for a hang guard beside a caller that waits for the end.
+    public func sendKill() {
         #if canImport(Glibc)
             Glibc.kill(process.processIdentifier, SIGKILL)
         #else
             Darwin.kill(process.processIdentifier, SIGKILL)
         #endif
-        return wait()
     }
 
     /// `wait()` on a thread of its own: a test awaiting a child for seconds must not hold one
