@@ -36,6 +36,30 @@ struct RouteJSONTests {
         }
     }
 
+    @Test("the app's routes are counted in the metrics as the kit's, by pattern and status; unknown paths under one counter")
+    func metrics() async throws {
+        try await withAppRoutes { client in
+            _ = try await Self.exchange(port: client.port, "POST", "/profile", body: #"{"name":"ann","age":7}"#)
+            _ = try await Self.exchange(port: client.port, "POST", "/profile", body: #"{"name":"root","age":1}"#)
+            _ = try await Self.exchange(port: client.port, "POST", "/profile", body: "{not json")
+            for index in 0..<50 {
+                _ = try await client.send("GET", "nowhere/\(index)", as: nil)
+            }
+            _ = try await client.send("GET", "me/notes", as: nil)
+            let text = String(decoding: try await client.send("GET", "metrics", as: nil).body, as: UTF8.self)
+            for line in [
+                #"stateloop_requests_total{route="POST /profile",status="200"} 1"#,
+                #"stateloop_requests_total{route="POST /profile",status="409"} 1"#,
+                #"stateloop_requests_total{route="POST /profile",status="400"} 1"#,
+                #"stateloop_requests_total{route="unmatched",status="404"} 50"#,
+                #"stateloop_requests_total{route="GET /me/notes",status="401"} 1"#,
+            ] {
+                #expect(text.contains(line), "\(line) not in:\n\(text)")
+            }
+            #expect(!text.contains("nowhere"), "a counter per unknown path")
+        }
+    }
+
     @Test("a refusal the route throws is answered with its status and the kit's error body")
     func refusal() async throws {
         try await withAppRoutes { client in

@@ -61,6 +61,14 @@ public struct SyncServerConfiguration: Sendable {
     /// ``SyncServer/renderedMetrics`` on a route of the app's.
     public var metricsPath: String?
 
+    /// Where the health routes are (`health` by default; `nil` for none): `GET /health/live`
+    /// answers 200 while the process answers at all, for a liveness probe that restarts a
+    /// stuck process; `GET /health/ready` answers 200 only when a commit can go through now
+    /// (an empty write transaction, within the store's deadline), and 503 with `Retry-After`
+    /// when the store cannot commit or the server is shutting down, for a load balancer that
+    /// sends traffic only to instances that can take it.
+    public var healthPath: String?
+
     /// Whether a change's push is encoded and framed once for all the sockets that get the same
     /// text, their drains scheduled in batches per event loop (`true`, always in use), or
     /// encoded, framed and scheduled once per socket: the benchmarks' baseline only.
@@ -84,12 +92,14 @@ public struct SyncServerConfiguration: Sendable {
         forgetClientsAfter: Duration? = .seconds(30 * 86_400),
         forgetChangesAfter: Duration? = .seconds(7 * 86_400),
         metricsPath: String? = "metrics",
+        healthPath: String? = "health",
         sessionCheckInterval: Duration? = .seconds(30)
     ) {
         self.sessionCheckInterval = sessionCheckInterval
         self.forgetClientsAfter = forgetClientsAfter
         self.forgetChangesAfter = forgetChangesAfter
         self.metricsPath = metricsPath
+        self.healthPath = healthPath
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumFrameBytes = maximumFrameBytes
         self.maximumPushBytes = maximumPushBytes

@@ -7,8 +7,9 @@ import StateLoopWire
 /// The HTTP routes: reads and mutations. Every answer is JSON (StateLoopWire's types), every
 /// error an `ErrorBody`, and every answer is counted in the metrics by route and status.
 extension SyncServer {
-    /// Adds the declared resources' `GET` (and `HEAD`) routes, the mutation routes and the
-    /// metrics route (`GET /metrics` unless configured otherwise) to `router`, with the
+    /// Adds the declared resources' `GET` (and `HEAD`) routes, the mutation routes, the health
+    /// routes (`GET /health/live` and `/health/ready`) and the metrics route (`GET /metrics`),
+    /// unless configured otherwise, to `router`, with the
     /// middleware that gives the routes added after them the server's body limit
     /// (``SyncRequestContext/maximumBodyBytes``) and the kit's JSON errors.
     public func addRoutes(to router: Router<SyncRequestContext>) {
@@ -27,6 +28,8 @@ extension SyncServer {
     /// to fill with the app's routes too.
     func addKitRoutes(to router: Router<SyncRequestContext>) -> RouteTable {
         let table = RouteTable([])
+        // Outside the error middleware: what it makes of a thrown error is what is counted.
+        router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
         router.add(middleware: RouteErrorMiddleware(table: table))
         addDeclaredRoutes(to: router)
         table.learn(router)
@@ -37,20 +40,26 @@ extension SyncServer {
         for declaration in declared {
             switch declaration {
             case .read(let path, let resource, let key):
-                let route = "GET /\(path)"
                 router.get(RouterPath(path)) { request, context in
-                    await self.counted(route, self.read(request, context, resource: resource, key: key))
+                    await self.read(request, context, resource: resource, key: key)
                 }
                 router.head(RouterPath(path)) { request, context in
-                    var response = await self.counted("HEAD /\(path)", self.read(request, context, resource: resource, key: key))
+                    var response = await self.read(request, context, resource: resource, key: key)
                     response.body = ResponseBody()
                     return response
                 }
             case .mutation(let path, let run):
-                let route = "POST /\(path)"
                 router.post(RouterPath(path)) { request, context in
-                    await self.counted(route, self.mutate(request, context, run: run))
+                    await self.mutate(request, context, run: run)
                 }
+            }
+        }
+        if let healthPath = configuration.healthPath {
+            router.get(RouterPath(healthPath + "/live")) { _, _ in
+                try Response.json(["status": "live"])
+            }
+            router.get(RouterPath(healthPath + "/ready")) { _, _ in
+                try await self.readiness()
             }
         }
         guard let metricsPath = configuration.metricsPath else { return }
@@ -60,6 +69,23 @@ extension SyncServer {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: self.metrics.rendered()))
             )
         }
+    }
+
+    /// 200 when a commit can go through now: the server is not shutting down, and an empty
+    /// write transaction commits (it writes nothing and reaches no observer, but it takes the
+    /// store's write lock, or a writer connection and the database's answer, within the
+    /// store's deadline); 503 with `Retry-After` otherwise.
+    private func readiness() async throws -> Response {
+        guard hub.isAccepting else {
+            return ErrorResponse(.serviceUnavailable, "stopping", "the server is shutting down", headers: [.retryAfter: "1"]).answer
+        }
+        do {
+            try await store.write { _ in }
+        } catch {
+            logger.notice("not ready: the store cannot commit", metadata: ["error": "\(error)"])
+            return ErrorResponse.unavailable.answer
+        }
+        return try Response.json(["status": "ready"])
     }
 
     /// The principal `request` comes from, for an app's own route, as the kit's routes find it:
@@ -232,10 +258,5 @@ extension SyncServer {
     /// The store could not be reached or the commit failed: worth retrying.
     static var unavailable: Response {
         ErrorResponse.unavailable.answer
-    }
-
-    private func counted(_ route: String, _ response: Response) -> Response {
-        metrics.countRequest(route, status: Int(response.status.code))
-        return response
     }
 }
