@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 import PostgresNIO
 
 extension PostgresStore {
@@ -75,6 +76,20 @@ extension PostgresStore {
             default:
                 return OpenFailure(description: "PostgreSQL at \(address) refused \"\(user)\" on \"\(database)\": \(message)")
             }
+        }
+        if error.code == .sslUnsupported {
+            return OpenFailure(
+                description:
+                    "PostgreSQL at \(address) does not accept TLS: turn ssl on in its configuration, or connect with sslmode=disable or prefer"
+            )
+        }
+        if error.code == .connectionError, let underlying = error.underlying,
+            underlying is NIOSSLError || underlying is NIOSSLExtraError || underlying is BoringSSLError
+        {
+            return OpenFailure(
+                description:
+                    "the TLS handshake with PostgreSQL at \(address) failed: \(underlying). With sslmode=verify-ca or verify-full, sslrootcert must be the CA that signed the server's certificate (the system's CAs otherwise), and with verify-full the certificate must name the URL's host"
+            )
         }
         if error.code == .connectionError, let underlying = error.underlying {
             if let io = underlying as? IOError, io.errnoCode == ECONNREFUSED {

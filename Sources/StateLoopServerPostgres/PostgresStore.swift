@@ -62,7 +62,8 @@ public final class PostgresStore: ServerStore {
     private let follower: FeedFollower
     private let listener: FeedListener
 
-    /// Opens the store at `url` (`postgres://user[:password]@host[:port]/database`, no TLS),
+    /// Opens the store at `url` (`postgres://user[:password]@host[:port]/database`, with TLS
+    /// as its `sslmode` and `sslrootcert` say),
     /// creating or migrating its tables and, on first use, its epoch. When the database is not
     /// the one the epoch began in (its cluster, WAL timeline, or its own or its tables' OIDs
     /// changed: a restore), it begins a new epoch, logs it and says why in ``epochRestart``.
@@ -70,7 +71,10 @@ public final class PostgresStore: ServerStore {
     /// - Parameters:
     ///   - url: Where the database is, and as whom to connect:
     ///     `postgres://user[:password]@host[:port]/database` (`postgresql://` too; port 5432
-    ///     by default).
+    ///     by default). TLS as libpq reads the query: `sslmode` is `disable` (the default),
+    ///     `prefer`, `require`, `verify-ca` or `verify-full` (the certificate must name the
+    ///     host), and `sslrootcert` a PEM file of the CAs to trust (the system's otherwise).
+    ///     Managed databases ask for `sslmode=verify-full`.
     ///   - maximumConnections: The most pooled connections for reads.
     ///   - writers: How many writes run at once, each on a connection of its own: while one
     ///     waits for the database, others go on. Writes of the same key still go one after
@@ -95,11 +99,18 @@ public final class PostgresStore: ServerStore {
             let host = parts.host, let user = parts.user, parts.path.count > 1
         else { throw BadURL(url: url) }
         let (port, password, database) = (parts.port ?? 5432, parts.password, String(parts.path.dropFirst()))
-        var pooled = PostgresClient.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+        let tls: PostgresTLS
+        do {
+            tls = try PostgresTLS(query: parts.queryItems ?? [])
+        } catch {
+            throw BadURL(url: url, reason: error)
+        }
+        var pooled = PostgresClient.Configuration(host: host, port: port, username: user, password: password, database: database, tls: tls.pooled)
         pooled.options.maximumConnections = maximumConnections
         let connectTimeout = TimeAmount.nanoseconds(Int64(deadline / .nanoseconds(1)))
         pooled.options.connectTimeout = deadline
-        var single = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+        var single = PostgresConnection.Configuration(
+            host: host, port: port, username: user, password: password, database: database, tls: try tls.single())
         single.options.connectTimeout = connectTimeout
         // One connection first: the pool would retry a missing database or role for ever.
         try await Self.checkConnection(single, to: Target(host: host, port: port, user: user, database: database), deadline: deadline, logger: logger)
@@ -174,13 +185,39 @@ public final class PostgresStore: ServerStore {
         }
     }
 
-    /// A URL that is not `postgres://user@host[:port]/database`.
+    /// A URL that is not `postgres://user@host[:port]/database[?sslmode=…&sslrootcert=…]`.
     public struct BadURL: Error, CustomStringConvertible {
         /// The URL given.
         public let url: String
+        /// What is wrong in it, past its form: a query parameter.
+        public let reason: Reason?
+
+        /// What is wrong in a URL of the right form.
+        public struct Reason: Error, Sendable, Equatable, CustomStringConvertible {
+            public let description: String
+
+            init(_ description: String) {
+                self.description = description
+            }
+        }
+
+        init(url: String, reason: Reason? = nil) {
+            self.url = url
+            self.reason = reason
+        }
 
         public var description: String {
-            "'\(url)' is not a PostgreSQL URL: write postgres://user[:password]@host[:port]/database"
+            let shown = Self.withoutPassword(url)
+            if let reason { return "'\(shown)': \(reason)" }
+            return
+                "'\(shown)' is not a PostgreSQL URL: write postgres://user[:password]@host[:port]/database[?sslmode=verify-full&sslrootcert=ca.pem]"
+        }
+
+        /// `url` with its password, if any, replaced by `***`: a description ends up in logs.
+        static func withoutPassword(_ url: String) -> String {
+            guard var parts = URLComponents(string: url), parts.password != nil else { return url }
+            parts.password = "***"
+            return parts.string ?? url
         }
     }
 

@@ -18,6 +18,20 @@ public final class ThrowawayPostgres: Sendable {
     public let port: Int
     /// The temporary folder holding the cluster, its log and its socket.
     public let folder: URL
+    /// Whether it accepts TLS connections only (``start(tls:)``).
+    public let tls: Bool
+
+    /// The CA that signed a TLS server's certificate (PEM; the certificate names `localhost`
+    /// and `127.0.0.1`); `nil` without TLS.
+    public var certificateAuthority: String? {
+        tls ? folder.appendingPathComponent("ca.pem").path : nil
+    }
+
+    /// Another CA, which signed nothing this server shows: a client that trusts it alone must
+    /// refuse the server's certificate. `nil` without TLS.
+    public var otherCertificateAuthority: String? {
+        tls ? folder.appendingPathComponent("other-ca.pem").path : nil
+    }
 
     /// Where Debian puts the server's binaries (`/usr/lib/postgresql/<version>/bin`, the newest
     /// version installed); `STATELOOP_PG_BIN` overrides it.
@@ -90,17 +104,19 @@ public final class ThrowawayPostgres: Sendable {
 
     private static let databases = Mutex(0)
 
-    /// Makes, starts and waits for a new cluster (about a second).
+    /// Makes, starts and waits for a new cluster (about a second). With `tls`, it accepts TLS
+    /// connections only, with a certificate signed by ``certificateAuthority`` (made by
+    /// `openssl` in its folder).
     ///
     /// - Throws: ``SpawnFailure`` naming the step that failed and what it printed.
-    public static func start() async throws -> ThrowawayPostgres {
+    public static func start(tls: Bool = false) async throws -> ThrowawayPostgres {
         try await offThePool {
             // The free port is found by binding and letting go of it, so another process may
             // take it before the server binds it (seen under load): a new port, a new try.
             var attempt = 1
             while true {
                 do {
-                    return try ThrowawayPostgres()
+                    return try ThrowawayPostgres(tls: tls)
                 } catch is PortTaken where attempt < 4 {
                     attempt += 1
                 }
@@ -111,16 +127,23 @@ public final class ThrowawayPostgres: Sendable {
     /// The port chosen was taken before the server could bind it.
     private struct PortTaken: Error {}
 
-    private init() throws {
+    private init(tls: Bool) throws {
+        self.tls = tls
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("stateloop-pg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         port = try Self.freePort()
+        if tls { try makeCertificates() }
         if getuid() == 0 {
             // The postgres user must own the folder (the temporary folder above it is open to all).
             try run("/bin/chown", ["-R", "postgres:postgres", folder.path], asPostgres: false)
         }
         let data = folder.appendingPathComponent("data").path
         try run(Self.binaries + "/initdb", ["-D", data, "--auth=trust", "-U", user, "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"])
+        if tls {
+            // TCP connections with TLS only; written in place, so that the file keeps its owner.
+            let rules = "local all all trust\nhostssl all all 127.0.0.0/8 trust\nhostssl all all ::1/128 trust\n"
+            try rules.write(toFile: data + "/pg_hba.conf", atomically: false, encoding: .utf8)
+        }
         do {
             try startServer()
         } catch {
@@ -132,9 +155,15 @@ public final class ThrowawayPostgres: Sendable {
     }
 
     private func startServer() throws {
-        let options =
+        var options =
             "-p \(port) -k \(folder.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
             + "-c full_page_writes=off -c shared_buffers=16MB -c max_connections=200"
+        if tls {
+            // 127.0.0.2 too, which the certificate does not name: a client that checks names
+            // refuses it there.
+            options = options.replacingOccurrences(of: "listen_addresses=127.0.0.1", with: "listen_addresses=127.0.0.1,127.0.0.2")
+            options += " -c ssl=on -c ssl_cert_file=\(folder.path)/server.crt -c ssl_key_file=\(folder.path)/server.key"
+        }
         let data = folder.appendingPathComponent("data").path
         try run(Self.binaries + "/pg_ctl", ["-D", data, "-l", folder.appendingPathComponent("log").path, "-w", "-o", options, "start"])
     }
@@ -209,6 +238,33 @@ public final class ThrowawayPostgres: Sendable {
             try? run(Self.binaries + "/pg_ctl", ["-D", folder.appendingPathComponent("data").path, "-m", "fast", "-w", "stop"])
             try? FileManager.default.removeItem(at: folder)
         }
+    }
+
+    /// A CA, a server certificate it signs for `localhost` and `127.0.0.1`, and another CA.
+    private func makeCertificates() throws {
+        let path = folder.path
+        let openssl = "/usr/bin/openssl"
+        for name in ["ca", "other-ca"] {
+            try run(
+                openssl,
+                [
+                    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=StateLoop test \(name)",
+                    "-keyout", "\(path)/\(name).key", "-out", "\(path)/\(name).pem",
+                ], asPostgres: false)
+        }
+        try run(
+            openssl,
+            ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "\(path)/server.key", "-out", "\(path)/server.csr"],
+            asPostgres: false)
+        try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(toFile: "\(path)/server.ext", atomically: true, encoding: .utf8)
+        try run(
+            openssl,
+            [
+                "x509", "-req", "-in", "\(path)/server.csr", "-CA", "\(path)/ca.pem", "-CAkey", "\(path)/ca.key", "-CAcreateserial",
+                "-days", "2", "-extfile", "\(path)/server.ext", "-out", "\(path)/server.crt",
+            ], asPostgres: false)
+        // PostgreSQL refuses a key that others can read.
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: "\(path)/server.key")
     }
 
     /// Runs `tool` with `arguments` (as the postgres user when this process is root) and waits;
