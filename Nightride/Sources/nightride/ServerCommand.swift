@@ -96,6 +96,14 @@ struct ServerCommand: AsyncParsableCommand {
     @Flag(help: "Log at debug level: logins, rejections, dropped pushes, push sockets.")
     var verbose = false
 
+    @Option(
+        name: .customLong("log-level"),
+        help: "The least severe level logged: trace, debug, info (each answer, with its request id), notice, warning, error, critical.")
+    var logLevel: Logger.Level = .notice
+
+    @Option(name: .customLong("log-format"), help: "text, or json: one JSON object a line, for a log collector.")
+    var logFormat: LogFormat = .text
+
     func validate() throws {
         guard inactivity > 0, inactivity.isFinite else { throw ValidationError("--inactivity must be a positive number of seconds") }
         guard tokenLifetime > 0, tokenLifetime.isFinite else { throw ValidationError("--token-lifetime must be a positive number of seconds") }
@@ -126,9 +134,12 @@ struct ServerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        switch logFormat {
+        case .text: LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        case .json: LoggingSystem.bootstrap { label in JSONLogHandler(label: label) }
+        }
         var logger = Logger(label: "nightride.server")
-        logger.logLevel = verbose ? .debug : .notice
+        logger.logLevel = verbose ? min(.debug, logLevel) : logLevel
         let path = postgres == nil ? try dataPath() : nil
         if let path, let restore {
             let epoch = try SQLiteStore.restore(from: restore, to: path)
@@ -203,6 +214,12 @@ struct ServerCommand: AsyncParsableCommand {
     }
 
     /// Which trouble `--faults` draws.
+    /// How log lines are written.
+    enum LogFormat: String, ExpressibleByArgument {
+        case text
+        case json
+    }
+
     enum FaultPlanName: String, ExpressibleByArgument {
         case `default`, chaos
     }
@@ -227,3 +244,5 @@ struct ServerCommand: AsyncParsableCommand {
 struct StartUpError: Error, CustomStringConvertible {
     let description: String
 }
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -1,4 +1,8 @@
 import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 import Logging
 import NightrideServer
 import TestSupport
@@ -41,6 +45,24 @@ struct StartUpErrorTests {
                 #expect(ended.stderr.contains(part), "\(ended.stderr)")
             }
         }
+    }
+
+    @Test("--log-format json --log-level info: every line on standard error is one JSON object, each answer with its request id")
+    func jsonLogs() async throws {
+        let child = try ChildProcess("nightride", ["server", "--memory", "--port", "0", "--log-format", "json", "--log-level", "info"])
+        let banner = try #require(child.readLine(), "no banner")
+        let address = try #require(banner.firstRange(of: "http://127.0.0.1:").map { banner[$0.lowerBound...].prefix { $0 != "," } })
+        let (_, response) = try await URLSession.shared.data(from: try #require(URL(string: "\(address)/health/live")))
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        // The answer's line is written as the answer leaves: give it a moment before the kill.
+        try await Task.sleep(for: .milliseconds(300))
+        let ended = child.kill()
+        let lines = ended.stderr.split(separator: "\n").map(String.init)
+        let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(objects.count == lines.count && !lines.isEmpty, "lines that are not JSON objects:\n\(ended.stderr)")
+        let answered = objects.first { $0["route"] as? String == "GET /health/live" }
+        #expect(answered?["status"] as? String == "200", "\(ended.stderr)")
+        #expect((answered?["hb.request.id"] as? String)?.isEmpty == false, "\(ended.stderr)")
     }
 
     /// Runs `nightride server` with `arguments` to its end; a server that starts after all is

@@ -29,7 +29,7 @@ extension SyncServer {
     func addKitRoutes(to router: Router<SyncRequestContext>) -> RouteTable {
         let table = RouteTable([])
         // Outside the error middleware: what it makes of a thrown error is what is counted.
-        router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
+        router.add(middleware: RequestRecordMiddleware(metrics: metrics))
         router.add(middleware: RouteErrorMiddleware(table: table))
         addDeclaredRoutes(to: router)
         table.learn(router)

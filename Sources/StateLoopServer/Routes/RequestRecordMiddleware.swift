@@ -1,0 +1,40 @@
+import Hummingbird
+
+/// Counts every answer in the server's metrics (`stateloop_requests_total`) by route and
+/// status, the app's own routes as the kit's, and logs it at `info` through the request's
+/// logger (so with its `hb.request.id`), with its route, status and duration. The route is the
+/// method and the matched route's pattern (`GET /items/{id}`); every request that matches no
+/// route goes under one route, `unmatched`, so that the counters stay bounded whatever paths
+/// arrive.
+struct RequestRecordMiddleware: RouterMiddleware {
+    typealias Context = SyncRequestContext
+    let metrics: ServerMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        // The router sets the endpoint's pattern before a route's middleware runs; the
+        // not-found responder, which every unknown path reaches, has none.
+        let route = context.endpointPath.map { "\(request.method) \($0)" } ?? "unmatched"
+        let started = ContinuousClock.now
+        do {
+            let response = try await next(request, context)
+            record(route, status: Int(response.status.code), since: started, context: context)
+            return response
+        } catch let error as any HTTPResponseError {
+            record(route, status: Int(error.status.code), since: started, context: context)
+            throw error
+        } catch {
+            record(route, status: 500, since: started, context: context)
+            throw error
+        }
+    }
+
+    private func record(_ route: String, status: Int, since started: ContinuousClock.Instant, context: Context) {
+        metrics.countRequest(route, status: status)
+        context.logger.info(
+            "answered",
+            metadata: [
+                "route": "\(route)", "status": "\(status)",
+                "duration_ms": "\((ContinuousClock.now - started) / .microseconds(1) / 1_000)",
+            ])
+    }
+}
