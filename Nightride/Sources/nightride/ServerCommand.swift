@@ -99,7 +99,7 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("log-level"),
         help: "The least severe level logged: trace, debug, info (each answer, with its request id), notice, warning, error, critical.")
-    var logLevel: Logger.Level = .notice
+    var logLevel: LogLevel = .notice
 
     @Option(name: .customLong("log-format"), help: "text, or json: one JSON object a line, for a log collector.")
     var logFormat: LogFormat = .text
@@ -139,7 +139,7 @@ struct ServerCommand: AsyncParsableCommand {
         case .json: LoggingSystem.bootstrap { label in JSONLogHandler(label: label) }
         }
         var logger = Logger(label: "nightride.server")
-        logger.logLevel = verbose ? min(.debug, logLevel) : logLevel
+        logger.logLevel = verbose ? min(.debug, logLevel.level) : logLevel.level
         let path = postgres == nil ? try dataPath() : nil
         if let path, let restore {
             let epoch = try SQLiteStore.restore(from: restore, to: path)
@@ -214,6 +214,15 @@ struct ServerCommand: AsyncParsableCommand {
     }
 
     /// Which trouble `--faults` draws.
+    /// The least severe level logged, as `--log-level` spells it.
+    enum LogLevel: String, ExpressibleByArgument {
+        case trace, debug, info, notice, warning, error, critical
+
+        var level: Logger.Level {
+            Logger.Level(rawValue: rawValue) ?? .notice
+        }
+    }
+
     /// How log lines are written.
     enum LogFormat: String, ExpressibleByArgument {
         case text
@@ -244,5 +253,3 @@ struct ServerCommand: AsyncParsableCommand {
 struct StartUpError: Error, CustomStringConvertible {
     let description: String
 }
-
-extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -1,12 +1,12 @@
 import Foundation
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 import Logging
 import NightrideServer
 import TestSupport
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// What `nightride server` says when it cannot start: it exits non-zero at once, naming what is
 /// wrong and how to fix it, rather than hanging or printing a system call's error.
