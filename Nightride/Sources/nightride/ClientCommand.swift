@@ -11,8 +11,10 @@ struct ClientCommand: AsyncParsableCommand {
         commandName: "client",
         abstract: "Run the keyboard-driven terminal client as one user.",
         discussion: """
-            Without --user, a login screen asks for a name and a password (Tab between the fields, \
-            Enter to sign in, Esc to leave); a new name creates an account with that password. \
+            A login screen asks for a name and a password (Tab between the fields, Enter to sign in, \
+            Esc to leave); a new name creates an account with that password. --user fills in the name; \
+            with the password in the environment too (NIGHTRIDE_PASSWORD), the client signs in without \
+            the screen. A password is never a flag: every user of the machine could read it (ps). \
             Keys: type a destination in the "Where to?" box, ↑↓ to choose, Enter to request; Tab \
             leaves the box for the command keys: d driver mode, r refresh, c cancel, a accept, \
             v arrived, f finish the ride, s finish the survey, h history, q quit. Ctrl-C quits from anywhere.
@@ -22,11 +24,11 @@ struct ClientCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The server's address.", valueName: "url"))
     var server: String
 
-    @Option(help: ArgumentHelp("The user to log in as, skipping the login screen (created on first login).", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "The user to log in as (created on first login): the login screen asks for the password, unless NIGHTRIDE_PASSWORD holds it.",
+            valueName: "name"))
     var user: String?
-
-    @Option(help: ArgumentHelp("The password of --user (for a new name, the account's new password).", valueName: "password"))
-    var password: String?
 
     @Option(
         help: ArgumentHelp(
@@ -52,41 +54,40 @@ struct ClientCommand: AsyncParsableCommand {
         if let user, user.trimmingCharacters(in: .whitespaces).isEmpty {
             throw ValidationError("--user must not be empty; leave it out to get the login screen")
         }
-        if (password == nil) != (user == nil) {
-            throw ValidationError(
-                "--user and --password go together (a new name creates an account with that password); without them the login screen asks for both")
-        }
     }
+
+    /// The password of `--user` from the environment: the variable's name.
+    static let passwordVariable = "NIGHTRIDE_PASSWORD"
 
     func run() async throws {
         // Validated above.
         let url = URL(string: server)!
         let inspector = inspect.map { Inspector.nightride(connectingTo: $0) }
         defer { inspector?.disconnect() }
-        if let user, let password {
+        if let user, let password = ProcessInfo.processInfo.environment[Self.passwordVariable] {
             let api: NightrideAPI
             do {
                 // Logged in before the terminal is taken over, so that a failure prints as usual.
                 api = try await NightrideAPI.login(server: url, name: user, password: password)
             } catch let error as HTTPStatusError where error.status == 401 {
-                throw LoginFailure(description: "cannot log in to \(server) as \(user): wrong --password")
+                throw LoginFailure(description: "cannot log in to \(server) as \(user): wrong password (\(Self.passwordVariable))")
             } catch {
                 throw LoginFailure(description: "cannot log in to \(server) as \(user): \(NightrideAPI.message(for: error))")
             }
             try await Self.runUI(api: api, journalPath: journal, inspector: inspector)
         } else {
-            try await Self.runUI(server: url, journalPath: journal, inspector: inspector)
+            try await Self.runUI(server: url, username: user, journalPath: journal, inspector: inspector)
         }
     }
 
     /// The login screen, then the client, in one full-screen session (no flash of the shell in
     /// between). Leaving the login screen ends the command quietly.
     @MainActor
-    private static func runUI(server: URL, journalPath: String?, inspector: Inspector?) async throws {
+    private static func runUI(server: URL, username: String?, journalPath: String?, inspector: Inspector?) async throws {
         let terminal = Terminal()
         try terminal.enterFullScreen()
         defer { terminal.restore() }
-        guard let api = try await LoginScreen(server: server, terminal: terminal).run() else { return }
+        guard let api = try await LoginScreen(server: server, terminal: terminal, username: username).run() else { return }
         try await runUI(api: api, journalPath: journalPath, inspector: inspector, terminal: terminal)
     }
 

@@ -20,16 +20,24 @@ struct ServerCommand: AsyncParsableCommand {
             and does the same, --new-epoch forces one (a file restored where the mark is gone). \
             Changes are kept 7 days (--history-days); nothing in memory grows with them. \
             --postgres URL keeps the data in a PostgreSQL database instead, which any number of instances \
-            share: a change made through one reaches the clients of all.
+            share: a change made through one reaches the clients of all. \
+            Settings not given as flags come from the environment (HOST, PORT, DATABASE_URL, NIGHTRIDE_DATA, \
+            LOG_LEVEL, LOG_FORMAT), then from the JSON file --config names ({"host", "port", "database": {"url"}, \
+            "nightride": {"data"}, "log": {"level", "format"}}). A database password goes in DATABASE_URL or the \
+            file, never in --postgres, where every user of the machine would see it (ps).
             """
     )
 
-    @Option(help: ArgumentHelp("The SQLite file to keep the data in (created when missing).", valueName: "path"))
+    @Option(help: ArgumentHelp("A JSON file of settings (see the discussion above).", valueName: "path"))
+    var config: String?
+
+    @Option(help: ArgumentHelp("The SQLite file to keep the data in (created when missing); or NIGHTRIDE_DATA.", valueName: "path"))
     var data: String?
 
     @Option(
         help: ArgumentHelp(
-            "Keep the data in this PostgreSQL database, shared with other instances (postgres://user@host:port/database).", valueName: "url"))
+            "Keep the data in this PostgreSQL database, shared with other instances (postgres://user@host:port/database?sslmode=…), without a password; or DATABASE_URL.",
+            valueName: "url"))
     var postgres: String?
 
     @Flag(help: "Keep the data in memory only: a throwaway server.")
@@ -41,11 +49,11 @@ struct ServerCommand: AsyncParsableCommand {
     @Flag(name: .customLong("new-epoch"), help: "Start a new epoch in the data file before serving (after restoring it by hand).")
     var newEpoch = false
 
-    @Option(help: "The address to listen on.")
-    var host = "127.0.0.1"
+    @Option(help: "The address to listen on (127.0.0.1 by default); or HOST.")
+    var host: String?
 
-    @Option(help: "The port to listen on; 0 picks a free one.")
-    var port = 8080
+    @Option(help: "The port to listen on (8080 by default; 0 picks a free one); or PORT.")
+    var port: Int?
 
     @Option(
         name: .customLong("faults"),
@@ -98,16 +106,17 @@ struct ServerCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("log-level"),
-        help: "The least severe level logged: trace, debug, info (each answer, with its request id), notice, warning, error, critical.")
-    var logLevel: LogLevel = .notice
+        help:
+            "The least severe level logged: trace, debug, info (each answer, with its request id), notice (the default), warning, error, critical; or LOG_LEVEL."
+    )
+    var logLevel: LogLevel?
 
-    @Option(name: .customLong("log-format"), help: "text, or json: one JSON object a line, for a log collector.")
-    var logFormat: LogFormat = .text
+    @Option(name: .customLong("log-format"), help: "text (the default), or json: one JSON object a line, for a log collector; or LOG_FORMAT.")
+    var logFormat: LogFormat?
 
     func validate() throws {
         guard inactivity > 0, inactivity.isFinite else { throw ValidationError("--inactivity must be a positive number of seconds") }
         guard tokenLifetime > 0, tokenLifetime.isFinite else { throw ValidationError("--token-lifetime must be a positive number of seconds") }
-        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         guard (4...31).contains(passwordCost) else { throw ValidationError("--password-cost must be 4 to 31") }
         guard (1...36_500).contains(retentionDays) else { throw ValidationError("--history-days must be 1 to 36500") }
         if memory && (data != nil || restore != nil || newEpoch) {
@@ -122,25 +131,39 @@ struct ServerCommand: AsyncParsableCommand {
         if let restore, !FileManager.default.fileExists(atPath: restore) {
             throw ValidationError("--restore: no backup at \(restore)")
         }
+        if let postgres, URLComponents(string: postgres)?.password != nil {
+            throw ValidationError(
+                "--postgres holds a password, which every user of this machine can read (ps): give the URL in DATABASE_URL or in the --config file"
+            )
+        }
     }
 
-    /// The data file: --data, or server.sqlite in the platform's data folder (created).
-    private func dataPath() throws -> String? {
+    /// The data file: --data (or NIGHTRIDE_DATA), or server.sqlite in the platform's data
+    /// folder (created).
+    private func dataPath(_ settings: ServerSettings) throws -> String? {
         guard !memory else { return nil }
-        if let data { return data }
+        if let data = settings.string(data, "nightride.data") { return data }
         let folder = DataFolder.path()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return folder + "/server.sqlite"
     }
 
     func run() async throws {
+        let settings = try await ServerSettings.load(file: config)
+        let logFormat = try Self.setting(settings.string(logFormat?.rawValue, "log.format"), LogFormat.self, named: "the log format") ?? .text
+        let logLevel = try Self.setting(settings.string(logLevel?.rawValue, "log.level"), LogLevel.self, named: "the log level") ?? .notice
         switch logFormat {
         case .text: LoggingSystem.bootstrap(StreamLogHandler.standardError)
         case .json: LoggingSystem.bootstrap { label in JSONLogHandler(label: label) }
         }
         var logger = Logger(label: "nightride.server")
         logger.logLevel = verbose ? min(.debug, logLevel.level) : logLevel.level
-        let path = postgres == nil ? try dataPath() : nil
+        let host = settings.string(host, "host") ?? "127.0.0.1"
+        let port = try settings.int(port, "port", name: "the port") ?? 8080
+        guard (0...65_535).contains(port) else { throw StartUpError(description: "the port must be 0 to 65535, not \(port)") }
+        // The store the flags choose; only without one, the settings' database.
+        let postgres = memory || data != nil ? nil : settings.string(postgres, "database.url", isSecret: true)
+        let path = postgres == nil ? try dataPath(settings) : nil
         if let path, let restore {
             let epoch = try SQLiteStore.restore(from: restore, to: path)
             say("Restored \(restore) to \(path), epoch \(epoch)")
@@ -191,6 +214,16 @@ struct ServerCommand: AsyncParsableCommand {
         await server.stop()
     }
 
+    /// `text` as a value of `Value`, or a ``StartUpError`` naming the setting and its values.
+    private static func setting<Value: RawRepresentable & CaseIterable>(_ text: String?, _: Value.Type, named name: String) throws -> Value?
+    where Value.RawValue == String {
+        guard let text else { return nil }
+        guard let value = Value(rawValue: text) else {
+            throw StartUpError(description: "\(name) is \(text), not one of \(Value.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return value
+    }
+
     /// A database URL as it may be printed: without its password.
     private static func withoutPassword(_ url: String) -> String {
         guard var parts = URLComponents(string: url), parts.password != nil else { return url }
@@ -215,7 +248,7 @@ struct ServerCommand: AsyncParsableCommand {
 
     /// Which trouble `--faults` draws.
     /// The least severe level logged, as `--log-level` spells it.
-    enum LogLevel: String, ExpressibleByArgument {
+    enum LogLevel: String, ExpressibleByArgument, CaseIterable {
         case trace, debug, info, notice, warning, error, critical
 
         var level: Logger.Level {
@@ -224,7 +257,7 @@ struct ServerCommand: AsyncParsableCommand {
     }
 
     /// How log lines are written.
-    enum LogFormat: String, ExpressibleByArgument {
+    enum LogFormat: String, ExpressibleByArgument, CaseIterable {
         case text
         case json
     }

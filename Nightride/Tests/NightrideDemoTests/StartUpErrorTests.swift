@@ -4,6 +4,12 @@ import NightrideServer
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
@@ -65,10 +71,67 @@ struct StartUpErrorTests {
         #expect((answered?["hb.request.id"] as? String)?.isEmpty == false, "\(ended.stderr)")
     }
 
+    @Test("settings from the environment, then the --config file, a flag winning over both; bad ones refused, saying which")
+    func settings() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-settings-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (envPort, filePort) = (try Self.freePort(), try Self.freePort())
+        let file = folder.appendingPathComponent("settings.json").path
+        try #"{"port": \#(filePort), "log": {"format": "json", "level": "info"}}"#.write(toFile: file, atomically: true, encoding: .utf8)
+
+        // The environment's port.
+        #expect(try await Self.listening(["--memory"], environment: ["PORT": "\(envPort)"]).port == envPort)
+        // The file's port and log format, when the environment says nothing of them.
+        let fromFile = try await Self.listening(["--memory", "--config", file])
+        #expect(fromFile.port == filePort)
+        #expect(fromFile.stderr.split(separator: "\n").allSatisfy { $0.hasPrefix("{") }, "\(fromFile.stderr)")
+        // The environment over the file, a flag over both.
+        #expect(try await Self.listening(["--memory", "--config", file], environment: ["PORT": "\(envPort)"]).port == envPort)
+        #expect(try await Self.listening(["--memory", "--config", file, "--port", "0"], environment: ["PORT": "\(envPort)"]).port != envPort)
+
+        for (arguments, environment, says) in [
+            (["--memory"], ["LOG_FORMAT": "xml"], "the log format is xml, not one of text, json"),
+            (["--memory"], ["PORT": "eighty"], "the port is eighty, not a whole number"),
+            (["--memory", "--config", folder.appendingPathComponent("missing.json").path], [:], "--config"),
+            (["--postgres", "postgres://app:s3cret@127.0.0.1:5432/app"], [:], "give the URL in DATABASE_URL"),
+        ] {
+            let ended = try await Self.serve(arguments, environment: environment)
+            #expect(ended.status != 0, "\(arguments) \(environment)")
+            #expect(ended.stderr.contains(says), "\(ended.stderr)")
+        }
+    }
+
+    @Test("DATABASE_URL chooses the PostgreSQL database, and its errors are said as a flag's are")
+    func databaseURLFromEnvironment() async throws {
+        guard let url = try await newPostgresDatabase() else { return }
+        let parts = try #require(URLComponents(string: url))
+        let missing = "postgres://\(parts.user ?? "")@\(parts.host ?? ""):\(parts.port ?? 0)/absentdb"
+        let ended = try await Self.serve(["--port", "0"], environment: ["DATABASE_URL": missing])
+        #expect(ended.status == 1)
+        #expect(ended.stderr.contains("the database \"absentdb\" does not exist"), "\(ended.stderr)")
+    }
+
+    /// Starts `nightride server` with `arguments`, reads the port its banner names, and kills it.
+    private static func listening(_ arguments: [String], environment: [String: String] = [:]) async throws -> (port: Int, stderr: String) {
+        let child = try ChildProcess("nightride", ["server"] + arguments, environment: environment)
+        let banner = child.readLine() ?? ""
+        let ended = child.kill()
+        let port = banner.firstRange(of: "http://127.0.0.1:").flatMap { Int(banner[$0.upperBound...].prefix { $0.isNumber }) }
+        return (try #require(port, "no port in \(banner); \(ended.stderr)"), ended.stderr)
+    }
+
+    /// A port nothing listens on now.
+    private static func freePort() throws -> Int {
+        let (descriptor, port) = try LoopbackSocket.boundWithoutListening()
+        close(descriptor)
+        return port
+    }
+
     /// Runs `nightride server` with `arguments` to its end; a server that starts after all is
     /// killed past the hang guard, and fails the check of its status.
-    private static func serve(_ arguments: [String]) async throws -> ChildProcess.Ended {
-        let child = try ChildProcess("nightride", ["server"] + arguments)
+    private static func serve(_ arguments: [String], environment: [String: String] = [:]) async throws -> ChildProcess.Ended {
+        let child = try ChildProcess("nightride", ["server"] + arguments, environment: environment)
         nonisolated(unsafe) let killed = child
         let guardTask = Task {
             try await Task.sleep(for: .seconds(60))

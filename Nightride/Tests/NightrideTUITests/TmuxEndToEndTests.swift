@@ -26,7 +26,7 @@ struct TmuxEndToEndTests {
         try await withHarness { harness in
             let (server, tmux, folder) = (harness.server, harness.tmux, harness.folder)
             try harness.start(
-                try harness.wrapped("client --server \(harness.url) --user ann --password ann-pw --journal '\(folder.path)/ann.journal'"))
+                try harness.wrapped("client --server \(harness.url) --user ann --journal '\(folder.path)/ann.journal'", password: "ann-pw"))
 
             // Logged in, both resources loaded: the passenger's empty box.
             var screen = try await tmux.waitFor("Type a place or a district.")
@@ -132,10 +132,22 @@ struct TmuxEndToEndTests {
             #expect(screen.contains("terminal restored, exit 0"), "\(screen)\nstderr: \(harness.stderr)")
 
             // --user with a wrong password: refused before the terminal is taken.
-            try harness.restart(try harness.wrapped("client --server \(harness.url) --user annette --password wrong"))
+            try harness.restart(try harness.wrapped("client --server \(harness.url) --user annette", password: "wrong"))
             screen = try await tmux.waitFor("terminal ")
             #expect(screen.contains("terminal restored, exit 1"), "\(screen)")
-            #expect(harness.stderr.contains("cannot log in to \(harness.url) as annette: wrong --password"), "stderr: \(harness.stderr)")
+            let refusal = "cannot log in to \(harness.url) as annette: wrong password (NIGHTRIDE_PASSWORD)"
+            #expect(harness.stderr.contains(refusal), "stderr: \(harness.stderr)")
+
+            // --user without a password in the environment: the login screen asks for it, the
+            // name filled in (a password is never a flag, which every user could read).
+            try harness.restart(try harness.wrapped("client --server \(harness.url) --user annette"))
+            try await tmux.waitFor("Nightride · sign in", "Username  [annette", "> Password  [")
+            try tmux.run(["send-keys", "-t", "nightride", "-l", "pw1"])
+            try tmux.run(["send-keys", "-t", "nightride", "Enter"])
+            try await tmux.waitFor("Nightride · annette · driver mode off")
+            try tmux.run(["send-keys", "-t", "nightride", "C-c"])
+            screen = try await tmux.waitFor("terminal ")
+            #expect(screen.contains("terminal restored, exit 0"), "\(screen)\nstderr: \(harness.stderr)")
         }
     }
 
@@ -147,9 +159,9 @@ struct TmuxEndToEndTests {
     func killAndRelaunch() async throws {
         try await withHarness { harness in
             let tmux = harness.tmux
-            let client = "client --server \(harness.url) --user kim --password kim-pw --journal '\(harness.folder.path)/kim.journal'"
+            let client = "client --server \(harness.url) --user kim --journal '\(harness.folder.path)/kim.journal'"
             // `exec`: the pane's process is the client itself, so that the kill reaches it alone.
-            try harness.start("exec " + (try harness.command(client)))
+            try harness.start("exec " + (try harness.command(client, password: "kim-pw")))
             try await tmux.waitFor("Type a place or a district.")
             try tmux.run(["send-keys", "-t", "nightride", "-l", "gare"])
             try await tmux.waitFor("Gare de l'Est")
@@ -172,7 +184,7 @@ struct TmuxEndToEndTests {
 
             // Started again with the network back: the journal shows the request, which then goes out.
             harness.nightride.isNetworkCut = false
-            try harness.restart(try harness.wrapped(client))
+            try harness.restart(try harness.wrapped(client, password: "kim-pw"))
             try await tmux.waitFor("Looking for a driver…", "To: Gare du Nord")
             let ride = try await Self.eventually("kim's ride pending on the server") {
                 if case .pending(let ride) = try await harness.nightride.truth().rideStatus(of: "kim")?.value { return ride } else { return nil }
@@ -197,9 +209,9 @@ struct TmuxEndToEndTests {
         try await withHarness { harness in
             let (server, tmux, folder) = (harness.server, harness.tmux, harness.folder)
             try harness.start(
-                try harness.wrapped("client --server \(harness.url) --user annie --password pw1 --journal '\(folder.path)/annie.journal'"))
+                try harness.wrapped("client --server \(harness.url) --user annie --journal '\(folder.path)/annie.journal'", password: "pw1"))
             try harness.start(
-                try harness.wrapped("client --server \(harness.url) --user bobby --password pw2 --journal '\(folder.path)/bobby.journal'"),
+                try harness.wrapped("client --server \(harness.url) --user bobby --journal '\(folder.path)/bobby.journal'", password: "pw2"),
                 session: "bob")
             try await tmux.waitFor("Type a place or a district.")
             try await tmux.waitFor("Type a place or a district.", in: "bob")
@@ -309,17 +321,22 @@ struct Harness {
     /// The shell command of `nightride` with `arguments`, its standard error to a file, where a
     /// crash's backtrace goes too (Swift's backtracer writes to standard output by default,
     /// which is the pane: a capture would show its first line only).
-    func command(_ arguments: String) throws -> String {
-        "env SWIFT_BACKTRACE=enable=yes,interactive=no,output-to=stderr '\(try builtProduct(named: "nightride").path)' \(arguments) 2>>'\(folder.path)/stderr.txt'"
+    ///
+    /// With `password`, the client finds it in its environment (`NIGHTRIDE_PASSWORD`), as it
+    /// does with `--user` to sign in without the login screen.
+    func command(_ arguments: String, password: String? = nil) throws -> String {
+        let environment = password.map { "NIGHTRIDE_PASSWORD='\($0)' " } ?? ""
+        return
+            "env \(environment)SWIFT_BACKTRACE=enable=yes,interactive=no,output-to=stderr '\(try builtProduct(named: "nightride").path)' \(arguments) 2>>'\(folder.path)/stderr.txt'"
     }
 
     /// `command(arguments)` inside a wrapper that reports, once the client is gone, whether the
     /// terminal settings are the ones found at the start and the exit status; the pane then
     /// stays open for the last capture.
-    func wrapped(_ arguments: String) throws -> String {
+    func wrapped(_ arguments: String, password: String? = nil) throws -> String {
         """
         before=$(stty -g)
-        \(try command(arguments))
+        \(try command(arguments, password: password))
         status=$?
         if [ "$(stty -g)" = "$before" ]; then echo "terminal restored, exit $status"; else echo "terminal NOT restored, exit $status"; fi
         sleep 60

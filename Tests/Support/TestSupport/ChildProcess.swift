@@ -14,10 +14,14 @@ public final class ChildProcess {
     private let stderr = Pipe()
     private var buffer: [UInt8] = []
 
-    /// Starts the product `product` (built beside the tests) with `arguments`.
-    public init(_ product: String, _ arguments: [String]) throws {
+    /// Starts the product `product` (built beside the tests) with `arguments`, and `environment`
+    /// on top of this process's.
+    public init(_ product: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = try builtProduct(named: product)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+        }
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()
