@@ -86,7 +86,7 @@ struct TodoBackend: Sendable {
     }
 
     /// A route of the app's own: `POST /login` answers a session's token, and creates the
-    /// account at its first sign-in, in the same commit.
+    /// account and its empty list at its first sign-in, in the same commit.
     func addRoutes(to router: Router<SyncRequestContext>) {
         router.post("login") { request, context -> Response in
             let signIn = try await request.decode(as: SignIn.self, context: context)
@@ -101,7 +101,10 @@ struct TodoBackend: Sendable {
             }
             let token = try await server.update { transaction in
                 let known = try transaction.read(Self.users, "all") ?? []
-                if !known.contains(name) { try transaction.write(known + [name], to: Self.users, "all") }
+                if !known.contains(name) {  // a new account, with its empty list
+                    try transaction.write(known + [name], to: Self.users, "all")
+                    try transaction.write([Item](), to: Self.lists, name)
+                }
                 return try sessions.issue(to: name, in: transaction)
             }
             return try Response.json(["token": token])
