@@ -226,6 +226,17 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
+        // The README's and the docs' samples, compiled (and the check that the pages show them).
+        .testTarget(
+            name: "DocSamplesTests",
+            dependencies: [
+                "StateLoop", "StateLoopTesting", "StateLoopViewModel", "StateLoopSync", "StateLoopSyncTransports", "StateLoopJournal",
+                "StateLoopInspector", "StateLoopServer", "StateLoopServerPostgres", "StateLoopServerTesting",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "StateLoopJournalTests",
             dependencies: ["StateLoopJournal", "StateLoopSync", "TestSupport", "journal-crash-child"]

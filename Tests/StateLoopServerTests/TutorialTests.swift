@@ -56,6 +56,17 @@ struct TutorialTests {
         await host.stop()
     }
 
+    /// The tutorial's "running it", compiled (its loop never ends: not run).
+    static func runningIt() async throws {
+        // docs/Tutorial.md:
+        let client = try await TodoClient.signIn(at: URL(string: "http://127.0.0.1:8080")!, as: "ann", password: "…")
+        client.add("milk")
+        for await screen in client.screens() {
+            print(screen)  // [milk] (sending…) · 0 open in all, then [milk] · 1 open in all
+        }
+        // End of the example.
+    }
+
     /// A new session's token for `name`.
     private static func token(_ port: Int, _ name: String) async throws -> String {
         let answer = try await TestHTTPClient(port: port).send("POST", "/login", json: TodoBackend.SignIn(name: name, password: "\(name)-pw"))

@@ -1,0 +1,36 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import StateLoopServer
+
+/// The README's server example, compiled.
+enum ReadmeServer {
+    struct Item: Codable, Sendable {
+        var title: String
+    }
+
+    struct Add: Codable, Sendable {
+        var title: String
+    }
+
+    struct Rules: AccessPolicy {
+        func principal(for request: Request) async throws -> String? { request.bearerToken }
+        func id(of user: String) -> String { user }
+        func mayRead(_ key: ResourceKey, as user: String) -> Bool { key.id == user }
+        func mayWrite(_ key: ResourceKey, as user: String) -> Bool { key.id == user }
+    }
+
+    static func sample(logger: Logger) async throws {
+        // README.md:
+        let todos = ServerResource("todos", of: [Item].self)
+        let server = SyncServer(store: try SQLiteStore(path: "todos.sqlite"), access: Rules())
+        server.serve(todos, at: "me/todos") { user, _ in user }
+        server.mutation(at: "me/todos", body: Add.self, changes: todos, key: { user, _ in user }) { transaction, user, add in
+            try transaction.write((try transaction.read(todos, user) ?? []) + [Item(title: add.title)], to: todos, user)
+        }
+        let host = SyncHost(port: 8080) { port in .init(server, application: server.application(port: port)) }
+        try await ServiceGroup(services: [host], gracefulShutdownSignals: [.sigterm], logger: logger).run()
+        // End of the example.
+    }
+}

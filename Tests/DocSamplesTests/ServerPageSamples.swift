@@ -1,0 +1,69 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import StateLoopServer
+
+/// The samples of `docs/Server.md` that are not whole files: compiled, and the sessions'
+/// sample run.
+enum ServerPageSamples {
+    struct Account: Codable, Sendable {
+        var hash: String
+    }
+
+    struct Order: Codable, Sendable {
+        var expiresAt: Date
+    }
+
+    struct Rules: AccessPolicy {
+        func principal(for request: Request) async throws -> String? { request.bearerToken }
+        func id(of user: String) -> String { user }
+        func mayRead(_ key: ResourceKey, as user: String) -> Bool { true }
+        func mayWrite(_ key: ResourceKey, as user: String) -> Bool { true }
+    }
+
+    static let accounts = ServerResource("accounts", of: Account.self)
+    static let openOrders = ServerResource("open-orders", of: [Order].self)
+
+    /// The sessions' sample, on `store`; the user it finds for the token it issued.
+    static func sessions(store: any ServerStore, name: String, hash: String) async throws -> String? {
+        let server = SyncServer(store: store, access: Rules())
+        let accounts = Self.accounts
+        // docs/Server.md:
+        let time = WallClock()  // in tests: WallClock(testClock, startingAt: someDate)
+        let sessions = Sessions(store: store, lifetime: .seconds(30 * 86_400), maximumPerUser: 20, clock: time)
+
+        // POST /login, once the password is checked (outside the transaction: hashing is slow):
+        let token = try await server.update { transaction in
+            if try transaction.read(accounts, name) == nil { try transaction.write(Account(hash: hash), to: accounts, name) }
+            return try sessions.issue(to: name, in: transaction)
+        }
+        // Every request after (Rules.principal(for:), as the backend above): the token's user, or nil.
+        let user = try await sessions.user(forToken: token)
+        // Sign out everywhere, and everyone (after a leak):
+        try await server.update { try sessions.revoke(of: name, in: $0) }
+        try await server.update { try sessions.revokeAll(in: $0) }
+        // End of the example.
+        return user
+    }
+
+    /// The timed update's sample.
+    static func expiry(server: SyncServer<Rules>, time: WallClock, port: Int, logger: Logger) -> ServiceGroup {
+        let openOrders = Self.openOrders
+        // docs/Server.md:
+        let expiry = TimedUpdate("order expiry", on: server, clock: time) { transaction in
+            try transaction.read(openOrders, "all")?.map(\.expiresAt).min()  // the next deadline
+        } update: { transaction, now in
+            var orders = try transaction.read(openOrders, "all") ?? []
+            orders.removeAll { $0.expiresAt <= now }
+            try transaction.write(orders, to: openOrders, "all")
+            return orders.map(\.expiresAt).min()
+        }
+        let services = ServiceGroup(
+            services: [server.application(port: port), expiry, server],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
+        )
+        // End of the example.
+        return services
+    }
+}
