@@ -92,7 +92,7 @@ extension Inspector {
         return .object(["id": .string(pending.id.rawValue), "status": .string(status), "mutation": RecordEncoder.json(of: pending.mutation)])
     }
 
-    /// A resource's status as the page shows it (see `docs/Inspector.md`).
+    /// A resource's status as the page shows it (see <doc:LiveInspection>).
     static func statusJSON<Value>(_ status: ResourceStatus<Value>, pending: [JSONValue]? = nil) -> JSONValue {
         var fields: [String: JSONValue] = [
             "version": status.value.map { .string($0.version.description) } ?? .null,

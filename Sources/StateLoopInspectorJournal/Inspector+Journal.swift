@@ -49,7 +49,7 @@ extension Inspector {
         keep(record)
     }
 
-    /// A journal's status as the page shows it (see `docs/Inspector.md`).
+    /// A journal's status as the page shows it (see StateLoopInspector's article “The inspector”).
     static func journalStatus<State, Event>(_ journal: Journal<State, Event>, health: JournalHealth, error: JournalError? = nil) -> JSONValue {
         let recovery: String =
             switch journal.recovery {

@@ -9,7 +9,7 @@ import StateLoopInspectorWire
 import Synchronization
 
 /// The inspector: a server on loopback that apps send their sessions to and that serves the
-/// page showing them (see `docs/Inspector.md`).
+/// page showing them (see StateLoopInspector's article “The inspector”).
 ///
 /// Every request needs the token (`?token=` or `Authorization: Bearer`), but the page's
 /// script and style, which hold no data. It is random unless given, and printed by

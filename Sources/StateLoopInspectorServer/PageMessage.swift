@@ -1,6 +1,6 @@
 import StateLoopInspectorWire
 
-/// What the inspector sends to a page (see `docs/Inspector.md`): exactly one member set.
+/// What the inspector sends to a page (see StateLoopInspector's article “The inspector”): exactly one member set.
 struct PageMessage: Encodable, Sendable {
     var apps: [AppSummary]?
     var records: AppRecords?

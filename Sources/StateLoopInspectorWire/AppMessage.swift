@@ -1,6 +1,6 @@
 /// What an app sends to the inspector over its socket: exactly one member set, so that each
 /// frame reads as `{"hello": …}`, `{"records": […]}` or `{"previewStatus": …}` (see
-/// `docs/Inspector.md`).
+/// StateLoopInspector's article “The inspector”).
 public struct AppMessage: Codable, Sendable, Hashable {
     /// The first message of every connection.
     public var hello: Hello?

@@ -26,7 +26,7 @@ public struct InspectorRecord: Codable, Sendable, Hashable {
         /// A watched `resource` dropped a value of `version`, no newer than the one it held.
         case versionDropped
         /// A watched journal's `status`: what opening it found, then its health (see
-        /// `docs/Inspector.md`).
+        /// StateLoopInspector's article “The inspector”).
         case journal
     }
 
@@ -53,7 +53,7 @@ public struct InspectorRecord: Codable, Sendable, Hashable {
     public var dropped: Int?
     /// The watched resource's name, for the resource kinds.
     public var resource: String?
-    /// The resource's status (see `docs/Inspector.md`), for a ``Kind/resource`` record.
+    /// The resource's status (see StateLoopInspector's article “The inspector”), for a ``Kind/resource`` record.
     public var status: JSONValue?
     /// The mutation's id, for a ``Kind/mutation`` record.
     public var mutation: String?

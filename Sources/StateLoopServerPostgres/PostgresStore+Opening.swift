@@ -28,7 +28,8 @@ extension PostgresStore {
         var address: String { "\(host):\(port)" }
     }
 
-    /// Connects once with `configuration` and closes the connection, within `deadline`.
+    /// Connects once with `configuration` and closes the connection, within `deadline` (the
+    /// store's, or ``openingDeadline`` if that is longer).
     ///
     /// - Throws: ``OpenFailure`` saying what is wrong.
     static func checkConnection(_ configuration: PostgresConnection.Configuration, to target: Target, deadline: Duration, logger: Logger)

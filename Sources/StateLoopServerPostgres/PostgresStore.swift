@@ -83,7 +83,8 @@ public final class PostgresStore: ServerStore {
     ///   - deadline: The longest a request waits for the database: for a connection, a
     ///     statement's answer, or its turn to write. Past it the request fails with
     ///     ``Unanswered`` (the server answers 503 with `Retry-After`), so the server keeps
-    ///     answering while PostgreSQL is away; the next request tries again.
+    ///     answering while PostgreSQL is away; the next request tries again. Opening waits
+    ///     for its first connection 10 s at least.
     ///   - now: The clock that times commits in the change feed.
     ///   - logger: Where the store logs: a new epoch begun at open, and what its connections
     ///     and change feed run into.
@@ -112,8 +113,11 @@ public final class PostgresStore: ServerStore {
         var single = PostgresConnection.Configuration(
             host: host, port: port, username: user, password: password, database: database, tls: try tls.single())
         single.options.connectTimeout = connectTimeout
-        // One connection first: the pool would retry a missing database or role for ever.
-        try await Self.checkConnection(single, to: Target(host: host, port: port, user: user, database: database), deadline: deadline, logger: logger)
+        // One connection first: the pool would retry a missing database or role for ever. A
+        // new connection costs PostgreSQL a process: on a busy machine it may take longer than
+        // a request's deadline, so opening waits 10 s at least.
+        try await Self.checkConnection(
+            single, to: Target(host: host, port: port, user: user, database: database), deadline: max(deadline, Self.openingDeadline), logger: logger)
         connection = single
         self.deadline = deadline
         client = PostgresClient(configuration: pooled, backgroundLogger: logger)
@@ -141,6 +145,9 @@ public final class PostgresStore: ServerStore {
     deinit {
         close()
     }
+
+    /// The longest opening waits for its first connection when the deadline is shorter.
+    static let openingDeadline = Duration.seconds(10)
 
     /// Begins a new epoch in the database at `url`, so that clients drop what they hold and
     /// take its values. Opening a store does this by itself when the database is not the one

@@ -4,7 +4,7 @@ import Logging
 import ServiceLifecycle
 import StateLoopServer
 
-/// The samples of `docs/Server.md` that are not whole files: compiled, and the sessions'
+/// The samples of `Sources/StateLoopServer/StateLoopServer.docc/Server.md` that are not whole files: compiled, and the sessions'
 /// sample run.
 enum ServerPageSamples {
     struct Account: Codable, Sendable {
@@ -29,7 +29,7 @@ enum ServerPageSamples {
     static func sessions(store: any ServerStore, name: String, hash: String) async throws -> String? {
         let server = SyncServer(store: store, access: Rules())
         let accounts = Self.accounts
-        // docs/Server.md:
+        // Sources/StateLoopServer/StateLoopServer.docc/Server.md:
         let time = WallClock()  // in tests: WallClock(testClock, startingAt: someDate)
         let sessions = Sessions(store: store, lifetime: .seconds(30 * 86_400), maximumPerUser: 20, clock: time)
 
@@ -50,7 +50,7 @@ enum ServerPageSamples {
     /// The timed update's sample.
     static func expiry(server: SyncServer<Rules>, time: WallClock, port: Int, logger: Logger) -> ServiceGroup {
         let openOrders = Self.openOrders
-        // docs/Server.md:
+        // Sources/StateLoopServer/StateLoopServer.docc/Server.md:
         let expiry = TimedUpdate("order expiry", on: server, clock: time) { transaction in
             try transaction.read(openOrders, "all")?.map(\.expiresAt).min()  // the next deadline
         } update: { transaction, now in

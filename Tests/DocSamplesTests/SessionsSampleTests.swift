@@ -1,8 +1,8 @@
 import StateLoopServer
 import Testing
 
-/// `docs/Server.md`'s sessions sample, run.
-@Suite("docs/Server.md: the sessions sample")
+/// `Sources/StateLoopServer/StateLoopServer.docc/Server.md`'s sessions sample, run.
+@Suite("Sources/StateLoopServer/StateLoopServer.docc/Server.md: the sessions sample")
 struct SessionsSampleTests {
     @Test("a sign-in's token names its user until the sessions are revoked")
     func sample() async throws {

@@ -1,6 +1,6 @@
 import StateLoopJournal
 
-/// `docs/Upgrades.md`'s schema, compiled.
+/// `Sources/StateLoopJournal/StateLoopJournal.docc/Migrations.md`'s schema, compiled.
 struct Trip: Codable, Sendable {
     var origin = ""
 }
@@ -9,7 +9,7 @@ enum TripEvent: Codable, Sendable {
     case setOrigin(String)
 }
 
-// docs/Upgrades.md:
+// Sources/StateLoopJournal/StateLoopJournal.docc/Migrations.md:
 extension Trip {
     static var journalSchema: JournalSchema {
         var schema = JournalSchema()

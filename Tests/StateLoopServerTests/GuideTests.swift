@@ -6,7 +6,7 @@ import StateLoopWire
 import TestSupport
 import Testing
 
-/// The guide's backend (`docs/Server.md`, whose code is `Guide/TodoBackend.swift`), run.
+/// The guide's backend (`Sources/StateLoopServer/StateLoopServer.docc/Server.md`, whose code is `Guide/TodoBackend.swift`), run.
 @Suite("Guide: a whole backend", .timeLimit(.minutes(2)))
 struct GuideTests {
     @Test("the guide shows the code that compiles here, byte for byte")
@@ -14,11 +14,11 @@ struct GuideTests {
         let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         let code = try String(contentsOf: tests.appendingPathComponent("Guide/TodoBackend.swift"), encoding: .utf8)
         let root = tests.deletingLastPathComponent().deletingLastPathComponent()
-        let guide = try String(contentsOf: root.appendingPathComponent("docs/Server.md"), encoding: .utf8)
+        let guide = try String(contentsOf: root.appendingPathComponent("Sources/StateLoopServer/StateLoopServer.docc/Server.md"), encoding: .utf8)
         let start = try #require(guide.range(of: "```swift\nimport Foundation\nimport Hummingbird\nimport Logging\n"))
         let end = try #require(guide.range(of: "\n```", range: start.upperBound..<guide.endIndex))
         let shown = String(guide[guide.index(start.lowerBound, offsetBy: "```swift\n".count)..<end.lowerBound]) + "\n"
-        #expect(shown == code, "docs/Server.md and Tests/StateLoopServerTests/Guide/TodoBackend.swift differ")
+        #expect(shown == code, "Sources/StateLoopServer/StateLoopServer.docc/Server.md and Tests/StateLoopServerTests/Guide/TodoBackend.swift differ")
     }
 
     @Test(

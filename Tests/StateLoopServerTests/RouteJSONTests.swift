@@ -110,20 +110,20 @@ struct RouteJSONTests {
         }
     }
 
-    @Test("docs/Server.md's sign-in route is the code compiled here, and answers as it says")
+    @Test("Sources/StateLoopServer/StateLoopServer.docc/Server.md's sign-in route is the code compiled here, and answers as it says")
     func guideExample() async throws {
         let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         let root = tests.deletingLastPathComponent().deletingLastPathComponent()
-        let guide = try String(contentsOf: root.appendingPathComponent("docs/Server.md"), encoding: .utf8)
+        let guide = try String(contentsOf: root.appendingPathComponent("Sources/StateLoopServer/StateLoopServer.docc/Server.md"), encoding: .utf8)
         let start = try #require(guide.range(of: "  ```swift\n  router.post(\"login\")"))
         let end = try #require(guide.range(of: "\n  ```", range: start.upperBound..<guide.endIndex))
         let shown = guide[guide.index(start.lowerBound, offsetBy: "  ```swift\n".count)..<end.lowerBound]
             .components(separatedBy: "\n").map { String($0.dropFirst(2)) }
         let code = try String(contentsOf: tests.appendingPathComponent("Guide/LoginRouteExample.swift"), encoding: .utf8)
-        let from = try #require(code.range(of: "// docs/Server.md:\n"))
+        let from = try #require(code.range(of: "// Sources/StateLoopServer/StateLoopServer.docc/Server.md:\n"))
         let to = try #require(code.range(of: "\n        // End of the example.", range: from.upperBound..<code.endIndex))
         let compiled = code[from.upperBound..<to.lowerBound].components(separatedBy: "\n").map { String($0.dropFirst(8)) }
-        #expect(shown == compiled, "docs/Server.md and Guide/LoginRouteExample.swift differ")
+        #expect(shown == compiled, "Sources/StateLoopServer/StateLoopServer.docc/Server.md and Guide/LoginRouteExample.swift differ")
 
         let server = SyncServer(store: try SQLiteStore(), access: Notes.Rules())
         let sessions = LoginRouteExample.Sessions(passwords: ["ann": "pw"])

@@ -6,7 +6,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// The tutorial (`docs/Tutorial.md`, whose code is `Guide/TodoClient.swift`), run against the
+/// The tutorial (`Sources/StateLoopSyncTransports/StateLoopSyncTransports.docc/Tutorial.md`, whose code is `Guide/TodoClient.swift`), run against the
 /// guide's backend.
 @Suite("Tutorial: a first client", .timeLimit(.minutes(2)))
 struct TutorialTests {
@@ -15,11 +15,12 @@ struct TutorialTests {
         let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         let code = try String(contentsOf: tests.appendingPathComponent("Guide/TodoClient.swift"), encoding: .utf8)
         let root = tests.deletingLastPathComponent().deletingLastPathComponent()
-        let page = try String(contentsOf: root.appendingPathComponent("docs/Tutorial.md"), encoding: .utf8)
+        let article = "Sources/StateLoopSyncTransports/StateLoopSyncTransports.docc/Tutorial.md"
+        let page = try String(contentsOf: root.appendingPathComponent(article), encoding: .utf8)
         let start = try #require(page.range(of: "```swift\nimport Foundation\nimport StateLoopSync\n"))
         let end = try #require(page.range(of: "\n```", range: start.upperBound..<page.endIndex))
         let shown = String(page[page.index(start.lowerBound, offsetBy: "```swift\n".count)..<end.lowerBound]) + "\n"
-        #expect(shown == code, "docs/Tutorial.md and Tests/StateLoopServerTests/Guide/TodoClient.swift differ")
+        #expect(shown == code, "\(article) and Tests/StateLoopServerTests/Guide/TodoClient.swift differ")
         #expect(code.split(separator: "\n", omittingEmptySubsequences: false).count < 100)
     }
 
@@ -58,7 +59,7 @@ struct TutorialTests {
 
     /// The tutorial's "running it", compiled (its loop never ends: not run).
     static func runningIt() async throws {
-        // docs/Tutorial.md:
+        // Sources/StateLoopSyncTransports/StateLoopSyncTransports.docc/Tutorial.md:
         let client = try await TodoClient.signIn(at: URL(string: "http://127.0.0.1:8080")!, as: "ann", password: "…")
         client.add("milk")
         for await screen in client.screens() {

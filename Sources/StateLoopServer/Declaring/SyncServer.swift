@@ -34,7 +34,7 @@ import Synchronization
 /// - ``update(_:)`` makes server-side changes (timers, one user's action changing another's
 ///   state) with the same guarantees, pushed to every affected socket.
 ///
-/// Every route checks the ``AccessPolicy``. The wire format is `docs/SyncProtocol.md`.
+/// Every route checks the ``AccessPolicy``. The wire format is StateLoopWire's article “The sync protocol”.
 ///
 /// Threading: declarations (``serve(_:at:key:)``, ``mutation(at:body:changes:key:handler:)``)
 /// are made before the routes are built; everything else may be called from any task.

@@ -45,7 +45,7 @@ public enum AccountName {
         return normalized
     }
 
-    /// `name` (already ``checked(_:)``) once it passes the rules of a new account's name: no
+    /// `name` (already ``checked(_:maximumLength:maximumBytes:)``) once it passes the rules of a new account's name: no
     /// invisible character, and letters of one writing system. Only sign-ups are held to them,
     /// so that accounts created before these rules keep signing in.
     ///

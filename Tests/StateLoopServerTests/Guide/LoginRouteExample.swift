@@ -1,7 +1,7 @@
 import Hummingbird
 import StateLoopServer
 
-/// The sign-in route `docs/Server.md` shows (between the markers), compiled with the suite;
+/// The sign-in route `Sources/StateLoopServer/StateLoopServer.docc/Server.md` shows (between the markers), compiled with the suite;
 /// `RouteJSONTests.guideExample` checks that the page shows exactly it, and runs it.
 enum LoginRouteExample {
     struct Login: Decodable {
@@ -24,7 +24,7 @@ enum LoginRouteExample {
     }
 
     static func addRoutes(to router: Router<SyncRequestContext>, sessions: Sessions) {
-        // docs/Server.md:
+        // Sources/StateLoopServer/StateLoopServer.docc/Server.md:
         router.post("login") { request, context -> Response in
             let login = try await request.decode(as: Login.self, context: context)
             guard let session = try await sessions.signIn(login) else {

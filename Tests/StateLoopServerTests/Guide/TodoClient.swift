@@ -2,7 +2,7 @@ import Foundation
 import StateLoopSync
 import StateLoopSyncTransports
 
-/// A first StateLoop client, against the to-do backend of `docs/Server.md`: it signs in,
+/// A first StateLoop client, against the to-do backend of `Sources/StateLoopServer/StateLoopServer.docc/Server.md`: it signs in,
 /// follows one value the server owns (how many to-dos are open, everyone's), and adds to-dos
 /// to the user's own list, shown at once and sent once, in order, whatever the network does.
 struct TodoClient {
