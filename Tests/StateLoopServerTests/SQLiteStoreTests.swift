@@ -8,6 +8,31 @@ import Testing
 struct SQLiteStoreTests {
     let key = ResourceKey(resource: "notes", id: "ann")
 
+    @Test("a file that cannot be opened says why: a missing folder, a file that is not a database; nothing is created or changed")
+    func openFailures() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stateloop-open-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let missing = folder.appendingPathComponent("absent/data.sqlite").path
+        do {
+            _ = try SQLiteStore(path: missing)
+            Issue.record("a store opened in a folder that does not exist")
+        } catch let failure as SQLiteStore.OpenFailure {
+            #expect(failure.description.contains("the folder \(folder.path)/absent does not exist"), "\(failure)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("absent").path))
+
+        let foreign = folder.appendingPathComponent("notes.txt").path
+        try Data("not a database, but someone's notes\n".utf8).write(to: URL(fileURLWithPath: foreign))
+        do {
+            _ = try SQLiteStore(path: foreign)
+            Issue.record("a text file opened as a store")
+        } catch let failure as SQLiteStore.OpenFailure {
+            #expect(failure.description.contains("\(foreign) is not a SQLite database"), "\(failure)")
+        }
+        #expect(try String(contentsOfFile: foreign, encoding: .utf8) == "not a database, but someone's notes\n", "the file is left as it was")
+    }
+
     @Test("the epoch is stored: a reopened file keeps it; only a restore or a new epoch changes it")
     func epochKeptAcrossReopen() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stateloop-store-\(UUID())")

@@ -25,10 +25,11 @@ struct ServerSettings {
     static func load(file path: String?) async throws -> ServerSettings {
         var providers: [any ConfigProvider] = [EnvironmentVariablesProvider(secretsSpecifier: .specific(["DATABASE_URL"]))]
         if let path {
+            guard FileManager.default.fileExists(atPath: path) else { throw StartUpError(description: "--config \(path): no such file") }
             do {
                 providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(path)))
             } catch {
-                throw StartUpError(description: "--config \(path): \(error)")
+                throw StartUpError(description: "--config \(path) is not a JSON object of settings: \(error.localizedDescription)")
             }
         }
         return ServerSettings(reader: ConfigReader(providers: providers))

@@ -71,7 +71,7 @@ struct StartUpErrorTests {
         #expect((answered?["hb.request.id"] as? String)?.isEmpty == false, "\(ended.stderr)")
     }
 
-    @Test("settings from the environment, then the --config file, a flag winning over both; bad ones refused, saying which")
+    @Test("settings from the environment, then the --config file, a flag winning over both; bad settings, files and data files refused, saying which")
     func settings() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-settings-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -79,6 +79,9 @@ struct StartUpErrorTests {
         let (envPort, filePort) = (try Self.freePort(), try Self.freePort())
         let file = folder.appendingPathComponent("settings.json").path
         try #"{"port": \#(filePort), "log": {"format": "json", "level": "info"}}"#.write(toFile: file, atomically: true, encoding: .utf8)
+
+        let notJSON = folder.appendingPathComponent("notes.txt").path
+        try "port: 8080\n".write(toFile: notJSON, atomically: true, encoding: .utf8)
 
         // The environment's port.
         #expect(try await Self.listening(["--memory"], environment: ["PORT": "\(envPort)"]).port == envPort)
@@ -93,7 +96,10 @@ struct StartUpErrorTests {
         for (arguments, environment, says) in [
             (["--memory"], ["LOG_FORMAT": "xml"], "the log format is xml, not one of text, json"),
             (["--memory"], ["PORT": "eighty"], "the port is eighty, not a whole number"),
-            (["--memory", "--config", folder.appendingPathComponent("missing.json").path], [:], "--config"),
+            (["--memory", "--config", folder.appendingPathComponent("missing.json").path], [:], "missing.json: no such file"),
+            (["--memory", "--config", notJSON], [:], "is not a JSON object of settings"),
+            (["--data", folder.appendingPathComponent("absent/server.sqlite").path, "--port", "0"], [:], "absent does not exist"),
+            (["--data", notJSON, "--port", "0"], [:], "is not a SQLite database"),
             (["--postgres", "postgres://app:s3cret@127.0.0.1:5432/app"], [:], "give the URL in DATABASE_URL"),
         ] {
             let ended = try await Self.serve(arguments, environment: environment)

@@ -197,8 +197,17 @@ public final class SyncHost: Sendable {
                 guard attempt < attempts else { throw PortInUse(port: port) }
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(50))
+            } catch let error as IOError where error.errnoCode == EADDRNOTAVAIL {
+                throw Failure(description: "cannot listen: \(Self.notHere("the address asked for"))")
+            } catch SocketAddressError.unknown(let host, _) {
+                throw Failure(description: "cannot listen on \(host): \(Self.notHere("no such address"))")
             }
         }
+    }
+
+    /// Why an address cannot be listened on, and which ones can.
+    private static func notHere(_ what: String) -> String {
+        "\(what) is not one of this machine's (127.0.0.1 listens for this machine alone, 0.0.0.0 on every network)"
     }
 
     /// Runs `launch` in a service group; returns the bound port once it listens.

@@ -65,8 +65,9 @@ public final class SQLiteStore: ServerStore {
     ///   - durability: What a commit survives.
     ///   - now: The clock that times commits in the change feed (a server's own clock in tests).
     ///   - logger: Where a new epoch begun at open, or a mark that cannot be written, is told.
-    /// - Throws: GRDB's `DatabaseError` when the file cannot be opened or is not a store; a
-    ///   `POSIXError` when the high-water mark cannot be opened.
+    /// - Throws: ``OpenFailure`` saying what is wrong: the folder does not exist or cannot be
+    ///   written, the file is not a SQLite database, another process holds it, the disk is full,
+    ///   or the high-water mark cannot be written.
     public init(
         path: String, durability: Durability = .powerLoss, now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = Logger(label: "stateloop.sqlite")
@@ -77,16 +78,26 @@ public final class SQLiteStore: ServerStore {
         configuration.busyMode = .timeout(5)
         self.path = path
         self.now = now
-        let pool = try DatabasePool(path: path, configuration: configuration)
-        // After opening: the pool sets NORMAL on its writer once the configuration's own
-        // preparation has run, and the writer connection lives as long as the pool.
-        if durability == .powerLoss {
-            try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            // After opening: the pool sets NORMAL on its writer once the configuration's own
+            // preparation has run, and the writer connection lives as long as the pool.
+            if durability == .powerLoss {
+                try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
+            }
+            _ = try Self.prepare(pool)
+        } catch let error as DatabaseError {
+            throw OpenFailure(error, path: path)
         }
         writer = pool
         self.logger = logger
-        _ = try Self.prepare(pool)
-        let mark = try HighWaterMark(path: HighWaterMark.path(for: path))
+        let mark: HighWaterMark
+        do {
+            mark = try HighWaterMark(path: HighWaterMark.path(for: path))
+        } catch {
+            throw OpenFailure(description: "cannot keep the high-water mark beside \(path) (\(HighWaterMark.path(for: path))): \(error)")
+        }
         let checked = try Self.checkHistory(pool, mark: mark, now: now())
         epoch = checked.record.epoch
         generation = checked.record.generation
