@@ -107,6 +107,7 @@ let package = Package(
                 "NightrideModel", "NightrideServer", "NightrideHarness", "NightrideClient", "NightrideDemo", "NightrideTUI",
                 .product(name: "StateLoopSync", package: "StateLoop"),
                 .product(name: "StateLoopInspector", package: "StateLoop"),
+                .product(name: "StateLoopServerPostgres", package: "StateLoop"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),

@@ -220,11 +220,9 @@ public final class PostgresStore: ServerStore {
                 "'\(shown)' is not a PostgreSQL URL: write postgres://user[:password]@host[:port]/database[?sslmode=verify-full&sslrootcert=ca.pem]"
         }
 
-        /// `url` with its password, if any, replaced by `***`: a description ends up in logs.
+        /// `url` as a description may show it (see ``PostgresStore/redacted(_:)``).
         static func withoutPassword(_ url: String) -> String {
-            guard var parts = URLComponents(string: url), parts.password != nil else { return url }
-            parts.password = "***"
-            return parts.string ?? url
+            PostgresStore.redacted(url)
         }
     }
 

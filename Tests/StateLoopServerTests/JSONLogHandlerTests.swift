@@ -29,7 +29,7 @@ struct JSONLogHandlerTests {
         var logger = Logger(label: "app") { label in JSONLogHandler(label: label, write: lines.append) }
         logger[metadataKey: "instance"] = "a"
         let tricky = "quote \" backslash \\ newline \n tab \t bell \u{7} line separator \u{2028} é 漢"
-        logger.notice("hello \(tricky)", metadata: ["list": ["1", "2"], "map": ["k": "v"], "n": "\(42)"])
+        logger.notice("hello \(tricky)", metadata: ["list": ["1", "2"], "map": ["k": "v"], "n": "\(42)", "level": "mine"])
         logger.debug("not written: below the level")
         #expect(lines.all.count == 1)
         #expect(!lines.all[0].contains("\n"), "one line")
@@ -41,6 +41,8 @@ struct JSONLogHandlerTests {
         #expect(object["list"] as? [String] == ["1", "2"])
         #expect((object["map"] as? [String: String]) == ["k": "v"])
         #expect(object["n"] as? String == "42")
+        #expect(object["metadata.level"] as? String == "mine", "a field named as the line's own is kept apart")
+        #expect(lines.all[0].components(separatedBy: "\"level\":").count == 2, "one level key: \(lines.all[0])")
         let time = try #require(object["time"] as? String)
         #expect(time.hasSuffix("Z") && time.contains("T") && time.count == 24, "\(time)")
     }

@@ -73,6 +73,23 @@ struct PostgresTLSTests {
         }
     }
 
+    @Test("a URL's password is masked wherever it is shown, a URL that does not parse included")
+    func redaction() async {
+        #expect(PostgresStore.redacted("postgres://app:s3cret@db:5432/x") == "postgres://app:***@db:5432/x")
+        #expect(
+            PostgresStore.redacted("postgres://app:p#ss/w@rd@db:5432/x?sslmode=require&password=z")
+                == "postgres://app:***@db:5432/x?sslmode=require&password=***")
+        #expect(PostgresStore.redacted("postgres://app@db:5432/x?sslmode=require") == "postgres://app@db:5432/x?sslmode=require")
+        #expect(PostgresStore.holdsPassword("postgres://app:p#ss@db/x") && !PostgresStore.holdsPassword("postgres://app@db/x"))
+        do {
+            let store = try await PostgresStore(url: "postgres://app:p#ss/word@127.0.0.1:1/db")
+            store.close()
+            Issue.record("opened")
+        } catch {
+            #expect(!"\(error)".contains("p#ss") && !String(reflecting: error).contains("p#ss"), "\(error)")
+        }
+    }
+
     private func expectFailure(_ url: String, _ says: String, sourceLocation: SourceLocation = #_sourceLocation) async {
         do {
             let store = try await PostgresStore(url: url)

@@ -5,6 +5,7 @@ import NightrideHarness
 import NightrideModel
 import NightrideServer
 import StateLoopServer
+import StateLoopServerPostgres
 
 /// `nightride server`: runs the backend until interrupted.
 struct ServerCommand: AsyncParsableCommand {
@@ -21,9 +22,9 @@ struct ServerCommand: AsyncParsableCommand {
             Changes are kept 7 days (--history-days); nothing in memory grows with them. \
             --postgres URL keeps the data in a PostgreSQL database instead, which any number of instances \
             share: a change made through one reaches the clients of all. \
-            Settings not given as flags come from the environment (HOST, PORT, DATABASE_URL, NIGHTRIDE_DATA, \
-            LOG_LEVEL, LOG_FORMAT), then from the JSON file --config names ({"host", "port", "database": {"url"}, \
-            "nightride": {"data"}, "log": {"level", "format"}}). A database password goes in DATABASE_URL or the \
+            Settings not given as flags come from the environment (NIGHTRIDE_HOST, PORT, DATABASE_URL, NIGHTRIDE_DATA, \
+            LOG_LEVEL, LOG_FORMAT), then from the JSON file --config names ({"port", "database": {"url"}, \
+            "nightride": {"host", "data"}, "log": {"level", "format"}}). A database password goes in DATABASE_URL or the \
             file, never in --postgres, where every user of the machine would see it (ps).
             """
     )
@@ -49,7 +50,7 @@ struct ServerCommand: AsyncParsableCommand {
     @Flag(name: .customLong("new-epoch"), help: "Start a new epoch in the data file before serving (after restoring it by hand).")
     var newEpoch = false
 
-    @Option(help: "The address to listen on (127.0.0.1 by default); or HOST.")
+    @Option(help: "The address to listen on (127.0.0.1 by default); or NIGHTRIDE_HOST.")
     var host: String?
 
     @Option(help: "The port to listen on (8080 by default; 0 picks a free one); or PORT.")
@@ -131,7 +132,7 @@ struct ServerCommand: AsyncParsableCommand {
         if let restore, !FileManager.default.fileExists(atPath: restore) {
             throw ValidationError("--restore: no backup at \(restore)")
         }
-        if let postgres, URLComponents(string: postgres)?.password != nil {
+        if let postgres, PostgresStore.holdsPassword(postgres) {
             throw ValidationError(
                 "--postgres holds a password, which every user of this machine can read (ps): give the URL in DATABASE_URL or in the --config file"
             )
@@ -150,19 +151,27 @@ struct ServerCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = try await ServerSettings.load(file: config)
-        let logFormat = try Self.setting(settings.string(logFormat?.rawValue, "log.format"), LogFormat.self, named: "the log format") ?? .text
-        let logLevel = try Self.setting(settings.string(logLevel?.rawValue, "log.level"), LogLevel.self, named: "the log level") ?? .notice
+        let logFormat =
+            try Self.setting(settings.string(logFormat?.rawValue, "log.format")?.lowercased(), LogFormat.self, named: "the log format") ?? .text
+        let logLevel =
+            try Self.setting(settings.string(logLevel?.rawValue, "log.level")?.lowercased(), LogLevel.self, named: "the log level") ?? .notice
         switch logFormat {
         case .text: LoggingSystem.bootstrap(StreamLogHandler.standardError)
         case .json: LoggingSystem.bootstrap { label in JSONLogHandler(label: label) }
         }
         var logger = Logger(label: "nightride.server")
         logger.logLevel = verbose ? min(.debug, logLevel.level) : logLevel.level
-        let host = settings.string(host, "host") ?? "127.0.0.1"
+        let host = settings.string(host, "nightride.host") ?? "127.0.0.1"
         let port = try settings.int(port, "port", name: "the port") ?? 8080
         guard (0...65_535).contains(port) else { throw StartUpError(description: "the port must be 0 to 65535, not \(port)") }
         // The store the flags choose; only without one, the settings' database.
         let postgres = memory || data != nil ? nil : settings.string(postgres, "database.url", isSecret: true)
+        if postgres != nil, restore != nil || newEpoch {
+            throw StartUpError(
+                description:
+                    "--restore and --new-epoch are for a SQLite data file, and the data is in PostgreSQL here (DATABASE_URL or --config): restore the database with PostgreSQL's tools, or choose --data"
+            )
+        }
         let path = postgres == nil ? try dataPath(settings) : nil
         if let path, let restore {
             let epoch = try SQLiteStore.restore(from: restore, to: path)
@@ -226,9 +235,7 @@ struct ServerCommand: AsyncParsableCommand {
 
     /// A database URL as it may be printed: without its password.
     private static func withoutPassword(_ url: String) -> String {
-        guard var parts = URLComponents(string: url), parts.password != nil else { return url }
-        parts.password = "***"
-        return parts.string ?? url
+        PostgresStore.redacted(url)
     }
 
     /// Reads control commands from standard input on a thread of its own (a blocking read must

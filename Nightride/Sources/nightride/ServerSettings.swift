@@ -7,7 +7,7 @@ import SystemPackage
 ///
 /// | setting | environment | JSON file |
 /// | --- | --- | --- |
-/// | the address to listen on | `HOST` | `{"host": "0.0.0.0"}` |
+/// | the address to listen on | `NIGHTRIDE_HOST` | `{"nightride": {"host": "0.0.0.0"}}` |
 /// | the port | `PORT` | `{"port": 8080}` |
 /// | the PostgreSQL database | `DATABASE_URL` | `{"database": {"url": "postgres://…"}}` |
 /// | the SQLite file | `NIGHTRIDE_DATA` | `{"nightride": {"data": "/var/lib/nightride/server.sqlite"}}` |
@@ -15,7 +15,9 @@ import SystemPackage
 /// | the log format | `LOG_FORMAT` | `{"log": {"format": "json"}}` |
 ///
 /// The database URL is a secret (it may hold a password): the reader never shows it, and the
-/// command refuses it with a password as a flag, where `ps` would show it to every user.
+/// command refuses it with a password as a flag, where `ps` would show it to every user. The
+/// address is `NIGHTRIDE_HOST`, not `HOST`: tcsh and zsh set `HOST` to the machine's name, which
+/// would open the server to the network unasked.
 struct ServerSettings {
     private let reader: ConfigReader
 

@@ -55,8 +55,9 @@ struct StartUpErrorTests {
 
     @Test("--log-format json --log-level info: every line on standard error is one JSON object, each answer with its request id")
     func jsonLogs() async throws {
-        let child = try ChildProcess("nightride", ["server", "--memory", "--port", "0", "--log-format", "json", "--log-level", "info"])
-        let banner = try #require(child.readLine(), "no banner")
+        let child = try ChildProcess(
+            "nightride", ["server", "--memory", "--port", "0", "--log-format", "json", "--log-level", "info"], removing: Self.settingVariables)
+        let banner = try #require(await child.readLine(within: .seconds(60)), "no banner")
         let address = try #require(banner.firstRange(of: "http://127.0.0.1:").map { banner[$0.lowerBound...].prefix { $0 != "," } })
         let (_, response) = try await URLSession.shared.data(from: try #require(URL(string: "\(address)/health/live")))
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
@@ -101,10 +102,13 @@ struct StartUpErrorTests {
             (["--data", folder.appendingPathComponent("absent/server.sqlite").path, "--port", "0"], [:], "absent does not exist"),
             (["--data", notJSON, "--port", "0"], [:], "is not a SQLite database"),
             (["--postgres", "postgres://app:s3cret@127.0.0.1:5432/app"], [:], "give the URL in DATABASE_URL"),
+            (["--postgres", "postgres://app:p#ss/word@127.0.0.1:5432/app"], [:], "give the URL in DATABASE_URL"),
+            (["--restore", notJSON], ["DATABASE_URL": "postgres://app@127.0.0.1:1/app"], "--restore and --new-epoch are for a SQLite data file"),
         ] {
             let ended = try await Self.serve(arguments, environment: environment)
             #expect(ended.status != 0, "\(arguments) \(environment)")
             #expect(ended.stderr.contains(says), "\(ended.stderr)")
+            #expect(!ended.stderr.contains("s3cret") && !ended.stderr.contains("p#ss"), "a password shown: \(ended.stderr)")
         }
     }
 
@@ -120,12 +124,16 @@ struct StartUpErrorTests {
 
     /// Starts `nightride server` with `arguments`, reads the port its banner names, and kills it.
     private static func listening(_ arguments: [String], environment: [String: String] = [:]) async throws -> (port: Int, stderr: String) {
-        let child = try ChildProcess("nightride", ["server"] + arguments, environment: environment)
-        let banner = child.readLine() ?? ""
+        let child = try ChildProcess("nightride", ["server"] + arguments, environment: environment, removing: Self.settingVariables)
+        let banner = await child.readLine(within: .seconds(60)) ?? ""
         let ended = child.kill()
         let port = banner.firstRange(of: "http://127.0.0.1:").flatMap { Int(banner[$0.upperBound...].prefix { $0.isNumber }) }
         return (try #require(port, "no port in \(banner); \(ended.stderr)"), ended.stderr)
     }
+
+    /// The variables `nightride server` reads its settings from: unset in its children unless
+    /// a test sets them, so that the environment the tests run in changes nothing.
+    static let settingVariables = ["NIGHTRIDE_HOST", "PORT", "DATABASE_URL", "NIGHTRIDE_DATA", "LOG_LEVEL", "LOG_FORMAT"]
 
     /// A port nothing listens on now.
     private static func freePort() throws -> Int {
@@ -137,7 +145,7 @@ struct StartUpErrorTests {
     /// Runs `nightride server` with `arguments` to its end; a server that starts after all is
     /// killed past the hang guard, and fails the check of its status.
     private static func serve(_ arguments: [String], environment: [String: String] = [:]) async throws -> ChildProcess.Ended {
-        let child = try ChildProcess("nightride", ["server"] + arguments, environment: environment)
+        let child = try ChildProcess("nightride", ["server"] + arguments, environment: environment, removing: Self.settingVariables)
         nonisolated(unsafe) let killed = child
         let guardTask = Task {
             try await Task.sleep(for: .seconds(60))

@@ -65,8 +65,9 @@ public struct SyncServerConfiguration: Sendable {
     /// answers 200 while the process answers at all, for a liveness probe that restarts a
     /// stuck process; `GET /health/ready` answers 200 only when a commit can go through now
     /// (an empty write transaction, within the store's deadline), and 503 with `Retry-After`
-    /// when the store cannot commit or the server is shutting down, for a load balancer that
-    /// sends traffic only to instances that can take it.
+    /// when the store cannot commit or a stop has begun (until the listener closes), for a
+    /// load balancer that sends traffic only to instances that can take it. Not authenticated,
+    /// and each probe is a write transaction: probe every few seconds.
     public var healthPath: String?
 
     /// Whether a change's push is encoded and framed once for all the sockets that get the same

@@ -51,10 +51,16 @@ public struct JSONLogHandler: LogHandler {
         line += ",\"level\":\(Self.quoted(event.level.rawValue)),\"label\":\(Self.quoted(label))"
         line += ",\"message\":\(Self.quoted(event.message.description)),\"source\":\(Self.quoted(event.source))"
         for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
-            line += ",\(Self.quoted(key)):\(Self.json(value))"
+            // A field named as one of the line's own keeps its value under `metadata.<key>`:
+            // a JSON object with a key twice is read differently by different parsers.
+            let name = Self.ownKeys.contains(key) ? "metadata." + key : key
+            line += ",\(Self.quoted(name)):\(Self.json(value))"
         }
         write(line + "}\n")
     }
+
+    /// The keys every line has.
+    private static let ownKeys: Set<String> = ["time", "level", "label", "message", "source"]
 
     /// A metadata value as JSON: strings as strings, arrays and dictionaries as such.
     private static func json(_ value: Logger.Metadata.Value) -> String {
@@ -100,7 +106,8 @@ public struct JSONLogHandler: LogHandler {
         }
 
         func write(_ line: String) {
-            handle.withLock { $0.write(Data(line.utf8)) }
+            // A log line that cannot be written (a closed pipe) is dropped, never a crash.
+            handle.withLock { try? $0.write(contentsOf: Data(line.utf8)) }
         }
     }
 

@@ -198,17 +198,15 @@ public final class SyncHost: Sendable {
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(50))
             } catch let error as IOError where error.errnoCode == EADDRNOTAVAIL {
-                throw Failure(description: "cannot listen: \(Self.notHere("the address asked for"))")
+                throw Failure(description: "cannot listen: the address asked for \(Self.notHere)")
             } catch SocketAddressError.unknown(let host, _) {
-                throw Failure(description: "cannot listen on \(host): \(Self.notHere("no such address"))")
+                throw Failure(description: "cannot listen on \(host): it \(Self.notHere)")
             }
         }
     }
 
     /// Why an address cannot be listened on, and which ones can.
-    private static func notHere(_ what: String) -> String {
-        "\(what) is not one of this machine's (127.0.0.1 listens for this machine alone, 0.0.0.0 on every network)"
-    }
+    private static let notHere = "is not an address of this machine (127.0.0.1 listens for this machine alone, 0.0.0.0 on every network)"
 
     /// Runs `launch` in a service group; returns the bound port once it listens.
     private func run(_ launch: Launch) async throws -> (port: Int, ended: EndSignal) {

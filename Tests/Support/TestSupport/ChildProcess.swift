@@ -15,12 +15,14 @@ public final class ChildProcess {
     private var buffer: [UInt8] = []
 
     /// Starts the product `product` (built beside the tests) with `arguments`, and `environment`
-    /// on top of this process's.
-    public init(_ product: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    /// on top of this process's, less the variables `removing` names.
+    public init(_ product: String, _ arguments: [String], environment: [String: String] = [:], removing: [String] = []) throws {
         process.executableURL = try builtProduct(named: product)
         process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+        if !environment.isEmpty || !removing.isEmpty {
+            var merged = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+            for name in removing where environment[name] == nil { merged[name] = nil }
+            process.environment = merged
         }
         process.standardOutput = stdout
         process.standardError = stderr
@@ -41,6 +43,21 @@ public final class ChildProcess {
             }
             guard count > 0 else { return nil }
             buffer.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    /// The next line, read on a thread of its own within `limit` (times ``hangGuardScale``);
+    /// `nil` at the end of the output, or past the limit, when the child is killed so that the
+    /// read ends.
+    public func readLine(within limit: Duration) async -> String? {
+        nonisolated(unsafe) let child = self
+        let timer = Task {
+            try await Task.sleep(for: limit * hangGuardScale)
+            child.sendKill()
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: child.readLine()) }
         }
     }
 

@@ -101,7 +101,7 @@ public final class NightrideServer: Sendable {
     @discardableResult
     public func start() async throws -> Int {
         let port = try await host.start()
-        logger.info("nightride listening", metadata: ["host": "\(configuration.host)", "port": "\(port)", "epoch": "\(epoch ?? 0)"])
+        logger.notice("nightride listening", metadata: ["host": "\(configuration.host)", "port": "\(port)", "epoch": "\(epoch ?? 0)"])
         return port
     }
 
@@ -149,7 +149,7 @@ public final class NightrideServer: Sendable {
         // A client that does not answer its socket's close within a second is cut off, as the
         // process's end would (the host's socket grace).
         await host.stop()
-        logger.info("nightride stopped")
+        logger.notice("nightride stopped")
     }
 
     /// The bound port while running.
