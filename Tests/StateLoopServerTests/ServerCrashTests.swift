@@ -69,7 +69,7 @@ struct ServerCrashTests {
             child = try ChildProcess("sync-server-crash-child", [path, "\(port)"])
             #expect(try Self.waitListening(child) == epoch, "a plain restart keeps the epoch (round \(round))")
             for user in users {
-                let (status, body) = try await Self.read(user, from: client)
+                let (status, body) = try await Self.read(user, from: client, child: child)
                 guard status == 200 else {
                     #expect(acknowledged.notes[user] == nil, "round \(round): \(user) has no notes after the restart")
                     continue
@@ -144,12 +144,26 @@ struct ServerCrashTests {
 
     /// `GET me/notes` as `user`, again after a transport error: the first request may go out on
     /// a pooled connection to the killed process.
-    static func read(_ user: String, from client: TestClient) async throws -> (status: Int, body: Data) {
-        for _ in 1..<5 {
-            if let answer = try? await client.send("GET", "me/notes", as: user) { return answer }
-            try await Task.sleep(for: .milliseconds(50))
+    /// `user`'s notes from the restarted child, retried while its connections are refused or
+    /// reset for up to 10 s (times ``hangGuardScale``): a loaded machine may take a moment to
+    /// serve the first request. Past that, fails saying whether the child still runs and what it
+    /// wrote on standard error.
+    static func read(_ user: String, from client: TestClient, child: ChildProcess) async throws -> (status: Int, body: Data) {
+        let deadline = ContinuousClock.now + .seconds(10) * hangGuardScale
+        var lastError: (any Error)?
+        while ContinuousClock.now < deadline {
+            do {
+                return try await client.send("GET", "me/notes", as: user)
+            } catch {
+                lastError = error
+                try await Task.sleep(for: .milliseconds(50))
+            }
         }
-        return try await client.send("GET", "me/notes", as: user)
+        let ended = child.kill()
+        throw ChildFailed(
+            description:
+                "the restarted child did not answer for 10 s (\(String(describing: lastError))); it had \(ended.signal == nil ? "exited with \(ended.status)" : "to be killed"), standard error: \(ended.stderr)"
+        )
     }
 
     /// Reads the child's first line; returns the epoch it serves.
