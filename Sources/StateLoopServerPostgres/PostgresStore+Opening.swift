@@ -35,6 +35,11 @@ extension PostgresStore {
     static func checkConnection(_ configuration: PostgresConnection.Configuration, to target: Target, deadline: Duration, logger: Logger)
         async throws
     {
+        // The connection's own connect timeout is the store's deadline, shorter than the
+        // opening's on a busy machine: this one connection gets the opening's.
+        var patient = configuration
+        patient.options.connectTimeout = .nanoseconds(Int64(deadline / .nanoseconds(1)))
+        let configuration = patient
         do {
             try await Deadline.race(deadline) {
                 // Closed here, inside the race: a connection opened after the deadline is
