@@ -214,15 +214,10 @@ public final class PostgresStore: ServerStore {
         }
 
         public var description: String {
-            let shown = Self.withoutPassword(url)
+            let shown = PostgresStore.redacted(url)
             if let reason { return "'\(shown)': \(reason)" }
             return
                 "'\(shown)' is not a PostgreSQL URL: write postgres://user[:password]@host[:port]/database[?sslmode=verify-full&sslrootcert=ca.pem]"
-        }
-
-        /// `url` as a description may show it (see ``PostgresStore/redacted(_:)``).
-        static func withoutPassword(_ url: String) -> String {
-            PostgresStore.redacted(url)
         }
     }
 

@@ -48,12 +48,7 @@ enum CatalogSamples {
         var title: String
     }
 
-    struct Rules: AccessPolicy {
-        func principal(for request: Request) async throws -> String? { request.bearerToken }
-        func id(of user: String) -> String { user }
-        func mayRead(_ key: ResourceKey, as user: String) -> Bool { key.id == user }
-        func mayWrite(_ key: ResourceKey, as user: String) -> Bool { key.id == user }
-    }
+    typealias Rules = SampleRules
 
     static func server() throws -> SyncHost {
         // Sources/StateLoopServer/StateLoopServer.docc/StateLoopServer.md:

@@ -15,12 +15,7 @@ enum ServerPageSamples {
         var expiresAt: Date
     }
 
-    struct Rules: AccessPolicy {
-        func principal(for request: Request) async throws -> String? { request.bearerToken }
-        func id(of user: String) -> String { user }
-        func mayRead(_ key: ResourceKey, as user: String) -> Bool { true }
-        func mayWrite(_ key: ResourceKey, as user: String) -> Bool { true }
-    }
+    typealias Rules = SampleRules
 
     static let accounts = ServerResource("accounts", of: Account.self)
     static let openOrders = ServerResource("open-orders", of: [Order].self)

@@ -214,7 +214,7 @@ struct ServerCommand: AsyncParsableCommand {
             )
         }
         say(
-            "Nightride listening on http://\(host):\(bound)\(faultSeed.map { " (faults, seed \($0))" } ?? ""), data \(postgres.map(Self.withoutPassword) ?? path ?? "in memory")"
+            "Nightride listening on http://\(host):\(bound)\(faultSeed.map { " (faults, seed \($0))" } ?? ""), data \(postgres.map(PostgresStore.redacted) ?? path ?? "in memory")"
         )
         let controlled = control ? harness.map(Self.obeyControl) : nil
         await Self.interrupted()
@@ -231,11 +231,6 @@ struct ServerCommand: AsyncParsableCommand {
             throw StartUpError(description: "\(name) is \(text), not one of \(Value.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return value
-    }
-
-    /// A database URL as it may be printed: without its password.
-    private static func withoutPassword(_ url: String) -> String {
-        PostgresStore.redacted(url)
     }
 
     /// Reads control commands from standard input on a thread of its own (a blocking read must
