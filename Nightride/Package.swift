@@ -14,6 +14,16 @@ let package = Package(
         .library(name: "NightrideHarness", targets: ["NightrideHarness"]),
         .library(name: "NightrideClient", targets: ["NightrideClient"]),
     ],
+    // PostgreSQL is optional: the demo, the terminal client and a server on a SQLite file do not
+    // need it, and leaving it out spares a first build about 720 compile steps (postgres-nio and
+    // the copy of BoringSSL its authentication links).
+    traits: [
+        .trait(
+            name: "PostgreSQL",
+            description: "`--postgres` and DATABASE_URL: the server's data in a PostgreSQL database, shared by several instances."
+        ),
+        .default(enabledTraits: []),
+    ],
     dependencies: [
         // Named, because a path dependency's identity is its folder's name, which differs
         // between clones.
@@ -24,8 +34,6 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
-        // SHA-256, for the digests of sessions issued before the kit's (postgres-nio's dependency).
-        .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
@@ -42,11 +50,10 @@ let package = Package(
                 "NightrideModel",
                 // The kit: resources, pushes, mutations, sessions, the store and its host.
                 .product(name: "StateLoopServer", package: "StateLoop"),
-                .product(name: "StateLoopServerPostgres", package: "StateLoop"),
+                .product(name: "StateLoopServerPostgres", package: "StateLoop", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "StateLoopWire", package: "StateLoop"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -60,7 +67,7 @@ let package = Package(
             dependencies: [
                 "NightrideServer", "NightrideModel",
                 .product(name: "StateLoopServer", package: "StateLoop"),
-                .product(name: "StateLoopServerPostgres", package: "StateLoop"),
+                .product(name: "StateLoopServerPostgres", package: "StateLoop", condition: .when(traits: ["PostgreSQL"])),
                 // The fault plan's hooks into the pushes.
                 .product(name: "StateLoopServerTesting", package: "StateLoop"),
                 .product(name: "StateLoopWire", package: "StateLoop"),
@@ -107,7 +114,7 @@ let package = Package(
                 "NightrideModel", "NightrideServer", "NightrideHarness", "NightrideClient", "NightrideDemo", "NightrideTUI",
                 .product(name: "StateLoopSync", package: "StateLoop"),
                 .product(name: "StateLoopInspector", package: "StateLoop"),
-                .product(name: "StateLoopServerPostgres", package: "StateLoop"),
+                .product(name: "StateLoopServerPostgres", package: "StateLoop", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -139,7 +146,7 @@ let package = Package(
                 .product(name: "StateLoopInspectorServer", package: "StateLoop"),
                 .product(name: "StateLoopTesting", package: "StateLoop"),
                 .product(name: "StateLoopServer", package: "StateLoop"),
-                .product(name: "StateLoopServerPostgres", package: "StateLoop"),
+                .product(name: "StateLoopServerPostgres", package: "StateLoop", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Logging", package: "swift-log"),
             ],
             // The recorded sessions' fixtures, read through #filePath.

@@ -21,4 +21,10 @@ struct SHA256Tests {
         #expect(
             SHA256.hex(Array(repeating: UInt8(ascii: "a"), count: 1_000_000)) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
+
+    @Test("Sessions.digest(of:) is the SHA-256 of the text's UTF-8 bytes in lowercase hexadecimal, as an app's own stored tokens need")
+    func publicDigest() {
+        #expect(Sessions.digest(of: "abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(Sessions.digest(of: "é") == SHA256.hex([0xC3, 0xA9]))
+    }
 }

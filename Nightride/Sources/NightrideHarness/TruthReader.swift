@@ -1,7 +1,10 @@
 import NightrideServer
 import StateLoopServer
-import StateLoopServerPostgres
 import Synchronization
+
+#if PostgreSQL
+import StateLoopServerPostgres
+#endif
 
 /// What a Nightride server held, read from its stores' change feeds when a check asks for it
 /// (never on the server's writer as it commits): the truth the demo, the chaos runs and the
@@ -99,7 +102,9 @@ public final class TruthReader: Sendable {
         private static func continuesFeed(of store: any ServerStore, with next: any ServerStore) -> Bool {
             switch (store, next) {
             case (let store as SQLiteStore, let next as SQLiteStore): store.path != nil && store.path == next.path
+            #if PostgreSQL
             case (is PostgresStore, is PostgresStore): true
+            #endif
             default: false
             }
         }
@@ -108,7 +113,9 @@ public final class TruthReader: Sendable {
         private static func progress(in store: any ServerStore) async throws -> [ClientProgress] {
             switch store {
             case let store as SQLiteStore: try store.clientProgress()
+            #if PostgreSQL
             case let store as PostgresStore: try await store.clientProgress()
+            #endif
             default: []
             }
         }

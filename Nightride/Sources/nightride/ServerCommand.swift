@@ -5,7 +5,10 @@ import NightrideHarness
 import NightrideModel
 import NightrideServer
 import StateLoopServer
+
+#if PostgreSQL
 import StateLoopServerPostgres
+#endif
 
 /// `nightride server`: runs the backend until interrupted.
 struct ServerCommand: AsyncParsableCommand {
@@ -132,11 +135,15 @@ struct ServerCommand: AsyncParsableCommand {
         if let restore, !FileManager.default.fileExists(atPath: restore) {
             throw ValidationError("--restore: no backup at \(restore)")
         }
+        #if PostgreSQL
         if let postgres, PostgresStore.holdsPassword(postgres) {
             throw ValidationError(
                 "--postgres holds a password, which every user of this machine can read (ps): give the URL in DATABASE_URL or in the --config file"
             )
         }
+        #else
+        if postgres != nil { throw ValidationError(NightrideServer.builtWithoutPostgreSQL) }
+        #endif
     }
 
     /// The data file: --data (or NIGHTRIDE_DATA), or server.sqlite in the platform's data
@@ -172,6 +179,9 @@ struct ServerCommand: AsyncParsableCommand {
                     "--restore and --new-epoch are for a SQLite data file, and the data is in PostgreSQL here (DATABASE_URL or --config): restore the database with PostgreSQL's tools, or choose --data"
             )
         }
+        #if !PostgreSQL
+        if postgres != nil { throw StartUpError(description: NightrideServer.builtWithoutPostgreSQL) }
+        #endif
         let path = postgres == nil ? try dataPath(settings) : nil
         if let path, let restore {
             let epoch = try SQLiteStore.restore(from: restore, to: path)
@@ -213,8 +223,13 @@ struct ServerCommand: AsyncParsableCommand {
                     + "Stop it, or start with another --port (0 picks a free one)"
             )
         }
+        #if PostgreSQL
+        let database = postgres.map(PostgresStore.redacted)
+        #else
+        let database: String? = nil
+        #endif
         say(
-            "Nightride listening on http://\(host):\(bound)\(faultSeed.map { " (faults, seed \($0))" } ?? ""), data \(postgres.map(PostgresStore.redacted) ?? path ?? "in memory")"
+            "Nightride listening on http://\(host):\(bound)\(faultSeed.map { " (faults, seed \($0))" } ?? ""), data \(database ?? path ?? "in memory")"
         )
         let controlled = control ? harness.map(Self.obeyControl) : nil
         await Self.interrupted()

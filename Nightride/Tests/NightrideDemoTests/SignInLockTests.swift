@@ -1,3 +1,4 @@
+#if PostgreSQL
 import Foundation
 import Logging
 import NightrideClient
@@ -63,3 +64,4 @@ private final class Switch: Sendable {
     func set() { value.store(true, ordering: .sequentiallyConsistent) }
     var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
 }
+#endif

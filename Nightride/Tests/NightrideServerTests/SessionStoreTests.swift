@@ -33,9 +33,9 @@ struct SessionStoreTests {
     func slotsFromBeforeTheKit() async throws {
         let server = try await Self.server()
         let secret = String(repeating: "fedcba9876543210", count: 4)
-        let account = String(SessionsBeforeSlots.digest(of: "ann").prefix(32))
+        let account = String(Sessions.digest(of: "ann").prefix(32))
         try await server.openData().sync.update { transaction in
-            let slot = SlotBeforeKit(user: "Ann", digest: SessionsBeforeSlots.digest(of: secret), serial: 1)
+            let slot = SlotBeforeKit(user: "Ann", digest: Sessions.digest(of: secret), serial: 1)
             try transaction.write(slot, to: ServerResource("session", of: SlotBeforeKit.self), account + "/00")
         }
         let token = account + "00" + secret
@@ -56,10 +56,10 @@ struct SessionStoreTests {
             let old = String(repeating: "0123456789abcdef", count: 4)
             try await server.openData().sync.update { transaction in
                 var account = try #require(try transaction.read(NightrideResources.account, "ann"))
-                account.sessions = [SessionsBeforeSlots.digest(of: old)]
+                account.sessions = [Sessions.digest(of: old)]
                 try transaction.write(account, to: NightrideResources.account, "ann")
                 try transaction.write(
-                    SessionsBeforeSlots.Record(user: "Ann", expiresAt: nil), to: SessionsBeforeSlots.resource, SessionsBeforeSlots.digest(of: old))
+                    SessionsBeforeSlots.Record(user: "Ann", expiresAt: nil), to: SessionsBeforeSlots.resource, Sessions.digest(of: old))
             }
             #expect(try await server.user(forToken: old) == "Ann")
             try await server.revokeSessions(of: revokesAll ? nil : "ann")

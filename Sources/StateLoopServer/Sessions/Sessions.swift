@@ -139,6 +139,16 @@ public struct Sessions: Sendable {
         return record.user
     }
 
+    /// The form in which the kit stores a token's secret: its SHA-256 digest, as 64 lowercase
+    /// hexadecimal digits.
+    ///
+    /// For an app that also accepts tokens of its own under the same rule (a copy of the
+    /// database signs no one in), such as tokens it issued before it used `Sessions`: it keeps
+    /// `digest(of: token)` and compares digests, never tokens.
+    public static func digest(of secret: String) -> String {
+        SHA256.hex(secret.utf8)
+    }
+
     /// The live sessions of `user`, oldest first.
     public func live(of user: String, in transaction: ServerTransaction) throws -> [LiveSession] {
         let now = clock.nowSinceEpoch

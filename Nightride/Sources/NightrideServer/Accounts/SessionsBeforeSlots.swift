@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import StateLoopServer
 
@@ -25,17 +24,9 @@ enum SessionsBeforeSlots {
     /// of `store`, as the kit's check is; `nil` otherwise.
     static func user(forToken token: String, at now: Date, in store: any ServerStore) async throws -> String? {
         guard token.utf8.count == 64, token.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
-        let (stored, _) = try await store.read(resource.key(digest(of: token)), lastMutationIDOf: nil, scope: "")
+        let (stored, _) = try await store.read(resource.key(Sessions.digest(of: token)), lastMutationIDOf: nil, scope: "")
         guard let stored, let record = try? JSONDecoder().decode(Record.self, from: stored.json), record.digest == nil else { return nil }
         return record.expiresAt.map { now.timeIntervalSince1970 < $0 } ?? true ? record.user : nil
-    }
-
-    /// `token`'s SHA-256 digest in lowercase hexadecimal, as such sessions are keyed.
-    static func digest(of token: String) -> String {
-        SHA256.hash(data: Array(token.utf8)).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
     }
 
     /// Ends the sessions listed in the account `key`, and the list.

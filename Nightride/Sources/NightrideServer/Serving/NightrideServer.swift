@@ -4,9 +4,12 @@ import Logging
 import NightrideModel
 import ServiceLifecycle
 import StateLoopServer
-import StateLoopServerPostgres
 import StateLoopWire
 import Synchronization
+
+#if PostgreSQL
+import StateLoopServerPostgres
+#endif
 
 /// The Nightride backend on StateLoopServer: the ride rules (``RideOperation``) run in the
 /// store's transactions, its two per-user values served over `GET` and push sockets with
@@ -123,7 +126,7 @@ public final class NightrideServer: Sendable {
         let fresh: DataLife
         if configuration.postgresURL != nil {
             // The database opened again, as a new process would.
-            (data.withLock { $0.take() }?.store as? PostgresStore)?.close()
+            Self.close(data.withLock { $0.take() }?.store)
             fresh = try await makePostgresData()
         } else if let path = configuration.dataPath {
             // The file opened again, as a new process would: what survives is what it holds.
@@ -199,7 +202,7 @@ public final class NightrideServer: Sendable {
             life = made
             return (made, false)
         }
-        if lost { (made.store as? PostgresStore)?.close() }
+        if lost { Self.close(made.store) }
         return kept
     }
 
@@ -220,11 +223,30 @@ public final class NightrideServer: Sendable {
     /// Opens the PostgreSQL database, shared with the other instances on it.
     private func makePostgresData() async throws -> DataLife {
         guard let url = configuration.postgresURL else { throw StartFailure(description: "no PostgreSQL URL") }
+        #if PostgreSQL
         var storeLogger = logger
         storeLogger[metadataKey: "part"] = "postgres"
         let store = try await PostgresStore(url: url, now: storeClock, logger: storeLogger)
         return assemble(store)
+        #else
+        _ = url
+        throw StartFailure(description: Self.builtWithoutPostgreSQL)
+        #endif
     }
+
+    /// Closes `store`'s database connections, when it has any.
+    private static func close(_ store: (any ServerStore)?) {
+        #if PostgreSQL
+        (store as? PostgresStore)?.close()
+        #endif
+    }
+
+    /// What a server built without the package's `PostgreSQL` trait says when it is given a
+    /// database: how to build one with it.
+    public static let builtWithoutPostgreSQL =
+        "this nightride was built without PostgreSQL support: build it with the PostgreSQL trait, as in "
+        + "`swift run --package-path Nightride --traits PostgreSQL nightride server --postgres URL`"
+
 
     /// The sync server on `store`, its resources declared.
     private func assemble(_ store: any ServerStore) -> DataLife {
