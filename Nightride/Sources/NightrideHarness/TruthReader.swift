@@ -3,7 +3,7 @@ import StateLoopServer
 import Synchronization
 
 #if PostgreSQL
-import StateLoopServerPostgres
+    import StateLoopServerPostgres
 #endif
 
 /// What a Nightride server held, read from its stores' change feeds when a check asks for it
@@ -103,7 +103,7 @@ public final class TruthReader: Sendable {
             switch (store, next) {
             case (let store as SQLiteStore, let next as SQLiteStore): store.path != nil && store.path == next.path
             #if PostgreSQL
-            case (is PostgresStore, is PostgresStore): true
+                case (is PostgresStore, is PostgresStore): true
             #endif
             default: false
             }
@@ -114,7 +114,7 @@ public final class TruthReader: Sendable {
             switch store {
             case let store as SQLiteStore: try store.clientProgress()
             #if PostgreSQL
-            case let store as PostgresStore: try await store.clientProgress()
+                case let store as PostgresStore: try await store.clientProgress()
             #endif
             default: []
             }

@@ -7,7 +7,7 @@ import NightrideServer
 import StateLoopServer
 
 #if PostgreSQL
-import StateLoopServerPostgres
+    import StateLoopServerPostgres
 #endif
 
 /// `nightride server`: runs the backend until interrupted.
@@ -136,13 +136,13 @@ struct ServerCommand: AsyncParsableCommand {
             throw ValidationError("--restore: no backup at \(restore)")
         }
         #if PostgreSQL
-        if let postgres, PostgresStore.holdsPassword(postgres) {
-            throw ValidationError(
-                "--postgres holds a password, which every user of this machine can read (ps): give the URL in DATABASE_URL or in the --config file"
-            )
-        }
+            if let postgres, PostgresStore.holdsPassword(postgres) {
+                throw ValidationError(
+                    "--postgres holds a password, which every user of this machine can read (ps): give the URL in DATABASE_URL or in the --config file"
+                )
+            }
         #else
-        if postgres != nil { throw ValidationError(NightrideServer.builtWithoutPostgreSQL) }
+            if postgres != nil { throw ValidationError(NightrideServer.builtWithoutPostgreSQL) }
         #endif
     }
 
@@ -180,7 +180,7 @@ struct ServerCommand: AsyncParsableCommand {
             )
         }
         #if !PostgreSQL
-        if postgres != nil { throw StartUpError(description: NightrideServer.builtWithoutPostgreSQL) }
+            if postgres != nil { throw StartUpError(description: NightrideServer.builtWithoutPostgreSQL) }
         #endif
         let path = postgres == nil ? try dataPath(settings) : nil
         if let path, let restore {
@@ -224,9 +224,9 @@ struct ServerCommand: AsyncParsableCommand {
             )
         }
         #if PostgreSQL
-        let database = postgres.map(PostgresStore.redacted)
+            let database = postgres.map(PostgresStore.redacted)
         #else
-        let database: String? = nil
+            let database: String? = nil
         #endif
         say(
             "Nightride listening on http://\(host):\(bound)\(faultSeed.map { " (faults, seed \($0))" } ?? ""), data \(database ?? path ?? "in memory")"

@@ -1,10 +1,8 @@
-#if PostgreSQL
 import Foundation
 import Logging
 import NightrideClient
 import NightrideServer
 import StateLoopServer
-import StateLoopServerPostgres
 import Synchronization
 import TestSupport
 import Testing
@@ -29,7 +27,7 @@ struct SignInLockTests {
         try await server.setDriverMode(true, for: "bob")
 
         // Another instance's ride operation: it reads the book (locking its row) and holds it.
-        let other = try await PostgresStore(url: database, logger: logger)
+        let (other, closeOther) = try await openPostgresStore(url: database, logger: logger)
         let (holding, release) = (Switch(), Switch())
         defer { release.set() }
         let holder = Task {
@@ -53,7 +51,7 @@ struct SignInLockTests {
 
         release.set()
         try await holder.value
-        other.close()
+        closeOther()
         await server.stop()
     }
 }
@@ -64,4 +62,3 @@ private final class Switch: Sendable {
     func set() { value.store(true, ordering: .sequentiallyConsistent) }
     var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
 }
-#endif

@@ -8,7 +8,7 @@ import StateLoopWire
 import Synchronization
 
 #if PostgreSQL
-import StateLoopServerPostgres
+    import StateLoopServerPostgres
 #endif
 
 /// The Nightride backend on StateLoopServer: the ride rules (``RideOperation``) run in the
@@ -224,20 +224,20 @@ public final class NightrideServer: Sendable {
     private func makePostgresData() async throws -> DataLife {
         guard let url = configuration.postgresURL else { throw StartFailure(description: "no PostgreSQL URL") }
         #if PostgreSQL
-        var storeLogger = logger
-        storeLogger[metadataKey: "part"] = "postgres"
-        let store = try await PostgresStore(url: url, now: storeClock, logger: storeLogger)
-        return assemble(store)
+            var storeLogger = logger
+            storeLogger[metadataKey: "part"] = "postgres"
+            let store = try await PostgresStore(url: url, now: storeClock, logger: storeLogger)
+            return assemble(store)
         #else
-        _ = url
-        throw StartFailure(description: Self.builtWithoutPostgreSQL)
+            _ = url
+            throw StartFailure(description: Self.builtWithoutPostgreSQL)
         #endif
     }
 
     /// Closes `store`'s database connections, when it has any.
     private static func close(_ store: (any ServerStore)?) {
         #if PostgreSQL
-        (store as? PostgresStore)?.close()
+            (store as? PostgresStore)?.close()
         #endif
     }
 
@@ -246,7 +246,6 @@ public final class NightrideServer: Sendable {
     public static let builtWithoutPostgreSQL =
         "this nightride was built without PostgreSQL support: build it with the PostgreSQL trait, as in "
         + "`swift run --package-path Nightride --traits PostgreSQL nightride server --postgres URL`"
-
 
     /// The sync server on `store`, its resources declared.
     private func assemble(_ store: any ServerStore) -> DataLife {
