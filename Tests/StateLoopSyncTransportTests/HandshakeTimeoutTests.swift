@@ -125,7 +125,8 @@ struct HandshakeTimeoutTests {
             let attempt = attempts.withLock { $0[key] ?? 0 }
             served.put(attempt)
             try? await outbound.write(.text(#"{"version":{"epoch":0,"counter":1},"value":"from attempt \#(attempt)"}"#))
-            for try await _ in inbound {}
+            // A reset ends the read with an error: the client is gone either way.
+            do { for try await _ in inbound {} } catch {}
             ended.put(attempt)
         }
         try await withLoopback(Router(), sockets: sockets) { port in
@@ -144,7 +145,7 @@ struct HandshakeTimeoutTests {
             _ = try await ended.waitFor(1)
             let valueCame = await polled { received.elements.contains { if case .value = $0 { true } else { false } } }
             #expect(valueCame, "the live connection's value: \(received.elements)")
-            #expect(ended.elements == [1] || !served.elements.contains(1), "served \(served.elements), ended \(ended.elements)")
+            #expect(ended.elements == [1], "served \(served.elements), ended \(ended.elements)")
             #expect(changes.elements == [true], "one connection, still open: \(changes.elements)")
             let values = received.elements.compactMap { message -> String? in
                 if case .value(let versioned) = message { versioned.value } else { nil }
@@ -167,6 +168,10 @@ struct HandshakeTimeoutTests {
         // the source tries again.
         let accepted = Inbox<Int>()
         let endings = Inbox<Ending>()
+        // Attempts whose socket the server upgraded (not every one: a client gone before the
+        // answer may leave nothing to upgrade).
+        let served = Inbox<Int>()
+        let attemptsRaced = 32
         // Answers from 4 ms before the 100 ms deadline to 10 ms after it, so that the answer
         // and the deadline race in both orders.
         let offsets = [-4, -2, 0, 1, 2, 3, 5, 10]
@@ -177,11 +182,15 @@ struct HandshakeTimeoutTests {
                 $0[key] = $0.count + 1
                 return $0.count
             }
+            // Past the race, refused: the client has settled every attempt before it makes the
+            // next, so the request of the first refused one means every raced one is settled.
+            guard attempt <= attemptsRaced else { throw HTTPError(.serviceUnavailable) }
             try await Task.sleep(for: .milliseconds(100 + offsets[attempt % offsets.count]))
             return .upgrade()
         } onUpgrade: { inbound, outbound, context in
             let key = context.request.headers[.secWebSocketKey] ?? ""
             let attempt = attempts.withLock { $0[key] ?? 0 }
+            served.put(attempt)
             try? await outbound.write(.text(#"{"version":{"epoch":0,"counter":1},"value":"\#(attempt)"}"#))
             let byClient = await withTaskGroup(of: Bool?.self) { group in
                 group.addTask {
@@ -197,7 +206,9 @@ struct HandshakeTimeoutTests {
             }
             endings.put(Ending(attempt: attempt, byClient: byClient))
         }
-        try await withLoopback(Router(), sockets: sockets) { port in
+        // Without the server's pings, which would end a socket the client left open (unanswered,
+        // after a minute) as if the client had closed it.
+        try await withLoopback(Router(), sockets: sockets, webSocket: .init(autoPing: .disabled)) { port in
             let changes = Inbox<Bool>()
             let push = WebSocketPush<String>(
                 url: "ws://127.0.0.1:\(port)/push", initialBackoff: .milliseconds(5), maxBackoff: .milliseconds(5),
@@ -211,7 +222,15 @@ struct HandshakeTimeoutTests {
                 }
             }
             defer { task.cancel() }
-            let ended = try await endings.waitFor(32, seconds: 60)
+            // Every upgraded attempt's ending, once the race is over: one left open by the client
+            // ends only at the hang guard, as not closed by the client (`nil`).
+            let settled = await polled { attempts.withLock { $0.count } > attemptsRaced }
+            #expect(settled, "the source stopped trying after \(attempts.withLock { $0.count }) attempts")
+            let allEnded = await polled(within: .seconds(50)) {
+                Set(endings.elements.map(\.attempt)).isSuperset(of: served.elements)
+            }
+            #expect(allEnded, "upgraded \(served.elements.sorted()), ended \(endings.elements.map(\.attempt).sorted())")
+            let ended = endings.elements
             let leftOpen = ended.filter { $0.byClient == nil }.map(\.attempt)
             #expect(leftOpen.isEmpty, "turned away, and never closed by the client: attempts \(leftOpen)")
             let acceptedNow = Set(accepted.elements)
@@ -228,11 +247,11 @@ struct HandshakeTimeoutTests {
         }
     }
 
-    /// Whether `condition` holds, checked every 5 ms for at most 30 s (times
+    /// Whether `condition` holds, checked every 5 ms for at most `limit` (times
     /// ``hangGuardScale``) or until the task is cancelled: the server's handlers wait with it
     /// without spinning a core, as `eventually` would for that long.
-    private func polled(_ condition: @Sendable () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(30) * hangGuardScale
+    private func polled(within limit: Duration = .seconds(30), _ condition: @Sendable () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + limit * hangGuardScale
         while !condition() {
             guard ContinuousClock.now < deadline else { return false }
             // Cancelled (the other side of a race ended first): a sleep that throws at once

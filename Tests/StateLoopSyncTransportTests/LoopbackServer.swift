@@ -15,6 +15,7 @@ import Testing
 func withLoopback(
     _ router: Router<BasicRequestContext>,
     sockets: Router<BasicWebSocketRequestContext>? = nil,
+    webSocket: WebSocketServerConfiguration = .init(),
     port fixedPort: Int = 0,
     _ body: (Int) async throws -> Void
 ) async throws {
@@ -22,7 +23,7 @@ func withLoopback(
     logger.logLevel = .critical
     let application = Application(
         router: router,
-        server: sockets.map { .http1WebSocketUpgrade(webSocketRouter: $0) } ?? .http1(),
+        server: sockets.map { .http1WebSocketUpgrade(webSocketRouter: $0, configuration: .init(ws: webSocket)) } ?? .http1(),
         configuration: .init(address: .hostname("127.0.0.1", port: fixedPort)),
         logger: logger
     )

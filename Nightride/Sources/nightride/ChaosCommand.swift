@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NightrideDemo
+import NightrideServer
 
 /// `nightride chaos`: seeded random scenarios against a faulty server, with the invariant checked.
 struct ChaosCommand: AsyncParsableCommand {
@@ -38,6 +39,9 @@ struct ChaosCommand: AsyncParsableCommand {
             throw ValidationError("--postgres runs its instances in this process: it goes without --server-process")
         }
         guard (1...8).contains(instances) else { throw ValidationError("--instances must be 1 to 8") }
+        #if !PostgreSQL
+            if postgres != nil { throw ValidationError(NightrideServer.builtWithoutPostgreSQL) }
+        #endif
     }
 
     @MainActor

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NightrideClient
 import NightrideDemo
+import NightrideServer
 import StateLoopInspector
 
 /// `nightride demo`: the scripted scenario with faults, its transcript and its verdict.
@@ -34,6 +35,9 @@ struct DemoCommand: AsyncParsableCommand {
     func validate() throws {
         guard (1...8).contains(instances) else { throw ValidationError("--instances must be 1 to 8") }
         if let inspect { try Self.validateInspectorURL(inspect) }
+        #if !PostgreSQL
+            if postgres != nil { throw ValidationError(NightrideServer.builtWithoutPostgreSQL) }
+        #endif
     }
 
     @MainActor

@@ -24,7 +24,8 @@ struct ServerCommand: AsyncParsableCommand {
             and does the same, --new-epoch forces one (a file restored where the mark is gone). \
             Changes are kept 7 days (--history-days); nothing in memory grows with them. \
             --postgres URL keeps the data in a PostgreSQL database instead, which any number of instances \
-            share: a change made through one reaches the clients of all. \
+            share: a change made through one reaches the clients of all (in a build with the package's \
+            PostgreSQL trait: swift build --package-path Nightride --traits PostgreSQL). \
             Settings not given as flags come from the environment (NIGHTRIDE_HOST, PORT, DATABASE_URL, NIGHTRIDE_DATA, \
             LOG_LEVEL, LOG_FORMAT), then from the JSON file --config names ({"port", "database": {"url"}, \
             "nightride": {"host", "data"}, "log": {"level", "format"}}). A database password goes in DATABASE_URL or the \
