@@ -142,10 +142,12 @@ struct HandshakeTimeoutTests {
             // A later attempt connects. The first was given up before it, its socket closed
             // then: the server, answering it now, finds the client gone and its handler ends.
             _ = try await changes.waitFor(1)
-            _ = try await ended.waitFor(1)
+            // Only the first is waited for: a later attempt may be late too on a busy machine
+            // (its deadline is 500 ms), and then it ends as well.
+            let firstEnded = await polled { ended.elements.contains(1) }
+            #expect(firstEnded, "served \(served.elements), ended \(ended.elements)")
             let valueCame = await polled { received.elements.contains { if case .value = $0 { true } else { false } } }
             #expect(valueCame, "the live connection's value: \(received.elements)")
-            #expect(ended.elements == [1], "served \(served.elements), ended \(ended.elements)")
             #expect(changes.elements == [true], "one connection, still open: \(changes.elements)")
             let values = received.elements.compactMap { message -> String? in
                 if case .value(let versioned) = message { versioned.value } else { nil }
