@@ -100,29 +100,23 @@ struct HandshakeTimeoutTests {
         "an upgrade answered after its deadline never becomes a connection: its socket was closed at the deadline, the source never reports two connections, and the live one brings a hint to pull"
     )
     func lateUpgradeTurnedAway() async throws {
-        // Attempts are told apart by their WebSocket keys, one per upgrade request.
-        let attempts = Mutex<[String: Int]>([:])
+        let attempts = UpgradeAttempts()
         let served = Inbox<Int>()
         let ended = Inbox<Int>()
         let sockets = Router(context: BasicWebSocketRequestContext.self)
         sockets.ws("push") { request, _ in
-            let key = request.headers[.secWebSocketKey] ?? ""
-            let attempt = attempts.withLock {
-                $0[key] = $0.count + 1
-                return $0.count
-            }
+            let attempt = attempts.arrived(request.headers)
             // The first answer waits for the second attempt's request: the source starts it
             // only once it gave the first up, so the answer is late however slowly either side
             // runs (a fixed delay was not, beside CPU hogs: the client's deadline could fire
             // after it).
             if attempt == 1 {
-                let retried = await polled { attempts.withLock { $0.count } >= 2 }
+                let retried = await polled { attempts.count >= 2 }
                 if !retried { throw HTTPError(.serviceUnavailable) }
             }
             return .upgrade()
         } onUpgrade: { inbound, outbound, context in
-            let key = context.request.headers[.secWebSocketKey] ?? ""
-            let attempt = attempts.withLock { $0[key] ?? 0 }
+            let attempt = attempts.number(of: context.request.headers)
             served.put(attempt)
             try? await outbound.write(.text(#"{"version":{"epoch":0,"counter":1},"value":"from attempt \#(attempt)"}"#))
             // A reset ends the read with an error: the client is gone either way.
@@ -165,7 +159,7 @@ struct HandshakeTimeoutTests {
         "upgrades answered around their deadline, either side of it: each becomes the connection (its value received) or is closed by the client, never left open; no value comes from one turned away"
     )
     func upgradesRacingTheDeadline() async throws {
-        let attempts = Mutex<[String: Int]>([:])
+        let attempts = UpgradeAttempts()
         // Attempts whose value the client received: the server closes those itself, so that
         // the source tries again.
         let accepted = Inbox<Int>()
@@ -179,19 +173,14 @@ struct HandshakeTimeoutTests {
         let offsets = [-4, -2, 0, 1, 2, 3, 5, 10]
         let sockets = Router(context: BasicWebSocketRequestContext.self)
         sockets.ws("push") { request, _ in
-            let key = request.headers[.secWebSocketKey] ?? ""
-            let attempt = attempts.withLock {
-                $0[key] = $0.count + 1
-                return $0.count
-            }
+            let attempt = attempts.arrived(request.headers)
             // Past the race, refused: the client has settled every attempt before it makes the
             // next, so the request of the first refused one means every raced one is settled.
             guard attempt <= attemptsRaced else { throw HTTPError(.serviceUnavailable) }
             try await Task.sleep(for: .milliseconds(100 + offsets[attempt % offsets.count]))
             return .upgrade()
         } onUpgrade: { inbound, outbound, context in
-            let key = context.request.headers[.secWebSocketKey] ?? ""
-            let attempt = attempts.withLock { $0[key] ?? 0 }
+            let attempt = attempts.number(of: context.request.headers)
             served.put(attempt)
             try? await outbound.write(.text(#"{"version":{"epoch":0,"counter":1},"value":"\#(attempt)"}"#))
             let byClient = await withTaskGroup(of: Bool?.self) { group in
@@ -226,8 +215,8 @@ struct HandshakeTimeoutTests {
             defer { task.cancel() }
             // Every upgraded attempt's ending, once the race is over: one left open by the client
             // ends only at the hang guard, as not closed by the client (`nil`).
-            let settled = await polled { attempts.withLock { $0.count } > attemptsRaced }
-            #expect(settled, "the source stopped trying after \(attempts.withLock { $0.count }) attempts")
+            let settled = await polled { attempts.count > attemptsRaced }
+            #expect(settled, "the source stopped trying after \(attempts.count) attempts")
             let allEnded = await polled(within: .seconds(50)) {
                 Set(endings.elements.map(\.attempt)).isSuperset(of: served.elements)
             }
@@ -290,6 +279,30 @@ struct HandshakeTimeoutTests {
             throw error
         }
         try? await channel.close()
+    }
+}
+
+/// The upgrade requests a test server has had, numbered from 1 in the order they arrived and told
+/// apart by their WebSocket keys (one per request).
+private final class UpgradeAttempts: Sendable {
+    private let numbers = Mutex<[String: Int]>([:])
+
+    /// Numbers the request with these `headers`.
+    func arrived(_ headers: HTTPFields) -> Int {
+        numbers.withLock {
+            $0[headers[.secWebSocketKey] ?? ""] = $0.count + 1
+            return $0.count
+        }
+    }
+
+    /// The number of the request whose upgrade these `headers` are.
+    func number(of headers: HTTPFields) -> Int {
+        numbers.withLock { $0[headers[.secWebSocketKey] ?? ""] ?? 0 }
+    }
+
+    /// How many requests have arrived.
+    var count: Int {
+        numbers.withLock { $0.count }
     }
 }
 

@@ -111,7 +111,7 @@ public struct Sessions: Sendable {
         let record = Record(
             user: user,
             expiresAt: lifetime.map { WallClock.seconds(now + $0) },
-            digest: SHA256.hex(secret.utf8),
+            digest: Self.digest(of: secret),
             serial: (slots.values.compactMap(\.serial).max() ?? 0) + 1
         )
         try transaction.write(record, to: Self.resource, Self.id(prefix, chosen), checked: false)
@@ -135,7 +135,7 @@ public struct Sessions: Sendable {
         let (stored, _) = try await store.read(Self.resource.key(id), lastMutationIDOf: nil, scope: "")
         guard let stored, let record = try? KitJSON.decoder.decode(Record.self, from: stored.json) else { return nil }
         // Compared as digests: equal digests mean equal secrets, and the secret is not stored.
-        guard record.digest == SHA256.hex(secret.utf8), record.isLive(at: clock.nowSinceEpoch) else { return nil }
+        guard record.digest == Self.digest(of: secret), record.isLive(at: clock.nowSinceEpoch) else { return nil }
         return record.user
     }
 

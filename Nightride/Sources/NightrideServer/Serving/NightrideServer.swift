@@ -222,14 +222,13 @@ public final class NightrideServer: Sendable {
 
     /// Opens the PostgreSQL database, shared with the other instances on it.
     private func makePostgresData() async throws -> DataLife {
-        guard let url = configuration.postgresURL else { throw StartFailure(description: "no PostgreSQL URL") }
         #if PostgreSQL
+            guard let url = configuration.postgresURL else { throw StartFailure(description: "no PostgreSQL URL") }
             var storeLogger = logger
             storeLogger[metadataKey: "part"] = "postgres"
             let store = try await PostgresStore(url: url, now: storeClock, logger: storeLogger)
             return assemble(store)
         #else
-            _ = url
             throw StartFailure(description: Self.builtWithoutPostgreSQL)
         #endif
     }
