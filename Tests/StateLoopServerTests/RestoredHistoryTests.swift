@@ -40,6 +40,28 @@ struct RestoredHistoryTests {
         try await expectNoVersionReused(reopened, seen: seen)
     }
 
+    @Test(
+        "SQLite: a backup put back after rows alone were written: the reopened store begins a new epoch, so rows' versions and cookies are not reused"
+    )
+    func sqliteRestoredRows() async throws {
+        let folder = try TemporaryFolder()
+        let (path, backup) = (folder.file("server.sqlite"), folder.file("backup.sqlite"))
+        let firstEpoch: UInt64
+        let key = ResourceKey(resource: "tasks", id: "t1")
+        do {
+            let store = try SQLiteStore(path: path)
+            firstEpoch = store.epoch
+            _ = try await store.write { try $0.writeRow(Data(#"{"n":1}"#.utf8), fields: ["n": .integer(1)], to: key) }
+            try backUp(path, to: backup)
+            _ = try await store.write { try $0.writeRow(Data(#"{"n":2}"#.utf8), fields: ["n": .integer(2)], to: key) }
+        }
+        try putBack(backup, at: path)
+
+        let reopened = try SQLiteStore(path: path)
+        #expect(reopened.epoch > firstEpoch)
+        #expect(reopened.epochRestart?.reason == .feedBehindMark(position: 1, mark: 2))
+    }
+
     @Test("SQLite: after a restore, two stores opening the file at once begin one new epoch between them; the next open keeps it")
     func sqliteOneNewEpoch() async throws {
         let folder = try TemporaryFolder()

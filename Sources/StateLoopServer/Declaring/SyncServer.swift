@@ -53,7 +53,9 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
     let pushWriting: PushWriting
     /// Every connection the server's applications accepted and have not closed yet.
     let connections = OpenConnections()
-    private let declarations = Mutex<[Declaration]>([])
+    let declarations = Mutex<[Declaration]>([])
+    /// The indexes of collections' queries asked of the store.
+    let preparedIndexes = Mutex<Set<String>>([])
     private let faults = Mutex<(any PushFaultHooks)?>(nil)
 
     /// A server on `store`, checking `access` on every route and push. Metrics go to
@@ -204,6 +206,7 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
     enum Declaration: Sendable {
         case read(path: String, resource: String, key: @Sendable (Access.Principal, Parameters) -> String?)
         case mutation(path: String, run: MutationRunner)
+        case query(path: String, answer: @Sendable (Request) async -> Response)
     }
 }
 

@@ -14,6 +14,38 @@ enum WireMessage {
         return message
     }
 
+    /// `{"cookie": …, "replace": …, "rows": […], "removed": […], "lastMutationID": …}`:
+    /// StateLoopWire's `RowsDifference`, each row's value its stored JSON.
+    static func rows(
+        cookie: CollectionCookie, replace: Bool, rows: [(id: String, version: Version, json: Data)], removed: [String], lastMutationID: UInt64?
+    ) -> Data {
+        var message = Data(#"{"cookie":"\#(cookie)","replace":\#(replace),"rows":["#.utf8)
+        for (index, row) in rows.enumerated() {
+            if index > 0 { message.append(UInt8(ascii: ",")) }
+            message.append(contentsOf: #"{"id":"#.utf8)
+            message.append(string(row.id))
+            message.append(contentsOf: #","version":{"epoch":\#(row.version.epoch),"counter":\#(row.version.counter)},"value":"#.utf8)
+            message.append(row.json)
+            message.append(UInt8(ascii: "}"))
+        }
+        message.append(contentsOf: #"],"removed":["#.utf8)
+        for (index, id) in removed.enumerated() {
+            if index > 0 { message.append(UInt8(ascii: ",")) }
+            message.append(string(id))
+        }
+        message.append(UInt8(ascii: "]"))
+        if let lastMutationID {
+            message.append(contentsOf: #","lastMutationID":\#(lastMutationID)"#.utf8)
+        }
+        message.append(UInt8(ascii: "}"))
+        return message
+    }
+
+    /// `text` as a JSON string.
+    private static func string(_ text: String) -> Data {
+        (try? KitJSON.encoder.encode(text)) ?? Data(#""""#.utf8)
+    }
+
     /// `{"changed": true}`: StateLoopWire's `ChangeHint`.
     static let hint = #"{"changed":true}"#
 

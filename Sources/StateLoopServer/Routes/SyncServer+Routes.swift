@@ -52,6 +52,8 @@ extension SyncServer {
                 router.post(RouterPath(path)) { request, context in
                     await self.mutate(request, context, run: run)
                 }
+            case .query(let path, let answer):
+                router.get(RouterPath(path)) { request, _ in await answer(request) }
             }
         }
         if let healthPath = configuration.healthPath {

@@ -11,6 +11,9 @@ public struct CommittedChanges: Sendable {
     public var values: [StoredValue]
     /// The new `lastMutationID` of each client the transaction processed a mutation of.
     public var progress: [ClientProgress]
+    /// The rows of collections the transaction wrote or deleted, each write with the row's
+    /// fields before and after, in the order they were made.
+    public var rows: [RowChange]
     /// When the commit happened, on the store's clock: the time its feed entries carry.
     public var time: Date
     /// The mutation the transaction applied, `nil` for a server-side change.
@@ -22,9 +25,11 @@ public struct CommittedChanges: Sendable {
 
     /// A commit's changes from their parts.
     public init(
-        values: [StoredValue], progress: [ClientProgress], time: Date = Date(), cause: ChangeCause? = nil, feed: ClosedRange<UInt64>? = nil
+        values: [StoredValue], progress: [ClientProgress], time: Date = Date(), cause: ChangeCause? = nil, feed: ClosedRange<UInt64>? = nil,
+        rows: [RowChange] = []
     ) {
         self.values = values
+        self.rows = rows
         self.progress = progress
         self.time = time
         self.cause = cause
@@ -33,7 +38,7 @@ public struct CommittedChanges: Sendable {
 
     /// Whether the transaction changed nothing that a push would carry.
     public var isEmpty: Bool {
-        values.isEmpty && progress.isEmpty
+        values.isEmpty && progress.isEmpty && rows.isEmpty
     }
 }
 

@@ -355,7 +355,7 @@ public final class SQLiteStore: ServerStore {
                 db,
                 sql: """
                     SELECT seq, commit_seq, committed_at, resource, id, epoch, counter, json, scope, mutation
-                    FROM stateloop_changes WHERE seq > ? ORDER BY seq LIMIT ?
+                    FROM stateloop_changes WHERE seq > ? AND row_fields IS NULL ORDER BY seq LIMIT ?
                     """,
                 arguments: [Int64(clamping: sequence), max(0, limit)]
             )
@@ -389,17 +389,34 @@ public final class SQLiteStore: ServerStore {
     /// Deletes the feed's entries committed before `cutoff`, except the newest commit's, kept
     /// whole: a reader never sees part of a commit, and the newest entry keeps the next
     /// position above every one handed out.
+    ///
+    /// The newest position forgotten is kept (`forgotten_through`): a collection's cookie at or
+    /// before it cannot be caught up from the feed, and is answered with the whole result.
     public func forgetChanges(committedBefore cutoff: Date) async throws -> Int {
         try await writer.write { db in
-            try db.execute(
-                sql: """
-                    DELETE FROM stateloop_changes WHERE committed_at < ?
-                    AND commit_seq < (SELECT commit_seq FROM stateloop_changes ORDER BY seq DESC LIMIT 1)
-                    """,
-                arguments: [StoreClock.microseconds(cutoff)]
-            )
+            let condition = """
+                committed_at < ? AND commit_seq < (SELECT commit_seq FROM stateloop_changes ORDER BY seq DESC LIMIT 1)
+                """
+            let arguments: StatementArguments = [StoreClock.microseconds(cutoff)]
+            if let through = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM stateloop_changes WHERE \(condition)", arguments: arguments) {
+                try db.execute(
+                    sql: """
+                        INSERT INTO stateloop_meta (key, value) VALUES ('forgotten_through', ?)
+                        ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)
+                        """,
+                    arguments: [through]
+                )
+            }
+            try db.execute(sql: "DELETE FROM stateloop_changes WHERE \(condition)", arguments: arguments)
             return db.changesCount
         }
+    }
+
+    /// Makes the index that answers a collection's queries on `fields` (their conditions'
+    /// fields, then their order's), if it is not there yet.
+    public func prepareRows(of collection: String, indexedBy fields: [String]) async throws {
+        guard RowSQL.isCollectionName(collection), fields.allSatisfy(RowSQL.isFieldName) else { return }
+        try await writer.write { db in try db.execute(sql: RowSQL.index(collection, fields)) }
     }
 
     /// Adds an observer of every later commit.
@@ -449,6 +466,19 @@ public final class SQLiteStore: ServerStore {
             let epoch = try Int64.fetchOne(db, sql: "SELECT value FROM stateloop_meta WHERE key = 'epoch'") ?? 1
             let generation = empty ? Int64.random(in: 1...Int64.max) : epoch
             try db.execute(sql: "INSERT INTO stateloop_meta (key, value) VALUES ('generation', ?)", arguments: [generation])
+        }
+        migrator.registerMigration("stateloop-server-4: collections") { db in
+            // A deleted row keeps its counter, its JSON NULL. Its changes are entries of the one
+            // change feed, so that positions and the high-water mark cover rows and values
+            // alike; `row_fields` (the fields before and after) marks them.
+            try db.execute(
+                sql: """
+                    CREATE TABLE stateloop_rows (
+                        collection TEXT NOT NULL, id TEXT NOT NULL, counter INTEGER NOT NULL, json BLOB, fields TEXT NOT NULL,
+                        PRIMARY KEY (collection, id)) WITHOUT ROWID;
+                    ALTER TABLE stateloop_changes ADD COLUMN row_fields TEXT;
+                    CREATE INDEX stateloop_changes_of_rows ON stateloop_changes (resource, seq) WHERE row_fields IS NOT NULL;
+                    """)
         }
         try migrator.migrate(writer)
         return try writer.read { db in

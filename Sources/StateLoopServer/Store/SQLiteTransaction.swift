@@ -80,27 +80,109 @@ final class SQLiteTransaction: StoreTransaction {
         )
         guard let counter = returned ?? (onlyIfChanged ? nil : 1) else { return nil }
         let version = Version(epoch: epoch, counter: UInt64(counter))
-        try appendToFeed(json, key: key, counter: counter)
+        _ = try appendToFeed(json, key: key, counter: counter, rowFields: nil)
         changes.wrote(StoredValue(key: key, version: version, json: json))
         return version
     }
 
     /// Keeps the write in the change feed; the commit's entries share the position of its first.
-    private func appendToFeed(_ json: Data, key: ResourceKey, counter: Int64) throws {
+    /// A row's entry carries its fields before and after (`rowFields`); a value's has none.
+    /// Returns the entry's position.
+    private func appendToFeed(_ json: Data, key: ResourceKey, counter: Int64, rowFields: String?) throws -> Int64 {
         let time = changes.feed?.time ?? now()
         try db.cachedStatement(
             sql: """
-                INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, epoch, counter, json, scope, mutation)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO stateloop_changes (commit_seq, committed_at, resource, id, epoch, counter, json, scope, mutation, row_fields)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(arguments: [
             changes.feed?.commit ?? 0, StoreClock.microseconds(time), key.resource, key.id, Int64(epoch), counter, json,
-            cause?.scope, cause?.mutation.rawValue,
+            cause?.scope, cause?.mutation.rawValue, rowFields,
         ])
         let sequence = db.lastInsertedRowID
         if changes.fed(at: sequence, time: time) {
             try db.cachedStatement(sql: "UPDATE stateloop_changes SET commit_seq = seq WHERE seq = ?").execute(arguments: [sequence])
         }
+        return sequence
+    }
+
+    // MARK: Rows
+
+    func row(of key: ResourceKey) throws -> StoredRow? {
+        let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT counter, json, fields FROM stateloop_rows WHERE collection = ? AND id = ? AND json IS NOT NULL"),
+            arguments: [key.resource, key.id]
+        )
+        return try row.map { try storedRow(key, $0) }
+    }
+
+    /// Reads the row as it is, then writes it with its counter raised: a deleted row keeps its
+    /// counter (its JSON `NULL`), so that a row made again goes on from it and a client never
+    /// sees a version it saw before for other contents.
+    func writeRow(_ json: Data?, fields: [String: FieldValue], to key: ResourceKey) throws -> Version? {
+        let stored = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT counter, json, fields FROM stateloop_rows WHERE collection = ? AND id = ?"),
+            arguments: [key.resource, key.id]
+        )
+        let storedJSON: Data? = stored?["json"]
+        guard storedJSON != json else { return nil }
+        let counter = (stored.map { $0["counter"] as Int64 } ?? 0) + 1
+        let before = try storedJSON == nil ? nil : RowSQL.decode(stored!["fields"])
+        let after = json == nil ? nil : fields
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO stateloop_rows (collection, id, counter, json, fields) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (collection, id) DO UPDATE SET counter = excluded.counter, json = excluded.json, fields = excluded.fields
+                """
+        ).execute(arguments: [key.resource, key.id, counter, json, try RowSQL.encode(after ?? [:])])
+        let feedFields = String(decoding: try KitJSON.encoder.encode(RowSQL.FeedFields(before: before, after: after)), as: UTF8.self)
+        // A deletion's entry has empty bytes: a value's feed never holds one, and no reader of
+        // values sees row entries (``SQLiteStore/changes(after:limit:)`` leaves them out).
+        let position = try appendToFeed(json ?? Data(), key: key, counter: counter, rowFields: feedFields)
+        let version = Version(epoch: epoch, counter: UInt64(counter))
+        changes.wroteRow(RowChange(position: UInt64(position), key: key, version: version, json: json, before: before, after: after))
+        return version
+    }
+
+    func rows(of collection: String, matching query: RowQuery) throws -> [StoredRow] {
+        let (sql, arguments) = RowSQL.select(collection, query)
+        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
+            try storedRow(ResourceKey(resource: collection, id: row["id"]), row)
+        }
+    }
+
+    func rowChanges(of collection: String, after position: UInt64, limit: Int) throws -> [RowChange] {
+        let rows = try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT seq, id, epoch, counter, json, row_fields FROM stateloop_changes
+                    WHERE resource = ? AND row_fields IS NOT NULL AND seq > ? ORDER BY seq LIMIT ?
+                    """
+            ),
+            arguments: [collection, Int64(clamping: position), max(0, limit)]
+        )
+        return try rows.map { row in
+            let fields = try KitJSON.decoder.decode(RowSQL.FeedFields.self, from: Data((row["row_fields"] as String).utf8))
+            let json: Data = row["json"]
+            return RowChange(
+                position: UInt64(row["seq"] as Int64), key: ResourceKey(resource: collection, id: row["id"]),
+                version: Version(epoch: UInt64(row["epoch"] as Int64), counter: UInt64(row["counter"] as Int64)),
+                json: fields.after == nil ? nil : json, before: fields.before, after: fields.after
+            )
+        }
+    }
+
+    func rowFeedBounds() throws -> RowFeedBounds {
+        let newest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(seq) FROM stateloop_changes")) ?? 0
+        let forgotten = try Int64.fetchOne(db.cachedStatement(sql: "SELECT value FROM stateloop_meta WHERE key = 'forgotten_through'")) ?? 0
+        return RowFeedBounds(newest: UInt64(max(0, newest)), forgottenThrough: UInt64(max(0, forgotten)))
+    }
+
+    private func storedRow(_ key: ResourceKey, _ row: Row) throws -> StoredRow {
+        StoredRow(
+            key: key, version: Version(epoch: epoch, counter: UInt64(row["counter"] as Int64)), json: row["json"],
+            fields: try RowSQL.decode(row["fields"])
+        )
     }
 
     func answer(to mutation: String, scope: String) throws -> RememberedAnswer? {

@@ -61,9 +61,17 @@ public protocol ServerStore: Sendable {
     /// returns how many. Values, versions and answers are not touched: the feed is history, not
     /// state.
     func forgetChanges(committedBefore cutoff: Date) async throws -> Int
+
+    /// Prepares the store to answer queries of `collection` that filter on, then sort by,
+    /// `fields` (in that order): an index, for a store that keeps collections. The kit calls it
+    /// once per declared query before its first answer.
+    func prepareRows(of collection: String, indexedBy fields: [String]) async throws
 }
 
 extension ServerStore {
+    /// Nothing to prepare: a store that keeps no collections refuses their reads anyway.
+    public func prepareRows(of collection: String, indexedBy fields: [String]) async throws {}
+
     /// `nil`: a store that does not check its history at open never restarts its epoch by
     /// itself.
     public var epochRestart: EpochRestart? { nil }
@@ -116,4 +124,23 @@ public protocol StoreTransaction: AnyObject {
     /// its earlier ones: a client sends its mutations in order, each until answered, so once
     /// it sends `sequence` it has every earlier answer.
     func setLastMutationID(_ sequence: UInt64, of client: ClientID, scope: String) throws
+
+    // MARK: Collections (a store that keeps none throws ``CollectionsUnsupported``)
+
+    /// The row `key` (its collection and id) as this transaction sees it; `nil` if it was
+    /// never written or was deleted.
+    func row(of key: ResourceKey) throws -> StoredRow?
+    /// Writes the row `key` as `json` with its declared `fields`, or deletes it when `json` is
+    /// `nil`; returns the version allocated, or `nil` when nothing changed (the same bytes, or
+    /// the deletion of a row that does not exist). Each write that changes the row raises its
+    /// counter, a deletion too, and is kept in the collections' change feed with the row's
+    /// fields before and after.
+    func writeRow(_ json: Data?, fields: [String: FieldValue], to key: ResourceKey) throws -> Version?
+    /// The rows of `collection` that `query` selects, in its order, at most its limit.
+    func rows(of collection: String, matching query: RowQuery) throws -> [StoredRow]
+    /// Up to `limit` entries of the collections' change feed for `collection` after
+    /// `position`, in feed order.
+    func rowChanges(of collection: String, after position: UInt64, limit: Int) throws -> [RowChange]
+    /// The newest position of the collections' change feed and the newest it has forgotten.
+    func rowFeedBounds() throws -> RowFeedBounds
 }

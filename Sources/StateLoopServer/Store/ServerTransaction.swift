@@ -18,6 +18,9 @@ public final class ServerTransaction {
     public let mutationID: MutationID?
     private var pending: [ResourceKey: Data] = [:]
     private var order: [ResourceKey] = []
+    /// The rows written (`json` `nil`: deleted), held as values are.
+    private var pendingRows: [ResourceKey: (json: Data?, fields: [String: FieldValue])] = [:]
+    private var rowOrder: [ResourceKey] = []
     /// The push sockets to close once this transaction has committed (sessions it ended), and
     /// only then: a transaction that throws ends no session, so it closes nothing.
     private(set) var socketsToClose = SocketClosings()
@@ -90,6 +93,55 @@ public final class ServerTransaction {
         try write(value, to: resource, id, checked: true)
     }
 
+    // MARK: Rows
+
+    /// The row `id` of `collection`, with this transaction's writes; `nil` if there is none
+    /// (never written, or deleted).
+    ///
+    /// - Throws: the store's error (``CollectionsUnsupported`` for a store without
+    ///   collections), or `DecodingError` if the stored JSON is not a `Row`.
+    public func row<Row>(_ id: String, of collection: ServerCollection<Row>) throws -> Row? {
+        let key = collection.key(id)
+        let json: Data?
+        if let held = pendingRows[key] {
+            json = held.json
+        } else {
+            json = try StoreFailure.wrap { try store.row(of: key)?.json }
+        }
+        return try json.map { try decoder.decode(Row.self, from: $0) }
+    }
+
+    /// The stored rows of `collection` that `query` selects, in its order: what is committed,
+    /// not this transaction's own writes.
+    public func rows<Row>(of collection: ServerCollection<Row>, matching query: RowQuery) throws -> [Row] {
+        try StoreFailure.wrap { try store.rows(of: collection.name, matching: query) }.map { try decoder.decode(Row.self, from: $0.json) }
+    }
+
+    /// Writes `row` into `collection` under its id, a new row or a new value of one. As with
+    /// values, the write is held until the body returns and skipped if the row's JSON is the
+    /// one stored.
+    ///
+    /// - Throws: a ``MutationRefusal`` with status 404 when the principal the mutation runs for
+    ///   may not write the row's key, the encoder's error, or ``ReadOnlyTransaction``.
+    public func write<Row>(_ row: Row, to collection: ServerCollection<Row>) throws {
+        try hold(try encoder.encode(row), fields: collection.fields(of: row), at: collection.key(collection.id(of: row)))
+    }
+
+    /// Deletes the row `id` of `collection`, if there is one; every subscription it was in
+    /// learns that it left.
+    ///
+    /// - Throws: as ``write(_:to:)``.
+    public func delete<Row>(_ id: String, from collection: ServerCollection<Row>) throws {
+        try hold(nil, fields: [:], at: collection.key(id))
+    }
+
+    private func hold(_ json: Data?, fields: [String: FieldValue], at key: ResourceKey) throws {
+        guard !isReadOnly else { throw ReadOnlyTransaction(key: key) }
+        guard mayWrite(key) else { throw MutationRefusal.notFound }
+        if pendingRows[key] == nil { rowOrder.append(key) }
+        pendingRows[key] = (json, fields)
+    }
+
     /// ``write(_:to:_:)``, with the access policy asked (`checked`) or not: the kit's own
     /// records (``Sessions``) are not the app's values, which its policy is about.
     func write<Value>(_ value: Value, to resource: ServerResource<Value>, _ id: String, checked: Bool) throws {
@@ -139,8 +191,14 @@ public final class ServerTransaction {
                 versions[key] = version
             }
         }
+        for key in rowOrder {
+            let held = pendingRows[key]!
+            _ = try StoreFailure.wrap { try store.writeRow(held.json, fields: held.fields, to: key) }
+        }
         pending = [:]
         order = []
+        pendingRows = [:]
+        rowOrder = []
         return versions
     }
 }

@@ -8,6 +8,7 @@ package struct TransactionChanges {
     private var written: [ResourceKey: StoredValue] = [:]
     private var order: [ResourceKey] = []
     private var progress: [ClientProgress] = []
+    private var rows: [RowChange] = []
     /// The commit's time and the feed positions of its first and last entries, from its first
     /// write on.
     package private(set) var feed: (time: Date, commit: Int64, last: Int64)?
@@ -18,6 +19,11 @@ package struct TransactionChanges {
     package mutating func wrote(_ value: StoredValue) {
         if written[value.key] == nil { order.append(value.key) }
         written[value.key] = value
+    }
+
+    /// Notes a row written or deleted.
+    package mutating func wroteRow(_ change: RowChange) {
+        rows.append(change)
     }
 
     /// Notes a feed entry at `position`, written at `time`; returns whether it is the commit's
@@ -41,7 +47,7 @@ package struct TransactionChanges {
     package func committed(cause: ChangeCause?, now: () -> Date) -> CommittedChanges {
         CommittedChanges(
             values: order.compactMap { written[$0] }, progress: progress, time: feed?.time ?? now(), cause: cause,
-            feed: feed.map { UInt64($0.commit)...UInt64($0.last) }
+            feed: feed.map { UInt64($0.commit)...UInt64($0.last) }, rows: rows
         )
     }
 }

@@ -1,0 +1,107 @@
+import Foundation
+import GRDB
+import StateLoopWire
+
+/// How the SQLite store keeps a row's declared fields and turns a ``RowQuery`` into SQL.
+///
+/// A row's fields are a JSON object in the `fields` column; a query reads them with
+/// `json_extract`, whose values (`NULL`, integers, reals, text; booleans as 1 and 0) compare
+/// in SQLite's order, the order ``FieldValue`` follows, so that the store and
+/// ``RowQuery/matches(_:)`` agree on every row. Collection and field names are checked tokens,
+/// written into the SQL as they are, so that a query's expressions are the very ones its
+/// index was made on.
+enum RowSQL {
+    /// Whether `name` may name a collection: 1 to 64 letters, digits, `-`, `_` or `.`.
+    static func isCollectionName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy { isWordByte($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }
+    }
+
+    /// Whether `name` may name a field: 1 to 64 letters, digits or `_`, as a JSON path step
+    /// needs no quoting.
+    static func isFieldName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy(isWordByte)
+    }
+
+    private static func isWordByte(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
+    }
+
+    /// The expression that reads `field` of a row.
+    static func expression(_ field: String) -> String {
+        "json_extract(fields, '$.\(field)')"
+    }
+
+    /// The fields as stored: a JSON object, keys sorted.
+    static func encode(_ fields: [String: FieldValue]) throws -> String {
+        String(decoding: try KitJSON.encoder.encode(fields), as: UTF8.self)
+    }
+
+    /// Stored fields read back.
+    static func decode(_ text: String) throws -> [String: FieldValue] {
+        try KitJSON.decoder.decode([String: FieldValue].self, from: Data(text.utf8))
+    }
+
+    /// A row change's fields as the change feed keeps them: `{"before": …, "after": …}`.
+    struct FeedFields: Codable {
+        var before: [String: FieldValue]?
+        var after: [String: FieldValue]?
+    }
+
+    /// `value` as an SQL argument.
+    static func argument(_ value: FieldValue) -> (any DatabaseValueConvertible)? {
+        switch value {
+        case .null: nil
+        case .integer(let number): number
+        case .real(let number): number
+        case .text(let text): text
+        }
+    }
+
+    /// The `SELECT` that runs `query` on `collection`, with its arguments.
+    static func select(_ collection: String, _ query: RowQuery) -> (sql: String, arguments: StatementArguments) {
+        var clauses = ["collection = '\(collection)'", "json IS NOT NULL"]
+        var arguments: [(any DatabaseValueConvertible)?] = []
+        for condition in query.conditions {
+            let field = expression(condition.field)
+            switch condition.test {
+            case .equals(let value):
+                clauses.append("\(field) IS ?")
+                arguments.append(argument(value))
+            case .oneOf(let values):
+                // IS, one by one: null-safe, as `equals` is (IN never matches a null).
+                clauses.append(values.isEmpty ? "0" : "(" + values.map { _ in "\(field) IS ?" }.joined(separator: " OR ") + ")")
+                arguments += values.map(argument)
+            case .atLeast(let bound), .above(let bound), .atMost(let bound), .below(let bound):
+                guard bound != .null else {
+                    clauses.append("0")
+                    continue
+                }
+                let comparison =
+                    switch condition.test {
+                    case .atLeast: ">="
+                    case .above: ">"
+                    case .atMost: "<="
+                    default: "<"
+                    }
+                clauses.append("\(field) \(comparison) ?")
+                arguments.append(argument(bound))
+            }
+        }
+        let order = (query.order.map { "\(expression($0.field)) \($0.descending ? "DESC" : "ASC")" } + ["id ASC"]).joined(separator: ", ")
+        var sql = "SELECT id, counter, json, fields FROM stateloop_rows WHERE \(clauses.joined(separator: " AND ")) ORDER BY \(order)"
+        if let limit = query.limit {
+            sql += " LIMIT \(limit)"
+        }
+        return (sql, StatementArguments(arguments))
+    }
+
+    /// The index that answers queries on `collection` filtering on, then sorting by, `fields`
+    /// in that order: partial, on the collection's live rows alone.
+    static func index(_ collection: String, _ fields: [String]) -> String {
+        // Quoted: the separators, which no name holds, keep two indexes' names apart.
+        let name = "stateloop_rows:\(collection):\(fields.joined(separator: ","))"
+        let columns = (fields.map(expression) + ["id"]).joined(separator: ", ")
+        return "CREATE INDEX IF NOT EXISTS \"\(name)\" ON stateloop_rows (\(columns)) WHERE collection = '\(collection)' AND json IS NOT NULL"
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Logging
+import ServerTestApp
+import StateLoopServer
+import StateLoopWire
+import Testing
+
+/// A task board on the kit's collections, for the collection tests: tasks in projects, each
+/// project's members in a value, the principal from `Bearer t-<user>` (``Notes/Rules``).
+enum TaskBoard {
+    struct TaskRow: Codable, Sendable, Hashable {
+        var id: String
+        var projectID: String
+        var title: String
+        var position: Int
+        var done: Bool = false
+        /// Hidden tasks are readable by nobody.
+        var hidden: Bool = false
+    }
+
+    static let tasks = ServerCollection("tasks", of: TaskRow.self) { $0.id }
+        .field("projectID") { $0.projectID }
+        .field("position") { $0.position }
+        .field("done") { $0.done }
+        .field("hidden") { $0.hidden }
+
+    /// Each project's members.
+    static let members = ServerResource("members", of: [String].self)
+
+    static let byProject = CollectionQuery<String>("byProject") { transaction, user, parameters in
+        let project = try parameters.text("projectID")
+        guard try transaction.read(members, project)?.contains(user) == true else { return nil }
+        return RowQuery(where: [.init("projectID", equals: .text(project))], orderedBy: [.init("position")])
+    }
+
+    /// The first `count` open tasks of a project, by position.
+    static let firstOpen = CollectionQuery<String>("firstOpen") { transaction, user, parameters in
+        let project = try parameters.text("projectID")
+        guard try transaction.read(members, project)?.contains(user) == true else { return nil }
+        return RowQuery(
+            where: [.init("projectID", equals: .text(project)), .init("done", equals: .bool(false))], orderedBy: [.init("position")],
+            limit: Int(try parameters.integer("count")))
+    }
+
+    /// A query on a field the collection does not declare: the app's mistake.
+    static let byTitle = CollectionQuery<String>("byTitle") { _, _, parameters in
+        RowQuery(where: [.init("title", equals: .text(try parameters.text("title")))])
+    }
+
+    /// A server on `store` serving the board.
+    static func server(store: any ServerStore) -> SyncServer<Notes.Rules> {
+        var logger = Logger(label: "stateloop.server.test")
+        logger.logLevel = .critical
+        let server = SyncServer(store: store, access: Notes.Rules(), logger: logger)
+        server.serve(tasks, at: "tasks", queries: [byProject, firstOpen, byTitle]) { _, fields in fields["hidden"] != .bool(true) }
+        return server
+    }
+
+    /// What a subscriber holds: the rows of its query by id, and its cookie.
+    struct Subscriber: Sendable {
+        var rows: [String: VersionedRow<TaskRow>] = [:]
+        var cookie: String?
+
+        /// Applies an answer as a client does: a replacement replaces everything.
+        mutating func apply(_ difference: RowsDifference<TaskRow>) {
+            if difference.replace { rows = [:] }
+            for id in difference.removed { rows[id] = nil }
+            for row in difference.rows { rows[row.id] = row }
+            cookie = difference.cookie
+        }
+
+        /// The rows' values, by id.
+        var values: [String: TaskRow] {
+            rows.mapValues(\.value)
+        }
+    }
+}
+
+extension TestClient {
+    /// `GET tasks/<query>` as `user` with `parameters` and `cookie`; the status and, for a 200,
+    /// the answer.
+    func query(
+        _ query: String, as user: String, _ parameters: [String: String], cookie: String? = nil
+    ) async throws -> (status: Int, difference: RowsDifference<TaskBoard.TaskRow>?, body: Data) {
+        var items = parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        if let cookie { items.append("cookie=\(cookie)") }
+        let (status, body) = try await send("GET", "/tasks/\(query)?\(items.joined(separator: "&"))", as: user)
+        return (status, status == 200 ? try JSONDecoder().decode(RowsDifference<TaskBoard.TaskRow>.self, from: body) : nil, body)
+    }
+
+    /// Subscribes `subscriber` anew or catches it up, expecting a 200.
+    func refresh(
+        _ subscriber: inout TaskBoard.Subscriber, _ parameters: [String: String], query: String = "byProject", as user: String = "ann",
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> RowsDifference<TaskBoard.TaskRow> {
+        let answer = try await self.query(query, as: user, parameters, cookie: subscriber.cookie)
+        let difference = try #require(
+            answer.difference, "answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))", sourceLocation: sourceLocation)
+        subscriber.apply(difference)
+        return difference
+    }
+}
