@@ -20,15 +20,28 @@ public struct CollectionQuery<Principal: Sendable>: Sendable {
     /// The query's name: the last step of its path (`GET <collection path>/<name>`), 1 to 64
     /// letters, digits, `-`, `_` or `.`.
     public let name: String
+    /// The resources and collections the body reads to decide (the projects' members, say): a
+    /// commit that writes one of them has the query made again for every socket that follows it.
+    public let dependencies: Set<String>
     let resolve: @Sendable (ServerTransaction, Principal, QueryParameters) throws -> RowQuery?
 
     /// Declares the query `name`; `resolve` makes it for a principal and the request's
     /// parameters, or returns `nil` to refuse. Throw an ``ErrorResponse`` (as
     /// ``QueryParameters/text(_:)`` does) for parameters that make no query.
-    public init(_ name: String, _ resolve: @escaping @Sendable (ServerTransaction, Principal, QueryParameters) throws -> RowQuery?) {
+    ///
+    /// - Parameter dependencies: The names of the resources and collections `resolve` reads.
+    ///   A push socket's query is made again after every commit that writes one of them: refused
+    ///   then, the socket is sent an empty result and closed; made otherwise, it is sent its new
+    ///   whole result. A resource `resolve` reads but that is not listed here changes what a new
+    ///   subscription gets, not what a socket already open is sent.
+    public init(
+        _ name: String, dependsOn dependencies: Set<String> = [],
+        _ resolve: @escaping @Sendable (ServerTransaction, Principal, QueryParameters) throws -> RowQuery?
+    ) {
         precondition(
             RowSQL.isCollectionName(name), "CollectionQuery(\"\(name)\"): a query's name is 1 to 64 letters, digits, '-', '_' or '.'; rename it")
         self.name = name
+        self.dependencies = dependencies
         self.resolve = resolve
     }
 }
@@ -36,7 +49,7 @@ public struct CollectionQuery<Principal: Sendable>: Sendable {
 /// The parameters of a subscription's request: its URL's query items, but for the kit's own
 /// (`cookie`, `clientID`).
 public struct QueryParameters: Sendable {
-    private let items: [String: String]
+    let items: [String: String]
 
     /// Parameters from their names and values.
     public init(_ items: [String: String]) {

@@ -5,10 +5,6 @@ import StateLoopWire
 /// Collections served by query: `GET <path>/<query>` answers a subscription with the rows the
 /// query selects, or, from a cookie, with the difference since.
 extension SyncServer {
-    /// The most feed entries a catch-up reads: a subscriber further behind gets the whole result,
-    /// which is then no dearer than the history.
-    static var maximumCatchUpChanges: Int { 10_000 }
-
     /// Serves `collection` through `queries`, each at `GET <path>/<query name>`, answered as
     /// StateLoopWire's `RowsDifference`.
     ///
@@ -34,91 +30,99 @@ extension SyncServer {
         declarations.withLock { declared in
             for query in queries {
                 declared.append(
-                    .query(path: "\(path)/\(query.name)") { request in
-                        await self.answer(request, collection: collection.name, fields: fields, query: query, readable: readable)
-                    })
+                    .query(
+                        QueryDeclaration(path: "\(path)/\(query.name)", collection: collection.name, fields: fields, query: query, readable: readable)
+                    )
+                )
             }
         }
     }
 
-    /// What a subscription is answered with, read in one transaction.
-    private enum QueryAnswer: Sendable {
-        case refused
-        case undeclared(field: String)
-        case rows(Data, fields: [String])
+    /// A declared query of a collection, as its routes answer it.
+    struct QueryDeclaration: Sendable {
+        let path: String
+        let collection: String
+        /// The collection's declared fields.
+        let fields: Set<String>
+        let query: CollectionQuery<Access.Principal>
+        let readable: @Sendable (Access.Principal, [String: FieldValue]) -> Bool
+
+        /// The query for `principal` with `parameters`, read in `store`: `nil` when refused.
+        ///
+        /// - Throws: ``UndeclaredField`` for a query that reads a field the collection does
+        ///   not declare, or what the app's body threw.
+        func resolve(for principal: Access.Principal, _ parameters: QueryParameters, in store: any StoreTransaction) throws -> RowQuery? {
+            let transaction = ServerTransaction(store: store, mayWrite: { _ in false }, isReadOnly: true)
+            guard let rows = try query.resolve(transaction, principal, parameters) else { return nil }
+            if let field = rows.fields.first(where: { !fields.contains($0) }) { throw UndeclaredField(field: field) }
+            return rows
+        }
     }
 
-    private func answer(
-        _ request: Request, collection: String, fields: Set<String>, query: CollectionQuery<Access.Principal>,
-        readable: @escaping @Sendable (Access.Principal, [String: FieldValue]) -> Bool
-    ) async -> Response {
-        let items = request.uri.queryParameters
-        var cookie: CollectionCookie?
-        if let text = items.get("cookie") {
-            guard let parsed = CollectionCookie(text) else {
-                return ErrorResponse(.badRequest, "invalidCookie", "send back the cookie of an earlier answer as it came, or none").answer
-            }
-            cookie = parsed
-        }
+    /// A query that reads a field its collection does not declare: the app's mistake.
+    struct UndeclaredField: Error {
+        let field: String
+    }
+
+    /// A request's parameters for a query: its query items but the kit's own.
+    static func queryParameters(of request: Request) -> QueryParameters {
         var parameters: [String: String] = [:]
-        for (name, value) in items where name != "cookie" && name != "clientID" {
+        for (name, value) in request.uri.queryParameters where name != "cookie" && name != "clientID" {
             parameters[String(name)] = String(value)
         }
+        return QueryParameters(parameters)
+    }
+
+    /// The request's `cookie`: `nil` for none, `.failure` for one that is not a cookie.
+    static func cookie(of request: Request) -> Result<CollectionCookie?, ErrorResponse> {
+        guard let text = request.uri.queryParameters.get("cookie") else { return .success(nil) }
+        guard let cookie = CollectionCookie(text) else {
+            return .failure(ErrorResponse(.badRequest, "invalidCookie", "send back the cookie of an earlier answer as it came, or none"))
+        }
+        return .success(cookie)
+    }
+
+    /// Logs a query's undeclared field, saying how to fix it; the 500 it is answered with.
+    func undeclared(_ field: String, _ declaration: QueryDeclaration) -> ErrorResponse {
+        logger.error(
+            "a query reads a field its collection does not declare: declare it with .field(\"\(field)\") on ServerCollection(\"\(declaration.collection)\")",
+            metadata: ["query": "\(declaration.query.name)"])
+        return ErrorResponse(.internalServerError, "undeclaredField", "the query reads a field the collection does not declare")
+    }
+
+    /// `GET <path>/<query>`: the whole result, or the difference since the request's cookie.
+    func answer(_ request: Request, _ declaration: QueryDeclaration) async -> Response {
+        let cookie: CollectionCookie?
+        switch Self.cookie(of: request) {
+        case .success(let found): cookie = found
+        case .failure(let error): return error.answer
+        }
+        let parameters = Self.queryParameters(of: request)
         do {
             guard let principal = try await access.principal(for: request) else { return Self.unauthorized }
             let (client, scope) = (Self.clientID(of: request), access.id(of: principal))
-            let answer = try await store.read { [parameters, cookie] store -> QueryAnswer in
-                let transaction = ServerTransaction(store: store, mayWrite: { _ in false }, isReadOnly: true)
-                guard let rows = try query.resolve(transaction, principal, QueryParameters(parameters)) else { return .refused }
-                if let field = rows.fields.first(where: { !fields.contains($0) }) { return .undeclared(field: field) }
-                let message = try Self.rows(
-                    of: collection, matching: rows, since: cookie, in: store,
+            let answer = try await store.read { store -> (message: Data, fields: [String])? in
+                guard let query = try declaration.resolve(for: principal, parameters, in: store) else { return nil }
+                let message = try RowsPush.answer(
+                    of: declaration.collection, matching: query, since: cookie, in: store,
                     lastMutationID: client.flatMap { try store.lastMutationID(of: $0, scope: scope) }
-                ) { readable(principal, $0) }
-                return .rows(message, fields: rows.fields)
+                ) { declaration.readable(principal, $0) }.message
+                return (message, query.fields)
             }
-            switch answer {
-            case .refused:
-                return Self.notFound
-            case .undeclared(let field):
-                logger.error(
-                    "a query reads a field its collection does not declare: declare it with .field(\"\(field)\") on ServerCollection(\"\(collection)\")",
-                    metadata: ["query": "\(query.name)"])
-                return ErrorResponse(.internalServerError, "undeclaredField", "the query reads a field the collection does not declare").answer
-            case .rows(let message, let queried):
-                await prepareIndex(collection, queried)
-                return KitJSON.response(.ok, message)
-            }
+            guard let answer else { return Self.notFound }
+            await prepareIndex(declaration.collection, answer.fields)
+            return KitJSON.response(.ok, answer.message)
+        } catch let error as UndeclaredField {
+            return undeclared(error.field, declaration).answer
         } catch let error as ErrorResponse {
             return error.answer
         } catch let refusal as MutationRefusal {
             return Self.json(refusal.status, WireMessage.error(refusal.body.error, refusal.body.message))
         } catch {
-            logger.warning("query failed", metadata: ["collection": "\(collection)", "query": "\(query.name)", "error": "\(error)"])
+            logger.warning(
+                "query failed", metadata: ["collection": "\(declaration.collection)", "query": "\(declaration.query.name)", "error": "\(error)"])
             return Self.unavailable
         }
-    }
-
-    /// The answer to a subscription at `cookie`: the difference since, when the feed still
-    /// holds it and the query has no limit; the whole result otherwise.
-    private static func rows(
-        of collection: String, matching query: RowQuery, since cookie: CollectionCookie?, in store: any StoreTransaction,
-        lastMutationID: UInt64?, readable: ([String: FieldValue]) -> Bool
-    ) throws -> Data {
-        let bounds = try store.rowFeedBounds()
-        let now = CollectionCookie(epoch: store.epoch, position: bounds.newest)
-        if let cookie, query.limit == nil, cookie.epoch == store.epoch, (bounds.forgottenThrough...bounds.newest).contains(cookie.position) {
-            let changes = try store.rowChanges(of: collection, after: cookie.position, limit: maximumCatchUpChanges + 1)
-            if changes.count <= maximumCatchUpChanges {
-                let (rows, removed) = RowCatchUp.difference(of: changes, query: query, readable: readable)
-                return WireMessage.rows(
-                    cookie: now, replace: false, rows: rows.map { ($0.key.id, $0.version, $0.json!) }, removed: removed,
-                    lastMutationID: lastMutationID)
-            }
-        }
-        let rows = try store.rows(of: collection, matching: query).filter { readable($0.fields) }
-        return WireMessage.rows(
-            cookie: now, replace: true, rows: rows.map { ($0.key.id, $0.version, $0.json) }, removed: [], lastMutationID: lastMutationID)
     }
 
     /// Asks the store for the index of a query's fields, once per server and list of fields.

@@ -48,6 +48,8 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
     public let configuration: SyncServerConfiguration
     let logger: Logger
     let hub: PushHub
+    /// The push sockets that follow collections' queries.
+    let queries: QueryHub
     let metrics: ServerMetrics
     /// What every push socket's writer shares.
     let pushWriting: PushWriting
@@ -81,7 +83,11 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
             bytesInFlight: configuration.pushBytesInFlight, clientFramesPerSecond: configuration.maximumClientFramesPerSecond,
             metrics: metrics, logger: logger
         )
-        store.observeCommits { [hub] changes in hub.publish(changes) }
+        queries = QueryHub(store: store, maximumPushBytes: configuration.maximumPushBytes, logger: logger)
+        store.observeCommits { [hub, queries] changes in
+            hub.publish(changes)
+            queries.publish(changes)
+        }
     }
 
     /// Serves `resource` at `path` (`GET`, and `GET <path>/push` for its push socket). `key`
@@ -206,7 +212,7 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
     enum Declaration: Sendable {
         case read(path: String, resource: String, key: @Sendable (Access.Principal, Parameters) -> String?)
         case mutation(path: String, run: MutationRunner)
-        case query(path: String, answer: @Sendable (Request) async -> Response)
+        case query(QueryDeclaration)
     }
 }
 

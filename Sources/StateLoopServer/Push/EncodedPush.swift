@@ -13,8 +13,12 @@ final class EncodedPush: Sendable {
     /// The push's text alone, for a connection whose frames go through the frame encoder.
     let payload: ByteBuffer
 
-    init(_ value: StoredValue, lastMutationID: UInt64?) {
-        let text = WireMessage.versioned(value, lastMutationID: lastMutationID)
+    convenience init(_ value: StoredValue, lastMutationID: UInt64?) {
+        self.init(text: WireMessage.versioned(value, lastMutationID: lastMutationID))
+    }
+
+    /// A push of `text`, framed.
+    init(text: String) {
         var frame = ByteBuffer()
         frame.reserveCapacity(text.utf8.count + Self.longestHeader)
         let headerBytes = Self.writeTextFrameHeader(length: text.utf8.count, to: &frame)

@@ -4,7 +4,8 @@ import StateLoopWire
 /// machine, kept under its ``PushSocketWriter``'s lock.
 ///
 /// A socket follows one key, so at most one value waits: a slow reader costs one value, never
-/// a queue that grows. Versions only move forward: an offer older than what was already queued
+/// a queue that grows. A socket that follows a collection's query holds at most one difference
+/// likewise: a later one is composed into the one waiting (``RowsPush/followed(by:)``). Versions only move forward: an offer older than what was already queued
 /// or sent is dropped; an offer of the same version with a newer `lastMutationID` replaces the
 /// one waiting.
 ///
@@ -20,9 +21,12 @@ struct PushOutbox: Sendable {
         /// The push's text, when a fan-out encoded it once for all its sockets; the writer
         /// encodes it otherwise. Not part of the entry's identity.
         var encoded: EncodedPush? = nil
+        /// For a socket that follows a collection's query: the difference to push, which
+        /// ``value`` only positions (its version is the difference's feed position).
+        var rows: RowsPush? = nil
 
         static func == (lhs: Entry, rhs: Entry) -> Bool {
-            lhs.value == rhs.value && lhs.lastMutationID == rhs.lastMutationID
+            lhs.value == rhs.value && lhs.lastMutationID == rhs.lastMutationID && lhs.rows == rhs.rows
         }
     }
 
@@ -68,6 +72,16 @@ struct PushOutbox: Sendable {
         }
         newest = (entry.value.version, entry.lastMutationID)
         let replaced = waiting != nil
+        if let later = entry.rows, var composed = waiting, let earlier = composed.rows {
+            // Differences are not replaced but composed: the reader still learns of the
+            // earlier one's rows.
+            composed.value = entry.value
+            composed.lastMutationID = entry.lastMutationID
+            composed.rows = earlier.followed(by: later)
+            composed.encoded = nil
+            waiting = composed
+            return (.coalesced, wake())
+        }
         waiting = entry
         return (replaced ? .coalesced : .queued, wake())
     }

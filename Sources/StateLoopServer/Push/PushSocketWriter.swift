@@ -206,6 +206,11 @@ final class PushSocketWriter: Sendable {
         }
         if entry.value.json.count > shared.maximumPushBytes {
             write(WireMessage.hint)
+        } else if entry.encoded == nil, let rows = entry.rows {
+            // A difference too large for one push is caught up by the reader's request from
+            // its cookie, which the hint asks for.
+            let message = rows.message
+            write(message.count > shared.maximumPushBytes ? WireMessage.hint : String(decoding: message, as: UTF8.self))
         } else if let encoded = entry.encoded, let encodedFrames {
             encodedFrames.value.write(NIOAny(encoded.frame), promise: nil)
         } else if let encoded = entry.encoded {

@@ -40,12 +40,60 @@ extension SyncServer {
                 return Response(status: .ok)
             }
         }
+        for case .query(let declaration) in declared {
+            router.get(RouterPath(declaration.path + "/push")) { request, context -> Response in
+                try await self.grantQuerySocket(request, context, declaration)
+            }
+        }
+    }
+
+    /// Decides the upgrade of a query's push socket: as a value's, and 404 when the query
+    /// refuses the principal, 400 for a malformed cookie or parameters, 500 for a query that
+    /// reads an undeclared field.
+    private func grantQuerySocket(_ request: Request, _ context: PushRequestContext, _ declaration: QueryDeclaration) async throws -> Response {
+        let principal: Access.Principal?
+        do {
+            principal = try await access.principal(for: request)
+        } catch {
+            throw HTTPError(.serviceUnavailable, headers: [.retryAfter: "1"])
+        }
+        guard let principal else { throw HTTPError(.unauthorized) }
+        let cookie = try Self.cookie(of: request).mapError { HTTPError($0.status) }.get()
+        let parameters = Self.queryParameters(of: request)
+        do {
+            guard try await store.read({ try declaration.resolve(for: principal, parameters, in: $0) }) != nil else { throw HTTPError(.notFound) }
+        } catch let error as UndeclaredField {
+            throw HTTPError(undeclared(error.field, declaration).status)
+        } catch let error as ErrorResponse {
+            throw HTTPError(error.status)
+        } catch let error as HTTPError {
+            throw error
+        } catch {
+            throw HTTPError(.serviceUnavailable, headers: [.retryAfter: "1"])
+        }
+        let scope = access.id(of: principal)
+        guard hub.hasRoom(for: scope) else { throw HTTPError(.tooManyRequests, headers: [.retryAfter: "5"]) }
+        // The hub counts and closes it as any socket; no value is ever written under its key.
+        let socket = PushSocket(
+            key: ResourceKey(resource: "\u{0}query:\(declaration.path)", id: ""), scope: scope, client: Self.clientID(of: request))
+        context.handOver.keep(
+            Granted(socket: socket, principal: principal, query: QueryGrant(declaration: declaration, parameters: parameters, cookie: cookie)))
+        return Response(status: .ok)
     }
 
     /// What a push route granted.
     private struct Granted: Sendable {
         let socket: PushSocket
         let principal: Access.Principal
+        /// For a socket that follows a collection's query: which, with what.
+        var query: QueryGrant? = nil
+    }
+
+    /// A query's socket: its declaration, the request's parameters and cookie.
+    private struct QueryGrant: Sendable {
+        let declaration: QueryDeclaration
+        let parameters: QueryParameters
+        let cookie: CollectionCookie?
     }
 
     /// Decides the upgrade of `head` with the push routes of `responder`.
@@ -96,10 +144,10 @@ extension SyncServer {
         let socket = granted.socket
         // Asked for before the socket counts as open: whatever happens to open sockets happens to it.
         let faults = faultHooks?.socket(following: socket.key)
-        let writer = PushSocketWriter(
-            channel: channel, mayRead: { [access, principal = granted.principal] in access.mayRead(socket.key, as: principal) },
-            faults: faults, shared: pushWriting
-        )
+        // A query's socket reads what its query and the collection's `readable` allow.
+        let (access, principal, followsQuery) = (access, granted.principal, granted.query != nil)
+        let mayRead: @Sendable () -> Bool = { followsQuery || access.mayRead(socket.key, as: principal) }
+        let writer = PushSocketWriter(channel: channel, mayRead: mayRead, faults: faults, shared: pushWriting)
         let id: Int
         do {
             id = try hub.register(PushHub.Subscriber(socket: socket, writer: writer, lastMutationID: nil))
@@ -118,10 +166,11 @@ extension SyncServer {
         let checks = sessionChecks(of: socket, request: request, writer: writer, on: channel)
         do {
             try channel.pipeline.syncOperations.addHandler(
-                PushSocketHandler(writer: writer, shared: pushWriting, key: socket.key) { [hub] in
+                PushSocketHandler(writer: writer, shared: pushWriting, key: socket.key) { [hub, queries] in
                     cut?.cancel()
                     checks?.cancel()
                     hub.unregister(id, key: socket.key)
+                    queries.unregister(id)
                 })
         } catch {
             cut?.cancel()
@@ -135,6 +184,11 @@ extension SyncServer {
                     writer.close(.signedOut, discardingWaiting: true)
                     return
                 }
+                if let query = granted.query {
+                    try await self.subscribe(id: id, socket: socket, writer: writer, principal: principal, query)
+                    writer.release()
+                    return
+                }
                 let (value, lastMutationID) = try await store.read(socket.key, lastMutationIDOf: socket.client, scope: socket.scope)
                 hub.adopt(lastMutationID: lastMutationID, for: id, key: socket.key)
                 if let value { _ = writer.offer(PushOutbox.Entry(value: value, lastMutationID: lastMutationID)) }
@@ -144,6 +198,31 @@ extension SyncServer {
                 writer.close(.storeUnavailable, discardingWaiting: true)
             }
         }
+    }
+
+    /// Registers a query's socket with its first answer (the whole result, or the difference
+    /// since the request's cookie), in one store write: every later commit comes after it, and
+    /// is published after the registration.
+    private func subscribe(id: Int, socket: PushSocket, writer: PushSocketWriter, principal: Access.Principal, _ grant: QueryGrant) async throws {
+        let declaration = grant.declaration
+        let readable: @Sendable ([String: FieldValue]) -> Bool = { declaration.readable(principal, $0) }
+        let key = QueryHub.Key(
+            collection: declaration.collection, query: declaration.query.name, parameters: grant.parameters.items, scope: socket.scope)
+        let (queries, parameters) = (queries, grant.parameters)
+        let refused = try await store.write { store -> Bool in
+            guard let query = try declaration.resolve(for: principal, parameters, in: store) else { return true }
+            let lastMutationID = try socket.client.flatMap { try store.lastMutationID(of: $0, scope: socket.scope) }
+            let first = try RowsPush.answer(
+                of: declaration.collection, matching: query, since: grant.cookie, in: store, lastMutationID: lastMutationID, readable: readable)
+            queries.register(
+                id: id, socket: QueryHub.Socket(writer: writer, client: socket.client, lastMutationID: lastMutationID), key: key,
+                subscription: QueryHub.Subscription(
+                    collection: declaration.collection, query: query, readable: readable,
+                    resolve: { try declaration.resolve(for: principal, parameters, in: $0) }, dependencies: declaration.query.dependencies),
+                first: first)
+            return false
+        }
+        if refused { writer.close(.accessRevoked, discardingWaiting: true) }
     }
 
     /// Checks the socket's session again every ``SyncServerConfiguration/sessionCheckInterval``

@@ -52,8 +52,8 @@ extension SyncServer {
                 router.post(RouterPath(path)) { request, context in
                     await self.mutate(request, context, run: run)
                 }
-            case .query(let path, let answer):
-                router.get(RouterPath(path)) { request, _ in await answer(request) }
+            case .query(let declaration):
+                router.get(RouterPath(declaration.path)) { request, _ in await self.answer(request, declaration) }
             }
         }
         if let healthPath = configuration.healthPath {

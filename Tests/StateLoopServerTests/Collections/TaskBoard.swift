@@ -42,6 +42,19 @@ enum TaskBoard {
             limit: Int(try parameters.integer("count")))
     }
 
+    /// The tasks of every project the user is a member of; made again when members change.
+    static let mine = CollectionQuery<String>("mine", dependsOn: ["members"]) { transaction, user, _ in
+        let projects = try transaction.values(of: members, prefix: "", limit: 1_000).filter { $0.value.contains(user) }.map(\.id)
+        return RowQuery(where: [.init("projectID", in: projects.map { .text($0) })], orderedBy: [.init("position")])
+    }
+
+    /// ``byProject``, its access made again when members change.
+    static let watched = CollectionQuery<String>("watched", dependsOn: ["members"]) { transaction, user, parameters in
+        let project = try parameters.text("projectID")
+        guard try transaction.read(members, project)?.contains(user) == true else { return nil }
+        return RowQuery(where: [.init("projectID", equals: .text(project))], orderedBy: [.init("position")])
+    }
+
     /// A query on a field the collection does not declare: the app's mistake.
     static let byTitle = CollectionQuery<String>("byTitle") { _, _, parameters in
         RowQuery(where: [.init("title", equals: .text(try parameters.text("title")))])
@@ -52,7 +65,7 @@ enum TaskBoard {
         var logger = Logger(label: "stateloop.server.test")
         logger.logLevel = .critical
         let server = SyncServer(store: store, access: Notes.Rules(), logger: logger)
-        server.serve(tasks, at: "tasks", queries: [byProject, firstOpen, byTitle]) { _, fields in fields["hidden"] != .bool(true) }
+        server.serve(tasks, at: "tasks", queries: [byProject, firstOpen, byTitle, mine, watched]) { _, fields in fields["hidden"] != .bool(true) }
         return server
     }
 
@@ -67,6 +80,14 @@ enum TaskBoard {
             for id in difference.removed { rows[id] = nil }
             for row in difference.rows { rows[row.id] = row }
             cookie = difference.cookie
+        }
+
+        /// Applies what a push socket received, in order: differences, and no hint (a test
+        /// that expects one reads it itself).
+        mutating func apply(pushed messages: [String]) throws {
+            for message in messages {
+                apply(try JSONDecoder().decode(RowsDifference<TaskRow>.self, from: Data(message.utf8)))
+            }
         }
 
         /// The rows' values, by id.

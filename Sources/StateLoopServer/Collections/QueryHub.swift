@@ -1,0 +1,233 @@
+import Foundation
+import Logging
+import StateLoopWire
+import Synchronization
+
+/// Every socket that follows a collection's query, grouped into subscriptions (one query with
+/// its parameters, for one principal), and what each commit sends them.
+///
+/// The store's change feed calls ``publish(_:)`` once per commit, in commit order, on its
+/// writer's queue; a socket registers on that queue too (inside a store write that reads its
+/// first answer), so no commit falls between a socket's first answer and its first difference.
+/// Each subscription's difference is worked out once per commit from the rows' fields before
+/// and after (``RowCatchUp``), encoded once per `lastMutationID`, and offered to each of its
+/// sockets, whose outbox composes what a slow reader has not taken yet.
+///
+/// A commit that writes a resource or collection a query's access depends on
+/// (``CollectionQuery/dependencies``) has the subscription's query made again, off the
+/// writer's queue; its differences are held meanwhile, so that nothing is pushed under an
+/// access the commit may have taken away. Refused now, the subscription's sockets get an empty
+/// result and are closed; a query that reads otherwise now gets its whole new result.
+final class QueryHub: Sendable {
+    /// What makes two sockets one subscription.
+    struct Key: Hashable, Sendable {
+        var collection: String
+        var query: String
+        var parameters: [String: String]
+        var scope: String
+    }
+
+    /// One socket of a subscription.
+    struct Socket: Sendable {
+        let writer: PushSocketWriter
+        let client: ClientID?
+        var lastMutationID: UInt64?
+    }
+
+    /// One query for one principal, and its sockets.
+    struct Subscription: Sendable {
+        let collection: String
+        var query: RowQuery
+        /// Whether the principal may read a row with these fields.
+        let readable: @Sendable ([String: FieldValue]) -> Bool
+        /// The query made again for the principal, in a read of the store; `nil`: refused.
+        let resolve: @Sendable (any StoreTransaction) throws -> RowQuery?
+        /// The resources and collections whose writes make the query again.
+        let dependencies: Set<String>
+        var sockets: [Int: Socket] = [:]
+        /// The commits held while the query is made again; `nil` when it is not.
+        var held: [Commit]?
+    }
+
+    /// What a subscription learns from one commit.
+    struct Commit: Sendable {
+        var position: UInt64
+        var rows: [RowChange]
+        /// The resources and collections it wrote.
+        var touched: Set<String>
+    }
+
+    private struct State {
+        var subscriptions: [Key: Subscription] = [:]
+        /// Each socket's subscription.
+        var keyOfSocket: [Int: Key] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let store: any ServerStore
+    /// A difference larger than this is not pushed: its sockets are sent a hint, and their
+    /// readers catch up from their cookies.
+    private let maximumPushBytes: Int
+    private let logger: Logger
+
+    init(store: any ServerStore, maximumPushBytes: Int, logger: Logger) {
+        self.store = store
+        self.maximumPushBytes = maximumPushBytes
+        self.logger = logger
+    }
+
+    /// Adds socket `id` to the subscription `key` (made with `subscription` if it is new), and
+    /// offers it `first`. On the store's writer queue, inside the write that read `first`.
+    func register(id: Int, socket: Socket, key: Key, subscription: @autoclosure () -> Subscription, first: RowsPush) {
+        state.withLock { state in
+            state.subscriptions[key, default: subscription()].sockets[id] = socket
+            state.keyOfSocket[id] = key
+            // While the query is made again, the first answer is as good as any held commit:
+            // the socket then gets what the subscription's other sockets get.
+            _ = socket.writer.offer(Self.entry(first, collection: key.collection))
+        }
+    }
+
+    /// Removes socket `id`, and its subscription with its last socket.
+    func unregister(_ id: Int) {
+        state.withLock { state in
+            guard let key = state.keyOfSocket.removeValue(forKey: id) else { return }
+            state.subscriptions[key]?.sockets[id] = nil
+            if state.subscriptions[key]?.sockets.isEmpty == true { state.subscriptions[key] = nil }
+        }
+    }
+
+    /// Sends one commit's differences. Called in commit order.
+    func publish(_ changes: CommittedChanges) {
+        let touched = Set(changes.values.map(\.key.resource) + changes.rows.map(\.key.resource))
+        var rechecks: [Key] = []
+        state.withLock { state in
+            if !changes.progress.isEmpty {
+                let progress = Dictionary(changes.progress.map { (ClientProgressKey(scope: $0.scope, client: $0.client), $0.lastMutationID) }) {
+                    max($0, $1)
+                }
+                for (key, subscription) in state.subscriptions {
+                    for (id, socket) in subscription.sockets {
+                        guard let client = socket.client, let newest = progress[ClientProgressKey(scope: key.scope, client: client)] else { continue }
+                        state.subscriptions[key]?.sockets[id]?.lastMutationID = max(socket.lastMutationID ?? 0, newest)
+                    }
+                }
+            }
+            guard let position = changes.feed?.upperBound else { return }
+            for key in state.subscriptions.keys {
+                var subscription = state.subscriptions[key]!
+                let commit = Commit(position: position, rows: changes.rows.filter { $0.key.resource == subscription.collection }, touched: touched)
+                if subscription.held != nil {
+                    subscription.held!.append(commit)
+                } else if !subscription.dependencies.isDisjoint(with: touched) {
+                    subscription.held = [commit]
+                    rechecks.append(key)
+                } else {
+                    send(commit, to: subscription)
+                }
+                state.subscriptions[key] = subscription
+            }
+        }
+        for key in rechecks { recheck(key) }
+    }
+
+    /// Makes the query of `key` again, off the writer's queue, and sends what was held.
+    private func recheck(_ key: Key) {
+        guard let subscription = state.withLock({ $0.subscriptions[key] }) else { return }
+        Task { [store] in
+            let outcome: Result<(query: RowQuery?, whole: RowsPush?), any Error>
+            do {
+                outcome = .success(
+                    try await store.read { transaction in
+                        guard let query = try subscription.resolve(transaction) else { return (nil, nil) }
+                        guard query != subscription.query else { return (query, nil) }
+                        return (
+                            query, try RowsPush.whole(of: subscription.collection, matching: query, in: transaction, readable: subscription.readable)
+                        )
+                    })
+            } catch {
+                outcome = .failure(error)
+            }
+            self.finishRecheck(key, outcome)
+        }
+    }
+
+    private func finishRecheck(_ key: Key, _ outcome: Result<(query: RowQuery?, whole: RowsPush?), any Error>) {
+        var again = false
+        state.withLock { state in
+            guard var subscription = state.subscriptions[key], let held = subscription.held else { return }
+            switch outcome {
+            case .failure(let error):
+                logger.warning("a query's access could not be checked: its sockets are closed", metadata: ["error": "\(error)"])
+                Self.end(subscription, .storeUnavailable, in: &state)
+            case .success((nil, _)):
+                // Refused now: the reader learns that it holds nothing, then why.
+                let position = held.last!.position
+                let empty = RowsPush(
+                    cookie: CollectionCookie(epoch: store.epoch, position: position), replace: true, rows: [], removed: [], lastMutationID: nil)
+                for socket in subscription.sockets.values { _ = socket.writer.offer(Self.entry(empty, collection: key.collection)) }
+                Self.end(subscription, .accessRevoked, in: &state)
+            case .success((let query?, let whole)):
+                var pending = held
+                if let whole {
+                    subscription.query = query
+                    send(whole, to: subscription)
+                    pending.removeAll { $0.position <= whole.cookie.position }
+                }
+                for commit in pending { send(commit, to: subscription) }
+                // A commit held after the read may have changed the access again.
+                let read = whole?.cookie.position ?? held.first!.position
+                again = pending.contains { $0.position > read && !subscription.dependencies.isDisjoint(with: $0.touched) }
+                subscription.held = again ? [] : nil
+                state.subscriptions[key] = subscription
+            }
+        }
+        if again { recheck(key) }
+    }
+
+    /// Closes every socket of `subscription` once what waits is sent, and forgets it.
+    private static func end(_ subscription: Subscription, _ ending: PushSocketWriter.Ending, in state: inout State) {
+        for (id, socket) in subscription.sockets {
+            socket.writer.close(ending)
+            if let key = state.keyOfSocket.removeValue(forKey: id) { state.subscriptions[key] = nil }
+        }
+    }
+
+    /// Offers the difference `commit` makes to `subscription`, if any.
+    private func send(_ commit: Commit, to subscription: Subscription) {
+        guard !commit.rows.isEmpty else { return }
+        let (rows, removed) = RowCatchUp.difference(of: commit.rows, query: subscription.query, readable: subscription.readable)
+        guard !rows.isEmpty || !removed.isEmpty else { return }
+        let difference = RowsPush(
+            cookie: CollectionCookie(epoch: commit.rows[0].version.epoch, position: commit.position), replace: false,
+            rows: rows.map { RowsPush.Sent(id: $0.key.id, version: $0.version, json: $0.json!) }, removed: removed, lastMutationID: nil)
+        send(difference, to: subscription)
+    }
+
+    /// Offers `difference` to every socket of `subscription`, encoded once per `lastMutationID`
+    /// (a difference over the push limit is left to each writer, which sends a hint).
+    private func send(_ difference: RowsPush, to subscription: Subscription) {
+        var encoded: [UInt64?: EncodedPush?] = [:]
+        for socket in subscription.sockets.values {
+            var own = difference
+            own.lastMutationID = socket.lastMutationID
+            var entry = Self.entry(own, collection: subscription.collection)
+            if encoded[socket.lastMutationID] == nil {
+                let message = own.message
+                encoded[socket.lastMutationID] = .some(
+                    message.count > maximumPushBytes ? nil : EncodedPush(text: String(decoding: message, as: UTF8.self)))
+            }
+            entry.encoded = encoded[socket.lastMutationID] ?? nil
+            _ = socket.writer.offer(entry)
+        }
+    }
+
+    /// An outbox entry for `push`, positioned by its cookie.
+    static func entry(_ push: RowsPush, collection: String) -> PushOutbox.Entry {
+        PushOutbox.Entry(
+            value: StoredValue(
+                key: ResourceKey(resource: collection, id: ""), version: Version(epoch: push.cookie.epoch, counter: push.cookie.position),
+                json: Data()),
+            lastMutationID: push.lastMutationID, rows: push)
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import StateLoopWire
+
+/// A difference of one subscription's result, as its socket's outbox holds it until written:
+/// rows by id, ids removed, the cookie it brings the reader to. Two differences waiting for a
+/// slow reader are composed into one (``followed(by:)``), so a reader who falls behind costs at
+/// most one difference, never a queue that grows, and catches up with the same result.
+struct RowsPush: Sendable, Hashable {
+    /// The position the reader stands at once it applied this difference.
+    var cookie: CollectionCookie
+    /// Whether ``rows`` is the whole result.
+    var replace: Bool
+    /// The rows entered or changed, in the order given, each with its version and JSON.
+    private(set) var rows: [Sent] = []
+    /// Where each id stands in ``rows``.
+    private var index: [String: Int] = [:]
+    /// The ids that left, in the order given.
+    private(set) var removed: [String] = []
+    /// The reader's `lastMutationID` as of the newest commit composed in.
+    var lastMutationID: UInt64?
+
+    /// A row as sent.
+    struct Sent: Sendable, Hashable {
+        var id: String
+        var version: Version
+        var json: Data
+    }
+
+    init(cookie: CollectionCookie, replace: Bool, rows: [Sent], removed: [String], lastMutationID: UInt64?) {
+        self.cookie = cookie
+        self.replace = replace
+        self.lastMutationID = lastMutationID
+        for row in rows { put(row) }
+        self.removed = removed
+    }
+
+    /// Whether it says nothing but its cookie.
+    var isEmpty: Bool {
+        !replace && rows.isEmpty && removed.isEmpty
+    }
+
+    /// This difference, then `later`: the result a reader reaches by applying both, as one
+    /// difference. A later replacement replaces everything; otherwise later rows replace earlier
+    /// ones and later removals remove them.
+    func followed(by later: RowsPush) -> RowsPush {
+        guard !later.replace else { return later }
+        var composed = self
+        for id in later.removed {
+            if let at = composed.index.removeValue(forKey: id) {
+                composed.rows.remove(at: at)
+                for (other, position) in composed.index where position > at { composed.index[other] = position - 1 }
+            }
+            // Removed from a whole result, a row is simply not in it.
+            if !composed.replace, !composed.removed.contains(id) { composed.removed.append(id) }
+        }
+        for row in later.rows {
+            composed.removed.removeAll { $0 == row.id }
+            composed.put(row)
+        }
+        composed.cookie = later.cookie
+        composed.lastMutationID = later.lastMutationID.map { max($0, lastMutationID ?? 0) } ?? lastMutationID
+        return composed
+    }
+
+    private mutating func put(_ row: Sent) {
+        if let at = index[row.id] {
+            rows[at] = row
+        } else {
+            index[row.id] = rows.count
+            rows.append(row)
+        }
+    }
+
+    /// StateLoopWire's `RowsDifference` as JSON.
+    var message: Data {
+        WireMessage.rows(
+            cookie: cookie, replace: replace, rows: rows.map { ($0.id, $0.version, $0.json) }, removed: removed, lastMutationID: lastMutationID)
+    }
+
+    /// The answer to a subscription at `cookie`, read in `store`: the difference since, when
+    /// the feed still holds it and the query has no limit; the whole result otherwise.
+    static func answer(
+        of collection: String, matching query: RowQuery, since cookie: CollectionCookie?, in store: any StoreTransaction,
+        lastMutationID: UInt64?, readable: ([String: FieldValue]) -> Bool
+    ) throws -> RowsPush {
+        let bounds = try store.rowFeedBounds()
+        if let cookie, query.limit == nil, cookie.epoch == store.epoch, (bounds.forgottenThrough...bounds.newest).contains(cookie.position) {
+            let changes = try store.rowChanges(of: collection, after: cookie.position, limit: maximumCatchUpChanges + 1)
+            if changes.count <= maximumCatchUpChanges {
+                let (rows, removed) = RowCatchUp.difference(of: changes, query: query, readable: readable)
+                return RowsPush(
+                    cookie: CollectionCookie(epoch: store.epoch, position: bounds.newest), replace: false,
+                    rows: rows.map { Sent(id: $0.key.id, version: $0.version, json: $0.json!) }, removed: removed,
+                    lastMutationID: lastMutationID)
+            }
+        }
+        var whole = try whole(of: collection, matching: query, in: store, readable: readable, newest: bounds.newest)
+        whole.lastMutationID = lastMutationID
+        return whole
+    }
+
+    /// The query's whole result, read in `store`, with the cookie of the feed's newest position.
+    static func whole(
+        of collection: String, matching query: RowQuery, in store: any StoreTransaction, readable: ([String: FieldValue]) -> Bool,
+        newest: UInt64? = nil
+    ) throws -> RowsPush {
+        let position = try newest ?? store.rowFeedBounds().newest
+        let rows = try store.rows(of: collection, matching: query).filter { readable($0.fields) }
+        return RowsPush(
+            cookie: CollectionCookie(epoch: store.epoch, position: position), replace: true,
+            rows: rows.map { Sent(id: $0.key.id, version: $0.version, json: $0.json) }, removed: [], lastMutationID: nil)
+    }
+
+    /// The most feed entries a catch-up reads: a subscriber further behind gets the whole result,
+    /// which is then no dearer than the history.
+    static let maximumCatchUpChanges = 10_000
+}
