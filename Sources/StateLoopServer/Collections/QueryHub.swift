@@ -17,7 +17,8 @@ import Synchronization
 /// (``CollectionQuery/dependencies``) has the subscription's query made again, off the
 /// writer's queue; its differences are held meanwhile, so that nothing is pushed under an
 /// access the commit may have taken away. Refused now, the subscription's sockets get an empty
-/// result and are closed; a query that reads otherwise now gets its whole new result.
+/// result and are closed; a query that reads otherwise now gets its whole new result. A query
+/// with a limit is read again whole after every commit that may shift its window.
 final class QueryHub: Sendable {
     /// What makes two sockets one subscription.
     struct Key: Hashable, Sendable {
@@ -47,6 +48,14 @@ final class QueryHub: Sendable {
         var sockets: [Int: Socket] = [:]
         /// The commits held while the query is made again; `nil` when it is not.
         var held: [Commit]?
+
+        /// Whether `commit` may change which rows a query with a limit selects: it changed a
+        /// row that meets the query's conditions, before or after. A window's difference cannot
+        /// be worked out from the changed rows alone (a row leaving it lets the next one in), so
+        /// the result is read again whole.
+        func shiftsWindow(_ commit: Commit) -> Bool {
+            query.limit != nil && commit.rows.contains { change in [change.before, change.after].contains { $0.map(query.matches) == true } }
+        }
     }
 
     /// What a subscription learns from one commit.
@@ -119,7 +128,7 @@ final class QueryHub: Sendable {
                 let commit = Commit(position: position, rows: changes.rows.filter { $0.key.resource == subscription.collection }, touched: touched)
                 if subscription.held != nil {
                     subscription.held!.append(commit)
-                } else if !subscription.dependencies.isDisjoint(with: touched) {
+                } else if !subscription.dependencies.isDisjoint(with: touched) || subscription.shiftsWindow(commit) {
                     subscription.held = [commit]
                     rechecks.append(key)
                 } else {
@@ -131,19 +140,29 @@ final class QueryHub: Sendable {
         for key in rechecks { recheck(key) }
     }
 
+    /// What making a query again found, at the feed's position `position`: the query (`nil`:
+    /// refused), and its whole result when it must be sent whole (a query made otherwise, or a
+    /// window).
+    private struct Recheck: Sendable {
+        var query: RowQuery?
+        var whole: RowsPush?
+        var position: UInt64
+    }
+
     /// Makes the query of `key` again, off the writer's queue, and sends what was held.
     private func recheck(_ key: Key) {
         guard let subscription = state.withLock({ $0.subscriptions[key] }) else { return }
         Task { [store] in
-            let outcome: Result<(query: RowQuery?, whole: RowsPush?), any Error>
+            let outcome: Result<Recheck, any Error>
             do {
                 outcome = .success(
                     try await store.read { transaction in
-                        guard let query = try subscription.resolve(transaction) else { return (nil, nil) }
-                        guard query != subscription.query else { return (query, nil) }
-                        return (
-                            query, try RowsPush.whole(of: subscription.collection, matching: query, in: transaction, readable: subscription.readable)
-                        )
+                        let position = try transaction.rowFeedBounds().newest
+                        guard let query = try subscription.resolve(transaction) else { return Recheck(position: position) }
+                        guard query != subscription.query || query.limit != nil else { return Recheck(query: query, position: position) }
+                        let whole = try RowsPush.whole(
+                            of: subscription.collection, matching: query, in: transaction, readable: subscription.readable, newest: position)
+                        return Recheck(query: query, whole: whole, position: position)
                     })
             } catch {
                 outcome = .failure(error)
@@ -152,35 +171,43 @@ final class QueryHub: Sendable {
         }
     }
 
-    private func finishRecheck(_ key: Key, _ outcome: Result<(query: RowQuery?, whole: RowsPush?), any Error>) {
+    private func finishRecheck(_ key: Key, _ outcome: Result<Recheck, any Error>) {
         var again = false
         state.withLock { state in
             guard var subscription = state.subscriptions[key], let held = subscription.held else { return }
+            let found: Recheck
             switch outcome {
             case .failure(let error):
                 logger.warning("a query's access could not be checked: its sockets are closed", metadata: ["error": "\(error)"])
                 Self.end(subscription, .storeUnavailable, in: &state)
-            case .success((nil, _)):
+                return
+            case .success(let recheck):
+                found = recheck
+            }
+            guard let query = found.query else {
                 // Refused now: the reader learns that it holds nothing, then why.
-                let position = held.last!.position
+                let position = max(found.position, held.last!.position)
                 let empty = RowsPush(
                     cookie: CollectionCookie(epoch: store.epoch, position: position), replace: true, rows: [], removed: [], lastMutationID: nil)
                 for socket in subscription.sockets.values { _ = socket.writer.offer(Self.entry(empty, collection: key.collection)) }
                 Self.end(subscription, .accessRevoked, in: &state)
-            case .success((let query?, let whole)):
-                var pending = held
-                if let whole {
-                    subscription.query = query
-                    send(whole, to: subscription)
-                    pending.removeAll { $0.position <= whole.cookie.position }
-                }
-                for commit in pending { send(commit, to: subscription) }
-                // A commit held after the read may have changed the access again.
-                let read = whole?.cookie.position ?? held.first!.position
-                again = pending.contains { $0.position > read && !subscription.dependencies.isDisjoint(with: $0.touched) }
-                subscription.held = again ? [] : nil
-                state.subscriptions[key] = subscription
+                return
             }
+            var pending = held
+            if let whole = found.whole {
+                subscription.query = query
+                send(whole, to: subscription)
+                pending.removeAll { $0.position <= whole.cookie.position }
+            }
+            // What was committed up to the read stands as read; a later commit may have changed
+            // the access again, or a window, and is held for another look.
+            let later = pending.firstIndex {
+                $0.position > found.position && (!subscription.dependencies.isDisjoint(with: $0.touched) || subscription.shiftsWindow($0))
+            }
+            for commit in pending[..<(later ?? pending.endIndex)] { send(commit, to: subscription) }
+            again = later != nil
+            subscription.held = later.map { Array(pending[$0...]) }
+            state.subscriptions[key] = subscription
         }
         if again { recheck(key) }
     }

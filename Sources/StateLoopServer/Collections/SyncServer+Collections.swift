@@ -38,6 +38,30 @@ extension SyncServer {
         }
     }
 
+    /// Accepts mutations of a collection's rows at `POST <path>`, as
+    /// ``mutation(at:body:changes:key:handler:)`` accepts a value's: each request's body decoded
+    /// as `Body` and handed to `handler` in one store transaction, at most once per
+    /// `Mutation-ID`. The answer is the version that the row `row` names has once the handler's
+    /// writes are committed (a deleted row's too), or the ``MutationRefusal`` it threw.
+    ///
+    /// The access policy's `mayRead` is not asked (it is about values): the handler decides who
+    /// may change which rows, and the policy's `mayWrite` is asked for every row written.
+    public func mutation<Body: Decodable & Sendable, Row>(
+        at path: String,
+        body: Body.Type,
+        changes collection: ServerCollection<Row>,
+        row: @escaping @Sendable (Access.Principal, Body) -> String,
+        handler: @escaping @Sendable (ServerTransaction, Access.Principal, Body) throws -> Void
+    ) {
+        let run: MutationRunner = { _, principal, bodyBytes in
+            let decoded = try Self.decode(Body.self, from: bodyBytes)
+            return IncomingMutation.Prepared(key: collection.key(row(principal, decoded)), isRow: true) { transaction in
+                try handler(transaction, principal, decoded)
+            }
+        }
+        declarations.withLock { $0.append(.mutation(path: path, run: run)) }
+    }
+
     /// A declared query of a collection, as its routes answer it.
     struct QueryDeclaration: Sendable {
         let path: String

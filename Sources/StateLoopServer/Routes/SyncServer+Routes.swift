@@ -164,7 +164,8 @@ extension SyncServer {
             let (answer, closings) = try await timedWrite { store in
                 try mutation.process(in: store, mayWrite: { access.mayWrite($0, as: principal) }, logger: logger) {
                     let prepared = try decoded.get()
-                    guard access.mayRead(prepared.key, as: principal) else { throw MutationRefusal.notFound }
+                    // A row's mutation is the handler's to allow: the policy reads values.
+                    guard prepared.isRow || access.mayRead(prepared.key, as: principal) else { throw MutationRefusal.notFound }
                     return prepared
                 }
             }

@@ -15,6 +15,8 @@ struct IncomingMutation: Sendable {
     /// missing: the key whose version answers it, and the handler bound to the decoded body.
     struct Prepared: Sendable {
         let key: ResourceKey
+        /// Whether ``key`` names a collection's row rather than a value.
+        var isRow = false
         let apply: @Sendable (ServerTransaction) throws -> Void
     }
 
@@ -73,9 +75,14 @@ struct IncomingMutation: Sendable {
             try prepared.apply(transaction)
             let versions = try transaction.commitWrites()
             let version =
-                try versions[prepared.key] ?? StoreFailure.wrap { try store.value(of: prepared.key)?.version }
-                ?? Version(epoch: store.epoch, counter: 0)
-            return (RememberedAnswer(fingerprint: fingerprint, status: 200, body: WireMessage.receipt(version)), transaction.socketsToClose)
+                try prepared.isRow
+                ? transaction.rowVersions[prepared.key] ?? StoreFailure.wrap { try store.row(of: prepared.key)?.version }
+                : versions[prepared.key] ?? StoreFailure.wrap { try store.value(of: prepared.key)?.version }
+            return (
+                RememberedAnswer(
+                    fingerprint: fingerprint, status: 200, body: WireMessage.receipt(version ?? Version(epoch: store.epoch, counter: 0))),
+                transaction.socketsToClose
+            )
         } catch let refused as MutationRefusal {
             return (refusal(refused), SocketClosings())
         } catch let failure as StoreFailure {

@@ -21,6 +21,8 @@ public final class ServerTransaction {
     /// The rows written (`json` `nil`: deleted), held as values are.
     private var pendingRows: [ResourceKey: (json: Data?, fields: [String: FieldValue])] = [:]
     private var rowOrder: [ResourceKey] = []
+    /// The versions ``commitWrites()`` allocated for rows (deletions too), by key.
+    private(set) var rowVersions: [ResourceKey: Version] = [:]
     /// The push sockets to close once this transaction has committed (sessions it ended), and
     /// only then: a transaction that throws ends no session, so it closes nothing.
     private(set) var socketsToClose = SocketClosings()
@@ -193,7 +195,9 @@ public final class ServerTransaction {
         }
         for key in rowOrder {
             let held = pendingRows[key]!
-            _ = try StoreFailure.wrap { try store.writeRow(held.json, fields: held.fields, to: key) }
+            if let version = try StoreFailure.wrap({ try store.writeRow(held.json, fields: held.fields, to: key) }) {
+                rowVersions[key] = version
+            }
         }
         pending = [:]
         order = []

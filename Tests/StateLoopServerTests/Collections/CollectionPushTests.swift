@@ -12,7 +12,7 @@ import Testing
 struct CollectionPushTests {
     typealias Row = TaskBoard.TaskRow
 
-    private static func board(_ rows: [Row], store: (any ServerStore)? = nil) async throws -> SyncServer<Notes.Rules> {
+    private static func board(_ rows: [Row], store: (any ServerStore)? = nil) async throws -> SyncServer<TaskBoard.Rules> {
         let server = TaskBoard.server(store: try store ?? SQLiteStore())
         try await server.update { transaction in
             try transaction.write(["ann"], to: TaskBoard.members, "p1")
@@ -168,6 +168,29 @@ struct CollectionPushTests {
             for (index, socket) in sockets.enumerated() {
                 #expect(try await Self.converges(socket, TestClient(port: port), ["projectID": "p1"]), "socket \(index)")
             }
+        }
+    }
+
+    @Test("a query with a limit is sent its window again whole when a commit may shift it, and nothing when none can")
+    func window() async throws {
+        let server = try await Self.board((1...5).map { Row(id: "t\($0)", projectID: "p1", title: "\($0)", position: $0) })
+        try await withRunning(server) { port in
+            let socket = Self.socket(port, "firstOpen", as: "ann", "projectID=p1&count=2")
+            defer { socket.cancel() }
+            #expect(await eventually { socket.received.count == 1 }, "no first answer")
+            var ann = TaskBoard.Subscriber()
+            try ann.apply(pushed: socket.received)
+            #expect(ann.rows.keys.sorted() == ["t1", "t2"])
+            try await server.update { try $0.write(Row(id: "t1", projectID: "p1", title: "1", position: 1, done: true), to: TaskBoard.tasks) }
+            #expect(await eventually { socket.received.count == 2 }, "the window did not move")
+            try await server.update { try $0.write(Row(id: "x", projectID: "p2", title: "x", position: 0), to: TaskBoard.tasks) }
+            try await server.update { try $0.write(Row(id: "t0", projectID: "p1", title: "0", position: 0), to: TaskBoard.tasks) }
+            #expect(await eventually { socket.received.count == 3 }, "the window did not move")
+            ann = TaskBoard.Subscriber()
+            try ann.apply(pushed: socket.received)
+            #expect(ann.rows.keys.sorted() == ["t0", "t2"])
+            let last = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(socket.received[2].utf8))
+            #expect(last.replace && last.rows.map(\.id) == ["t0", "t2"])
         }
     }
 

@@ -12,7 +12,7 @@ struct CollectionQueryTests {
     typealias Row = TaskBoard.TaskRow
 
     /// A board with ann in projects p1 and p2, and `rows` written.
-    private static func board(_ rows: [Row], store: any ServerStore = try! SQLiteStore()) async throws -> SyncServer<Notes.Rules> {
+    private static func board(_ rows: [Row], store: any ServerStore = try! SQLiteStore()) async throws -> SyncServer<TaskBoard.Rules> {
         let server = TaskBoard.server(store: store)
         try await server.update { transaction in
             try transaction.write(["ann"], to: TaskBoard.members, "p1")

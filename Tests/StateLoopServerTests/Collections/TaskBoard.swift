@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import Logging
 import ServerTestApp
 import StateLoopServer
@@ -6,8 +7,24 @@ import StateLoopWire
 import Testing
 
 /// A task board on the kit's collections, for the collection tests: tasks in projects, each
-/// project's members in a value, the principal from `Bearer t-<user>` (``Notes/Rules``).
+/// project's members in a value, the principal from `Bearer t-<user>`.
 enum TaskBoard {
+    /// Anyone with a `t-<user>` token is `<user>`; the handlers and queries decide the rest.
+    struct Rules: AccessPolicy {
+        func principal(for request: Request) async throws -> String? {
+            guard let token = request.bearerToken, token.hasPrefix("t-") else { return nil }
+            return String(token.dropFirst(2))
+        }
+        func id(of user: String) -> String { user }
+        func mayRead(_ key: ResourceKey, as user: String) -> Bool { true }
+        func mayWrite(_ key: ResourceKey, as user: String) -> Bool { true }
+    }
+
+    /// What `POST /tasks/delete` takes.
+    struct Deletion: Codable, Sendable {
+        var id: String
+    }
+
     struct TaskRow: Codable, Sendable, Hashable {
         var id: String
         var projectID: String
@@ -61,11 +78,24 @@ enum TaskBoard {
     }
 
     /// A server on `store` serving the board.
-    static func server(store: any ServerStore) -> SyncServer<Notes.Rules> {
+    static func server(store: any ServerStore) -> SyncServer<Rules> {
         var logger = Logger(label: "stateloop.server.test")
         logger.logLevel = .critical
-        let server = SyncServer(store: store, access: Notes.Rules(), logger: logger)
+        let server = SyncServer(store: store, access: Rules(), logger: logger)
         server.serve(tasks, at: "tasks", queries: [byProject, firstOpen, byTitle, mine, watched]) { _, fields in fields["hidden"] != .bool(true) }
+        // A member of a task's project, before and after, may write it.
+        server.mutation(at: "tasks", body: TaskRow.self, changes: tasks, row: { _, task in task.id }) { transaction, user, task in
+            let before = try transaction.row(task.id, of: tasks)
+            for project in Set([before?.projectID, task.projectID].compactMap { $0 }) {
+                guard try transaction.read(members, project)?.contains(user) == true else { throw MutationRefusal.notFound }
+            }
+            try transaction.write(task, to: tasks)
+        }
+        server.mutation(at: "tasks/delete", body: Deletion.self, changes: tasks, row: { _, deletion in deletion.id }) { transaction, user, deletion in
+            guard let task = try transaction.row(deletion.id, of: tasks) else { return }
+            guard try transaction.read(members, task.projectID)?.contains(user) == true else { throw MutationRefusal.notFound }
+            try transaction.delete(deletion.id, from: tasks)
+        }
         return server
     }
 
