@@ -12,8 +12,10 @@
 ///
 /// With `replace`, `rows` is the query's whole result and every row the client held for the
 /// subscription but not listed is gone; without it, the rows listed replace the client's copies
-/// (or are new) and the ids of `removed` leave the subscription. The cookie is opaque: send it
-/// back as it came. `lastMutationID` is the reader's, as on a value.
+/// (or are new) and the ids of `removed` leave the subscription. The cookie is
+/// `<epoch>.<position>`, ordered by epoch then position: send it back as it came, and never apply
+/// an answer older than the one held. `lastMutationID` is the reader's, as on a value. The
+/// article "The sync protocol" says when a server answers with a difference and when whole.
 public struct RowsDifference<Row: Sendable>: Sendable {
     /// Where the server's history stood when it answered: the position to resume from.
     public var cookie: String
