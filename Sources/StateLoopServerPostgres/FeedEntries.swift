@@ -18,13 +18,20 @@ struct FeedEntries {
     let time: Int64
     let epoch: Int64
     let cause: ChangeCause?
-    let values: [StoredValue]
+    let values: [Entry]
     let progress: [ClientProgress]
+
+    /// One entry: a value written, or a row's write with its fields before and after
+    /// (``rowFields``; a deletion's value has empty bytes).
+    struct Entry: Sendable {
+        var value: StoredValue
+        var rowFields: String? = nil
+    }
 
     /// The channel the notifications go out on.
     static let channel = "stateloop_feed"
 
-    /// How many values one statement inserts at most: four parameters each, and PostgreSQL
+    /// How many values one statement inserts at most: five parameters each, and PostgreSQL
     /// takes at most 65,535 parameters in one statement.
     static let valuesPerStatement = 10_000
 
@@ -42,7 +49,7 @@ struct FeedEntries {
         }
     }
 
-    private func statement(values: ArraySlice<StoredValue>, startsCommit: Bool, progress: [ClientProgress], notifies: Bool) throws -> PostgresQuery {
+    private func statement(values: ArraySlice<Entry>, startsCommit: Bool, progress: [ClientProgress], notifies: Bool) throws -> PostgresQuery {
         var binds = PostgresBindings()
         func bind(_ value: some PostgresEncodable & Sendable) throws -> String {
             try binds.append(value)
@@ -56,15 +63,16 @@ struct FeedEntries {
         let (scope, mutation) = (try bind(cause?.scope), try bind(cause?.mutation.rawValue))
         var parts: [String] = []
         if !values.isEmpty {
-            let rows = try values.enumerated().map { index, value in
+            let rows = try values.enumerated().map { index, entry in
+                let (value, fields) = (entry.value, try bind(entry.rowFields))
                 let position = startsCommit && index == 0 ? commit : "DEFAULT"
                 let (resource, id) = (try bind(value.key.resource), try bind(value.key.id))
                 let (counter, json) = (try bind(Int64(value.version.counter)), try bind(value.json))
-                return "(\(position), \(commit), \(time), \(resource), \(id), \(epoch), \(counter), \(json), \(scope), \(mutation))"
+                return "(\(position), \(commit), \(time), \(resource), \(id), \(epoch), \(counter), \(json), \(scope), \(mutation), \(fields))"
             }
             parts.append(
                 """
-                written AS (INSERT INTO stateloop_changes (seq, commit_seq, committed_at, resource, id, epoch, counter, json, scope, mutation)
+                written AS (INSERT INTO stateloop_changes (seq, commit_seq, committed_at, resource, id, epoch, counter, json, scope, mutation, row_fields)
                 VALUES \(rows.joined(separator: ", ")) RETURNING seq)
                 """)
         }

@@ -155,10 +155,10 @@ final class FeedFollower: Sendable {
         let after = Int64(clamping: position)
         let rows = try connection.rows(
             """
-            SELECT seq, commit_seq, committed_at, resource, id, counter, json, scope, mutation, NULL::TEXT, NULL::TEXT, NULL::BIGINT
+            SELECT seq, commit_seq, committed_at, resource, id, counter, json, scope, mutation, NULL::TEXT, NULL::TEXT, NULL::BIGINT, row_fields
             FROM stateloop_changes WHERE seq > \(after)
             UNION ALL
-            SELECT commit_seq, commit_seq, committed_at, NULL, NULL, NULL, NULL, cause_scope, cause_mutation, scope, client, last_sequence
+            SELECT commit_seq, commit_seq, committed_at, NULL, NULL, NULL, NULL, cause_scope, cause_mutation, scope, client, last_sequence, NULL
             FROM stateloop_progress WHERE commit_seq > \(after)
             ORDER BY 2, 1 LIMIT \(limit)
             """)
@@ -166,10 +166,11 @@ final class FeedFollower: Sendable {
     }
 
     private func row(from row: PostgresRow) throws -> FeedPage.Row {
-        let (position, commit, time, resource, id, counter, json, causeScope, mutation, scope, client, sequence) = try row.decode(
-            (Int64, Int64, Int64, String?, String?, Int64?, Data?, String?, String?, String?, String?, Int64?).self
+        let (position, commit, time, resource, id, counter, json, causeScope, mutation, scope, client, sequence, rowFields) = try row.decode(
+            (Int64, Int64, Int64, String?, String?, Int64?, Data?, String?, String?, String?, String?, Int64?, String?).self
         )
         var read = FeedPage.Row(position: UInt64(position), commit: UInt64(commit), time: StoreClock.date(microseconds: time))
+        read.rowFields = rowFields
         if let causeScope, let mutation { read.cause = ChangeCause(scope: causeScope, mutation: MutationID(rawValue: mutation)) }
         if let resource, let id, let counter, let json {
             read.value = StoredValue(

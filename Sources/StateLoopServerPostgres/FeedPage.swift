@@ -14,6 +14,8 @@ struct FeedPage {
         var time: Date
         var cause: ChangeCause?
         var value: StoredValue?
+        /// For a row's write: its fields before and after, as the feed keeps them.
+        var rowFields: String? = nil
         var progress: ClientProgress?
     }
 
@@ -56,7 +58,16 @@ struct FeedPage {
     private static func changes(of commit: [Row]) -> CommittedChanges {
         var changes = TransactionChanges()
         for row in commit {
-            if let value = row.value { changes.wrote(value) }
+            if let value = row.value {
+                if let text = row.rowFields, let fields = try? RowSQL.FeedFields(text: text) {
+                    changes.wroteRow(
+                        RowChange(
+                            position: row.position, key: value.key, version: value.version, json: fields.after == nil ? nil : value.json,
+                            before: fields.before, after: fields.after))
+                } else {
+                    changes.wrote(value)
+                }
+            }
             if let progress = row.progress { changes.progressed(progress) }
         }
         let first = commit[0]

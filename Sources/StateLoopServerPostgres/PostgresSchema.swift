@@ -35,7 +35,16 @@ enum PostgresSchema {
             last_sequence BIGINT NOT NULL, cause_scope TEXT, cause_mutation TEXT);
         CREATE INDEX stateloop_progress_by_commit ON stateloop_progress (commit_seq);
         CREATE INDEX stateloop_progress_by_time ON stateloop_progress (committed_at);
+        """,
+        // Collections: a deleted row keeps its counter, its JSON NULL; a row's write is an entry
+        // of the one feed, marked by its fields before and after.
         """
+        CREATE TABLE stateloop_rows (
+            collection TEXT NOT NULL, id TEXT COLLATE "C" NOT NULL, counter BIGINT NOT NULL, json BYTEA, fields JSONB NOT NULL,
+            PRIMARY KEY (collection, id));
+        ALTER TABLE stateloop_changes ADD COLUMN row_fields TEXT;
+        CREATE INDEX stateloop_changes_of_rows ON stateloop_changes (resource, seq) WHERE row_fields IS NOT NULL;
+        """,
     ]
 
     /// The advisory lock every transaction that commits changes takes last, to give its feed

@@ -361,7 +361,7 @@ public final class PostgresStore: ServerStore {
         let rows = try await client.query(
             """
             SELECT seq, commit_seq, committed_at, resource, id, epoch, counter, json, scope, mutation
-            FROM stateloop_changes WHERE seq > \(Int64(clamping: sequence)) ORDER BY seq LIMIT \(max(0, limit))
+            FROM stateloop_changes WHERE seq > \(Int64(clamping: sequence)) AND row_fields IS NULL ORDER BY seq LIMIT \(max(0, limit))
             """, logger: logger)
         var changes: [StoredChange] = []
         for try await row in rows {
@@ -401,11 +401,25 @@ public final class PostgresStore: ServerStore {
             try await connection.query(
                 "DELETE FROM stateloop_progress WHERE committed_at < \(before) AND commit_seq < \(oldestKept)", logger: logger
             )
+            // A collection's cookie at or before the newest position forgotten is answered whole.
+            try await connection.query(
+                """
+                INSERT INTO stateloop_meta (key, value)
+                SELECT 'forgotten_through', max(seq) FROM stateloop_changes WHERE committed_at < \(before) AND commit_seq < \(oldestKept)
+                HAVING max(seq) IS NOT NULL
+                ON CONFLICT (key) DO UPDATE SET value = greatest(stateloop_meta.value, excluded.value)
+                """, logger: logger)
             let rows = try await connection.query(
                 "DELETE FROM stateloop_changes WHERE committed_at < \(before) AND commit_seq < \(oldestKept) RETURNING 1", logger: logger
             )
             return try await rows.collect().count
         }
+    }
+
+    /// Makes the index that answers a collection's queries on `fields`, if it is not there yet.
+    public func prepareRows(of collection: String, indexedBy fields: [String]) async throws {
+        guard RowSQL.isCollectionName(collection), fields.allSatisfy(RowSQL.isFieldName) else { return }
+        try await client.query(PostgresQuery(unsafeSQL: PostgresRowSQL.index(collection, fields)), logger: logger)
     }
 
     /// Adds an observer of every later commit made on the database, through this store or

@@ -26,9 +26,11 @@ final class PostgresTransaction: StoreTransaction {
     /// Whether this is a write transaction, which locks what it touches.
     private let locksKeys: Bool
     private var locked: Set<ResourceKey> = []
+    /// The rows locked, apart from values: a collection and a resource may share a name.
+    private var lockedRows: Set<ResourceKey> = []
     private var changes = TransactionChanges()
-    /// Every value written, in order, for the change feed (which keeps each write).
-    private var written: [StoredValue] = []
+    /// Every value and row written, in order, for the change feed (which keeps each write).
+    private var written: [FeedEntries.Entry] = []
 
     init(connection: BlockingConnection, epoch: UInt64, now: @escaping @Sendable () -> Date, locksKeys: Bool) {
         self.connection = connection
@@ -164,9 +166,105 @@ final class PostgresTransaction: StoreTransaction {
         }
         guard let counter = try rows.first?.decode(Int64.self) ?? (onlyIfChanged ? nil : 1) else { return nil }
         let value = StoredValue(key: key, version: Version(epoch: epoch, counter: UInt64(counter)), json: json)
-        written.append(value)
+        written.append(FeedEntries.Entry(value: value))
         changes.wrote(value)
         return value.version
+    }
+
+    // MARK: Rows
+
+    /// The lock of a row's key: a value's with a mark, so the two never share one.
+    private static func rowLockName(of key: ResourceKey) -> String {
+        "row:" + lockName(of: key)
+    }
+
+    func row(of key: ResourceKey) throws -> StoredRow? {
+        try lockedRow(key).flatMap { stored in
+            stored.json.map { StoredRow(key: key, version: Version(epoch: epoch, counter: stored.counter), json: $0, fields: stored.fields) }
+        }
+    }
+
+    /// Reads the row `key` as stored (a deleted one too); in a write transaction, locks it
+    /// until the commit, as ``value(of:)`` locks a value: by its advisory lock, taken before the
+    /// read, so that a row inserted by another writer meanwhile is seen.
+    private func lockedRow(_ key: ResourceKey) throws -> (counter: UInt64, json: Data?, fields: [String: FieldValue])? {
+        if locksKeys && !lockedRows.contains(key) {
+            _ = try run("SELECT pg_advisory_xact_lock(hashtextextended(\(Self.rowLockName(of: key)), 0))")
+            lockedRows.insert(key)
+        }
+        let locking = locksKeys ? " FOR UPDATE" : ""
+        let rows = try run(
+            "SELECT counter, json, fields::text FROM stateloop_rows WHERE collection = \(key.resource) AND id = \(key.id)\(unescaped: locking)")
+        return try rows.first.map { row in
+            let (counter, json, fields) = try row.decode((Int64, Data?, String).self)
+            return (UInt64(counter), json, try RowSQL.decode(fields))
+        }
+    }
+
+    func writeRow(_ json: Data?, fields: [String: FieldValue], to key: ResourceKey) throws -> Version? {
+        let stored = try lockedRow(key)
+        guard stored?.json != json else { return nil }
+        let counter = (stored?.counter ?? 0) + 1
+        let before = stored?.json == nil ? nil : stored?.fields
+        let after = json == nil ? nil : fields
+        _ = try run(
+            """
+            INSERT INTO stateloop_rows (collection, id, counter, json, fields)
+            VALUES (\(key.resource), \(key.id), \(Int64(counter)), \(json), \(try RowSQL.encode(after ?? [:]))::jsonb)
+            ON CONFLICT (collection, id) DO UPDATE SET counter = excluded.counter, json = excluded.json, fields = excluded.fields
+            """)
+        let version = Version(epoch: epoch, counter: counter)
+        // A deletion's entry has empty bytes: no reader of values sees row entries.
+        written.append(
+            FeedEntries.Entry(
+                value: StoredValue(key: key, version: version, json: json ?? Data()),
+                rowFields: try RowSQL.FeedFields(before: before, after: after).text))
+        // Its position is the feed's, given at the commit.
+        changes.wroteRow(RowChange(position: 0, key: key, version: version, json: json, before: before, after: after))
+        return version
+    }
+
+    func rows(of collection: String, matching query: RowQuery) throws -> [StoredRow] {
+        guard RowSQL.isCollectionName(collection), query.fields.allSatisfy(RowSQL.isFieldName) else { return [] }
+        return try run(try PostgresRowSQL.select(collection, query)).map { row in
+            let (id, counter, json, fields) = try row.decode((String, Int64, Data, String).self)
+            return StoredRow(
+                key: ResourceKey(resource: collection, id: id), version: Version(epoch: epoch, counter: UInt64(counter)), json: json,
+                fields: try RowSQL.decode(fields))
+        }
+    }
+
+    func rowChanges(of collection: String, after position: UInt64, limit: Int) throws -> [RowChange] {
+        let rows = try run(
+            """
+            SELECT seq, id, epoch, counter, json, row_fields FROM stateloop_changes
+            WHERE resource = \(collection) AND row_fields IS NOT NULL AND seq > \(Int64(clamping: position)) ORDER BY seq LIMIT \(max(0, limit))
+            """)
+        return try rows.map { row in
+            let (seq, id, epoch, counter, json, text) = try row.decode((Int64, String, Int64, Int64, Data, String).self)
+            let fields = try RowSQL.FeedFields(text: text)
+            return RowChange(
+                position: UInt64(seq), key: ResourceKey(resource: collection, id: id),
+                version: Version(epoch: UInt64(epoch), counter: UInt64(counter)), json: fields.after == nil ? nil : json,
+                before: fields.before, after: fields.after)
+        }
+    }
+
+    /// Takes the feed's lock, which every committing transaction takes last and holds to its
+    /// commit: those committing now are done, and no other commits until this one ends.
+    func holdCommits() throws {
+        _ = try run("SELECT pg_advisory_xact_lock(\(PostgresSchema.feedLock))")
+    }
+
+    func rowFeedBounds() throws -> RowFeedBounds {
+        let rows = try run(
+            """
+            SELECT greatest((SELECT max(seq) FROM stateloop_changes), (SELECT max(commit_seq) FROM stateloop_progress), 0),
+                   coalesce((SELECT value FROM stateloop_meta WHERE key = 'forgotten_through'), 0)
+            """)
+        guard let row = rows.first else { return RowFeedBounds(newest: 0, forgottenThrough: 0) }
+        let (newest, forgotten) = try row.decode((Int64, Int64).self)
+        return RowFeedBounds(newest: UInt64(max(0, newest)), forgottenThrough: UInt64(max(0, forgotten)))
     }
 
     /// Writes the transaction's entries in the change feed, just before its commit, and returns

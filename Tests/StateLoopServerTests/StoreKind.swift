@@ -29,7 +29,13 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .sqlite:
             try await body(try SQLiteStore(now: now))
         case .postgres:
-            try await withPostgres { url in try await body(try await PostgresStore(url: url, deadline: hangGuard, now: now)) }
+            try await withPostgres { url in
+                // Closed after the test, with its connections: the suite's tests share one
+                // server, whose connections are limited.
+                let store = try await PostgresStore(url: url, deadline: hangGuard, now: now)
+                defer { store.close() }
+                try await body(store)
+            }
         }
     }
 }

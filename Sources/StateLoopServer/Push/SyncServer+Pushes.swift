@@ -201,8 +201,10 @@ extension SyncServer {
     }
 
     /// Registers a query's socket with its first answer (the whole result, or the difference
-    /// since the request's cookie), in one store write: every later commit comes after it, and
-    /// is published after the registration.
+    /// since the request's cookie), in one store write holding commits back
+    /// (``StoreTransaction/holdCommits()``): every later commit comes after it, and is published
+    /// after the registration; an earlier one published after it is older than the first answer,
+    /// and its outbox drops it.
     private func subscribe(id: Int, socket: PushSocket, writer: PushSocketWriter, principal: Access.Principal, _ grant: QueryGrant) async throws {
         let declaration = grant.declaration
         let readable: @Sendable ([String: FieldValue]) -> Bool = { declaration.readable(principal, $0) }
@@ -211,6 +213,8 @@ extension SyncServer {
         let (queries, parameters) = (queries, grant.parameters)
         let refused = try await store.write { store -> Bool in
             guard let query = try declaration.resolve(for: principal, parameters, in: store) else { return true }
+            // After the query's own reads, which may lock what commits lock first.
+            try store.holdCommits()
             let lastMutationID = try socket.client.flatMap { try store.lastMutationID(of: $0, scope: socket.scope) }
             let first = try RowsPush.answer(
                 of: declaration.collection, matching: query, since: grant.cookie, in: store, lastMutationID: lastMutationID, readable: readable)

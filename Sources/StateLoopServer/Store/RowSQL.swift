@@ -10,15 +10,15 @@ import StateLoopWire
 /// ``RowQuery/matches(_:)`` agree on every row. Collection and field names are checked tokens,
 /// written into the SQL as they are, so that a query's expressions are the very ones its
 /// index was made on.
-enum RowSQL {
+package enum RowSQL {
     /// Whether `name` may name a collection: 1 to 64 letters, digits, `-`, `_` or `.`.
-    static func isCollectionName(_ name: String) -> Bool {
+    package static func isCollectionName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy { isWordByte($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }
     }
 
     /// Whether `name` may name a field: 1 to 64 letters, digits or `_`, as a JSON path step
     /// needs no quoting.
-    static func isFieldName(_ name: String) -> Bool {
+    package static func isFieldName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy(isWordByte)
     }
 
@@ -33,19 +33,34 @@ enum RowSQL {
     }
 
     /// The fields as stored: a JSON object, keys sorted.
-    static func encode(_ fields: [String: FieldValue]) throws -> String {
+    package static func encode(_ fields: [String: FieldValue]) throws -> String {
         String(decoding: try KitJSON.encoder.encode(fields), as: UTF8.self)
     }
 
     /// Stored fields read back.
-    static func decode(_ text: String) throws -> [String: FieldValue] {
+    package static func decode(_ text: String) throws -> [String: FieldValue] {
         try KitJSON.decoder.decode([String: FieldValue].self, from: Data(text.utf8))
     }
 
     /// A row change's fields as the change feed keeps them: `{"before": …, "after": …}`.
-    struct FeedFields: Codable {
-        var before: [String: FieldValue]?
-        var after: [String: FieldValue]?
+    package struct FeedFields: Codable {
+        package var before: [String: FieldValue]?
+        package var after: [String: FieldValue]?
+
+        package init(before: [String: FieldValue]?, after: [String: FieldValue]?) {
+            self.before = before
+            self.after = after
+        }
+
+        /// The fields as the feed keeps them.
+        package var text: String {
+            get throws { String(decoding: try KitJSON.encoder.encode(self), as: UTF8.self) }
+        }
+
+        /// Fields the feed kept, read back.
+        package init(text: String) throws {
+            self = try KitJSON.decoder.decode(Self.self, from: Data(text.utf8))
+        }
     }
 
     /// `value` as an SQL argument.

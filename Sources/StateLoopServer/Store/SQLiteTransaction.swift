@@ -135,7 +135,7 @@ final class SQLiteTransaction: StoreTransaction {
                 ON CONFLICT (collection, id) DO UPDATE SET counter = excluded.counter, json = excluded.json, fields = excluded.fields
                 """
         ).execute(arguments: [key.resource, key.id, counter, json, try RowSQL.encode(after ?? [:])])
-        let feedFields = String(decoding: try KitJSON.encoder.encode(RowSQL.FeedFields(before: before, after: after)), as: UTF8.self)
+        let feedFields = try RowSQL.FeedFields(before: before, after: after).text
         // A deletion's entry has empty bytes: a value's feed never holds one, and no reader of
         // values sees row entries (``SQLiteStore/changes(after:limit:)`` leaves them out).
         let position = try appendToFeed(json ?? Data(), key: key, counter: counter, rowFields: feedFields)
@@ -162,7 +162,7 @@ final class SQLiteTransaction: StoreTransaction {
             arguments: [collection, Int64(clamping: position), max(0, limit)]
         )
         return try rows.map { row in
-            let fields = try KitJSON.decoder.decode(RowSQL.FeedFields.self, from: Data((row["row_fields"] as String).utf8))
+            let fields = try RowSQL.FeedFields(text: row["row_fields"])
             let json: Data = row["json"]
             return RowChange(
                 position: UInt64(row["seq"] as Int64), key: ResourceKey(resource: collection, id: row["id"]),

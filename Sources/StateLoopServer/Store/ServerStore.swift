@@ -143,4 +143,10 @@ public protocol StoreTransaction: AnyObject {
     func rowChanges(of collection: String, after position: UInt64, limit: Int) throws -> [RowChange]
     /// The newest position of the collections' change feed and the newest it has forgotten.
     func rowFeedBounds() throws -> RowFeedBounds
+    /// Keeps every other transaction from committing changes until this one ends, and waits
+    /// for those committing now: what this transaction reads next is the newest, and every
+    /// later commit follows it. A collection's push socket reads its first answer and registers
+    /// after it, so that no commit falls between. A store whose write transactions already
+    /// exclude each other (``SQLiteStore``) does nothing.
+    func holdCommits() throws
 }

@@ -100,4 +100,7 @@ extension StoreTransaction {
     public func rowFeedBounds() throws -> RowFeedBounds {
         throw CollectionsUnsupported(store: "\(type(of: self))")
     }
+
+    /// Nothing: a store whose write transactions exclude each other holds commits already.
+    public func holdCommits() throws {}
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ServerTestApp
 import StateLoopServer
+import StateLoopServerPostgres
 import StateLoopServerTesting
 import StateLoopWire
 import TestSupport
@@ -42,38 +43,43 @@ struct CollectionPushTests {
         }
     }
 
-    @Test("a socket gets the whole result, then each commit's difference, and nothing for a commit that does not change its result")
-    func differences() async throws {
-        let server = try await Self.board([
-            Row(id: "a", projectID: "p1", title: "A", position: 1), Row(id: "b", projectID: "p1", title: "B", position: 2),
-            Row(id: "c", projectID: "p2", title: "C", position: 3),
-        ])
-        try await withRunning(server) { port in
-            let socket = Self.socket(port, "byProject", as: "ann", "projectID=p1")
-            defer { socket.cancel() }
-            #expect(await eventually { socket.received.count == 1 }, "no first answer")
-            let first = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(socket.received[0].utf8))
-            #expect(first.replace && first.rows.map(\.id) == ["a", "b"])
-            try await server.update { transaction in
-                try transaction.write(Row(id: "a", projectID: "p1", title: "A2", position: 1), to: TaskBoard.tasks)
-                try transaction.write(Row(id: "b", projectID: "p2", title: "B", position: 2), to: TaskBoard.tasks)
-                try transaction.write(Row(id: "d", projectID: "p1", title: "D", position: 4), to: TaskBoard.tasks)
+    @Test(
+        "a socket gets the whole result, then each commit's difference, and nothing for a commit that does not change its result",
+        arguments: StoreKind.enabled)
+    func differences(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let server = try await Self.board(
+                [
+                    Row(id: "a", projectID: "p1", title: "A", position: 1), Row(id: "b", projectID: "p1", title: "B", position: 2),
+                    Row(id: "c", projectID: "p2", title: "C", position: 3),
+                ], store: store)
+            try await withRunning(server) { port in
+                let socket = Self.socket(port, "byProject", as: "ann", "projectID=p1")
+                defer { socket.cancel() }
+                #expect(await eventually { socket.received.count == 1 }, "no first answer")
+                let first = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(socket.received[0].utf8))
+                #expect(first.replace && first.rows.map(\.id) == ["a", "b"])
+                try await server.update { transaction in
+                    try transaction.write(Row(id: "a", projectID: "p1", title: "A2", position: 1), to: TaskBoard.tasks)
+                    try transaction.write(Row(id: "b", projectID: "p2", title: "B", position: 2), to: TaskBoard.tasks)
+                    try transaction.write(Row(id: "d", projectID: "p1", title: "D", position: 4), to: TaskBoard.tasks)
+                }
+                #expect(await eventually { socket.received.count == 2 }, "no difference pushed")
+                let second = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(socket.received[1].utf8))
+                #expect(!second.replace)
+                #expect(Set(second.rows.map(\.id)) == ["a", "d"] && second.removed == ["b"])
+                #expect(second.cookie != first.cookie)
+                // A commit elsewhere says nothing to this socket; the next one here does.
+                try await server.update { try $0.write(Row(id: "c", projectID: "p2", title: "C2", position: 3), to: TaskBoard.tasks) }
+                try await server.update { try $0.delete("d", from: TaskBoard.tasks) }
+                #expect(await eventually { socket.received.count == 3 }, "no difference for the deletion")
+                let third = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(socket.received[2].utf8))
+                #expect(third.rows.isEmpty && third.removed == ["d"])
+                #expect(try await Self.converges(socket, TestClient(port: port), ["projectID": "p1"]))
+                // The cookie a socket last got resumes a request, with nothing new since.
+                let resumed = try await TestClient(port: port).query("byProject", as: "ann", ["projectID": "p1"], cookie: third.cookie)
+                #expect(resumed.difference.map { !$0.replace && $0.rows.isEmpty && $0.removed.isEmpty } == true)
             }
-            #expect(await eventually { socket.received.count == 2 }, "no difference pushed")
-            let second = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(socket.received[1].utf8))
-            #expect(!second.replace)
-            #expect(Set(second.rows.map(\.id)) == ["a", "d"] && second.removed == ["b"])
-            #expect(second.cookie != first.cookie)
-            // A commit elsewhere says nothing to this socket; the next one here does.
-            try await server.update { try $0.write(Row(id: "c", projectID: "p2", title: "C2", position: 3), to: TaskBoard.tasks) }
-            try await server.update { try $0.delete("d", from: TaskBoard.tasks) }
-            #expect(await eventually { socket.received.count == 3 }, "no difference for the deletion")
-            let third = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(socket.received[2].utf8))
-            #expect(third.rows.isEmpty && third.removed == ["d"])
-            #expect(try await Self.converges(socket, TestClient(port: port), ["projectID": "p1"]))
-            // The cookie a socket last got resumes a request, with nothing new since.
-            let resumed = try await TestClient(port: port).query("byProject", as: "ann", ["projectID": "p1"], cookie: third.cookie)
-            #expect(resumed.difference.map { !$0.replace && $0.rows.isEmpty && $0.removed.isEmpty } == true)
         }
     }
 
@@ -93,45 +99,50 @@ struct CollectionPushTests {
         }
     }
 
-    @Test("removed from the project, a reader's socket is sent an empty result and closed, and never the commit's rows")
-    func accessRevoked() async throws {
-        let server = try await Self.board([Row(id: "c", projectID: "p2", title: "C", position: 1)])
-        try await withRunning(server) { port in
-            let socket = Self.socket(port, "watched", as: "bob", "projectID=p2")
-            defer { socket.cancel() }
-            #expect(await eventually { socket.received.count == 1 }, "no first answer")
-            try await server.update { transaction in
-                try transaction.write(["ann"], to: TaskBoard.members, "p2")
-                try transaction.write(Row(id: "c", projectID: "p2", title: "secret plans", position: 1), to: TaskBoard.tasks)
+    @Test("removed from the project, a reader's socket is sent an empty result and closed, and never the commit's rows", arguments: StoreKind.enabled)
+    func accessRevoked(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let server = try await Self.board([Row(id: "c", projectID: "p2", title: "C", position: 1)], store: store)
+            try await withRunning(server) { port in
+                let socket = Self.socket(port, "watched", as: "bob", "projectID=p2")
+                defer { socket.cancel() }
+                #expect(await eventually { socket.received.count == 1 }, "no first answer")
+                try await server.update { transaction in
+                    try transaction.write(["ann"], to: TaskBoard.members, "p2")
+                    try transaction.write(Row(id: "c", projectID: "p2", title: "secret plans", position: 1), to: TaskBoard.tasks)
+                }
+                let close = try await socket.closeFrame(within: .seconds(20))
+                #expect(close?.closeCode == .policyViolation)
+                #expect(!socket.received.contains { $0.contains("secret plans") })
+                let last = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(try #require(socket.received.last).utf8))
+                #expect(last.replace && last.rows.isEmpty)
+                // And a new socket is refused.
+                let again = Self.socket(port, "watched", as: "bob", "projectID=p2")
+                defer { again.cancel() }
+                #expect(await eventually { again.ending != nil }, "bob's new socket was not refused")
+                #expect(again.received.isEmpty)
             }
-            let close = try await socket.closeFrame(within: .seconds(20))
-            #expect(close?.closeCode == .policyViolation)
-            #expect(!socket.received.contains { $0.contains("secret plans") })
-            let last = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(try #require(socket.received.last).utf8))
-            #expect(last.replace && last.rows.isEmpty)
-            // And a new socket is refused.
-            let again = Self.socket(port, "watched", as: "bob", "projectID=p2")
-            defer { again.cancel() }
-            #expect(await eventually { again.ending != nil }, "bob's new socket was not refused")
-            #expect(again.received.isEmpty)
         }
     }
 
-    @Test("a query made otherwise by a commit it depends on sends its new whole result")
-    func queryMadeAgain() async throws {
-        let server = try await Self.board([
-            Row(id: "a", projectID: "p1", title: "A", position: 1), Row(id: "x", projectID: "p3", title: "X", position: 2),
-        ])
-        try await withRunning(server) { port in
-            let socket = Self.socket(port, "mine", as: "bob", "")
-            defer { socket.cancel() }
-            #expect(await eventually { socket.received.count == 1 }, "no first answer")
-            try await server.update { try $0.write(["bob"], to: TaskBoard.members, "p3") }
-            #expect(await eventually { socket.received.count == 2 }, "no new result")
-            let second = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(socket.received[1].utf8))
-            #expect(second.replace && second.rows.map(\.id) == ["x"])
-            try await server.update { try $0.write(Row(id: "x", projectID: "p3", title: "X2", position: 2), to: TaskBoard.tasks) }
-            #expect(try await Self.converges(socket, TestClient(port: port), query: "mine", as: "bob", [:]))
+    @Test("a query made otherwise by a commit it depends on sends its new whole result", arguments: StoreKind.enabled)
+    func queryMadeAgain(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let server = try await Self.board(
+                [
+                    Row(id: "a", projectID: "p1", title: "A", position: 1), Row(id: "x", projectID: "p3", title: "X", position: 2),
+                ], store: store)
+            try await withRunning(server) { port in
+                let socket = Self.socket(port, "mine", as: "bob", "")
+                defer { socket.cancel() }
+                #expect(await eventually { socket.received.count == 1 }, "no first answer")
+                try await server.update { try $0.write(["bob"], to: TaskBoard.members, "p3") }
+                #expect(await eventually { socket.received.count == 2 }, "no new result")
+                let second = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(socket.received[1].utf8))
+                #expect(second.replace && second.rows.map(\.id) == ["x"])
+                try await server.update { try $0.write(Row(id: "x", projectID: "p3", title: "X2", position: 2), to: TaskBoard.tasks) }
+                #expect(try await Self.converges(socket, TestClient(port: port), query: "mine", as: "bob", [:]))
+            }
         }
     }
 
@@ -171,26 +182,54 @@ struct CollectionPushTests {
         }
     }
 
-    @Test("a query with a limit is sent its window again whole when a commit may shift it, and nothing when none can")
-    func window() async throws {
-        let server = try await Self.board((1...5).map { Row(id: "t\($0)", projectID: "p1", title: "\($0)", position: $0) })
-        try await withRunning(server) { port in
-            let socket = Self.socket(port, "firstOpen", as: "ann", "projectID=p1&count=2")
-            defer { socket.cancel() }
-            #expect(await eventually { socket.received.count == 1 }, "no first answer")
-            var ann = TaskBoard.Subscriber()
-            try ann.apply(pushed: socket.received)
-            #expect(ann.rows.keys.sorted() == ["t1", "t2"])
-            try await server.update { try $0.write(Row(id: "t1", projectID: "p1", title: "1", position: 1, done: true), to: TaskBoard.tasks) }
-            #expect(await eventually { socket.received.count == 2 }, "the window did not move")
-            try await server.update { try $0.write(Row(id: "x", projectID: "p2", title: "x", position: 0), to: TaskBoard.tasks) }
-            try await server.update { try $0.write(Row(id: "t0", projectID: "p1", title: "0", position: 0), to: TaskBoard.tasks) }
-            #expect(await eventually { socket.received.count == 3 }, "the window did not move")
-            ann = TaskBoard.Subscriber()
-            try ann.apply(pushed: socket.received)
-            #expect(ann.rows.keys.sorted() == ["t0", "t2"])
-            let last = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(socket.received[2].utf8))
-            #expect(last.replace && last.rows.map(\.id) == ["t0", "t2"])
+    @Test("a query with a limit is sent its window again whole when a commit may shift it, and nothing when none can", arguments: StoreKind.enabled)
+    func window(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let server = try await Self.board((1...5).map { Row(id: "t\($0)", projectID: "p1", title: "\($0)", position: $0) }, store: store)
+            try await withRunning(server) { port in
+                let socket = Self.socket(port, "firstOpen", as: "ann", "projectID=p1&count=2")
+                defer { socket.cancel() }
+                #expect(await eventually { socket.received.count == 1 }, "no first answer")
+                var ann = TaskBoard.Subscriber()
+                try ann.apply(pushed: socket.received)
+                #expect(ann.rows.keys.sorted() == ["t1", "t2"])
+                try await server.update { try $0.write(Row(id: "t1", projectID: "p1", title: "1", position: 1, done: true), to: TaskBoard.tasks) }
+                #expect(await eventually { socket.received.count == 2 }, "the window did not move")
+                try await server.update { try $0.write(Row(id: "x", projectID: "p2", title: "x", position: 0), to: TaskBoard.tasks) }
+                try await server.update { try $0.write(Row(id: "t0", projectID: "p1", title: "0", position: 0), to: TaskBoard.tasks) }
+                #expect(await eventually { socket.received.count == 3 }, "the window did not move")
+                ann = TaskBoard.Subscriber()
+                try ann.apply(pushed: socket.received)
+                #expect(ann.rows.keys.sorted() == ["t0", "t2"])
+                let last = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(socket.received[2].utf8))
+                #expect(last.replace && last.rows.map(\.id) == ["t0", "t2"])
+            }
+        }
+    }
+
+    @Test("PostgreSQL: a commit on one instance reaches the query sockets of another, with the same difference")
+    func acrossInstances() async throws {
+        guard StoreKind.postgresTestsEnabled else { return }
+        try await withPostgres { url in
+            let (one, other) = (try await PostgresStore(url: url, deadline: hangGuard), try await PostgresStore(url: url, deadline: hangGuard))
+            defer {
+                one.close()
+                other.close()
+            }
+            let writer = try await Self.board([Row(id: "a", projectID: "p1", title: "A", position: 1)], store: one)
+            try await withRunning(TaskBoard.server(store: other)) { port in
+                let socket = Self.socket(port, "byProject", as: "ann", "projectID=p1")
+                defer { socket.cancel() }
+                #expect(await eventually { socket.received.count == 1 }, "no first answer")
+                try await writer.update { transaction in
+                    try transaction.write(Row(id: "b", projectID: "p1", title: "B", position: 2), to: TaskBoard.tasks)
+                    try transaction.delete("a", from: TaskBoard.tasks)
+                }
+                #expect(await eventually { socket.received.count == 2 }, "the other instance's commit did not arrive")
+                let difference = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(socket.received[1].utf8))
+                #expect(!difference.replace && difference.rows.map(\.id) == ["b"] && difference.removed == ["a"])
+                #expect(try await Self.converges(socket, TestClient(port: port), ["projectID": "p1"]))
+            }
         }
     }
 

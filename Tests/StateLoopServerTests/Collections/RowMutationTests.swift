@@ -11,8 +11,8 @@ import Testing
 struct RowMutationTests {
     typealias Row = TaskBoard.TaskRow
 
-    private static func board() async throws -> SyncServer<TaskBoard.Rules> {
-        let server = TaskBoard.server(store: try SQLiteStore())
+    private static func board(store: (any ServerStore)? = nil) async throws -> SyncServer<TaskBoard.Rules> {
+        let server = TaskBoard.server(store: try store ?? SQLiteStore())
         try await server.update { transaction in
             try transaction.write(["ann"], to: TaskBoard.members, "p1")
             try transaction.write(["ann", "bob"], to: TaskBoard.members, "p2")
@@ -20,24 +20,28 @@ struct RowMutationTests {
         return server
     }
 
-    @Test("a mutation writes its row once per id and is answered with the row's version; a deletion's answer is the deletion's version")
-    func appliedOnce() async throws {
-        let server = try await Self.board()
-        try await withRunning(server) { port in
-            let client = TestClient(port: port)
-            let task = Row(id: "t1", projectID: "p1", title: "write", position: 1)
-            let first = try await client.mutate("/tasks", as: "ann", task, id: "phone:1")
-            #expect(first.status == 200)
-            #expect(try JSONDecoder().decode(MutationReceipt.self, from: first.body).version.counter == 1)
-            let repeated = try await client.mutate("/tasks", as: "ann", task, id: "phone:1")
-            #expect(repeated.status == 200 && repeated.body == first.body)
-            #expect(try await server.read { try $0.row("t1", of: TaskBoard.tasks) } == task)
-            let edited = try await client.mutate("/tasks", as: "ann", Row(id: "t1", projectID: "p1", title: "edit", position: 1), id: "phone:2")
-            #expect(try JSONDecoder().decode(MutationReceipt.self, from: edited.body).version.counter == 2)
-            let deleted = try await client.mutate("/tasks/delete", as: "ann", TaskBoard.Deletion(id: "t1"), id: "phone:3")
-            #expect(deleted.status == 200)
-            #expect(try JSONDecoder().decode(MutationReceipt.self, from: deleted.body).version.counter == 3)
-            #expect(try await server.read { try $0.row("t1", of: TaskBoard.tasks) } == nil)
+    @Test(
+        "a mutation writes its row once per id and is answered with the row's version; a deletion's answer is the deletion's version",
+        arguments: StoreKind.enabled)
+    func appliedOnce(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let server = try await Self.board(store: store)
+            try await withRunning(server) { port in
+                let client = TestClient(port: port)
+                let task = Row(id: "t1", projectID: "p1", title: "write", position: 1)
+                let first = try await client.mutate("/tasks", as: "ann", task, id: "phone:1")
+                #expect(first.status == 200)
+                #expect(try JSONDecoder().decode(MutationReceipt.self, from: first.body).version.counter == 1)
+                let repeated = try await client.mutate("/tasks", as: "ann", task, id: "phone:1")
+                #expect(repeated.status == 200 && repeated.body == first.body)
+                #expect(try await server.read { try $0.row("t1", of: TaskBoard.tasks) } == task)
+                let edited = try await client.mutate("/tasks", as: "ann", Row(id: "t1", projectID: "p1", title: "edit", position: 1), id: "phone:2")
+                #expect(try JSONDecoder().decode(MutationReceipt.self, from: edited.body).version.counter == 2)
+                let deleted = try await client.mutate("/tasks/delete", as: "ann", TaskBoard.Deletion(id: "t1"), id: "phone:3")
+                #expect(deleted.status == 200)
+                #expect(try JSONDecoder().decode(MutationReceipt.self, from: deleted.body).version.counter == 3)
+                #expect(try await server.read { try $0.row("t1", of: TaskBoard.tasks) } == nil)
+            }
         }
     }
 
@@ -57,24 +61,26 @@ struct RowMutationTests {
         }
     }
 
-    @Test("the reader's differences, pushed or caught up, carry its lastMutationID with the rows its mutation wrote")
-    func lastMutationID() async throws {
-        let server = try await Self.board()
-        try await withRunning(server) { port in
-            let client = TestClient(port: port)
-            let socket = TestPushSocket(
-                port: port, path: "/tasks/byProject/push?projectID=p1", headers: ["Authorization": "Bearer t-ann", "Client-ID": "phone"])
-            defer { socket.cancel() }
-            #expect(await eventually { socket.received.count == 1 }, "no first answer")
-            var ann = TaskBoard.Subscriber()
-            try ann.apply(pushed: socket.received)
-            _ = try await client.mutate("/tasks", as: "ann", Row(id: "t1", projectID: "p1", title: "mine", position: 1), id: "phone:7")
-            #expect(await eventually { socket.received.count == 2 }, "no difference pushed")
-            let pushed = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(socket.received[1].utf8))
-            #expect(pushed.lastMutationID == 7 && pushed.rows.map(\.id) == ["t1"])
-            let caughtUp = try await client.send("GET", "/tasks/byProject?projectID=p1&cookie=\(ann.cookie!)", as: "ann", clientID: "phone")
-            let difference = try JSONDecoder().decode(RowsDifference<Row>.self, from: caughtUp.body)
-            #expect(difference.lastMutationID == 7 && difference.rows.map(\.id) == ["t1"])
+    @Test("the reader's differences, pushed or caught up, carry its lastMutationID with the rows its mutation wrote", arguments: StoreKind.enabled)
+    func lastMutationID(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let server = try await Self.board(store: store)
+            try await withRunning(server) { port in
+                let client = TestClient(port: port)
+                let socket = TestPushSocket(
+                    port: port, path: "/tasks/byProject/push?projectID=p1", headers: ["Authorization": "Bearer t-ann", "Client-ID": "phone"])
+                defer { socket.cancel() }
+                #expect(await eventually { socket.received.count == 1 }, "no first answer")
+                var ann = TaskBoard.Subscriber()
+                try ann.apply(pushed: socket.received)
+                _ = try await client.mutate("/tasks", as: "ann", Row(id: "t1", projectID: "p1", title: "mine", position: 1), id: "phone:7")
+                #expect(await eventually { socket.received.count == 2 }, "no difference pushed")
+                let pushed = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(socket.received[1].utf8))
+                #expect(pushed.lastMutationID == 7 && pushed.rows.map(\.id) == ["t1"])
+                let caughtUp = try await client.send("GET", "/tasks/byProject?projectID=p1&cookie=\(ann.cookie!)", as: "ann", clientID: "phone")
+                let difference = try JSONDecoder().decode(RowsDifference<Row>.self, from: caughtUp.body)
+                #expect(difference.lastMutationID == 7 && difference.rows.map(\.id) == ["t1"])
+            }
         }
     }
 }

@@ -31,91 +31,101 @@ struct RowStoreTests {
         .text("\u{1F600}"), .text("\u{FF41}"), .text("z"),
     ]
 
-    @Test("the store sorts and filters rows as RowQuery.matches and precedes do, for values of every kind")
-    func sqlAgreesWithSwift() async throws {
-        let store = try SQLiteStore()
-        var random = SplitMix64(seed: 7)
-        let rows = (Self.values + Self.values.shuffled(using: &random)).enumerated().map { index, value in
-            Probe(id: String(format: "r%03d", index), v: value)
-        }
-        _ = try await store.write { transaction in
-            for row in rows {
-                _ = try transaction.writeRow(try Self.encoded(row), fields: Self.probes.fields(of: row), to: Self.probes.key(row.id))
+    @Test("the store sorts and filters rows as RowQuery.matches and precedes do, for values of every kind", arguments: StoreKind.enabled)
+    func sqlAgreesWithSwift(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            var random = SplitMix64(seed: 7)
+            let rows = (Self.values + Self.values.shuffled(using: &random)).enumerated().map { index, value in
+                Probe(id: String(format: "r%03d", index), v: value)
             }
-        }
-        let fields = Dictionary(uniqueKeysWithValues: rows.map { ($0.id, Self.probes.fields(of: $0)) })
-        func stored(_ query: RowQuery) async throws -> [String] {
-            try await store.read { try $0.rows(of: "probes", matching: query).map(\.key.id) }
-        }
-        func evaluated(_ query: RowQuery) -> [String] {
-            let selected = rows.map(\.id).filter { query.matches(fields[$0]!) }
-            return Array(selected.sorted { query.precedes(($0, fields[$0]!), ($1, fields[$1]!)) }.prefix(query.limit ?? .max))
-        }
-        for descending in [false, true] {
-            let query = RowQuery(orderedBy: [.init("v", descending: descending)])
-            #expect(try await stored(query) == evaluated(query), "order, descending: \(descending)")
-        }
-        for bound in Self.values {
-            let tests: [RowCondition.Test] = [.equals(bound), .atLeast(bound), .above(bound), .atMost(bound), .below(bound)]
-            for test in tests {
-                let query = RowQuery(where: [.init("v", test)], orderedBy: [.init("v")], limit: 7)
-                #expect(try await stored(query) == evaluated(query), "\(test)")
+            _ = try await store.write { transaction in
+                for row in rows {
+                    _ = try transaction.writeRow(try Self.encoded(row), fields: Self.probes.fields(of: row), to: Self.probes.key(row.id))
+                }
             }
-        }
-        for _ in 0..<50 {
-            let wanted = Array(Self.values.shuffled(using: &random).prefix(Int.random(in: 0...4, using: &random)))
-            let query = RowQuery(where: [.init("v", in: wanted)], orderedBy: [.init("v", descending: true)])
-            #expect(try await stored(query) == evaluated(query), "in \(wanted)")
+            let fields = Dictionary(uniqueKeysWithValues: rows.map { ($0.id, Self.probes.fields(of: $0)) })
+            func stored(_ query: RowQuery) async throws -> [String] {
+                try await store.read { try $0.rows(of: "probes", matching: query).map(\.key.id) }
+            }
+            func evaluated(_ query: RowQuery) -> [String] {
+                let selected = rows.map(\.id).filter { query.matches(fields[$0]!) }
+                return Array(selected.sorted { query.precedes(($0, fields[$0]!), ($1, fields[$1]!)) }.prefix(query.limit ?? .max))
+            }
+            for descending in [false, true] {
+                let query = RowQuery(orderedBy: [.init("v", descending: descending)])
+                #expect(try await stored(query) == evaluated(query), "order, descending: \(descending)")
+            }
+            for bound in Self.values {
+                let tests: [RowCondition.Test] = [.equals(bound), .atLeast(bound), .above(bound), .atMost(bound), .below(bound)]
+                for test in tests {
+                    let query = RowQuery(where: [.init("v", test)], orderedBy: [.init("v")], limit: 7)
+                    #expect(try await stored(query) == evaluated(query), "\(test)")
+                }
+            }
+            for _ in 0..<50 {
+                let wanted = Array(Self.values.shuffled(using: &random).prefix(Int.random(in: 0...4, using: &random)))
+                let query = RowQuery(where: [.init("v", in: wanted)], orderedBy: [.init("v", descending: true)])
+                #expect(try await stored(query) == evaluated(query), "in \(wanted)")
+            }
         }
     }
 
-    @Test("a row written again with the same bytes keeps its version and adds no feed entry; a deleted row made again goes on from its counter")
-    func rowVersions() async throws {
-        let store = try SQLiteStore()
-        let key = Self.probes.key("r")
-        func write(_ value: FieldValue?) async throws -> Version? {
-            try await store.write { transaction in
-                guard let value else { return try transaction.writeRow(nil, fields: [:], to: key) }
-                let row = Probe(id: "r", v: value)
-                return try transaction.writeRow(try Self.encoded(row), fields: Self.probes.fields(of: row), to: key)
+    @Test(
+        "a row written again with the same bytes keeps its version and adds no feed entry; a deleted row made again goes on from its counter",
+        arguments: StoreKind.enabled)
+    func rowVersions(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let key = Self.probes.key("r")
+            func write(_ value: FieldValue?) async throws -> Version? {
+                try await store.write { transaction in
+                    guard let value else { return try transaction.writeRow(nil, fields: [:], to: key) }
+                    let row = Probe(id: "r", v: value)
+                    return try transaction.writeRow(try Self.encoded(row), fields: Self.probes.fields(of: row), to: key)
+                }
             }
+            #expect(try await write(nil) == nil, "deleting a row that never was changes nothing")
+            #expect(try await write(.integer(1))?.counter == 1)
+            let bounds = try await store.read { try $0.rowFeedBounds() }
+            #expect(try await write(.integer(1)) == nil)
+            #expect(try await store.read { try $0.rowFeedBounds() } == bounds)
+            #expect(try await write(.integer(2))?.counter == 2)
+            #expect(try await write(nil)?.counter == 3)
+            #expect(try await write(nil) == nil)
+            #expect(try await store.read { try $0.row(of: key) } == nil)
+            #expect(try await write(.integer(4))?.counter == 4)
+            let changes = try await store.read { try $0.rowChanges(of: "probes", after: 0, limit: 100) }
+            #expect(changes.map(\.version.counter) == [1, 2, 3, 4])
+            #expect(changes.map(\.before) == [nil, ["v": .integer(1)], ["v": .integer(2)], nil])
+            #expect(changes.map(\.after) == [["v": .integer(1)], ["v": .integer(2)], nil, ["v": .integer(4)]])
+            #expect(changes[2].json == nil)
         }
-        #expect(try await write(nil) == nil, "deleting a row that never was changes nothing")
-        #expect(try await write(.integer(1))?.counter == 1)
-        let bounds = try await store.read { try $0.rowFeedBounds() }
-        #expect(try await write(.integer(1)) == nil)
-        #expect(try await store.read { try $0.rowFeedBounds() } == bounds)
-        #expect(try await write(.integer(2))?.counter == 2)
-        #expect(try await write(nil)?.counter == 3)
-        #expect(try await write(nil) == nil)
-        #expect(try await store.read { try $0.row(of: key) } == nil)
-        #expect(try await write(.integer(4))?.counter == 4)
-        let changes = try await store.read { try $0.rowChanges(of: "probes", after: 0, limit: 100) }
-        #expect(changes.map(\.version.counter) == [1, 2, 3, 4])
-        #expect(changes.map(\.before) == [nil, ["v": .integer(1)], ["v": .integer(2)], nil])
-        #expect(changes.map(\.after) == [["v": .integer(1)], ["v": .integer(2)], nil, ["v": .integer(4)]])
-        #expect(changes[2].json == nil)
     }
 
-    @Test("rows' entries share the feed's positions but not its values: changes(after:) lists values alone")
-    func valueFeedLeavesRowsOut() async throws {
-        let store = try SQLiteStore()
-        let note = ResourceKey(resource: "notes", id: "ann")
-        _ = try await store.write { transaction in
-            _ = try transaction.write(Data(#""one""#.utf8), to: note)
-            _ = try transaction.writeRow(Data(#"{"id":"r","v":1}"#.utf8), fields: ["v": .integer(1)], to: Self.probes.key("r"))
-            _ = try transaction.write(Data(#""two""#.utf8), to: ResourceKey(resource: "notes", id: "bob"))
+    @Test("rows' entries share the feed's positions but not its values: changes(after:) lists values alone", arguments: StoreKind.enabled)
+    func valueFeedLeavesRowsOut(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let note = ResourceKey(resource: "notes", id: "ann")
+            _ = try await store.write { transaction in
+                _ = try transaction.write(Data(#""one""#.utf8), to: note)
+                _ = try transaction.writeRow(Data(#"{"id":"r","v":1}"#.utf8), fields: ["v": .integer(1)], to: Self.probes.key("r"))
+                _ = try transaction.write(Data(#""two""#.utf8), to: ResourceKey(resource: "notes", id: "bob"))
+            }
+            let values = try await store.changes(after: 0, limit: 10)
+            #expect(values.map(\.value.key.id) == ["ann", "bob"])
+            #expect(values.map(\.sequence) == [1, 3])
+            #expect(try await store.read { try $0.rowFeedBounds().newest } == 3)
         }
-        let values = try store.changes(after: 0, limit: 10)
-        #expect(values.map(\.value.key.id) == ["ann", "bob"])
-        #expect(values.map(\.sequence) == [1, 3])
-        #expect(try await store.read { try $0.rowFeedBounds().newest } == 3)
     }
 
-    @Test("from any cookie of a random history, the catch-up applied to what was held then is the whole result now", arguments: [1, 2, 3])
-    func resumeFromAnyCookie(seed: UInt64) async throws {
+    @Test(
+        "from any cookie of a random history, the catch-up applied to what was held then is the whole result now",
+        arguments: StoreKind.enabled, [1, 2, 3] as [UInt64])
+    func resumeFromAnyCookie(kind: StoreKind, seed: UInt64) async throws {
+        try await kind.withStore { store in try await resume(on: store, seed: seed) }
+    }
+
+    private func resume(on store: any ServerStore, seed: UInt64) async throws {
         var random = SplitMix64(seed: seed)
-        let store = try SQLiteStore()
         let server = TaskBoard.server(store: store)
         try await server.update { transaction in
             try transaction.write(["ann"], to: TaskBoard.members, "p1")

@@ -157,7 +157,7 @@ public final class ThrowawayPostgres: Sendable {
     private func startServer() throws {
         var options =
             "-p \(port) -k \(folder.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
-            + "-c full_page_writes=off -c shared_buffers=16MB -c max_connections=200"
+            + "-c full_page_writes=off -c shared_buffers=16MB -c max_connections=500"
         if tls {
             // 127.0.0.2 too, which the certificate does not name: a client that checks names
             // refuses it there.
