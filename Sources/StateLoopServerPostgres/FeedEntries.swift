@@ -20,6 +20,9 @@ struct FeedEntries {
     let cause: ChangeCause?
     let values: [Entry]
     let progress: [ClientProgress]
+    /// The payload of the notification the last statement sends (the committing instance, whose
+    /// own listener skips it); `nil` for none.
+    var notification: String?
 
     /// One entry: a value written, or a row's write with its fields before and after
     /// (``rowFields``; a deletion's value has empty bytes).
@@ -89,7 +92,10 @@ struct FeedEntries {
                 """)
         }
         let last = values.isEmpty ? "NULL::BIGINT" : "(SELECT max(seq) FROM written)"
-        let notification = notifies ? ", pg_notify('\(Self.channel)', '')" : ""
+        var notification = ""
+        if notifies, let payload = self.notification {
+            notification = ", pg_notify('\(Self.channel)', \(try bind(payload)))"
+        }
         let with = parts.isEmpty ? "" : "WITH \(parts.joined(separator: ", ")) "
         return PostgresQuery(unsafeSQL: "\(with)SELECT \(last)\(notification)", binds: binds)
     }

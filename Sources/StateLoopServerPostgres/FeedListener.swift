@@ -21,7 +21,7 @@ final class FeedListener: Sendable {
 
     /// Starts listening with `configuration`.
     init(
-        configuration: PostgresConnection.Configuration, follower: FeedFollower, deadline: Duration, logger: Logger,
+        configuration: PostgresConnection.Configuration, follower: FeedFollower, ownInstance: String, deadline: Duration, logger: Logger,
         checkInterval: Duration = .seconds(5), longestWait: Duration = .seconds(2)
     ) {
         task = Task {
@@ -37,7 +37,10 @@ final class FeedListener: Sendable {
                             follower.catchUpSoon()
                             try await withThrowingTaskGroup(of: Void.self) { group in
                                 group.addTask {
-                                    for try await _ in notifications { follower.catchUpSoon() }
+                                    // Its own store's commits reach the follower without a read.
+                                    for try await notification in notifications where notification.payload != ownInstance {
+                                        follower.catchUpSoon()
+                                    }
                                 }
                                 group.addTask {
                                     while true {

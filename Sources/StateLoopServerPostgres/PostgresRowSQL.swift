@@ -30,9 +30,9 @@ enum PostgresRowSQL {
             case .null: return "NULL"
             // A number as its JSON, the very text a field holds, read as `numeric`: a binary
             // double would not equal the field's decimal (0.1).
-            case .integer(let number): try binds.append(String(number))
-            case .real(let number): try binds.append(String(decoding: try JSONEncoder().encode(number), as: UTF8.self))
-            case .text(let text): try binds.append(text)
+            case .integer(let number): binds.append(String(number))
+            case .real(let number): binds.append(String(decoding: try JSONEncoder().encode(number), as: UTF8.self))
+            case .text(let text): binds.append(text)
             }
             return value.isText ? "$\(binds.count)::text" : "$\(binds.count)::numeric"
         }

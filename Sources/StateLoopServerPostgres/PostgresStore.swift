@@ -38,6 +38,11 @@ import Synchronization
 /// (`StoreThreads`), which waits for each statement (`BlockingConnection`); never on the
 /// cooperative pool. Observers are called on the follower's thread, one commit at a time.
 public final class PostgresStore: ServerStore {
+    /// Whether a commit notifies the other instances' listeners.
+    private let notifies: Bool
+    /// This store's name in its commits' notifications, so that its own listener skips them: its
+    /// own commits reach its follower without a read of the feed.
+    private let instance = UUID().uuidString
     /// The epoch stored in the database: the same for every instance and every restart, until
     /// the database is replaced (``epochRestart``).
     public let epoch: UInt64
@@ -88,14 +93,21 @@ public final class PostgresStore: ServerStore {
     ///   - now: The clock that times commits in the change feed.
     ///   - logger: Where the store logs: a new epoch begun at open, and what its connections
     ///     and change feed run into.
+    ///   - notifiesOtherInstances: Whether each commit sends `NOTIFY` to wake the other
+    ///     instances' followers, which then read the feed. An instance never wakes itself (its
+    ///     own commits reach its follower directly). Without it, an instance hears of another's
+    ///     commits only when a commit of its own, its listener's periodic check (every 5 s) or a
+    ///     reconnection makes it read the feed: turn it off for a deployment of one instance,
+    ///     where it costs a fifth of the commits per second (`docs/Benchmarks.md`).
     /// - Throws: ``BadURL`` for a URL it cannot read; ``OpenFailure`` when the database cannot
     ///   be reached or refuses (it does not exist, the role does not, a wrong password), saying
     ///   what to do; postgres-nio's errors when preparing the schema fails.
     public init(
         url: String, maximumConnections: Int = 8, writers: Int = 4, deadline: Duration = .seconds(5),
         now: @escaping @Sendable () -> Date = { Date() },
-        logger: Logger = Logger(label: "stateloop.postgres")
+        logger: Logger = Logger(label: "stateloop.postgres"), notifiesOtherInstances: Bool = true
     ) async throws {
+        notifies = notifiesOtherInstances
         guard let parts = URLComponents(string: url), parts.scheme == "postgres" || parts.scheme == "postgresql",
             let host = parts.host, let user = parts.user, parts.path.count > 1
         else { throw BadURL(url: url) }
@@ -139,7 +151,7 @@ public final class PostgresStore: ServerStore {
             logger.warning("PostgreSQL store on \(database): \(restart)")
         }
         follower = FeedFollower(after: prepared.feed, configuration: connection, epoch: prepared.epoch, deadline: deadline, logger: logger)
-        listener = FeedListener(configuration: connection, follower: follower, deadline: deadline, logger: logger)
+        listener = FeedListener(configuration: connection, follower: follower, ownInstance: instance, deadline: deadline, logger: logger)
     }
 
     deinit {
@@ -234,7 +246,8 @@ public final class PostgresStore: ServerStore {
                 var attempt = 0
                 while true {
                     let connection = try takeWriter()
-                    let transaction = PostgresTransaction(connection: connection, epoch: epoch, now: now, locksKeys: true)
+                    let transaction = PostgresTransaction(
+                        connection: connection, epoch: epoch, now: now, locksKeys: true, notification: notifies ? instance : nil)
                     do {
                         return try writeOnce(body, in: transaction, on: connection)
                     } catch  where transaction.conflicted && attempt < Self.retriesAfterDeadlock {
@@ -278,7 +291,7 @@ public final class PostgresStore: ServerStore {
             let box = WorkBox<@Sendable (BlockingConnection) throws -> Result> { connection in
                 try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 defer { try? connection.execute("COMMIT") }
-                return try body(PostgresTransaction(connection: connection, epoch: epoch, now: now, locksKeys: false))
+                return try body(PostgresTransaction(connection: connection, epoch: epoch, now: now, locksKeys: false, notification: nil))
             }
             // Whatever happened, the box lets go of the body before this scope ends.
             defer { _ = box.abandon() }

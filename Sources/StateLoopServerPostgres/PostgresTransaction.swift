@@ -32,7 +32,12 @@ final class PostgresTransaction: StoreTransaction {
     /// Every value and row written, in order, for the change feed (which keeps each write).
     private var written: [FeedEntries.Entry] = []
 
-    init(connection: BlockingConnection, epoch: UInt64, now: @escaping @Sendable () -> Date, locksKeys: Bool) {
+    /// The payload of the commit's notification to the other instances' listeners (the store's
+    /// instance); `nil` for none.
+    private let notification: String?
+
+    init(connection: BlockingConnection, epoch: UInt64, now: @escaping @Sendable () -> Date, locksKeys: Bool, notification: String?) {
+        self.notification = notification
         self.connection = connection
         self.epoch = epoch
         self.now = now
@@ -286,7 +291,8 @@ final class PostgresTransaction: StoreTransaction {
         let time = now()
         var last = first
         for statement in try FeedEntries(
-            commit: first, time: StoreClock.microseconds(time), epoch: Int64(epoch), cause: cause, values: written, progress: progress
+            commit: first, time: StoreClock.microseconds(time), epoch: Int64(epoch), cause: cause, values: written, progress: progress,
+            notification: notification
         ).inserts() {
             last = try run(statement).first?.decode(Int64?.self) ?? last
         }

@@ -44,6 +44,26 @@ let benchmarks: @Sendable () -> Void = {
             teardown: { await box.take()?.stop() }
         )
     }
+    // Commits per second on one PostgreSQL database from 1, 2 and 4 instances, each commit
+    // notifying the other instances (the store's default) or not (the baseline).
+    for instances in [1, 2, 4] {
+        for notifies in [true, false] {
+            let box = FixtureBox<CommitThroughputFixture>()
+            Benchmark(
+                "Server: PostgreSQL commits, \(instances) instance\(instances == 1 ? "" : "s"), \(notifies ? "notifying" : "baseline: no NOTIFY")",
+                configuration: .init(metrics: [.wallClock, .throughput], scalingFactor: .kilo, maxDuration: .seconds(15), maxIterations: 10),
+                closure: { benchmark, fixture in
+                    do {
+                        try await fixture.commit(benchmark.scaledIterations.count)
+                    } catch {
+                        benchmark.error("\(error)")
+                    }
+                },
+                setup: { try await box.set(CommitThroughputFixture.start(instances: instances, notifies: notifies)) },
+                teardown: { box.take()?.stop() }
+            )
+        }
+    }
     for store in MutationFixture.StoreKind.allCases {
         for clients in [1, 100] {
             let box = FixtureBox<MutationFixture>()
