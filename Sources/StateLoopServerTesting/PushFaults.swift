@@ -44,7 +44,8 @@ public enum PushFate: Sendable, Hashable {
     /// Sent as usual.
     case send
     /// Lost: the client never sees it, and must notice the gap by pulling (a poll, a hint, a
-    /// reconnection).
+    /// reconnection). A collection's difference, which a later one does not make good, is sent
+    /// as a hint instead, so that its reader catches up from its cookie.
     case drop
     /// Sent, then followed by a `{"changed": true}` hint, so the client pulls what it just got.
     case sendWithHint

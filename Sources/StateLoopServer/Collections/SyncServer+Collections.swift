@@ -150,7 +150,7 @@ extension SyncServer {
     }
 
     /// Asks the store for the index of a query's fields, once per server and list of fields.
-    private func prepareIndex(_ collection: String, _ fields: [String]) async {
+    func prepareIndex(_ collection: String, _ fields: [String]) async {
         let name = "\(collection):\(fields.joined(separator: ","))"
         guard preparedIndexes.withLock({ $0.insert(name).inserted }) else { return }
         do {

@@ -202,7 +202,10 @@ final class PushSocketWriter: Sendable {
         let fate = faults?.fate(of: entry.value.version) ?? .send
         if case .drop = fate {
             shared.metrics.pushesDropped.increment()
-            return false
+            // A difference lost is not made good by a later one, as a value is: its reader is
+            // told to catch up from its cookie.
+            if entry.rows != nil { write(WireMessage.hint) }
+            return entry.rows != nil
         }
         if entry.value.json.count > shared.maximumPushBytes {
             write(WireMessage.hint)

@@ -74,8 +74,9 @@ extension SyncServer {
         let scope = access.id(of: principal)
         guard hub.hasRoom(for: scope) else { throw HTTPError(.tooManyRequests, headers: [.retryAfter: "5"]) }
         // The hub counts and closes it as any socket; no value is ever written under its key.
-        let socket = PushSocket(
-            key: ResourceKey(resource: "\u{0}query:\(declaration.path)", id: ""), scope: scope, client: Self.clientID(of: request))
+        let key = ResourceKey(resource: "\u{0}query:\(declaration.path)", id: "")
+        if let status = faultHooks?.refusal(of: key) { throw HTTPError(status) }
+        let socket = PushSocket(key: key, scope: scope, client: Self.clientID(of: request))
         context.handOver.keep(
             Granted(socket: socket, principal: principal, query: QueryGrant(declaration: declaration, parameters: parameters, cookie: cookie)))
         return Response(status: .ok)
@@ -211,8 +212,8 @@ extension SyncServer {
         let key = QueryHub.Key(
             collection: declaration.collection, query: declaration.query.name, parameters: grant.parameters.items, scope: socket.scope)
         let (queries, parameters) = (queries, grant.parameters)
-        let refused = try await store.write { store -> Bool in
-            guard let query = try declaration.resolve(for: principal, parameters, in: store) else { return true }
+        let opened = try await store.write { store -> (fields: [String], refused: Bool) in
+            guard let query = try declaration.resolve(for: principal, parameters, in: store) else { return ([], true) }
             // After the query's own reads, which may lock what commits lock first.
             try store.holdCommits()
             let lastMutationID = try socket.client.flatMap { try store.lastMutationID(of: $0, scope: socket.scope) }
@@ -224,9 +225,15 @@ extension SyncServer {
                     collection: declaration.collection, query: query, readable: readable,
                     resolve: { try declaration.resolve(for: principal, parameters, in: $0) }, dependencies: declaration.query.dependencies),
                 first: first)
-            return false
+            return (query.fields, false)
         }
-        if refused { writer.close(.accessRevoked, discardingWaiting: true) }
+        if opened.refused {
+            writer.close(.accessRevoked, discardingWaiting: true)
+        } else {
+            // Beside the socket's first answer, not before it: an index made on a large table
+            // takes a while, once.
+            Task { await self.prepareIndex(declaration.collection, opened.fields) }
+        }
     }
 
     /// Checks the socket's session again every ``SyncServerConfiguration/sessionCheckInterval``

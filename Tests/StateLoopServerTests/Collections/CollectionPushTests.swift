@@ -1,9 +1,11 @@
 import Foundation
+import HTTPTypes
 import ServerTestApp
 import StateLoopServer
 import StateLoopServerPostgres
 import StateLoopServerTesting
 import StateLoopWire
+import Synchronization
 import TestSupport
 import Testing
 
@@ -230,6 +232,43 @@ struct CollectionPushTests {
                 #expect(!difference.replace && difference.rows.map(\.id) == ["b"] && difference.removed == ["a"])
                 #expect(try await Self.converges(socket, TestClient(port: port), ["projectID": "p1"]))
             }
+        }
+    }
+
+    @Test("a difference the push faults drop reaches its reader as a hint, from which it catches up")
+    func droppedDifference() async throws {
+        let server = try await Self.board([Row(id: "a", projectID: "p1", title: "A", position: 1)])
+        server.pushFaults = DropAfterFirst()
+        try await withRunning(server) { port in
+            let client = TestClient(port: port)
+            let socket = Self.socket(port, "byProject", as: "ann", "projectID=p1")
+            defer { socket.cancel() }
+            #expect(await eventually { socket.received.count == 1 }, "no first answer")
+            var ann = TaskBoard.Subscriber()
+            try ann.apply(pushed: socket.received)
+            try await server.update { try $0.delete("a", from: TaskBoard.tasks) }
+            #expect(await eventually { socket.received.count == 2 }, "nothing came for the lost difference")
+            #expect(socket.received[1] == #"{"changed":true}"#)
+            let caughtUp = try await client.refresh(&ann, ["projectID": "p1"])
+            #expect(!caughtUp.replace && caughtUp.removed == ["a"] && ann.rows.isEmpty)
+        }
+    }
+
+    /// Lets each socket's first push through and drops the rest.
+    private struct DropAfterFirst: PushFaults {
+        func refusal(of key: ResourceKey) -> HTTPResponse.Status? { nil }
+        func socket(following key: ResourceKey) -> any PushSocketFaults { Socket() }
+
+        final class Socket: PushSocketFaults {
+            let sent = Mutex(0)
+            func fate(of version: Version) -> PushFate {
+                sent.withLock { sent in
+                    sent += 1
+                    return sent == 1 ? .send : .drop
+                }
+            }
+            var mayCut: Bool { false }
+            func cut() async {}
         }
     }
 
