@@ -42,6 +42,34 @@ enum ServerPageSamples {
         return user
     }
 
+    struct TaskRow: Codable, Sendable {
+        var id: String
+        var projectID: String
+        var position: Int
+    }
+
+    static let members = ServerResource("members", of: [String].self)
+
+    /// The collections' sample.
+    static func collections(server: SyncServer<Rules>) {
+        let members = Self.members
+        // Sources/StateLoopServer/StateLoopServer.docc/Server.md:
+        let tasks = ServerCollection("tasks", of: TaskRow.self) { $0.id }
+            .field("projectID") { $0.projectID }  // what queries filter and sort on
+            .field("position") { $0.position }
+        let byProject = CollectionQuery<String>("byProject", dependsOn: ["members"]) { transaction, user, parameters in
+            let project = try parameters.text("projectID")
+            guard try transaction.read(members, project)?.contains(user) == true else { return nil }  // 404
+            return RowQuery(where: [.init("projectID", equals: .text(project))], orderedBy: [.init("position")])
+        }
+        server.serve(tasks, at: "tasks", queries: [byProject])
+        server.mutation(at: "tasks", body: TaskRow.self, changes: tasks, row: { _, task in task.id }) { transaction, user, task in
+            guard try transaction.read(members, task.projectID)?.contains(user) == true else { throw MutationRefusal.notFound }
+            try transaction.write(task, to: tasks)
+        }
+        // End of the example.
+    }
+
     /// The timed update's sample.
     static func expiry(server: SyncServer<Rules>, time: WallClock, port: Int, logger: Logger) -> ServiceGroup {
         let openOrders = Self.openOrders
