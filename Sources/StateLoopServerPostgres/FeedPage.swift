@@ -59,11 +59,14 @@ struct FeedPage {
         var changes = TransactionChanges()
         for row in commit {
             if let value = row.value {
-                if let text = row.rowFields, let fields = try? RowSQL.FeedFields(text: text) {
-                    changes.wroteRow(
-                        RowChange(
-                            position: row.position, key: value.key, version: value.version, json: fields.after == nil ? nil : value.json,
-                            before: fields.before, after: fields.after))
+                if let text = row.rowFields {
+                    // A row's entry whose fields cannot be read is no value either.
+                    if let fields = try? RowSQL.FeedFields(text: text) {
+                        changes.wroteRow(
+                            RowChange(
+                                position: row.position, key: value.key, version: value.version, json: fields.after == nil ? nil : value.json,
+                                before: fields.before, after: fields.after))
+                    }
                 } else {
                     changes.wrote(value)
                 }

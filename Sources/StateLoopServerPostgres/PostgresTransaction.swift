@@ -208,10 +208,11 @@ final class PostgresTransaction: StoreTransaction {
 
     func writeRow(_ json: Data?, fields: [String: FieldValue], to key: ResourceKey) throws -> Version? {
         let stored = try lockedRow(key)
-        guard stored?.json != json else { return nil }
-        let counter = (stored?.counter ?? 0) + 1
         let before = stored?.json == nil ? nil : stored?.fields
         let after = json == nil ? nil : fields
+        // Unchanged only if its fields are too: a field declared since is filled in by a write.
+        guard stored?.json != json || before != after else { return nil }
+        let counter = (stored?.counter ?? 0) + 1
         _ = try run(
             """
             INSERT INTO stateloop_rows (collection, id, counter, json, fields)
@@ -230,7 +231,7 @@ final class PostgresTransaction: StoreTransaction {
     }
 
     func rows(of collection: String, matching query: RowQuery) throws -> [StoredRow] {
-        guard RowSQL.isCollectionName(collection), query.fields.allSatisfy(RowSQL.isFieldName) else { return [] }
+        try RowSQL.check(collection, query)
         return try run(try PostgresRowSQL.select(collection, query)).map { row in
             let (id, counter, json, fields) = try row.decode((String, Int64, Data, String).self)
             return StoredRow(

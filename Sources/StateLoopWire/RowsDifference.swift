@@ -5,7 +5,7 @@
 /// On the wire:
 ///
 /// ```json
-/// {"cookie": "1764201600000.42", "replace": false,
+/// {"cookie": "1764201600000.42.9f86d081884c7d65", "replace": false,
 ///  "rows": [{"id": "t1", "version": {"epoch": 1764201600000, "counter": 3}, "value": {…}}],
 ///  "removed": ["t7"], "lastMutationID": 12}
 /// ```
@@ -13,8 +13,8 @@
 /// With `replace`, `rows` is the query's whole result and every row the client held for the
 /// subscription but not listed is gone; without it, the rows listed replace the client's copies
 /// (or are new) and the ids of `removed` leave the subscription. The cookie is
-/// `<epoch>.<position>`, ordered by epoch then position: send it back as it came, and never apply
-/// an answer older than the one held. `lastMutationID` is the reader's, as on a value. The
+/// `<epoch>.<position>.<query>`; cookies of one query order by epoch then position: send it back
+/// as it came, and never apply an answer older than the one held. `lastMutationID` is the reader's, as on a value. The
 /// article "The sync protocol" says when a server answers with a difference and when whole.
 public struct RowsDifference<Row: Sendable>: Sendable {
     /// Where the server's history stood when it answered: the position to resume from.

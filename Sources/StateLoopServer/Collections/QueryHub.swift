@@ -53,6 +53,15 @@ final class QueryHub: Sendable {
         /// row that meets the query's conditions, before or after. A window's difference cannot
         /// be worked out from the changed rows alone (a row leaving it lets the next one in), so
         /// the result is read again whole.
+        /// Moves each socket's `lastMutationID` on by `progress`.
+        mutating func take(_ progress: [ClientProgressKey: UInt64], scope: String) {
+            guard !progress.isEmpty else { return }
+            for (id, socket) in sockets {
+                guard let client = socket.client, let newest = progress[ClientProgressKey(scope: scope, client: client)] else { continue }
+                sockets[id]?.lastMutationID = max(socket.lastMutationID ?? 0, newest)
+            }
+        }
+
         func shiftsWindow(_ commit: Commit) -> Bool {
             query.limit != nil && commit.rows.contains { change in [change.before, change.after].contains { $0.map(query.matches) == true } }
         }
@@ -64,6 +73,9 @@ final class QueryHub: Sendable {
         var rows: [RowChange]
         /// The resources and collections it wrote.
         var touched: Set<String>
+        /// The clients whose processed mutations it moved on, with their newest: applied to
+        /// the sockets when the commit is sent, never before its rows.
+        var progress: [ClientProgressKey: UInt64] = [:]
     }
 
     private struct State {
@@ -109,30 +121,33 @@ final class QueryHub: Sendable {
     /// Sends one commit's differences. Called in commit order.
     func publish(_ changes: CommittedChanges) {
         let touched = Set(changes.values.map(\.key.resource) + changes.rows.map(\.key.resource))
+        let progress = Dictionary(changes.progress.map { (ClientProgressKey(scope: $0.scope, client: $0.client), $0.lastMutationID) }) {
+            max($0, $1)
+        }
         var rechecks: [Key] = []
         state.withLock { state in
-            if !changes.progress.isEmpty {
-                let progress = Dictionary(changes.progress.map { (ClientProgressKey(scope: $0.scope, client: $0.client), $0.lastMutationID) }) {
-                    max($0, $1)
-                }
-                for (key, subscription) in state.subscriptions {
-                    for (id, socket) in subscription.sockets {
-                        guard let client = socket.client, let newest = progress[ClientProgressKey(scope: key.scope, client: client)] else { continue }
-                        state.subscriptions[key]?.sockets[id]?.lastMutationID = max(socket.lastMutationID ?? 0, newest)
-                    }
-                }
-            }
-            guard let position = changes.feed?.upperBound else { return }
             for key in state.subscriptions.keys {
                 var subscription = state.subscriptions[key]!
-                let commit = Commit(position: position, rows: changes.rows.filter { $0.key.resource == subscription.collection }, touched: touched)
+                guard let position = changes.feed?.upperBound else {
+                    // Progress alone: after the commits held, if any.
+                    if let last = subscription.held?.last {
+                        subscription.held!.append(Commit(position: last.position, rows: [], touched: [], progress: progress))
+                    } else {
+                        subscription.take(progress, scope: key.scope)
+                    }
+                    state.subscriptions[key] = subscription
+                    continue
+                }
+                let commit = Commit(
+                    position: position, rows: changes.rows.filter { $0.key.resource == subscription.collection }, touched: touched,
+                    progress: progress)
                 if subscription.held != nil {
                     subscription.held!.append(commit)
                 } else if !subscription.dependencies.isDisjoint(with: touched) || subscription.shiftsWindow(commit) {
                     subscription.held = [commit]
                     rechecks.append(key)
                 } else {
-                    send(commit, to: subscription)
+                    send(commit, to: &subscription, scope: key.scope)
                 }
                 state.subscriptions[key] = subscription
             }
@@ -188,7 +203,8 @@ final class QueryHub: Sendable {
                 // Refused now: the reader learns that it holds nothing, then why.
                 let position = max(found.position, held.last!.position)
                 let empty = RowsPush(
-                    cookie: CollectionCookie(epoch: store.epoch, position: position), replace: true, rows: [], removed: [], lastMutationID: nil)
+                    cookie: CollectionCookie(epoch: store.epoch, position: position, of: subscription.query), replace: true, rows: [],
+                    removed: [], lastMutationID: nil)
                 for socket in subscription.sockets.values { _ = socket.writer.offer(Self.entry(empty, collection: key.collection)) }
                 Self.end(subscription, .accessRevoked, in: &state)
                 return
@@ -196,6 +212,8 @@ final class QueryHub: Sendable {
             var pending = held
             if let whole = found.whole {
                 subscription.query = query
+                // The whole result holds every commit up to its read, their mutations too.
+                for commit in pending where commit.position <= whole.cookie.position { subscription.take(commit.progress, scope: key.scope) }
                 send(whole, to: subscription)
                 pending.removeAll { $0.position <= whole.cookie.position }
             }
@@ -204,7 +222,7 @@ final class QueryHub: Sendable {
             let later = pending.firstIndex {
                 $0.position > found.position && (!subscription.dependencies.isDisjoint(with: $0.touched) || subscription.shiftsWindow($0))
             }
-            for commit in pending[..<(later ?? pending.endIndex)] { send(commit, to: subscription) }
+            for commit in pending[..<(later ?? pending.endIndex)] { send(commit, to: &subscription, scope: key.scope) }
             again = later != nil
             subscription.held = later.map { Array(pending[$0...]) }
             state.subscriptions[key] = subscription
@@ -220,14 +238,17 @@ final class QueryHub: Sendable {
         }
     }
 
-    /// Offers the difference `commit` makes to `subscription`, if any.
-    private func send(_ commit: Commit, to subscription: Subscription) {
+    /// Offers the difference `commit` makes to `subscription`, if any, after moving its
+    /// sockets' `lastMutationID` on by the commit's progress.
+    private func send(_ commit: Commit, to subscription: inout Subscription, scope: String) {
+        subscription.take(commit.progress, scope: scope)
         guard !commit.rows.isEmpty else { return }
         let (rows, removed) = RowCatchUp.difference(of: commit.rows, query: subscription.query, readable: subscription.readable)
         guard !rows.isEmpty || !removed.isEmpty else { return }
         let difference = RowsPush(
-            cookie: CollectionCookie(epoch: commit.rows[0].version.epoch, position: commit.position), replace: false,
-            rows: rows.map { RowsPush.Sent(id: $0.key.id, version: $0.version, json: $0.json!) }, removed: removed, lastMutationID: nil)
+            cookie: CollectionCookie(epoch: commit.rows[0].version.epoch, position: commit.position, of: subscription.query),
+            replace: false, rows: rows.map { RowsPush.Sent(id: $0.key.id, version: $0.version, json: $0.json!) }, removed: removed,
+            lastMutationID: nil)
         send(difference, to: subscription)
     }
 
@@ -241,8 +262,8 @@ final class QueryHub: Sendable {
             var entry = Self.entry(own, collection: subscription.collection)
             if encoded[socket.lastMutationID] == nil {
                 let message = own.message
-                encoded[socket.lastMutationID] = .some(
-                    message.count > maximumPushBytes ? nil : EncodedPush(text: String(decoding: message, as: UTF8.self)))
+                let fits = message.count <= maximumPushBytes || own.isUnlimited
+                encoded[socket.lastMutationID] = .some(fits ? EncodedPush(text: String(decoding: message, as: UTF8.self)) : nil)
             }
             entry.encoded = encoded[socket.lastMutationID] ?? nil
             _ = socket.writer.offer(entry)

@@ -18,6 +18,10 @@ struct RowsPush: Sendable, Hashable {
     private(set) var removed: [String] = []
     /// The reader's `lastMutationID` as of the newest commit composed in.
     var lastMutationID: UInt64?
+    /// Whether it is pushed whatever its size: a socket's first answer and a whole result, which
+    /// a reader has no cheaper way to get, and anything composed with them. A later difference
+    /// over the push limit is sent as a hint, and its socket closed.
+    var isUnlimited = false
 
     /// A row as sent.
     struct Sent: Sendable, Hashable {
@@ -45,6 +49,7 @@ struct RowsPush: Sendable, Hashable {
     func followed(by later: RowsPush) -> RowsPush {
         guard !later.replace else { return later }
         var composed = self
+        composed.isUnlimited = isUnlimited || later.isUnlimited
         for id in later.removed {
             if let at = composed.index.removeValue(forKey: id) {
                 composed.rows.remove(at: at)
@@ -84,12 +89,16 @@ struct RowsPush: Sendable, Hashable {
         lastMutationID: UInt64?, readable: ([String: FieldValue]) -> Bool
     ) throws -> RowsPush {
         let bounds = try store.rowFeedBounds()
-        if let cookie, query.limit == nil, cookie.epoch == store.epoch, (bounds.forgottenThrough...bounds.newest).contains(cookie.position) {
+        // A difference from the feed is only right for the query the reader's rows were
+        // selected by (the cookie names it), within the history the feed still holds.
+        if let cookie, query.limit == nil, cookie.epoch == store.epoch, cookie.query == CollectionCookie.digest(of: query),
+            cookie.position >= bounds.forgottenThrough, cookie.position <= bounds.newest
+        {
             let changes = try store.rowChanges(of: collection, after: cookie.position, limit: maximumCatchUpChanges + 1)
             if changes.count <= maximumCatchUpChanges {
                 let (rows, removed) = RowCatchUp.difference(of: changes, query: query, readable: readable)
                 return RowsPush(
-                    cookie: CollectionCookie(epoch: store.epoch, position: bounds.newest), replace: false,
+                    cookie: CollectionCookie(epoch: store.epoch, position: bounds.newest, of: query), replace: false,
                     rows: rows.map { Sent(id: $0.key.id, version: $0.version, json: $0.json!) }, removed: removed,
                     lastMutationID: lastMutationID)
             }
@@ -100,15 +109,21 @@ struct RowsPush: Sendable, Hashable {
     }
 
     /// The query's whole result, read in `store`, with the cookie of the feed's newest position.
+    /// A query with a limit selects the first rows the reader may read: the rows are read without
+    /// the limit, filtered, then cut.
     static func whole(
         of collection: String, matching query: RowQuery, in store: any StoreTransaction, readable: ([String: FieldValue]) -> Bool,
         newest: UInt64? = nil
     ) throws -> RowsPush {
         let position = try newest ?? store.rowFeedBounds().newest
-        let rows = try store.rows(of: collection, matching: query).filter { readable($0.fields) }
-        return RowsPush(
-            cookie: CollectionCookie(epoch: store.epoch, position: position), replace: true,
+        var unlimited = query
+        unlimited.limit = nil
+        let rows = try store.rows(of: collection, matching: unlimited).filter { readable($0.fields) }.prefix(query.limit ?? .max)
+        var whole = RowsPush(
+            cookie: CollectionCookie(epoch: store.epoch, position: position, of: query), replace: true,
             rows: rows.map { Sent(id: $0.key.id, version: $0.version, json: $0.json) }, removed: [], lastMutationID: nil)
+        whole.isUnlimited = true
+        return whole
     }
 
     /// The most feed entries a catch-up reads: a subscriber further behind gets the whole result,

@@ -29,10 +29,13 @@ final class PushSocketWriter: Sendable {
         case storeUnavailable
         /// The principal holds the most sockets allowed.
         case tooManySockets
+        /// A collection's difference could not be pushed (lost, or too large): the reader
+        /// catches up from its last cookie.
+        case catchUp
 
         var code: WebSocketErrorCode {
             switch self {
-            case .closedByServer: .normalClosure
+            case .closedByServer, .catchUp: .normalClosure
             case .serverStopping: .goingAway
             case .accessRevoked, .signedOut, .tooManySockets: .policyViolation
             case .storeUnavailable: .unexpectedServerError
@@ -47,6 +50,7 @@ final class PushSocketWriter: Sendable {
             case .signedOut: "no valid session"
             case .storeUnavailable: "the server cannot reach its data"
             case .tooManySockets: "too many sockets"
+            case .catchUp: "catch up from the last cookie"
             }
         }
     }
@@ -192,9 +196,51 @@ final class PushSocketWriter: Sendable {
                     sendClose(.accessRevoked)
                     return
                 }
-                wrote = push(entry) || wrote
+                if let rows = entry.rows {
+                    wrote = true
+                    guard pushDifference(entry, rows) else {
+                        // A hint went out: the reader catches up from its last cookie on a new
+                        // socket, since a later difference would follow one it lacks.
+                        state.withLock { $0.outbox.abandon() }
+                        sendClose(.catchUp)
+                        return
+                    }
+                } else {
+                    wrote = push(entry) || wrote
+                }
             }
         }
+    }
+
+    /// Writes a collection's difference as its fault plan says; returns false when a hint went
+    /// out in its place (lost, or over the push limit) or after it, which ends the socket.
+    private func pushDifference(_ entry: PushOutbox.Entry, _ rows: RowsPush) -> Bool {
+        let fate = faults?.fate(of: entry.value.version) ?? .send
+        var sent = true
+        if case .drop = fate {
+            shared.metrics.pushesDropped.increment()
+            sent = false
+        } else if let encoded = entry.encoded {
+            if let encodedFrames {
+                encodedFrames.value.write(NIOAny(encoded.frame), promise: nil)
+            } else {
+                channel.write(WebSocketFrame(fin: true, opcode: .text, data: encoded.payload), promise: nil)
+            }
+        } else {
+            let message = rows.message
+            if message.count > shared.maximumPushBytes && !rows.isUnlimited {
+                shared.metrics.pushesDropped.increment()
+                sent = false
+            } else {
+                write(String(decoding: message, as: UTF8.self))
+            }
+        }
+        if sent { shared.metrics.pushesSent.increment() }
+        if !sent || fate == .sendWithHint {
+            write(WireMessage.hint)
+            return false
+        }
+        return true
     }
 
     /// Writes one entry as its fault plan says; returns whether anything was written.
@@ -202,18 +248,10 @@ final class PushSocketWriter: Sendable {
         let fate = faults?.fate(of: entry.value.version) ?? .send
         if case .drop = fate {
             shared.metrics.pushesDropped.increment()
-            // A difference lost is not made good by a later one, as a value is: its reader is
-            // told to catch up from its cookie.
-            if entry.rows != nil { write(WireMessage.hint) }
-            return entry.rows != nil
+            return false
         }
         if entry.value.json.count > shared.maximumPushBytes {
             write(WireMessage.hint)
-        } else if entry.encoded == nil, let rows = entry.rows {
-            // A difference too large for one push is caught up by the reader's request from
-            // its cookie, which the hint asks for.
-            let message = rows.message
-            write(message.count > shared.maximumPushBytes ? WireMessage.hint : String(decoding: message, as: UTF8.self))
         } else if let encoded = entry.encoded, let encodedFrames {
             encodedFrames.value.write(NIOAny(encoded.frame), promise: nil)
         } else if let encoded = entry.encoded {

@@ -213,12 +213,16 @@ extension SyncServer {
             collection: declaration.collection, query: declaration.query.name, parameters: grant.parameters.items, scope: socket.scope)
         let (queries, parameters) = (queries, grant.parameters)
         let opened = try await store.write { store -> (fields: [String], refused: Bool) in
-            guard let query = try declaration.resolve(for: principal, parameters, in: store) else { return ([], true) }
-            // After the query's own reads, which may lock what commits lock first.
+            // The query's reads first, which may lock what commits lock before the feed's lock;
+            // then made again once commits are held, since a commit may have changed it between
+            // (on PostgreSQL, whose reads in a write see each statement's newest commits).
+            guard try declaration.resolve(for: principal, parameters, in: store) != nil else { return ([], true) }
             try store.holdCommits()
+            guard let query = try declaration.resolve(for: principal, parameters, in: store) else { return ([], true) }
             let lastMutationID = try socket.client.flatMap { try store.lastMutationID(of: $0, scope: socket.scope) }
-            let first = try RowsPush.answer(
+            var first = try RowsPush.answer(
                 of: declaration.collection, matching: query, since: grant.cookie, in: store, lastMutationID: lastMutationID, readable: readable)
+            first.isUnlimited = true
             queries.register(
                 id: id, socket: QueryHub.Socket(writer: writer, client: socket.client, lastMutationID: lastMutationID), key: key,
                 subscription: QueryHub.Subscription(

@@ -73,8 +73,25 @@ package enum RowSQL {
         }
     }
 
+    /// A query a store cannot run: a collection's or a field's name that is not a token (which
+    /// the SQL would take as written), or a negative limit.
+    package struct InvalidQuery: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// Throws ``InvalidQuery`` unless every name `query` writes into SQL is a token and its
+    /// limit is not negative.
+    package static func check(_ collection: String, _ query: RowQuery) throws {
+        guard isCollectionName(collection) else { throw InvalidQuery(description: "\"\(collection)\" cannot name a collection") }
+        if let field = query.fields.first(where: { !isFieldName($0) }) {
+            throw InvalidQuery(description: "\"\(field)\" cannot name a field: 1 to 64 letters, digits or '_'")
+        }
+        if let limit = query.limit, limit < 0 { throw InvalidQuery(description: "a query's limit is at least 0") }
+    }
+
     /// The `SELECT` that runs `query` on `collection`, with its arguments.
-    static func select(_ collection: String, _ query: RowQuery) -> (sql: String, arguments: StatementArguments) {
+    static func select(_ collection: String, _ query: RowQuery) throws -> (sql: String, arguments: StatementArguments) {
+        try check(collection, query)
         var clauses = ["collection = '\(collection)'", "json IS NOT NULL"]
         var arguments: [(any DatabaseValueConvertible)?] = []
         for condition in query.conditions {

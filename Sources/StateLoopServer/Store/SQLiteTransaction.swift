@@ -125,10 +125,11 @@ final class SQLiteTransaction: StoreTransaction {
             arguments: [key.resource, key.id]
         )
         let storedJSON: Data? = stored?["json"]
-        guard storedJSON != json else { return nil }
-        let counter = (stored.map { $0["counter"] as Int64 } ?? 0) + 1
         let before = try storedJSON == nil ? nil : RowSQL.decode(stored!["fields"])
         let after = json == nil ? nil : fields
+        // Unchanged only if its fields are too: a field declared since is filled in by a write.
+        guard storedJSON != json || before != after else { return nil }
+        let counter = (stored.map { $0["counter"] as Int64 } ?? 0) + 1
         try db.cachedStatement(
             sql: """
                 INSERT INTO stateloop_rows (collection, id, counter, json, fields) VALUES (?, ?, ?, ?, ?)
@@ -145,7 +146,7 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     func rows(of collection: String, matching query: RowQuery) throws -> [StoredRow] {
-        let (sql, arguments) = RowSQL.select(collection, query)
+        let (sql, arguments) = try RowSQL.select(collection, query)
         return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
             try storedRow(ResourceKey(resource: collection, id: row["id"]), row)
         }

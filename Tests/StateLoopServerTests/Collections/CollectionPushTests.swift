@@ -235,7 +235,7 @@ struct CollectionPushTests {
         }
     }
 
-    @Test("a difference the push faults drop reaches its reader as a hint, from which it catches up")
+    @Test("a difference the push faults drop reaches its reader as a hint, then the socket's close, and the reader catches up from its cookie")
     func droppedDifference() async throws {
         let server = try await Self.board([Row(id: "a", projectID: "p1", title: "A", position: 1)])
         server.pushFaults = DropAfterFirst()
@@ -249,6 +249,9 @@ struct CollectionPushTests {
             try await server.update { try $0.delete("a", from: TaskBoard.tasks) }
             #expect(await eventually { socket.received.count == 2 }, "nothing came for the lost difference")
             #expect(socket.received[1] == #"{"changed":true}"#)
+            // The socket ends after the hint: a later difference would follow the lost one.
+            let close = try await socket.closeFrame(within: .seconds(20))
+            #expect(close?.closeCode == .normalClosure)
             let caughtUp = try await client.refresh(&ann, ["projectID": "p1"])
             #expect(!caughtUp.replace && caughtUp.removed == ["a"] && ann.rows.isEmpty)
         }

@@ -146,7 +146,7 @@ struct CollectionQueryTests {
     }
 
     @Test(
-        "cookies that cannot be caught up from get the whole result: another epoch, one never handed out, one older than the feed keeps; a malformed one is refused"
+        "cookies that cannot be caught up from get the whole result: another epoch, one never handed out, one older than the feed keeps, one of another query; a malformed one is refused"
     )
     func cookiesThatReplace() async throws {
         let clock = ManualDate()
@@ -156,13 +156,18 @@ struct CollectionQueryTests {
             let client = TestClient(port: port)
             var ann = TaskBoard.Subscriber()
             _ = try await client.refresh(&ann, ["projectID": "p1"])
-            let position = try #require(ann.cookie?.split(separator: ".").last.flatMap { UInt64($0) })
-            for cookie in ["\(server.epoch + 1).\(position)", "\(server.epoch).\(position + 1_000)", "1.0"] {
+            let parts = try #require(ann.cookie?.split(separator: ".").map(String.init))
+            let (position, query) = (try #require(UInt64(parts[1])), parts[2])
+            let otherQuery = String(repeating: "0", count: 16)
+            for cookie in [
+                "\(server.epoch + 1).\(position).\(query)", "\(server.epoch).\(position + 1_000).\(query)", "1.0.\(query)",
+                "\(server.epoch).\(position).\(otherQuery)",
+            ] {
                 let answer = try await client.query("byProject", as: "ann", ["projectID": "p1"], cookie: cookie)
                 #expect(answer.difference?.replace == true, "cookie \(cookie)")
                 #expect(answer.difference?.rows.map(\.id) == ["a"], "cookie \(cookie)")
             }
-            for cookie in ["", "x", "1.2.3", "-1.2", "\(server.epoch)"] {
+            for cookie in ["", "x", "1.2", "-1.2.\(query)", "\(server.epoch)", "1.2.\(query.uppercased())", "1.2.\(query)0"] {
                 let answer = try await client.query("byProject", as: "ann", ["projectID": "p1"], cookie: cookie)
                 #expect(answer.status == 400 && TestClient.errorCode(answer.body) == "invalidCookie", "cookie '\(cookie)'")
             }
@@ -182,7 +187,9 @@ struct CollectionQueryTests {
         }
     }
 
-    @Test("a query with a limit is answered whole, so its window shifts when a row above it leaves", arguments: StoreKind.enabled)
+    @Test(
+        "a query with a limit is answered whole, so its window shifts when a row above it leaves; rows the reader may not read take no place in it",
+        arguments: StoreKind.enabled)
     func limitedQuery(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let server = try await Self.board((1...5).map { Row(id: "t\($0)", projectID: "p1", title: "\($0)", position: $0) }, store: store)
@@ -198,7 +205,44 @@ struct CollectionQueryTests {
                 #expect(shifted.replace)
                 #expect(shifted.rows.map(\.id) == ["t2", "t3"])
                 #expect(ann.rows.keys.sorted() == ["t2", "t3"])
+                // A row the reader may not read takes no place in its window.
+                try await server.update { transaction in
+                    try transaction.write(Row(id: "t2", projectID: "p1", title: "2", position: 2, hidden: true), to: TaskBoard.tasks)
+                }
+                let hidden = try await client.refresh(&ann, ["projectID": "p1", "count": "2"], query: "firstOpen")
+                #expect(hidden.rows.map(\.id) == ["t3", "t4"])
             }
+        }
+    }
+
+    @Test("a cookie of the query as it was, before a change made it otherwise, gets the whole new result", arguments: StoreKind.enabled)
+    func queryMadeOtherwise(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let server = try await Self.board(
+                [Row(id: "a", projectID: "p1", title: "A", position: 1), Row(id: "x", projectID: "p3", title: "X", position: 2)], store: store)
+            try await withRunning(server) { port in
+                let client = TestClient(port: port)
+                var bob = TaskBoard.Subscriber()
+                _ = try await client.refresh(&bob, [:], query: "mine", as: "bob")
+                #expect(bob.rows.isEmpty)
+                // Bob joins p3, whose task has not changed: from the feed alone, nothing to say.
+                try await server.update { try $0.write(["bob"], to: TaskBoard.members, "p3") }
+                let joined = try await client.refresh(&bob, [:], query: "mine", as: "bob")
+                #expect(joined.replace && joined.rows.map(\.id) == ["x"])
+            }
+        }
+    }
+
+    @Test("a query of a name SQL would take as written is refused by the store, not run")
+    func invalidNames() async throws {
+        let server = try await Self.board([Row(id: "a", projectID: "p1", title: "A", position: 1)])
+        await #expect(throws: (any Error).self) {
+            try await server.read { try $0.rows(of: TaskBoard.tasks, matching: RowQuery(orderedBy: [.init("x') --")])) }
+        }
+        await #expect(throws: (any Error).self) {
+            var query = RowQuery()
+            query.limit = -1
+            return try await server.read { [query] in try $0.rows(of: TaskBoard.tasks, matching: query) }
         }
     }
 

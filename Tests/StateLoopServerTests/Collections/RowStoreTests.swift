@@ -93,10 +93,17 @@ struct RowStoreTests {
             #expect(try await write(nil) == nil)
             #expect(try await store.read { try $0.row(of: key) } == nil)
             #expect(try await write(.integer(4))?.counter == 4)
+            // The same bytes with fields declared since: written, so that the fields are filled in.
+            let row = Probe(id: "r", v: .integer(4))
+            let refilled = try await store.write { transaction in
+                try transaction.writeRow(try Self.encoded(row), fields: ["v": .integer(4), "w": .text("new")], to: key)
+            }
+            #expect(refilled?.counter == 5)
             let changes = try await store.read { try $0.rowChanges(of: "probes", after: 0, limit: 100) }
-            #expect(changes.map(\.version.counter) == [1, 2, 3, 4])
-            #expect(changes.map(\.before) == [nil, ["v": .integer(1)], ["v": .integer(2)], nil])
-            #expect(changes.map(\.after) == [["v": .integer(1)], ["v": .integer(2)], nil, ["v": .integer(4)]])
+            #expect(changes.map(\.version.counter) == [1, 2, 3, 4, 5])
+            #expect(changes.map(\.before) == [nil, ["v": .integer(1)], ["v": .integer(2)], nil, ["v": .integer(4)]])
+            #expect(
+                changes.map(\.after) == [["v": .integer(1)], ["v": .integer(2)], nil, ["v": .integer(4)], ["v": .integer(4), "w": .text("new")]])
             #expect(changes[2].json == nil)
         }
     }

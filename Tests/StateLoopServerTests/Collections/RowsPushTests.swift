@@ -24,7 +24,8 @@ struct RowsPushTests {
         }
         let removed = Array(ids.dropFirst(rows.count).prefix(Int.random(in: 0...2, using: &random)))
         return RowsPush(
-            cookie: CollectionCookie(epoch: 1, position: position), replace: Int.random(in: 0..<5, using: &random) == 0, rows: rows,
+            cookie: CollectionCookie(epoch: 1, position: position, query: "0000000000000000"), replace: Int.random(in: 0..<5, using: &random) == 0,
+            rows: rows,
             removed: removed, lastMutationID: Bool.random(using: &random) ? position : nil)
     }
 
@@ -51,7 +52,7 @@ struct RowsPushTests {
         func entry(_ position: UInt64, rows: [String], removed: [String] = [], replace: Bool = false) -> PushOutbox.Entry {
             QueryHub.entry(
                 RowsPush(
-                    cookie: CollectionCookie(epoch: 1, position: position), replace: replace,
+                    cookie: CollectionCookie(epoch: 1, position: position, query: "0000000000000000"), replace: replace,
                     rows: rows.map { RowsPush.Sent(id: $0, version: Version(epoch: 1, counter: position), json: Data("{}".utf8)) },
                     removed: removed, lastMutationID: nil), collection: "tasks")
         }
