@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import ServerTestApp
 import StateLoopServer
+import StateLoopSync
 import StateLoopWire
 import Testing
 
@@ -101,23 +102,30 @@ enum TaskBoard {
 
     /// What a subscriber holds: the rows of its query by id, and its cookie.
     struct Subscriber: Sendable {
-        var rows: [String: VersionedRow<TaskRow>] = [:]
-        var cookie: String?
+        /// The rows as StateLoopSync's client holds them, under the protocol's rules.
+        private var held = CollectionRows<TaskRow>()
 
-        /// Applies an answer as a client does: a replacement replaces everything.
-        mutating func apply(_ difference: RowsDifference<TaskRow>) {
-            if difference.replace { rows = [:] }
-            for id in difference.removed { rows[id] = nil }
-            for row in difference.rows { rows[row.id] = row }
-            cookie = difference.cookie
+        var rows: [String: VersionedRow<TaskRow>] { held.rows }
+        var cookie: String? { held.cookie }
+
+        /// Applies an answer to a request made with the cookie held, as a client does; it
+        /// must apply.
+        mutating func apply(_ difference: RowsDifference<TaskRow>) throws {
+            let outcome = held.apply(difference, requestedWith: held.cookie)
+            guard outcome == .applied else { throw NotApplied(outcome: outcome) }
         }
 
         /// Applies what a push socket received, in order: differences, and no hint (a test
         /// that expects one reads it itself).
         mutating func apply(pushed messages: [String]) throws {
             for message in messages {
-                apply(try JSONDecoder().decode(RowsDifference<TaskRow>.self, from: Data(message.utf8)))
+                try apply(try JSONDecoder().decode(RowsDifference<TaskRow>.self, from: Data(message.utf8)))
             }
+        }
+
+        /// An answer the client's rules refused.
+        struct NotApplied: Error {
+            let outcome: CollectionRows<TaskRow>.Outcome
         }
 
         /// The rows' values, by id.
@@ -147,7 +155,7 @@ extension TestClient {
         let answer = try await self.query(query, as: user, parameters, cookie: subscriber.cookie)
         let difference = try #require(
             answer.difference, "answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))", sourceLocation: sourceLocation)
-        subscriber.apply(difference)
+        try subscriber.apply(difference)
         return difference
     }
 }
