@@ -25,15 +25,18 @@ public struct CollectionQuery<Principal: Sendable>: Sendable {
     public let dependencies: Set<String>
     let resolve: @Sendable (ServerTransaction, Principal, QueryParameters) throws -> RowQuery?
 
-    /// Declares the query `name`; `resolve` makes it for a principal and the request's
-    /// parameters, or returns `nil` to refuse. Throw an ``ErrorResponse`` (as
-    /// ``QueryParameters/text(_:)`` does) for parameters that make no query.
+    /// Declares a query.
     ///
-    /// - Parameter dependencies: The names of the resources and collections `resolve` reads.
-    ///   A push socket's query is made again after every commit that writes one of them: refused
-    ///   then, the socket is sent an empty result and closed; made otherwise, it is sent its new
-    ///   whole result. A resource `resolve` reads but that is not listed here changes what a new
-    ///   subscription gets, not what a socket already open is sent.
+    /// - Parameters:
+    ///   - name: Its name, the last step of its path.
+    ///   - dependencies: The names of the resources and collections `resolve` reads. A push
+    ///     socket's query is made again after every commit that writes one of them: refused
+    ///     then, the socket is sent an empty result and closed; made otherwise, it is sent its new
+    ///     whole result. A resource `resolve` reads but that is not listed here changes what a
+    ///     new subscription gets, not what a socket already open is sent.
+    ///   - resolve: Makes the query for a principal and the request's parameters, or returns
+    ///     `nil` to refuse. Throw an ``ErrorResponse`` (as ``QueryParameters/text(_:)`` does) for
+    ///     parameters that make no query.
     public init(
         _ name: String, dependsOn dependencies: Set<String> = [],
         _ resolve: @escaping @Sendable (ServerTransaction, Principal, QueryParameters) throws -> RowQuery?
