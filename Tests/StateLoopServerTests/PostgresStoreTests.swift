@@ -234,10 +234,7 @@ struct PostgresStoreTests {
         // A request may wait a deadline in the writer's queue and one for its blocked statement:
         // 5 s leaves a loaded machine room (CI saw 2.6 s beside the parallel suite and two CPU
         // hogs) and is half the lock's 10 s, which a request without a deadline would wait.
-        await expectEachRequestFails(on: store, within: .seconds(5), "on a stalled database") { error in
-            if error is PostgresStore.Unanswered { return true }
-            return (error as? PSQLError)?.serverInfo?[.sqlState] == "57014"
-        }
+        await expectEachRequestFails(on: store, within: .seconds(5), "on a stalled database", accepted: isUnanswered)
         try await holder.value
         let written = try await writeRetryingUnanswered(Data("after".utf8), to: board, on: store)
         #expect(written.counter == before.counter + 1, "the stalled write committed after all, or the store lost a version")
@@ -424,10 +421,16 @@ private func writeRetryingUnanswered(_ json: Data, to key: ResourceKey, on store
     while true {
         do {
             return try await store.write { try $0.write(json, to: key) }
-        } catch is PostgresStore.Unanswered where ContinuousClock.now < deadline {
+        } catch let error where ContinuousClock.now < deadline && isUnanswered(error) {
             try await Task.sleep(for: .milliseconds(50))
         }
     }
+}
+
+/// Whether `error` says the database did not answer in time: the store's deadline, or
+/// PostgreSQL's `statement_timeout` (set to the same value), whichever ended the request first.
+private func isUnanswered(_ error: any Error) -> Bool {
+    error is PostgresStore.Unanswered || (error as? PSQLError)?.serverInfo?[.sqlState] == "57014"
 }
 
 /// `request`'s outcome, or `nil` once `limit` passed first (the request is then cancelled and
