@@ -3,12 +3,12 @@ import PostgresNIO
 import StateLoopServer
 import StateLoopWire
 
-/// How the PostgreSQL store turns a ``RowQuery`` into SQL over rows whose declared fields are a
-/// `JSONB` object, in the order ``FieldValue`` follows (SQLite's): `null` first, then numbers by
+/// How the PostgreSQL store turns a `RowQuery` into SQL over rows whose declared fields are a
+/// `JSONB` object, in the order `FieldValue` follows (SQLite's): `null` first, then numbers by
 /// value, then text by its bytes.
 ///
 /// `JSONB`'s own order puts numbers after strings, so a field is read as three expressions, which
-/// order as ``FieldValue`` does and which an index can hold: its kind's rank (0 for `null` or
+/// order as `FieldValue` does and which an index can hold: its kind's rank (0 for `null` or
 /// missing, 1 for a number, 2 for text), its value as a number, and its value as text in the "C"
 /// collation (bytes).
 enum PostgresRowSQL {

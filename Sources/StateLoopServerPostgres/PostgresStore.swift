@@ -168,7 +168,7 @@ public final class PostgresStore: ServerStore {
     /// the same timeline. Stop every instance first (a running one keeps the old epoch), and
     /// start them after. Returns the new epoch (the one opening began, if it did).
     ///
-    /// - Throws: what ``init(url:maximumConnections:writers:deadline:now:logger:)`` throws.
+    /// - Throws: what ``init(url:maximumConnections:writers:deadline:now:logger:notifiesOtherInstances:)`` throws.
     @discardableResult
     public static func startNewEpoch(url: String, now: Date = Date(), logger: Logger = Logger(label: "stateloop.postgres")) async throws -> UInt64 {
         let store = try await PostgresStore(url: url, maximumConnections: 1, writers: 1, now: { now }, logger: logger)

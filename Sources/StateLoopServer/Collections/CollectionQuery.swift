@@ -1,7 +1,7 @@
 import StateLoopWire
 
 /// A query clients may subscribe to, declared by the app for one collection: its name, and how
-/// a principal's request with its parameters becomes a ``RowQuery`` — or `nil` when the
+/// a principal's request with its parameters becomes a `RowQuery` — or `nil` when the
 /// principal may not subscribe to it (answered 404, as a query that does not exist).
 ///
 /// ```swift

@@ -2,12 +2,12 @@ import Foundation
 import GRDB
 import StateLoopWire
 
-/// How the SQLite store keeps a row's declared fields and turns a ``RowQuery`` into SQL.
+/// How the SQLite store keeps a row's declared fields and turns a `RowQuery` into SQL.
 ///
 /// A row's fields are a JSON object in the `fields` column; a query reads them with
 /// `json_extract`, whose values (`NULL`, integers, reals, text; booleans as 1 and 0) compare
-/// in SQLite's order, the order ``FieldValue`` follows, so that the store and
-/// ``RowQuery/matches(_:)`` agree on every row. Collection and field names are checked tokens,
+/// in SQLite's order, the order `FieldValue` follows, so that the store and
+/// `RowQuery/matches(_:)` agree on every row. Collection and field names are checked tokens,
 /// written into the SQL as they are, so that a query's expressions are the very ones its
 /// index was made on.
 package enum RowSQL {
