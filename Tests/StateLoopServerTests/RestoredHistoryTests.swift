@@ -177,7 +177,7 @@ struct RestoredHistoryTests {
         let firstEpoch: UInt64
         let dump: String
         do {
-            let store = try await PostgresStore(url: url)
+            let store = try await PostgresStore(url: url, deadline: hangGuard)
             defer { store.close() }
             firstEpoch = store.epoch
             #expect(store.epochRestart == nil)
@@ -204,8 +204,8 @@ struct RestoredHistoryTests {
         try await server.load(dump, into: String(database))
 
         // Two instances starting together on the restored database.
-        async let first = PostgresStore(url: url)
-        async let second = PostgresStore(url: url)
+        async let first = PostgresStore(url: url, deadline: hangGuard)
+        async let second = PostgresStore(url: url, deadline: hangGuard)
         let instances = try await [first, second]
         defer { for instance in instances { instance.close() } }
         #expect(instances[0].epoch == instances[1].epoch)
@@ -219,7 +219,7 @@ struct RestoredHistoryTests {
         }
         try await expectNoVersionReused(instances[0], seen: seen)
 
-        let again = try await PostgresStore(url: url)
+        let again = try await PostgresStore(url: url, deadline: hangGuard)
         defer { again.close() }
         #expect(again.epoch == instances[0].epoch && again.epochRestart == nil)
     }
@@ -237,7 +237,7 @@ struct RestoredHistoryTests {
         let firstEpoch: UInt64
         let dump: String
         do {
-            let store = try await PostgresStore(url: url)
+            let store = try await PostgresStore(url: url, deadline: hangGuard)
             defer { store.close() }
             firstEpoch = store.epoch
             seen.add(try await store.write("a1", to: keys[0]))
@@ -247,7 +247,7 @@ struct RestoredHistoryTests {
         }
         try await server.load(dump, into: database)
 
-        let reopened = try await PostgresStore(url: url)
+        let reopened = try await PostgresStore(url: url, deadline: hangGuard)
         defer { reopened.close() }
         #expect(reopened.epoch > firstEpoch)
         #expect(
@@ -265,7 +265,7 @@ struct RestoredHistoryTests {
         let url = try await ThrowawayPostgres.newDatabaseURL()
         let firstEpoch: UInt64
         do {
-            let store = try await PostgresStore(url: url)
+            let store = try await PostgresStore(url: url, deadline: hangGuard)
             defer { store.close() }
             firstEpoch = store.epoch
             _ = try await store.write("a1", to: keys[0])
@@ -273,7 +273,7 @@ struct RestoredHistoryTests {
         }
         let begun = try await PostgresStore.startNewEpoch(url: url)
         #expect(begun > firstEpoch)
-        let reopened = try await PostgresStore(url: url)
+        let reopened = try await PostgresStore(url: url, deadline: hangGuard)
         defer { reopened.close() }
         #expect(reopened.epoch == begun && reopened.epochRestart == nil)
         #expect(try await reopened.read(keys[0], lastMutationIDOf: nil, scope: "").value?.version == Version(epoch: begun, counter: 2))
@@ -303,14 +303,14 @@ struct RestoredHistoryTests {
         let url = "postgres://\(server.user)@127.0.0.1:\(server.port)/\(database)"
         let firstEpoch: UInt64
         do {
-            let store = try await PostgresStore(url: url)
+            let store = try await PostgresStore(url: url, deadline: hangGuard)
             defer { store.close() }
             firstEpoch = store.epoch
             _ = try await store.write("a1", to: keys[0])
         }
         try await server.promoteAsStandby()
 
-        let reopened = try await PostgresStore(url: url)
+        let reopened = try await PostgresStore(url: url, deadline: hangGuard)
         defer { reopened.close() }
         #expect(reopened.epoch > firstEpoch)
         #expect(
