@@ -124,6 +124,7 @@ final class QueryHub: Sendable {
         let progress = Dictionary(changes.progress.map { (ClientProgressKey(scope: $0.scope, client: $0.client), $0.lastMutationID) }) {
             max($0, $1)
         }
+        let rowsByCollection = Dictionary(grouping: changes.rows, by: \.key.resource)
         var rechecks: [Key] = []
         state.withLock { state in
             for key in state.subscriptions.keys {
@@ -139,7 +140,7 @@ final class QueryHub: Sendable {
                     continue
                 }
                 let commit = Commit(
-                    position: position, rows: changes.rows.filter { $0.key.resource == subscription.collection }, touched: touched,
+                    position: position, rows: rowsByCollection[subscription.collection] ?? [], touched: touched,
                     progress: progress)
                 if subscription.held != nil {
                     subscription.held!.append(commit)

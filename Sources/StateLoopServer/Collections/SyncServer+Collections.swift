@@ -134,7 +134,7 @@ extension SyncServer {
                 return (message, query.fields)
             }
             guard let answer else { return Self.notFound }
-            await prepareIndex(declaration.collection, answer.fields)
+            prepareIndex(declaration.collection, answer.fields)
             return KitJSON.response(.ok, answer.message)
         } catch let error as UndeclaredField {
             return undeclared(error.field, declaration).answer
@@ -150,14 +150,17 @@ extension SyncServer {
     }
 
     /// Asks the store for the index of a query's fields, once per server and list of fields.
-    func prepareIndex(_ collection: String, _ fields: [String]) async {
+    func prepareIndex(_ collection: String, _ fields: [String]) {
         let name = "\(collection):\(fields.joined(separator: ","))"
         guard preparedIndexes.withLock({ $0.insert(name).inserted }) else { return }
-        do {
-            try await store.prepareRows(of: collection, indexedBy: fields)
-        } catch {
-            preparedIndexes.withLock { _ = $0.remove(name) }
-            logger.warning("could not index a query", metadata: ["index": "\(name)", "error": "\(error)"])
+        // Beside the answer, not before it: an index made on a large table takes a while, once.
+        Task {
+            do {
+                try await store.prepareRows(of: collection, indexedBy: fields)
+            } catch {
+                preparedIndexes.withLock { _ = $0.remove(name) }
+                logger.warning("could not index a query", metadata: ["index": "\(name)", "error": "\(error)"])
+            }
         }
     }
 }

@@ -221,11 +221,7 @@ final class PushSocketWriter: Sendable {
             shared.metrics.pushesDropped.increment()
             sent = false
         } else if let encoded = entry.encoded {
-            if let encodedFrames {
-                encodedFrames.value.write(NIOAny(encoded.frame), promise: nil)
-            } else {
-                channel.write(WebSocketFrame(fin: true, opcode: .text, data: encoded.payload), promise: nil)
-            }
+            write(encoded)
         } else {
             let message = rows.message
             if message.count > shared.maximumPushBytes && !rows.isUnlimited {
@@ -252,16 +248,24 @@ final class PushSocketWriter: Sendable {
         }
         if entry.value.json.count > shared.maximumPushBytes {
             write(WireMessage.hint)
-        } else if let encoded = entry.encoded, let encodedFrames {
-            encodedFrames.value.write(NIOAny(encoded.frame), promise: nil)
         } else if let encoded = entry.encoded {
-            channel.write(WebSocketFrame(fin: true, opcode: .text, data: encoded.payload), promise: nil)
+            write(encoded)
         } else {
             write(WireMessage.versioned(entry.value, lastMutationID: entry.lastMutationID))
         }
         if case .sendWithHint = fate { write(WireMessage.hint) }
         shared.metrics.pushesSent.increment()
         return true
+    }
+
+    /// Writes a push encoded once for many sockets: its whole frame below the frame encoder
+    /// when the pipeline has one, its text as a frame otherwise.
+    private func write(_ encoded: EncodedPush) {
+        if let encodedFrames {
+            encodedFrames.value.write(NIOAny(encoded.frame), promise: nil)
+        } else {
+            channel.write(WebSocketFrame(fin: true, opcode: .text, data: encoded.payload), promise: nil)
+        }
     }
 
     private func write(_ text: String) {

@@ -234,9 +234,7 @@ extension SyncServer {
         if opened.refused {
             writer.close(.accessRevoked, discardingWaiting: true)
         } else {
-            // Beside the socket's first answer, not before it: an index made on a large table
-            // takes a while, once.
-            Task { await self.prepareIndex(declaration.collection, opened.fields) }
+            prepareIndex(declaration.collection, opened.fields)
         }
     }
 

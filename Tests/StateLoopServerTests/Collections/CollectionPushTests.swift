@@ -15,16 +15,6 @@ import Testing
 struct CollectionPushTests {
     typealias Row = TaskBoard.TaskRow
 
-    private static func board(_ rows: [Row], store: (any ServerStore)? = nil) async throws -> SyncServer<TaskBoard.Rules> {
-        let server = TaskBoard.server(store: try store ?? SQLiteStore())
-        try await server.update { transaction in
-            try transaction.write(["ann"], to: TaskBoard.members, "p1")
-            try transaction.write(["ann", "bob"], to: TaskBoard.members, "p2")
-            for row in rows { try transaction.write(row, to: TaskBoard.tasks) }
-        }
-        return server
-    }
-
     private static func socket(_ port: Int, _ query: String, as user: String, _ parameters: String, cookie: String? = nil) -> TestPushSocket {
         TestPushSocket(
             port: port, path: "/tasks/\(query)/push?\(parameters)\(cookie.map { "&cookie=\($0)" } ?? "")",
@@ -50,7 +40,7 @@ struct CollectionPushTests {
         arguments: StoreKind.enabled)
     func differences(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let server = try await Self.board(
+            let server = try await TaskBoard.board(
                 [
                     Row(id: "a", projectID: "p1", title: "A", position: 1), Row(id: "b", projectID: "p1", title: "B", position: 2),
                     Row(id: "c", projectID: "p2", title: "C", position: 3),
@@ -87,7 +77,7 @@ struct CollectionPushTests {
 
     @Test("a socket opened with a cookie gets the difference since it, not the whole result")
     func openedFromCookie() async throws {
-        let server = try await Self.board([Row(id: "a", projectID: "p1", title: "A", position: 1)])
+        let server = try await TaskBoard.board([Row(id: "a", projectID: "p1", title: "A", position: 1)])
         try await withRunning(server) { port in
             let client = TestClient(port: port)
             var ann = TaskBoard.Subscriber()
@@ -104,7 +94,7 @@ struct CollectionPushTests {
     @Test("removed from the project, a reader's socket is sent an empty result and closed, and never the commit's rows", arguments: StoreKind.enabled)
     func accessRevoked(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let server = try await Self.board([Row(id: "c", projectID: "p2", title: "C", position: 1)], store: store)
+            let server = try await TaskBoard.board([Row(id: "c", projectID: "p2", title: "C", position: 1)], store: store)
             try await withRunning(server) { port in
                 let socket = Self.socket(port, "watched", as: "bob", "projectID=p2")
                 defer { socket.cancel() }
@@ -130,7 +120,7 @@ struct CollectionPushTests {
     @Test("a query made otherwise by a commit it depends on sends its new whole result", arguments: StoreKind.enabled)
     func queryMadeAgain(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let server = try await Self.board(
+            let server = try await TaskBoard.board(
                 [
                     Row(id: "a", projectID: "p1", title: "A", position: 1), Row(id: "x", projectID: "p3", title: "X", position: 2),
                 ], store: store)
@@ -156,7 +146,7 @@ struct CollectionPushTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = try SQLiteStore(path: folder.appendingPathComponent("server.sqlite").path, durability: .processCrash)
-        let server = try await Self.board([], store: SlowFeedStore(file))
+        let server = try await TaskBoard.board([], store: SlowFeedStore(file))
         try await withRunning(server) { port in
             let writing = Task {
                 var random = SplitMix64(seed: 11)
@@ -187,7 +177,7 @@ struct CollectionPushTests {
     @Test("a query with a limit is sent its window again whole when a commit may shift it, and nothing when none can", arguments: StoreKind.enabled)
     func window(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let server = try await Self.board((1...5).map { Row(id: "t\($0)", projectID: "p1", title: "\($0)", position: $0) }, store: store)
+            let server = try await TaskBoard.board((1...5).map { Row(id: "t\($0)", projectID: "p1", title: "\($0)", position: $0) }, store: store)
             try await withRunning(server) { port in
                 let socket = Self.socket(port, "firstOpen", as: "ann", "projectID=p1&count=2")
                 defer { socket.cancel() }
@@ -218,7 +208,7 @@ struct CollectionPushTests {
                 one.close()
                 other.close()
             }
-            let writer = try await Self.board([Row(id: "a", projectID: "p1", title: "A", position: 1)], store: one)
+            let writer = try await TaskBoard.board([Row(id: "a", projectID: "p1", title: "A", position: 1)], store: one)
             try await withRunning(TaskBoard.server(store: other)) { port in
                 let socket = Self.socket(port, "byProject", as: "ann", "projectID=p1")
                 defer { socket.cancel() }
@@ -237,7 +227,7 @@ struct CollectionPushTests {
 
     @Test("a difference the push faults drop reaches its reader as a hint, then the socket's close, and the reader catches up from its cookie")
     func droppedDifference() async throws {
-        let server = try await Self.board([Row(id: "a", projectID: "p1", title: "A", position: 1)])
+        let server = try await TaskBoard.board([Row(id: "a", projectID: "p1", title: "A", position: 1)])
         server.pushFaults = DropAfterFirst()
         try await withRunning(server) { port in
             let client = TestClient(port: port)
@@ -277,7 +267,7 @@ struct CollectionPushTests {
 
     @Test("refused upgrades: no session 401, a refused query 404, a malformed cookie 400")
     func refusedUpgrades() async throws {
-        let server = try await Self.board([])
+        let server = try await TaskBoard.board([])
         try await withRunning(server) { port in
             let sockets = [
                 TestPushSocket(port: port, path: "/tasks/byProject/push?projectID=p1"),

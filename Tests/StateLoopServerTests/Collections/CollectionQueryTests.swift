@@ -12,20 +12,10 @@ struct CollectionQueryTests {
     typealias Row = TaskBoard.TaskRow
 
     /// A board with ann in projects p1 and p2, and `rows` written.
-    private static func board(_ rows: [Row], store: (any ServerStore)? = nil) async throws -> SyncServer<TaskBoard.Rules> {
-        let server = TaskBoard.server(store: try store ?? SQLiteStore())
-        try await server.update { transaction in
-            try transaction.write(["ann"], to: TaskBoard.members, "p1")
-            try transaction.write(["ann", "bob"], to: TaskBoard.members, "p2")
-            for row in rows { try transaction.write(row, to: TaskBoard.tasks) }
-        }
-        return server
-    }
-
     @Test("a subscription without a cookie gets the query's whole result, in its order, with a cookie", arguments: StoreKind.enabled)
     func wholeResult(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let server = try await Self.board(
+            let server = try await TaskBoard.board(
                 [
                     Row(id: "a", projectID: "p1", title: "A", position: 3), Row(id: "b", projectID: "p1", title: "B", position: 1),
                     Row(id: "c", projectID: "p2", title: "C", position: 2), Row(id: "d", projectID: "p1", title: "D", position: 2),
@@ -47,7 +37,7 @@ struct CollectionQueryTests {
         arguments: StoreKind.enabled)
     func catchUp(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let server = try await Self.board(
+            let server = try await TaskBoard.board(
                 [
                     Row(id: "stays", projectID: "p1", title: "stays", position: 1), Row(id: "edited", projectID: "p1", title: "old", position: 2),
                     Row(id: "moved-out", projectID: "p1", title: "out", position: 3), Row(id: "deleted", projectID: "p1", title: "gone", position: 4),
@@ -97,7 +87,7 @@ struct CollectionQueryTests {
         arguments: StoreKind.enabled)
     func readableRows(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let server = try await Self.board(
+            let server = try await TaskBoard.board(
                 [
                     Row(id: "open", projectID: "p1", title: "open", position: 1),
                     Row(id: "secret", projectID: "p1", title: "s", position: 2, hidden: true),
@@ -124,7 +114,7 @@ struct CollectionQueryTests {
     @Test("a principal the query refuses gets 404, with or without a cookie, as soon as it loses access", arguments: StoreKind.enabled)
     func refusedSubscription(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let server = try await Self.board([Row(id: "a", projectID: "p2", title: "A", position: 1)], store: store)
+            let server = try await TaskBoard.board([Row(id: "a", projectID: "p2", title: "A", position: 1)], store: store)
             try await withRunning(server) { port in
                 let client = TestClient(port: port)
                 #expect(try await client.query("byProject", as: "eve", ["projectID": "p1"]).status == 404)
@@ -151,7 +141,7 @@ struct CollectionQueryTests {
     func cookiesThatReplace() async throws {
         let clock = ManualDate()
         let store = try SQLiteStore(now: { clock.now })
-        let server = try await Self.board([Row(id: "a", projectID: "p1", title: "A", position: 1)], store: store)
+        let server = try await TaskBoard.board([Row(id: "a", projectID: "p1", title: "A", position: 1)], store: store)
         try await withRunning(server) { port in
             let client = TestClient(port: port)
             var ann = TaskBoard.Subscriber()
@@ -192,7 +182,7 @@ struct CollectionQueryTests {
         arguments: StoreKind.enabled)
     func limitedQuery(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let server = try await Self.board((1...5).map { Row(id: "t\($0)", projectID: "p1", title: "\($0)", position: $0) }, store: store)
+            let server = try await TaskBoard.board((1...5).map { Row(id: "t\($0)", projectID: "p1", title: "\($0)", position: $0) }, store: store)
             try await withRunning(server) { port in
                 let client = TestClient(port: port)
                 var ann = TaskBoard.Subscriber()
@@ -218,7 +208,7 @@ struct CollectionQueryTests {
     @Test("a cookie of the query as it was, before a change made it otherwise, gets the whole new result", arguments: StoreKind.enabled)
     func queryMadeOtherwise(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let server = try await Self.board(
+            let server = try await TaskBoard.board(
                 [Row(id: "a", projectID: "p1", title: "A", position: 1), Row(id: "x", projectID: "p3", title: "X", position: 2)], store: store)
             try await withRunning(server) { port in
                 let client = TestClient(port: port)
@@ -235,7 +225,7 @@ struct CollectionQueryTests {
 
     @Test("a query of a name SQL would take as written is refused by the store, not run")
     func invalidNames() async throws {
-        let server = try await Self.board([Row(id: "a", projectID: "p1", title: "A", position: 1)])
+        let server = try await TaskBoard.board([Row(id: "a", projectID: "p1", title: "A", position: 1)])
         await #expect(throws: (any Error).self) {
             try await server.read { try $0.rows(of: TaskBoard.tasks, matching: RowQuery(orderedBy: [.init("x') --")])) }
         }
@@ -248,7 +238,7 @@ struct CollectionQueryTests {
 
     @Test("a query on a field its collection does not declare is answered 500, naming the mistake")
     func undeclaredField() async throws {
-        let server = try await Self.board([])
+        let server = try await TaskBoard.board([])
         try await withRunning(server) { port in
             let answer = try await TestClient(port: port).query("byTitle", as: "ann", ["title": "x"])
             #expect(answer.status == 500 && TestClient.errorCode(answer.body) == "undeclaredField")

@@ -11,21 +11,12 @@ import Testing
 struct RowMutationTests {
     typealias Row = TaskBoard.TaskRow
 
-    private static func board(store: (any ServerStore)? = nil) async throws -> SyncServer<TaskBoard.Rules> {
-        let server = TaskBoard.server(store: try store ?? SQLiteStore())
-        try await server.update { transaction in
-            try transaction.write(["ann"], to: TaskBoard.members, "p1")
-            try transaction.write(["ann", "bob"], to: TaskBoard.members, "p2")
-        }
-        return server
-    }
-
     @Test(
         "a mutation writes its row once per id and is answered with the row's version; a deletion's answer is the deletion's version",
         arguments: StoreKind.enabled)
     func appliedOnce(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let server = try await Self.board(store: store)
+            let server = try await TaskBoard.board(store: store)
             try await withRunning(server) { port in
                 let client = TestClient(port: port)
                 let task = Row(id: "t1", projectID: "p1", title: "write", position: 1)
@@ -47,7 +38,7 @@ struct RowMutationTests {
 
     @Test("a refused mutation writes nothing and its refusal is remembered; the rows of a project one is not in cannot be written")
     func refused() async throws {
-        let server = try await Self.board()
+        let server = try await TaskBoard.board()
         try await withRunning(server) { port in
             let client = TestClient(port: port)
             let answer = try await client.mutate("/tasks", as: "bob", Row(id: "t1", projectID: "p1", title: "sneak", position: 1), id: "bob:1")
@@ -64,7 +55,7 @@ struct RowMutationTests {
     @Test("the reader's differences, pushed or caught up, carry its lastMutationID with the rows its mutation wrote", arguments: StoreKind.enabled)
     func lastMutationID(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let server = try await Self.board(store: store)
+            let server = try await TaskBoard.board(store: store)
             try await withRunning(server) { port in
                 let client = TestClient(port: port)
                 let socket = TestPushSocket(

@@ -100,6 +100,18 @@ enum TaskBoard {
         return server
     }
 
+    /// A server on `store` (a new in-memory SQLite store by default) with ann in projects p1
+    /// and p2, bob in p2, and `rows` written.
+    static func board(_ rows: [TaskRow] = [], store: (any ServerStore)? = nil) async throws -> SyncServer<Rules> {
+        let server = Self.server(store: try store ?? SQLiteStore())
+        try await server.update { transaction in
+            try transaction.write(["ann"], to: members, "p1")
+            try transaction.write(["ann", "bob"], to: members, "p2")
+            for row in rows { try transaction.write(row, to: tasks) }
+        }
+        return server
+    }
+
     /// What a subscriber holds: the rows of its query by id, and its cookie.
     struct Subscriber: Sendable {
         /// The rows as StateLoopSync's client holds them, under the protocol's rules.
