@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "StateLoopSyncTransports", targets: ["StateLoopSyncTransports"]),
         .library(name: "StateLoopLogging", targets: ["StateLoopLogging"]),
         .library(name: "StateLoopJournal", targets: ["StateLoopJournal"]),
+        .library(name: "StateLoopCollections", targets: ["StateLoopCollections"]),
         .library(name: "StateLoopInspector", targets: ["StateLoopInspector"]),
         .library(name: "StateLoopInspectorWire", targets: ["StateLoopInspectorWire"]),
         .library(name: "StateLoopInspectorServer", targets: ["StateLoopInspectorServer"]),
@@ -140,6 +141,12 @@ let package = Package(
         .target(
             name: "StateLoopJournal",
             dependencies: ["StateLoop", "StateLoopSync", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // Collections on the device: the local store of rows (SQLite), live queries and the
+        // queue of changes to rows. Apart from StateLoopSync, which links no SQLite.
+        .target(
+            name: "StateLoopCollections",
+            dependencies: ["StateLoopSync", "StateLoopWire", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // What an app's own tests of its server use: the hooks that inflict trouble on pushes, a
         // plain HTTP client and a push socket reader.
@@ -275,6 +282,15 @@ let package = Package(
         .testTarget(
             name: "StateLoopViewModelTests",
             dependencies: ["StateLoopViewModel", "StateLoopTesting", "LoginFeature"]
+        ),
+        .testTarget(
+            name: "StateLoopCollectionsTests",
+            dependencies: [
+                "StateLoopCollections", "StateLoopSync", "StateLoopWire", "StateLoopTesting", "TestSupport",
+                // End to end: the kit's collections over real sockets.
+                "StateLoopServer", "StateLoopSyncTransports",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
         ),
         .testTarget(
             name: "StateLoopSyncTests",

@@ -10,7 +10,7 @@ import StateLoopSync
 /// and does not apply the mutation again, which makes the retries of `OptimisticResource` safe.
 /// A status outside 200–299 throws `HTTPStatusError` (with the server's `Retry-After`, if
 /// usable); an answer over `maximumResponseBytes` throws ``ResponseTooLargeError``.
-public struct HTTPMutationSender<M: Mutation>: Sendable {
+public struct HTTPMutationSender<M: Encodable & Sendable>: Sendable {
     private let url: URL
     private let headers: [String: String]
     private let client: HTTPClient?

@@ -32,10 +32,17 @@ import Synchronization
 public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     /// The largest message accepted, in bytes, whole or in frames; a larger one ends the
     /// connection (and is logged), and the reconnection's pull fetches the value instead.
-    static var maximumMessageBytes: Int { 1 << 20 }
+    private(set) var maximumMessageBytes = 1 << 20
 
-    private let url: String
-    private let headers: [String: String]
+    /// The address of each attempt, asked again at every one: a collection's socket carries the
+    /// cookie its reader holds by then.
+    private var address: @Sendable () -> String
+    /// Reads one text message.
+    private var decodeText: @Sendable (String) -> PushMessage<Value>? = { Self.decode($0) }
+    /// Whether every connection but the first is followed by a `.changed` hint. A collection's
+    /// socket opens with the reader's cookie and its first message catches it up: it needs none.
+    private var hintsOnReconnection = true
+    private var headers: [String: String]
     private let initialBackoff: Duration
     private let maxBackoff: Duration
     private let healthyAfter: Duration
@@ -44,7 +51,7 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     private let firstHandshakeTimeout: Duration
     private let clock: any Clock<Duration>
     private let logger: Logger
-    private let onConnectionChange: @Sendable (Bool) async -> Void
+    private var onConnectionChange: @Sendable (Bool) async -> Void
 
     /// - Parameters:
     ///   - url: The `ws://` or `wss://` address.
@@ -94,7 +101,7 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         logger: Logger = Logger(label: "StateLoopSync.WebSocketPush"),
         onConnectionChange: @escaping @Sendable (Bool) async -> Void = { _ in }
     ) {
-        self.url = url
+        self.address = { url }
         self.headers = headers
         self.initialBackoff = initialBackoff
         self.maxBackoff = maxBackoff
@@ -117,13 +124,13 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     /// else a server can do costs it, and the client, at most one attempt per `maxBackoff`.
     /// Every attempt's socket is closed when the attempt ends, however it ends.
     public func run(receive: @escaping @Sendable (PushMessage<Value>) async -> Void) async {
-        let target = PushTarget(url)
-        if target == nil {
-            logger.error("push address is not a ws:// or wss:// address with a host", metadata: ["url": "\(url)"])
+        let first = address()
+        if PushTarget(first) == nil {
+            logger.error("push address is not a ws:// or wss:// address with a host", metadata: ["url": "\(first)"])
         }
         let tls: NIOSSLContext?
         do {
-            tls = try target?.usesTLS == true ? NIOSSLContext(configuration: .makeClientConfiguration()) : nil
+            tls = try PushTarget(first)?.usesTLS == true ? NIOSSLContext(configuration: .makeClientConfiguration()) : nil
         } catch {
             logger.error("push TLS could not be set up", metadata: ["error": "\(error)"])
             tls = nil
@@ -139,7 +146,8 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         while !Task.isCancelled {
             attempts += 1
             let outcome = await connect(
-                target: target, tls: tls, isReconnection: attempts > 1, deadline: deadline, receive: receive
+                target: attempts == 1 ? PushTarget(first) : PushTarget(address()), tls: tls, isReconnection: attempts > 1, deadline: deadline,
+                receive: receive
             )
             switch outcome {
             case .refused:
@@ -242,7 +250,7 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         let answer: PushUpgrade
         do {
             answer = try await target.upgrade(
-                headers: headerFields, maximumFrameBytes: Self.maximumMessageBytes, closeDeadline: .seconds(2), tls: tls, socket: socket
+                headers: headerFields, maximumFrameBytes: maximumMessageBytes, closeDeadline: .seconds(2), tls: tls, socket: socket
             )
         } catch {
             if Self.isBrokenHandshake(error) {
@@ -267,18 +275,18 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
             validateUTF8: false,
             // The default frame limit (16 KiB) would end the connection for a message far under
             // the message limit, sent in one frame as servers do.
-            maxFrameSize: Self.maximumMessageBytes
+            maxFrameSize: maximumMessageBytes
         )
         do {
             let close = try await WebSocketHandler.handle(
                 type: .client, configuration: configuration, asyncChannel: channel, context: PushSocketContext(logger: logger)
             ) { inbound, _, _ in
                 await onConnectionChange(true)
-                if isReconnection {
+                if isReconnection && hintsOnReconnection {
                     await receive(.changed)
                 }
-                for try await message in inbound.messages(maxSize: Self.maximumMessageBytes) {
-                    if let decoded = Self.decode(message) {
+                for try await message in inbound.messages(maxSize: maximumMessageBytes) {
+                    if let decoded = decode(message) {
                         await receive(decoded)
                     }
                 }
@@ -319,7 +327,7 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         case nil:
             logger.warning(
                 "push connection lost without a close from the server: a frame over the limit, or a dropped connection",
-                metadata: ["limit": "\(Self.maximumMessageBytes) bytes"]
+                metadata: ["limit": "\(maximumMessageBytes) bytes"]
             )
         }
     }
@@ -343,16 +351,32 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     private func logMessageTooLarge() {
         logger.warning(
             "push connection closed: the server sent a message over the limit; a pull fetches the value",
-            metadata: ["limit": "\(Self.maximumMessageBytes) bytes"]
+            metadata: ["limit": "\(maximumMessageBytes) bytes"]
         )
+    }
+
+    /// The same source for a collection's socket: its address asked at every attempt, its
+    /// messages read by `decode`, and no hint after a reconnection.
+    func following(
+        address: @escaping @Sendable () -> String, headers: [String: String], maximumMessageBytes: Int,
+        decode: @escaping @Sendable (String) -> PushMessage<Value>?, onConnectionChange: @escaping @Sendable (Bool) async -> Void
+    ) -> Self {
+        var source = self
+        source.headers.merge(headers) { _, new in new }
+        source.onConnectionChange = onConnectionChange
+        source.maximumMessageBytes = maximumMessageBytes
+        source.address = address
+        source.decodeText = decode
+        source.hintsOnReconnection = false
+        return source
     }
 
     /// One message as the resource sees it; `nil` for one that says nothing (`{"changed":
     /// false}`).
-    static func decode(_ message: WebSocketMessage) -> PushMessage<Value>? {
+    func decode(_ message: WebSocketMessage) -> PushMessage<Value>? {
         switch message {
         case .text(let text):
-            decode(text)
+            decodeText(text)
         case .binary:
             .failed(PushDecodingError(problem: "a binary message, where JSON text was expected", message: ""))
         }

@@ -121,3 +121,46 @@ public struct RowOrder: Sendable, Hashable, Codable {
         self.descending = descending
     }
 }
+
+extension RowQuery {
+    /// The query's conditions as SQLite clauses (all to be met) with their arguments, each
+    /// field read by `field`'s expression: null-safe equality (`IS`), bounds never met by
+    /// `null`, as ``matches(_:)`` evaluates them. Shared by the stores of both sides.
+    package func sqliteConditions(reading field: (String) -> String) -> (clauses: [String], arguments: [FieldValue]) {
+        var clauses: [String] = []
+        var arguments: [FieldValue] = []
+        for condition in conditions {
+            let expression = field(condition.field)
+            switch condition.test {
+            case .equals(let value):
+                clauses.append("\(expression) IS ?")
+                arguments.append(value)
+            case .oneOf(let values):
+                // IS, one by one: null-safe, as `equals` is (IN never matches a null).
+                clauses.append(values.isEmpty ? "0" : "(" + values.map { _ in "\(expression) IS ?" }.joined(separator: " OR ") + ")")
+                arguments += values
+            case .atLeast(let bound), .above(let bound), .atMost(let bound), .below(let bound):
+                guard bound != .null else {
+                    clauses.append("0")
+                    continue
+                }
+                let comparison =
+                    switch condition.test {
+                    case .atLeast: ">="
+                    case .above: ">"
+                    case .atMost: "<="
+                    default: "<"
+                    }
+                clauses.append("\(expression) \(comparison) ?")
+                arguments.append(bound)
+            }
+        }
+        return (clauses, arguments)
+    }
+
+    /// The query's order as an SQLite `ORDER BY` list, ids last, each field read by `field`'s
+    /// expression and the id by `id`.
+    package func sqliteOrder(reading field: (String) -> String, id: String) -> String {
+        (order.map { "\(field($0.field)) \($0.descending ? "DESC" : "ASC")" } + ["\(id) ASC"]).joined(separator: ", ")
+    }
+}

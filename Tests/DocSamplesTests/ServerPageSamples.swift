@@ -54,7 +54,7 @@ enum ServerPageSamples {
     static func collections(server: SyncServer<Rules>) {
         let members = Self.members
         // Sources/StateLoopServer/StateLoopServer.docc/Server.md:
-        let tasks = ServerCollection("tasks", of: TaskRow.self) { $0.id }
+        let tasks = RowCollection("tasks", of: TaskRow.self) { $0.id }
             .field("projectID") { $0.projectID }  // what queries filter and sort on
             .field("position") { $0.position }
         let byProject = CollectionQuery<String>("byProject", dependsOn: ["members"]) { transaction, user, parameters in

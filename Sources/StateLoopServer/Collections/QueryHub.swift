@@ -240,24 +240,33 @@ final class QueryHub: Sendable {
     }
 
     /// Offers the difference `commit` makes to `subscription`, if any, after moving its
-    /// sockets' `lastMutationID` on by the commit's progress.
+    /// sockets' `lastMutationID` on by the commit's progress. A socket whose `lastMutationID`
+    /// moved is sent an empty difference when the result did not change: its client learns on
+    /// every subscription that its mutation is in, and may stop showing it on top of rows that
+    /// no other message would confirm.
     private func send(_ commit: Commit, to subscription: inout Subscription, scope: String) {
+        let before = subscription.sockets.mapValues(\.lastMutationID)
         subscription.take(commit.progress, scope: scope)
-        guard !commit.rows.isEmpty else { return }
-        let (rows, removed) = RowCatchUp.difference(of: commit.rows, query: subscription.query, readable: subscription.readable)
-        guard !rows.isEmpty || !removed.isEmpty else { return }
+        let (rows, removed) =
+            commit.rows.isEmpty ? ([], []) : RowCatchUp.difference(of: commit.rows, query: subscription.query, readable: subscription.readable)
         let difference = RowsPush(
-            cookie: CollectionCookie(epoch: commit.rows[0].version.epoch, position: commit.position, of: subscription.query),
+            cookie: CollectionCookie(epoch: commit.rows.first?.version.epoch ?? store.epoch, position: commit.position, of: subscription.query),
             replace: false, rows: rows.map { RowsPush.Sent(id: $0.key.id, version: $0.version, json: $0.json!) }, removed: removed,
             lastMutationID: nil)
-        send(difference, to: subscription)
+        if !rows.isEmpty || !removed.isEmpty {
+            send(difference, to: subscription)
+        } else {
+            let moved = subscription.sockets.keys.filter { before[$0] != subscription.sockets[$0]?.lastMutationID }
+            if !moved.isEmpty { send(difference, to: subscription, only: Set(moved)) }
+        }
     }
 
-    /// Offers `difference` to every socket of `subscription`, encoded once per `lastMutationID`
-    /// (a difference over the push limit is left to each writer, which sends a hint).
-    private func send(_ difference: RowsPush, to subscription: Subscription) {
+    /// Offers `difference` to every socket of `subscription` (or those of `only`), encoded once
+    /// per `lastMutationID` (a difference over the push limit is left to each writer, which
+    /// sends a hint).
+    private func send(_ difference: RowsPush, to subscription: Subscription, only: Set<Int>? = nil) {
         var encoded: [UInt64?: EncodedPush?] = [:]
-        for socket in subscription.sockets.values {
+        for (id, socket) in subscription.sockets where only?.contains(id) ?? true {
             var own = difference
             own.lastMutationID = socket.lastMutationID
             var entry = Self.entry(own, collection: subscription.collection)

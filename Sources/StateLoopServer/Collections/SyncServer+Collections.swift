@@ -21,7 +21,7 @@ extension SyncServer {
     /// A query that reads a field the collection does not declare is a mistake of the app,
     /// answered 500 and logged with the field's name.
     public func serve<Row>(
-        _ collection: ServerCollection<Row>,
+        _ collection: RowCollection<Row>,
         at path: String,
         queries: [CollectionQuery<Access.Principal>],
         readable: @escaping @Sendable (Access.Principal, [String: FieldValue]) -> Bool = { _, _ in true }
@@ -49,7 +49,7 @@ extension SyncServer {
     public func mutation<Body: Decodable & Sendable, Row>(
         at path: String,
         body: Body.Type,
-        changes collection: ServerCollection<Row>,
+        changes collection: RowCollection<Row>,
         row: @escaping @Sendable (Access.Principal, Body) -> String,
         handler: @escaping @Sendable (ServerTransaction, Access.Principal, Body) throws -> Void
     ) {
@@ -109,7 +109,7 @@ extension SyncServer {
     /// Logs a query's undeclared field, saying how to fix it; the 500 it is answered with.
     func undeclared(_ field: String, _ declaration: QueryDeclaration) -> ErrorResponse {
         logger.error(
-            "a query reads a field its collection does not declare: declare it with .field(\"\(field)\") on ServerCollection(\"\(declaration.collection)\")",
+            "a query reads a field its collection does not declare: declare it with .field(\"\(field)\") on RowCollection(\"\(declaration.collection)\")",
             metadata: ["query": "\(declaration.query.name)"])
         return ErrorResponse(.internalServerError, "undeclaredField", "the query reads a field the collection does not declare")
     }

@@ -13,18 +13,12 @@ import StateLoopWire
 package enum RowSQL {
     /// Whether `name` may name a collection: 1 to 64 letters, digits, `-`, `_` or `.`.
     package static func isCollectionName(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy { isWordByte($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }
+        RowCollection<Never>.isName(name)
     }
 
-    /// Whether `name` may name a field: 1 to 64 letters, digits or `_`, as a JSON path step
-    /// needs no quoting.
+    /// Whether `name` may name a field: 1 to 64 letters, digits or `_`.
     package static func isFieldName(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy(isWordByte)
-    }
-
-    private static func isWordByte(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
+        RowCollection<Never>.isFieldName(name)
     }
 
     /// The expression that reads `field` of a row.
@@ -92,35 +86,10 @@ package enum RowSQL {
     /// The `SELECT` that runs `query` on `collection`, with its arguments.
     static func select(_ collection: String, _ query: RowQuery) throws -> (sql: String, arguments: StatementArguments) {
         try check(collection, query)
-        var clauses = ["collection = '\(collection)'", "json IS NOT NULL"]
-        var arguments: [(any DatabaseValueConvertible)?] = []
-        for condition in query.conditions {
-            let field = expression(condition.field)
-            switch condition.test {
-            case .equals(let value):
-                clauses.append("\(field) IS ?")
-                arguments.append(argument(value))
-            case .oneOf(let values):
-                // IS, one by one: null-safe, as `equals` is (IN never matches a null).
-                clauses.append(values.isEmpty ? "0" : "(" + values.map { _ in "\(field) IS ?" }.joined(separator: " OR ") + ")")
-                arguments += values.map(argument)
-            case .atLeast(let bound), .above(let bound), .atMost(let bound), .below(let bound):
-                guard bound != .null else {
-                    clauses.append("0")
-                    continue
-                }
-                let comparison =
-                    switch condition.test {
-                    case .atLeast: ">="
-                    case .above: ">"
-                    case .atMost: "<="
-                    default: "<"
-                    }
-                clauses.append("\(field) \(comparison) ?")
-                arguments.append(argument(bound))
-            }
-        }
-        let order = (query.order.map { "\(expression($0.field)) \($0.descending ? "DESC" : "ASC")" } + ["id ASC"]).joined(separator: ", ")
+        let (conditions, values) = query.sqliteConditions(reading: expression)
+        let clauses = ["collection = '\(collection)'", "json IS NOT NULL"] + conditions
+        let arguments = values.map(argument)
+        let order = query.sqliteOrder(reading: expression, id: "id")
         var sql = "SELECT id, counter, json, fields FROM stateloop_rows WHERE \(clauses.joined(separator: " AND ")) ORDER BY \(order)"
         if let limit = query.limit {
             sql += " LIMIT \(limit)"

@@ -102,7 +102,7 @@ public final class ServerTransaction {
     ///
     /// - Throws: the store's error (``CollectionsUnsupported`` for a store without
     ///   collections), or `DecodingError` if the stored JSON is not a `Row`.
-    public func row<Row>(_ id: String, of collection: ServerCollection<Row>) throws -> Row? {
+    public func row<Row>(_ id: String, of collection: RowCollection<Row>) throws -> Row? {
         let key = collection.key(id)
         let json: Data?
         if let held = pendingRows[key] {
@@ -115,7 +115,7 @@ public final class ServerTransaction {
 
     /// The stored rows of `collection` that `query` selects, in its order: what is committed,
     /// not this transaction's own writes.
-    public func rows<Row>(of collection: ServerCollection<Row>, matching query: RowQuery) throws -> [Row] {
+    public func rows<Row>(of collection: RowCollection<Row>, matching query: RowQuery) throws -> [Row] {
         try StoreFailure.wrap { try store.rows(of: collection.name, matching: query) }.map { try decoder.decode(Row.self, from: $0.json) }
     }
 
@@ -125,7 +125,7 @@ public final class ServerTransaction {
     ///
     /// - Throws: a ``MutationRefusal`` with status 404 when the principal the mutation runs for
     ///   may not write the row's key, the encoder's error, or ``ReadOnlyTransaction``.
-    public func write<Row>(_ row: Row, to collection: ServerCollection<Row>) throws {
+    public func write<Row>(_ row: Row, to collection: RowCollection<Row>) throws {
         try hold(try encoder.encode(row), fields: collection.fields(of: row), at: collection.key(collection.id(of: row)))
     }
 
@@ -133,7 +133,7 @@ public final class ServerTransaction {
     /// learns that it left.
     ///
     /// - Throws: as ``write(_:to:)``.
-    public func delete<Row>(_ id: String, from collection: ServerCollection<Row>) throws {
+    public func delete<Row>(_ id: String, from collection: RowCollection<Row>) throws {
         try hold(nil, fields: [:], at: collection.key(id))
     }
 

@@ -55,6 +55,14 @@ public struct CollectionRows<Row: Sendable>: Sendable {
         cookie = nil
     }
 
+    /// Whether the cookie `a` stands before `b` in the server's history (of one query): an
+    /// answer with `a` is older than rows held at `b`. Cookies not of the protocol's form
+    /// order as nothing.
+    package static func precedes(_ a: String, _ b: String) -> Bool {
+        guard let a = Position(a), let b = Position(b) else { return false }
+        return a < b
+    }
+
     /// Where a cookie stands in the server's history: its epoch and position, which order
     /// cookies (`<epoch>.<position>.<query>`). A cookie of another form orders as nothing: a
     /// whole result with one is applied.

@@ -74,4 +74,37 @@ struct RowMutationTests {
             }
         }
     }
+
+    @Test(
+        "a mutation that leaves a subscription's result as it was still tells its client's sockets on it (an empty difference), and no one else's",
+        arguments: StoreKind.enabled)
+    func emptyDifferenceForTheMutatingClient(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let server = try await TaskBoard.board(store: store)
+            try await withRunning(server) { port in
+                let client = TestClient(port: port)
+                func socket(_ parameters: String, client: String) -> TestPushSocket {
+                    TestPushSocket(
+                        port: port, path: "/tasks/byProject/push?\(parameters)", headers: ["Authorization": "Bearer t-ann", "Client-ID": client])
+                }
+                // The phone follows p1 and p2; another device of ann's follows p2.
+                let p1 = socket("projectID=p1", client: "phone")
+                let p2 = socket("projectID=p2", client: "phone")
+                let tablet = socket("projectID=p2", client: "tablet")
+                defer { for socket in [p1, p2, tablet] { socket.cancel() } }
+                #expect(await eventually { [p1, p2, tablet].allSatisfy { $0.received.count == 1 } }, "no first answers")
+                _ = try await client.mutate("/tasks", as: "ann", Row(id: "t1", projectID: "p1", title: "mine", position: 1), id: "phone:3")
+                #expect(await eventually { p1.received.count == 2 && p2.received.count == 2 }, "the phone's sockets were not both told")
+                let onP2 = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(p2.received[1].utf8))
+                #expect(!onP2.replace && onP2.rows.isEmpty && onP2.removed.isEmpty && onP2.lastMutationID == 3)
+                // Resumable: the empty difference's cookie is a cookie like any.
+                let resumed = try await client.send("GET", "/tasks/byProject?projectID=p2&cookie=\(onP2.cookie)", as: "ann", clientID: "phone")
+                #expect(try JSONDecoder().decode(RowsDifference<Row>.self, from: resumed.body).replace == false)
+                // A commit on p1 by someone else: the tablet hears nothing of p1, and nothing at all.
+                try await server.update { try $0.write(Row(id: "t2", projectID: "p1", title: "server", position: 2), to: TaskBoard.tasks) }
+                #expect(await eventually { p1.received.count == 3 }, "no difference for the server's write")
+                #expect(p2.received.count == 2 && tablet.received.count == 1)
+            }
+        }
+    }
 }

@@ -21,7 +21,7 @@ struct RowStoreTests {
         return try encoder.encode(row)
     }
 
-    static let probes = ServerCollection("probes", of: Probe.self) { $0.id }.field("v") { $0.v }
+    static let probes = RowCollection("probes", of: Probe.self) { $0.id }.field("v") { $0.v }
 
     /// Values of every kind, the edges of their order included: numbers of both kinds that are
     /// equal, text that Swift's `String` orders or equates otherwise than by bytes.

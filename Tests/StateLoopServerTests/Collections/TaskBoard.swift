@@ -36,7 +36,7 @@ enum TaskBoard {
         var hidden: Bool = false
     }
 
-    static let tasks = ServerCollection("tasks", of: TaskRow.self) { $0.id }
+    static let tasks = RowCollection("tasks", of: TaskRow.self) { $0.id }
         .field("projectID") { $0.projectID }
         .field("position") { $0.position }
         .field("done") { $0.done }

@@ -1,0 +1,63 @@
+import Synchronization
+
+/// The result of a query on a local collection, kept up to date: ``rows`` now, and
+/// ``updates()`` for every change, to a `System` through a feedback or to a screen.
+///
+/// It follows the collection until ``stop()``; a live query nobody stops follows it for the
+/// collection's life.
+public final class LiveQuery<Row: Sendable>: Sendable {
+    private struct State {
+        var rows: [Row] = []
+        var watchers: [Int: AsyncStream<[Row]>.Continuation] = [:]
+        var next = 0
+        var onStop: (@Sendable () -> Void)?
+    }
+
+    private let state = Mutex(State())
+
+    init() {}
+
+    /// The rows now, in the query's order.
+    public var rows: [Row] {
+        state.withLock { $0.rows }
+    }
+
+    /// The rows now, then again at every change; a reader that falls behind gets the newest.
+    public func updates() -> AsyncStream<[Row]> {
+        let (stream, continuation) = AsyncStream.makeStream(of: [Row].self, bufferingPolicy: .bufferingNewest(1))
+        let id = state.withLock { state in
+            state.next += 1
+            state.watchers[state.next] = continuation
+            continuation.yield(state.rows)
+            return state.next
+        }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.watchers.removeValue(forKey: id) } }
+        return stream
+    }
+
+    /// Stops following the collection: the updates end.
+    public func stop() {
+        let (stop, watchers) = state.withLock { state in
+            defer {
+                state.onStop = nil
+                state.watchers = [:]
+            }
+            return (state.onStop, Array(state.watchers.values))
+        }
+        stop?()
+        for watcher in watchers { watcher.finish() }
+    }
+
+    var onStop: (@Sendable () -> Void)? {
+        get { state.withLock { $0.onStop } }
+        set { state.withLock { $0.onStop = newValue } }
+    }
+
+    /// Hands out new rows: called by the collection, under its lock, in order.
+    func publish(_ rows: [Row]) {
+        state.withLock { state in
+            state.rows = rows
+            for watcher in state.watchers.values { watcher.yield(rows) }
+        }
+    }
+}

@@ -1,0 +1,392 @@
+import Foundation
+import GRDB
+import StateLoopSync
+import StateLoopWire
+import Synchronization
+
+/// One collection in a ``LocalStore``: the rows its subscriptions hold, the app's pending
+/// changes on top of them, and the live queries that show the result.
+///
+/// Every write (an answer applied, a change made, refused or contained) runs in one transaction
+/// of the store, which then rebases the pending changes on the rows it now holds and updates
+/// each live query by the rows whose shown value changed: a change of one row moves one row of
+/// each result, whatever the collection's size.
+///
+/// Made by ``LocalStore/collection(_:mutations:send:)``.
+public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sendable where M.Row == Row {
+    /// The collection's declaration: its name, ids and fields.
+    public let declaration: RowCollection<Row>
+    let store: LocalStore
+    private let state = Mutex(State())
+
+    private struct State {
+        /// The rows the pending changes write or delete, as shown.
+        var overlay: [String: Row?] = [:]
+        var live: [Int: Live] = [:]
+        var nextLive = 0
+        /// The field lists an index was made for.
+        var indexed: Set<[String]> = []
+        var rejections: [Int: AsyncStream<RejectedMutation<M>>.Continuation] = [:]
+        var nextRejection = 0
+    }
+
+    private struct Live {
+        var result: LiveResult<Row>
+        let query: LiveQuery<Row>
+    }
+
+    init(_ declaration: RowCollection<Row>, store: LocalStore) {
+        self.declaration = declaration
+        self.store = store
+        // The pending changes a previous launch left are on top from the start.
+        _ = try? store.database.write { db in try rebase(db, confirmed: [:]) }
+    }
+
+    // MARK: Reading
+
+    /// A live query: the rows that meet `query`'s conditions, in its order, as shown (the
+    /// pending changes on top), delivered again whenever a difference or a change alters them.
+    /// Reads only declared fields.
+    public func live(_ query: RowQuery) -> LiveQuery<Row> {
+        let undeclared = query.fields.filter { !declaration.fieldNames.contains($0) }
+        precondition(
+            undeclared.isEmpty,
+            "LocalCollection(\"\(declaration.name)\").live reads \(undeclared) which the collection does not declare: add .field(…) for each"
+        )
+        let handle = LiveQuery<Row>()
+        let id = state.withLock { state in
+            state.nextLive += 1
+            return state.nextLive
+        }
+        handle.onStop = { [weak self] in self?.state.withLock { _ = $0.live.removeValue(forKey: id) } }
+        do {
+            try store.database.write { db in
+                try index(db, query.fields)
+                try state.withLock { state in
+                    let result = LiveResult(query: query, matching: try entries(db, query, overlay: state.overlay))
+                    state.live[id] = Live(result: result, query: handle)
+                    handle.publish(result.entries.map(\.row))
+                }
+            }
+        } catch {
+            handle.publish([])
+        }
+        return handle
+    }
+
+    /// The row `id` as shown, pending changes on top; `nil` when the device holds none.
+    public func row(_ id: String) throws -> Row? {
+        try store.database.read { db in
+            if let written = state.withLock({ $0.overlay[id] }) { return written }
+            return try confirmed(db, id)?.value
+        }
+    }
+
+    /// How many changes wait to be sent or contained in every subscription's rows.
+    public var pendingCount: Int {
+        (try? store.database.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM mutations WHERE collection = ?", arguments: [declaration.name])
+        } ?? 0) ?? 0
+    }
+
+    /// The changes the server refused, each reported once, as they come: each was taken off the
+    /// rows shown, the others replayed without it.
+    public func rejections() -> AsyncStream<RejectedMutation<M>> {
+        let (stream, continuation) = AsyncStream.makeStream(of: RejectedMutation<M>.self)
+        let id = state.withLock { state in
+            state.nextRejection += 1
+            state.rejections[state.nextRejection] = continuation
+            return state.nextRejection
+        }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.rejections.removeValue(forKey: id) } }
+        return stream
+    }
+
+    // MARK: Changing
+
+    /// Makes `mutation`: shown at once, kept in the store, sent after every change made before it.
+    public func mutate(_ mutation: M) throws {
+        let data = try JSONEncoder().encode(mutation)
+        try store.database.write { db in
+            let sequence = try store.nextSequence(db)
+            try db.execute(
+                sql: "INSERT INTO mutations (sequence, collection, mutation) VALUES (?, ?, ?)",
+                arguments: [Int64(sequence), declaration.name, data])
+            try rebase(db, confirmed: [:])
+        }
+        store.queue.wake()
+    }
+
+    // MARK: Subscriptions
+
+    /// Keeps the subscription `source` synced into the store until stopped: a socket opened with
+    /// the cookie held, each message applied under the protocol's rules, opened again after
+    /// each end. The subscription's rows stay in the store when it stops (``RowSubscription/stop()``),
+    /// and leave it when it ends (``RowSubscription/end()``).
+    public func subscribe(_ source: RowSource<Row>) -> RowSubscription {
+        RowSubscription(source: source, collection: self)
+    }
+
+    /// The cookie held for the subscription `key`.
+    func cookie(of key: String) -> String? {
+        try? store.database.read { db in try String.fetchOne(db, sql: "SELECT cookie FROM subscriptions WHERE key = ?", arguments: [key]) }
+    }
+
+    /// Applies an answer of the subscription `key` to a request made with `requestCookie`
+    /// (for a socket's message: the socket's cookie, or its previous message's).
+    @discardableResult
+    func apply(_ difference: RowsDifference<Row>, requestedWith requestCookie: String?, to key: String) throws -> CollectionRows<Row>.Outcome {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return try store.database.write { db in
+            let held = try String.fetchOne(db, sql: "SELECT cookie FROM subscriptions WHERE key = ?", arguments: [key])
+            if difference.replace {
+                if let held, CollectionRows<Row>.precedes(difference.cookie, held) { return .outdated }
+            } else if requestCookie == nil || requestCookie != held {
+                return .needsCatchUp
+            }
+            var confirmed: [String: Row?] = [:]
+            let members = Set(try String.fetchAll(db, sql: "SELECT id FROM members WHERE subscription = ?", arguments: [key]))
+            let leaving = difference.replace ? members.subtracting(difference.rows.map(\.id)) : members.intersection(difference.removed)
+            for id in leaving {
+                try db.execute(sql: "DELETE FROM members WHERE subscription = ? AND id = ?", arguments: [key, id])
+                if try !isHeld(db, id) {
+                    try db.execute(sql: "DELETE FROM rows WHERE collection = ? AND id = ?", arguments: [declaration.name, id])
+                    confirmed[id] = .some(nil)
+                }
+            }
+            for row in difference.rows {
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO members (subscription, collection, id) VALUES (?, ?, ?)", arguments: [key, declaration.name, row.id])
+                let stored = try StoredVersion.fetchOne(
+                    db, sql: "SELECT epoch, counter FROM rows WHERE collection = ? AND id = ?", arguments: [declaration.name, row.id])
+                // A row held by another subscription at a later version stays as it is: never an older row.
+                if let stored, !(stored.version < row.version) { continue }
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO rows (collection, id, epoch, counter, json, fields) VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: [
+                        declaration.name, row.id, Int64(bitPattern: row.version.epoch), Int64(bitPattern: row.version.counter),
+                        try encoder.encode(row.value), try fieldsText(declaration.fields(of: row.value)),
+                    ])
+                confirmed[row.id] = .some(row.value)
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO subscriptions (key, collection, cookie, last_mutation_id, refused) VALUES (?, ?, ?, ?, 0)
+                    ON CONFLICT (key) DO UPDATE SET cookie = excluded.cookie, refused = 0,
+                        last_mutation_id = MAX(COALESCE(last_mutation_id, 0), COALESCE(excluded.last_mutation_id, 0))
+                    """,
+                arguments: [key, declaration.name, difference.cookie, difference.lastMutationID.map { Int64(bitPattern: $0) }])
+            try rebase(db, confirmed: confirmed)
+            return .applied
+        }
+    }
+
+    /// Records the subscription `key` (its rows count from now on).
+    func record(_ key: String) throws {
+        try store.database.write { db in
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO subscriptions (key, collection) VALUES (?, ?)", arguments: [key, declaration.name])
+        }
+    }
+
+    /// Drops the rows of the subscription `key` that no other holds: the query refused the
+    /// reader (`refused`), or the app ended the subscription (forgotten with its cookie).
+    func drop(_ key: String, refused: Bool) throws {
+        try store.database.write { db in
+            var confirmed: [String: Row?] = [:]
+            for id in try String.fetchAll(db, sql: "SELECT id FROM members WHERE subscription = ?", arguments: [key]) {
+                try db.execute(sql: "DELETE FROM members WHERE subscription = ? AND id = ?", arguments: [key, id])
+                if try !isHeld(db, id) {
+                    try db.execute(sql: "DELETE FROM rows WHERE collection = ? AND id = ?", arguments: [declaration.name, id])
+                    confirmed[id] = .some(nil)
+                }
+            }
+            if refused {
+                try db.execute(sql: "UPDATE subscriptions SET cookie = NULL, refused = 1 WHERE key = ?", arguments: [key])
+            } else {
+                try db.execute(sql: "DELETE FROM subscriptions WHERE key = ?", arguments: [key])
+            }
+            try rebase(db, confirmed: confirmed)
+        }
+    }
+
+    // MARK: The queue's answers
+
+    /// The server accepted the change `sequence`: it stays on top until every subscription's
+    /// rows contain it.
+    func accepted(_ sequence: UInt64) throws {
+        try store.database.write { db in
+            try db.execute(sql: "UPDATE mutations SET answered = 1 WHERE sequence = ?", arguments: [Int64(sequence)])
+            try rebase(db, confirmed: [:])
+        }
+    }
+
+    /// The server refused the change `sequence`: taken off alone, and reported.
+    func refused(_ sequence: UInt64, id: MutationID, error: any Error) throws {
+        let mutation = try store.database.write { db -> M? in
+            let data = try Data.fetchOne(db, sql: "SELECT mutation FROM mutations WHERE sequence = ?", arguments: [Int64(sequence)])
+            try db.execute(sql: "DELETE FROM mutations WHERE sequence = ?", arguments: [Int64(sequence)])
+            try rebase(db, confirmed: [:])
+            return data.flatMap { try? JSONDecoder().decode(M.self, from: $0) }
+        }
+        guard let mutation else { return }
+        let rejection = RejectedMutation(id: id, mutation: mutation, message: "\(error)", error: error)
+        for continuation in state.withLock({ Array($0.rejections.values) }) { continuation.yield(rejection) }
+    }
+
+    /// Sends the change `data` with `send`.
+    static func send(_ data: Data, id: MutationID, with send: @Sendable (M, MutationID) async throws -> Version) async throws {
+        _ = try await send(try JSONDecoder().decode(M.self, from: data), id)
+    }
+
+    // MARK: Rebasing
+
+    /// Takes off the changes every subscription's rows contain, replays the others on the rows
+    /// held now, and moves the live queries by every row whose shown value changed: those of
+    /// `confirmed` (the rows the transaction wrote, `nil` for gone) and those the changes write.
+    private func rebase(_ db: Database, confirmed: [String: Row?]) throws {
+        // The floor: every subscription's rows contain the changes up to it. With no
+        // subscription, a change the server accepted has nothing left to wait for.
+        let subscriptions =
+            try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM subscriptions WHERE collection = ? AND refused = 0", arguments: [declaration.name]) ?? 0
+        if subscriptions == 0 {
+            try db.execute(sql: "DELETE FROM mutations WHERE collection = ? AND answered = 1", arguments: [declaration.name])
+        } else if let floor = try Int64.fetchOne(
+            db, sql: "SELECT MIN(COALESCE(last_mutation_id, 0)) FROM subscriptions WHERE collection = ? AND refused = 0",
+            arguments: [declaration.name])
+        {
+            try db.execute(sql: "DELETE FROM mutations WHERE collection = ? AND sequence <= ?", arguments: [declaration.name, floor])
+        }
+        var edits = RowEdits<Row>(read: { id in (try? self.confirmed(db, id))?.value })
+        let decoder = JSONDecoder()
+        for data in try Data.fetchAll(db, sql: "SELECT mutation FROM mutations WHERE collection = ? ORDER BY sequence", arguments: [declaration.name])
+        {
+            // A change that no longer decodes (the app's type changed) cannot be shown; it is
+            // still sent as stored.
+            (try? decoder.decode(M.self, from: data))?.apply(to: &edits)
+        }
+        let overlay = edits.written
+        try state.withLock { state in
+            let affected = Set(confirmed.keys).union(state.overlay.keys).union(overlay.keys)
+            state.overlay = overlay
+            guard !affected.isEmpty, !state.live.isEmpty else { return }
+            var shown: [String: LiveResult<Row>.Entry?] = [:]
+            for id in affected {
+                let row: Row? =
+                    if let written = overlay[id] { written } else if let held = confirmed[id] { held } else { try self.confirmed(db, id)?.value }
+                shown[id] = .some(row.map { LiveResult.Entry(id: id, fields: declaration.fields(of: $0), row: $0) })
+            }
+            for key in state.live.keys {
+                var live = state.live[key]!
+                var changed = false
+                var reread = false
+                for (id, entry) in shown {
+                    switch live.result.update(id, to: entry) {
+                    case .unchanged: break
+                    case .changed: changed = true
+                    case .reread: reread = true
+                    }
+                    if reread { break }
+                }
+                if reread {
+                    live.result.reset(try entries(db, live.result.query, overlay: overlay))
+                    changed = true
+                }
+                state.live[key] = live
+                if changed { live.query.publish(live.result.entries.map(\.row)) }
+            }
+        }
+    }
+
+    // MARK: SQL
+
+    /// The rows held that meet `query`, as shown (`overlay` on top), one more than its limit at
+    /// most: every row the overlay does not hide among the first rows read, and the overlay's.
+    private func entries(_ db: Database, _ query: RowQuery, overlay: [String: Row?]) throws -> [LiveResult<Row>.Entry] {
+        let (conditions, values) = query.sqliteConditions(reading: Self.expression)
+        var sql =
+            "SELECT id, json FROM rows WHERE " + (["collection = ?"] + conditions).joined(separator: " AND ") + " ORDER BY "
+            + query.sqliteOrder(reading: Self.expression, id: "id")
+        if let limit = query.limit { sql += " LIMIT \(limit + 1 + overlay.count)" }
+        var arguments: [(any DatabaseValueConvertible)?] = [declaration.name]
+        arguments += values.map(Self.argument)
+        let decoder = JSONDecoder()
+        var found: [LiveResult<Row>.Entry] = []
+        let rows = try GRDB.Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+        while let stored = try rows.next() {
+            let id: String = stored["id"]
+            guard overlay[id] == nil else { continue }
+            let row = try decoder.decode(Row.self, from: stored["json"] as Data)
+            found.append(LiveResult.Entry(id: id, fields: declaration.fields(of: row), row: row))
+        }
+        for case (let id, let row?) in overlay {
+            let fields = declaration.fields(of: row)
+            if query.matches(fields) { found.append(LiveResult.Entry(id: id, fields: fields, row: row)) }
+        }
+        return found
+    }
+
+    /// Makes the index that answers queries reading `fields`, once.
+    private func index(_ db: Database, _ fields: [String]) throws {
+        guard !fields.isEmpty, state.withLock({ $0.indexed.insert(fields).inserted }) else { return }
+        let name = "rows:\(declaration.name):\(fields.joined(separator: ","))"
+        let columns = (fields.map(Self.expression) + ["id"]).joined(separator: ", ")
+        try db.execute(sql: "CREATE INDEX IF NOT EXISTS \"\(name)\" ON rows (\(columns)) WHERE collection = '\(declaration.name)'")
+    }
+
+    private func confirmed(_ db: Database, _ id: String) throws -> VersionedRow<Row>? {
+        guard
+            let stored = try GRDB.Row.fetchOne(
+                db, sql: "SELECT epoch, counter, json FROM rows WHERE collection = ? AND id = ?", arguments: [declaration.name, id])
+        else { return nil }
+        let version = Version(epoch: UInt64(bitPattern: stored["epoch"]), counter: UInt64(bitPattern: stored["counter"]))
+        return VersionedRow(id: id, version: version, value: try JSONDecoder().decode(Row.self, from: stored["json"] as Data))
+    }
+
+    private func isHeld(_ db: Database, _ id: String) throws -> Bool {
+        try Bool.fetchOne(
+            db, sql: "SELECT EXISTS (SELECT 1 FROM members WHERE collection = ? AND id = ?)", arguments: [declaration.name, id]) ?? false
+    }
+
+    private func fieldsText(_ fields: [String: FieldValue]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: try encoder.encode(fields), as: UTF8.self)
+    }
+
+    private static func expression(_ field: String) -> String {
+        "json_extract(fields, '$.\(field)')"
+    }
+
+    private static func argument(_ value: FieldValue) -> (any DatabaseValueConvertible)? {
+        switch value {
+        case .null: nil
+        case .integer(let number): number
+        case .real(let number): number
+        case .text(let text): text
+        }
+    }
+}
+
+/// A stored row's version.
+private struct StoredVersion: FetchableRecord {
+    let version: Version
+
+    init(row: GRDB.Row) {
+        version = Version(epoch: UInt64(bitPattern: row["epoch"]), counter: UInt64(bitPattern: row["counter"]))
+    }
+}
+
+/// A change to rows the server refused: taken off the rows shown, reported once.
+public struct RejectedMutation<M: RowMutation>: Sendable {
+    /// The id it was sent with.
+    public let id: MutationID
+    /// The change.
+    public let mutation: M
+    /// What the server said.
+    public let message: String
+    /// The error the sender threw (an `HTTPStatusError`, say).
+    public let error: any Error
+}

@@ -1,0 +1,111 @@
+import Foundation
+import GRDB
+import StateLoop
+import StateLoopSync
+import StateLoopWire
+import Synchronization
+
+/// The rows an app keeps on the device: every row its subscriptions hold, once however many
+/// hold it, each subscription's cookie, and the queue of the app's changes to rows not yet in
+/// the server's answers. One SQLite file (or memory, for tests), read at launch: the rows of
+/// the last session are on screen before the server answers, and the queue is sent again.
+///
+/// ```swift
+/// let store = try LocalStore(path: folder + "/tasks.sqlite")
+/// let tasks = store.collection(Board.tasks, mutations: TaskMutation.self, send: server.rowMutations(at: "/tasks"))
+/// let open = tasks.live(RowQuery(where: [.init("done", equals: .bool(false))], orderedBy: [.init("position")]))
+/// let subscription = tasks.subscribe(server.rows(at: "/tasks", query: "mine", as: TaskRow.self))
+/// ```
+///
+/// The store sends the queued changes of all its collections one at a time, in the order they
+/// were made, under one client id kept in the file: the server's `lastMutationID` then speaks of
+/// this queue across launches, and a change leaves the screen's overlay only once every
+/// subscription's rows contain it.
+public final class LocalStore: Sendable {
+    /// The client every subscription and change of the store reads and writes as.
+    public let clientID: ClientID
+    let database: DatabaseQueue
+    let policy: ResourcePolicy
+    let clock: any Clock<Duration>
+    let queue: MutationQueue
+
+    /// Opens (or creates) the store in the file at `path`.
+    ///
+    /// - Parameters:
+    ///   - path: The SQLite file; its folder must exist.
+    ///   - policy: How sending changes retries (its backoff); a change is never given up on for
+    ///     a transient failure, only refused by the server.
+    ///   - clock: The clock the retries wait on.
+    public convenience init(path: String, policy: ResourcePolicy = ResourcePolicy(), clock: any Clock<Duration> = ContinuousClock()) throws {
+        var configuration = Configuration()
+        configuration.label = "StateLoopCollections"
+        configuration.prepareDatabase { db in
+            _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        try self.init(database: DatabaseQueue(path: path, configuration: configuration), policy: policy, clock: clock)
+    }
+
+    /// A store in memory, gone with the process: for tests and previews.
+    public static func inMemory(policy: ResourcePolicy = ResourcePolicy(), clock: any Clock<Duration> = ContinuousClock()) throws -> LocalStore {
+        try LocalStore(database: DatabaseQueue(), policy: policy, clock: clock)
+    }
+
+    private init(database: DatabaseQueue, policy: ResourcePolicy, clock: any Clock<Duration>) throws {
+        try Self.migrator.migrate(database)
+        self.database = database
+        self.policy = policy
+        self.clock = clock
+        clientID = try database.write { db in
+            if let stored = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'client'") { return ClientID(rawValue: stored) }
+            let client = ClientID()
+            try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('client', ?)", arguments: [client.rawValue])
+            return client
+        }
+        queue = MutationQueue(policy: policy, clock: clock)
+    }
+
+    /// The local collection `declaration`, whose rows the app changes with `mutations`, sent by
+    /// `send` (StateLoopSyncTransports: `SyncEndpoint.rowMutations(at:for:)`); `nil` for one the
+    /// app only reads. One per collection name and store.
+    public func collection<Row, M: RowMutation>(
+        _ declaration: RowCollection<Row>, mutations: M.Type = M.self,
+        send: (@Sendable (M, MutationID) async throws -> Version)? = nil
+    ) -> LocalCollection<Row, M> where M.Row == Row {
+        let collection = LocalCollection<Row, M>(declaration, store: self)
+        queue.register(declaration.name, collection: collection, send: send)
+        return collection
+    }
+
+    /// The store's schema.
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("collections-1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                    CREATE TABLE rows (
+                        collection TEXT NOT NULL, id TEXT NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL,
+                        json BLOB NOT NULL, fields TEXT NOT NULL, PRIMARY KEY (collection, id)) WITHOUT ROWID;
+                    CREATE TABLE subscriptions (
+                        key TEXT PRIMARY KEY, collection TEXT NOT NULL, cookie TEXT, last_mutation_id INTEGER,
+                        refused INTEGER NOT NULL DEFAULT 0);
+                    CREATE TABLE members (
+                        subscription TEXT NOT NULL, collection TEXT NOT NULL, id TEXT NOT NULL,
+                        PRIMARY KEY (subscription, id)) WITHOUT ROWID;
+                    CREATE INDEX members_by_row ON members (collection, id);
+                    CREATE TABLE mutations (
+                        sequence INTEGER PRIMARY KEY, collection TEXT NOT NULL, mutation BLOB NOT NULL,
+                        answered INTEGER NOT NULL DEFAULT 0);
+                    """)
+        }
+        return migrator
+    }
+
+    /// The next change's sequence number: one more than any this client sent, across launches.
+    func nextSequence(_ db: Database) throws -> UInt64 {
+        let last = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'sequence'").flatMap { UInt64($0) } ?? 0
+        try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('sequence', ?)", arguments: [String(last + 1)])
+        return last + 1
+    }
+}

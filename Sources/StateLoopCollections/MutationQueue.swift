@@ -1,0 +1,130 @@
+import Foundation
+import GRDB
+import StateLoopSync
+import StateLoopWire
+import Synchronization
+
+/// Sends the changes of every collection of a store, one at a time, in the order they were
+/// made: the server's `lastMutationID` for the store's client then says which changes every
+/// later answer contains. A transient failure (the network, a 5xx, an expired session) is
+/// retried after the policy's backoff, for as long as it takes; only the server's refusal (any
+/// other 4xx) takes a change off.
+final class MutationQueue: Sendable {
+    /// What the queue needs of a collection.
+    struct Member: Sendable {
+        var send: (@Sendable (Data, MutationID) async throws -> Void)?
+        var accepted: @Sendable (UInt64) throws -> Void
+        var refused: @Sendable (UInt64, MutationID, any Error) throws -> Void
+    }
+
+    private struct State {
+        var members: [String: Member] = [:]
+        var loop: Task<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+    private let signal: AsyncStream<Void>.Continuation
+    private let signals: AsyncStream<Void>
+    private let policy: ResourcePolicy
+    private let clock: any Clock<Duration>
+
+    init(policy: ResourcePolicy, clock: any Clock<Duration>) {
+        (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.policy = policy
+        self.clock = clock
+    }
+
+    deinit {
+        state.withLock { $0.loop?.cancel() }
+        signal.finish()
+    }
+
+    /// Adds the collection `name`, and starts sending with the first.
+    func register<Row, M>(_ name: String, collection: LocalCollection<Row, M>, send: (@Sendable (M, MutationID) async throws -> Version)?) {
+        var sender: (@Sendable (Data, MutationID) async throws -> Void)?
+        if let send {
+            sender = { data, id in try await LocalCollection<Row, M>.send(data, id: id, with: send) }
+        }
+        let member = Member(
+            send: sender,
+            accepted: { [weak collection] in try collection?.accepted($0) },
+            refused: { [weak collection] in try collection?.refused($0, id: $1, error: $2) }
+        )
+        state.withLock { state in
+            state.members[name] = member
+            if state.loop == nil {
+                let database = collection.store.database
+                let client = collection.store.clientID
+                state.loop = Task { [weak self, signals] in
+                    var wakes = signals.makeAsyncIterator()
+                    // The queue is held only while it sends: a store let go of ends the loop.
+                    while !Task.isCancelled {
+                        guard let sent = await Self.step(self, database, client: client) else { return }
+                        // Nothing to send now: wait for a change, or a collection.
+                        if !sent, await wakes.next() == nil { return }
+                    }
+                }
+            }
+        }
+        wake()
+    }
+
+    /// Says that a change was made or a collection opened.
+    func wake() {
+        signal.yield()
+    }
+
+    private static func step(_ queue: MutationQueue?, _ database: DatabaseQueue, client: ClientID) async -> Bool? {
+        guard let queue else { return nil }
+        return await queue.sendNext(database, client: client)
+    }
+
+    /// Sends the oldest change not answered yet, until the server answers it; `false` when
+    /// there is none, or its collection is not open (nor any after it: the order holds).
+    private func sendNext(_ database: DatabaseQueue, client: ClientID) async -> Bool {
+        guard let next = try? Self.oldest(in: database) else { return false }
+        let sequence = UInt64(bitPattern: next["sequence"])
+        let name: String = next["collection"]
+        let data: Data = next["mutation"]
+        guard let member = state.withLock({ $0.members[name] }), let send = member.send else { return false }
+        let id = MutationID(client: client, sequence: sequence)
+        var attempt = 0
+        while !Task.isCancelled {
+            // Taken off meanwhile (every subscription's rows contain it): nothing to send.
+            guard (try? Self.isUnanswered(sequence, in: database)) == true else { return true }
+            do {
+                try await send(data, id)
+                try? member.accepted(sequence)
+                return true
+            } catch {
+                switch policy.classify(error) {
+                case .unrecoverable:
+                    try? member.refused(sequence, id, error)
+                    return true
+                case .transient(let retryAfter):
+                    attempt += 1
+                    try? await clock.sleep(for: retryAfter ?? policy.jitter(policy.backoff(beforeRetry: attempt)))
+                case .unauthorized:
+                    attempt += 1
+                    try? await clock.sleep(for: policy.jitter(policy.backoff(beforeRetry: attempt)))
+                }
+            }
+        }
+        return true
+    }
+
+    /// The oldest change not answered yet.
+    private static func oldest(in database: DatabaseQueue) throws -> GRDB.Row? {
+        try database.read { db in
+            try GRDB.Row.fetchOne(db, sql: "SELECT sequence, collection, mutation FROM mutations WHERE answered = 0 ORDER BY sequence LIMIT 1")
+        }
+    }
+
+    /// Whether the change `sequence` is still waiting for the server's answer.
+    private static func isUnanswered(_ sequence: UInt64, in database: DatabaseQueue) throws -> Bool {
+        try database.read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM mutations WHERE sequence = ? AND answered = 0)", arguments: [Int64(sequence)])
+                ?? false
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import StateLoopWire
+
+/// A change the app makes to a collection's rows: shown at once on top of the rows the server
+/// sent, sent to the server in order, and kept on top until every subscription's rows contain
+/// it. A change the server refuses is taken off alone; the others are replayed without it.
+///
+/// Data, like a value's `Mutation`: the queue is kept in the local store across launches.
+///
+/// ```swift
+/// enum TaskMutation: RowMutation {
+///     case add(TaskRow)
+///     case move(id: String, to: TaskRow.Status)
+///
+///     func apply(to rows: inout RowEdits<TaskRow>) {
+///         switch self {
+///         case .add(let task): rows[task.id] = task
+///         case .move(let id, let status): rows[id]?.status = status
+///         }
+///     }
+/// }
+/// ```
+public protocol RowMutation: Codable, Sendable {
+    /// The rows it changes.
+    associatedtype Row: Codable & Sendable
+
+    /// Changes `rows` the way the server is expected to.
+    func apply(to rows: inout RowEdits<Row>)
+}
+
+/// The rows as a ``RowMutation`` sees them: every row the device holds, with the changes
+/// replayed so far; a row set to `nil` is deleted.
+public struct RowEdits<Row: Sendable> {
+    /// The rows written or deleted, by id.
+    private(set) var written: [String: Row?] = [:]
+    private let read: (String) -> Row?
+
+    init(read: @escaping (String) -> Row?) {
+        self.read = read
+    }
+
+    /// The row `id` as it stands; set it to write it, to `nil` to delete it.
+    public subscript(id: String) -> Row? {
+        get {
+            if let row = written[id] { return row }
+            return read(id)
+        }
+        set {
+            written[id] = .some(newValue)
+        }
+    }
+}

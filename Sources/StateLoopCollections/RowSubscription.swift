@@ -1,0 +1,119 @@
+import StateLoopSync
+import StateLoopWire
+
+/// One subscription of a local collection to a query, synced from its source into the store
+/// until stopped. Made by ``LocalCollection/subscribe(_:)``.
+///
+/// Its socket opens with the cookie the store holds, so that its first message catches up from
+/// there, however long the app was away. Each message is applied relative to the one before (or
+/// to the socket's cookie): one the store cannot place (relative to another cookie) closes the
+/// socket, and the next catches up. A socket the server refuses makes it fetch once to learn
+/// why: a 404 (the query refuses the reader) takes the subscription's rows off the device, and
+/// it tries again later, as access may come back.
+public final class RowSubscription: Sendable {
+    /// Where the subscription stands.
+    public enum Status: Sendable, Hashable {
+        /// No socket open: connecting, or the server away.
+        case connecting
+        /// A socket open, its messages applied as they come.
+        case live
+        /// The query refuses the reader: the subscription holds no rows.
+        case refused
+    }
+
+    /// The subscription's key, as its source names it.
+    public let key: String
+    private let task = Locked<Task<Void, Never>?>(nil)
+    private let current = Locked(Status.connecting)
+    private let forget: @Sendable () throws -> Void
+
+    init<Row, M>(source: RowSource<Row>, collection: LocalCollection<Row, M>) {
+        key = source.key
+        let key = source.key
+        forget = { try collection.drop(key, refused: false) }
+        try? collection.record(key)
+        let client = collection.store.clientID
+        task.withLock {
+            $0 = Task { [current] in
+                while !Task.isCancelled {
+                    let restart = Locked(false)
+                    let handle = Locked<Task<Void, Never>?>(nil)
+                    let again: @Sendable () -> Void = {
+                        restart.withLock { $0 = true }
+                        handle.withLock { $0?.cancel() }
+                    }
+                    let socket = Task {
+                        // The cookie the next message is relative to: the socket's, then each
+                        // message's; `nil` while no socket is open.
+                        let expected = Locked<String??>(nil)
+                        await source.push(client, { collection.cookie(of: key) }) { event in
+                            switch event {
+                            case .opened(let cookie):
+                                expected.withLock { $0 = .some(cookie) }
+                                current.withLock { $0 = .live }
+                            case .difference(let difference):
+                                guard case .some(let relative) = expected.withLock({ $0 }) else { return }
+                                let outcome = try? collection.apply(difference, requestedWith: relative, to: key)
+                                expected.withLock { $0 = .some(difference.cookie) }
+                                if outcome == .needsCatchUp || outcome == nil { again() }
+                            case .closed:
+                                expected.withLock { $0 = nil }
+                                current.withLock { if $0 == .live { $0 = .connecting } }
+                            case .refused:
+                                await Self.ask(source, client: client, collection: collection, key: key, status: current)
+                            case .unreadable:
+                                again()
+                            }
+                        }
+                    }
+                    handle.withLock { $0 = socket }
+                    if restart.withLock({ $0 }) { socket.cancel() }
+                    await withTaskCancellationHandler {
+                        await socket.value
+                    } onCancel: {
+                        socket.cancel()
+                    }
+                    // Ended by a message it could not place: opened again at once, from the
+                    // cookie held. Otherwise the source ran until cancelled.
+                    if !restart.withLock({ $0 }) { return }
+                }
+            }
+        }
+    }
+
+    /// Where the subscription stands now.
+    public var status: Status {
+        current.withLock { $0 }
+    }
+
+    /// Stops syncing; the rows stay in the store (shown, and caught up from the cookie by the
+    /// next subscription to the same query).
+    public func stop() {
+        task.withLock { $0?.cancel() }
+    }
+
+    /// Stops syncing and takes the subscription's rows off the device, but those another
+    /// subscription holds.
+    public func end() throws {
+        stop()
+        try forget()
+    }
+
+    deinit {
+        task.withLock { $0?.cancel() }
+    }
+
+    /// Fetches once, after the server refused the socket, to learn why: a 404 takes the rows off.
+    private static func ask<Row, M>(
+        _ source: RowSource<Row>, client: ClientID, collection: LocalCollection<Row, M>, key: String, status: Locked<Status>
+    ) async {
+        let held = collection.cookie(of: key)
+        do {
+            let answer = try await source.fetch(held, client)
+            try collection.apply(answer, requestedWith: held, to: key)
+        } catch let error as HTTPStatusError where error.status == 404 {
+            try? collection.drop(key, refused: true)
+            status.value = .refused
+        } catch {}
+    }
+}

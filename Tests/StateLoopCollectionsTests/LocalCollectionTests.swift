@@ -1,0 +1,154 @@
+import Foundation
+import StateLoopSync
+import StateLoopWire
+import TestSupport
+import Testing
+
+@testable import StateLoopCollections
+
+/// The local store's rules for answers, shared rows and pending changes, without a server.
+@Suite struct LocalCollectionTests {
+    typealias TaskRow = Board.TaskRow
+    typealias TaskMutation = Board.TaskMutation
+
+    private func collection(_ store: LocalStore? = nil) throws -> (LocalStore, LocalCollection<TaskRow, TaskMutation>) {
+        let store = try store ?? LocalStore.inMemory()
+        return (store, store.collection(Board.tasks, mutations: TaskMutation.self))
+    }
+
+    private func replace(_ rows: [TaskRow], at position: UInt64, counter: UInt64 = 1, lastMutationID: UInt64? = nil) -> RowsDifference<TaskRow> {
+        RowsDifference(
+            cookie: Board.cookie(position), replace: true, rows: Board.versioned(rows, counter: counter), removed: [], lastMutationID: lastMutationID)
+    }
+
+    @Test func answersFollowTheProtocol() throws {
+        let (_, tasks) = try collection()
+        let live = tasks.live(Board.project("p1"))
+        try tasks.record("s")
+        #expect(try tasks.apply(replace([Board.task("a", at: 1), Board.task("b", at: 2)], at: 5), requestedWith: nil, to: "s") == .applied)
+        #expect(live.rows.map(\.id) == ["a", "b"])
+        // An older whole result is dropped: never an older screen.
+        #expect(try tasks.apply(replace([Board.task("a", at: 1)], at: 4), requestedWith: nil, to: "s") == .outdated)
+        // A difference relative to a cookie not held is refused: the caller catches up.
+        let moved = RowsDifference(
+            cookie: Board.cookie(7), replace: false, rows: Board.versioned([Board.task("c", at: 0)], counter: 2), removed: ["a"])
+        #expect(try tasks.apply(moved, requestedWith: Board.cookie(6), to: "s") == .needsCatchUp)
+        #expect(live.rows.map(\.id) == ["a", "b"])
+        // Relative to the cookie held: applied.
+        #expect(try tasks.apply(moved, requestedWith: Board.cookie(5), to: "s") == .applied)
+        #expect(live.rows.map(\.id) == ["c", "b"])
+        // Applied twice: refused, nothing applied twice.
+        #expect(try tasks.apply(moved, requestedWith: Board.cookie(5), to: "s") == .needsCatchUp)
+    }
+
+    /// Two subscriptions hold one row: it is kept once, at its newest version, and stays while
+    /// either holds it.
+    @Test func overlappingSubscriptionsShareRows() throws {
+        let (_, tasks) = try collection()
+        let live = tasks.live(Board.project("p1"))
+        try tasks.apply(replace([Board.task("a", at: 1, title: "new")], at: 9, counter: 5), requestedWith: nil, to: "one")
+        // The other subscription's answer is older for that row: the newer row stays.
+        try tasks.apply(replace([Board.task("a", at: 1, title: "old"), Board.task("b", at: 2)], at: 3, counter: 2), requestedWith: nil, to: "two")
+        #expect(live.rows.map(\.title) == ["new", "b"])
+        // One subscription lets the row go: the other still holds it.
+        try tasks.apply(
+            RowsDifference(cookie: Board.cookie(10), replace: false, rows: [], removed: ["a"]), requestedWith: Board.cookie(9), to: "one")
+        #expect(live.rows.map(\.id) == ["a", "b"])
+        // Ending the other takes it off the device.
+        try tasks.drop("two", refused: false)
+        #expect(live.rows.isEmpty)
+        #expect(try tasks.row("a") == nil)
+    }
+
+    /// A change is shown at once, stays until every subscription's rows contain it, and a
+    /// refused one is taken off alone.
+    @Test func pendingChangesStayUntilEverySubscriptionHasThem() throws {
+        let (store, tasks) = try collection()
+        let live = tasks.live(Board.project("p1"))
+        try tasks.apply(replace([Board.task("a", at: 1)], at: 1), requestedWith: nil, to: "one")
+        try tasks.apply(replace([], at: 1), requestedWith: nil, to: "two")
+        try tasks.mutate(.rename(id: "a", title: "renamed"))
+        try tasks.mutate(.put(Board.task("b", at: 2)))
+        #expect(live.rows.map(\.title) == ["renamed", "b"])
+        #expect(tasks.pendingCount == 2)
+        // The server refuses the first: taken off alone, the second stays.
+        try tasks.refused(1, id: MutationID(client: store.clientID, sequence: 1), error: HTTPStatusError(status: 409))
+        #expect(live.rows.map(\.title) == ["a", "b"])
+        // The second reaches subscription one only: still shown on top, once.
+        try tasks.apply(
+            RowsDifference(
+                cookie: Board.cookie(2), replace: false, rows: Board.versioned([Board.task("b", at: 2)], counter: 2), removed: [], lastMutationID: 2),
+            requestedWith: Board.cookie(1), to: "one")
+        #expect(tasks.pendingCount == 1)
+        #expect(live.rows.map(\.id) == ["a", "b"])
+        // Subscription two learns it too (an empty difference): the change leaves the queue,
+        // and the row is shown once, as the server holds it.
+        try tasks.apply(
+            RowsDifference(cookie: Board.cookie(2), replace: false, rows: [], removed: [], lastMutationID: 2), requestedWith: Board.cookie(1),
+            to: "two")
+        #expect(tasks.pendingCount == 0)
+        #expect(live.rows.map(\.id) == ["a", "b"])
+    }
+
+    /// A change to a row that a server change moved out of the query: the row leaves the screen
+    /// once the server's answer says so, the change does not bring it back.
+    @Test func changeToARowThatLeftTheQuery() throws {
+        let (_, tasks) = try collection()
+        let p1 = tasks.live(Board.project("p1"))
+        try tasks.apply(replace([Board.task("a", at: 1)], at: 1), requestedWith: nil, to: "s")
+        try tasks.mutate(.rename(id: "a", title: "offline"))
+        #expect(p1.rows.map(\.title) == ["offline"])
+        // Someone moved it to p2 meanwhile, which this subscription does not see: removed.
+        try tasks.apply(
+            RowsDifference(cookie: Board.cookie(2), replace: false, rows: [], removed: ["a"], lastMutationID: 0), requestedWith: Board.cookie(1),
+            to: "s")
+        #expect(p1.rows.isEmpty)
+    }
+
+    /// The rows, cookies and pending changes are on disk: a relaunch shows them at once.
+    @Test func relaunchShowsRowsAndChangesFromDisk() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("collections-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("store.sqlite").path
+        let client: ClientID
+        do {
+            let (store, tasks) = try collection(try LocalStore(path: path))
+            client = store.clientID
+            try tasks.apply(replace([Board.task("a", at: 1), Board.task("b", at: 2)], at: 3), requestedWith: nil, to: "s")
+            try tasks.mutate(.delete(id: "b"))
+        }
+        let (store, tasks) = try collection(try LocalStore(path: path))
+        #expect(store.clientID == client)
+        #expect(tasks.live(Board.project("p1")).rows.map(\.id) == ["a"])
+        #expect(tasks.cookie(of: "s") == Board.cookie(3))
+        #expect(tasks.pendingCount == 1)
+        // The next change numbers on from the last launch's.
+        try tasks.mutate(.rename(id: "a", title: "x"))
+        #expect(try store.database.read { try Int.fetchAll($0, sql: "SELECT sequence FROM mutations ORDER BY sequence") } == [1, 2])
+    }
+
+    /// A limit query's window shifts when a row above it is deleted: the next row comes in.
+    @Test func windowShiftsWhenARowAboveLeaves() throws {
+        let (_, tasks) = try collection()
+        try tasks.apply(replace((1...5).map { Board.task("t\($0)", at: $0) }, at: 1), requestedWith: nil, to: "s")
+        let first = tasks.live(Board.project("p1", limit: 2))
+        #expect(first.rows.map(\.id) == ["t1", "t2"])
+        try tasks.mutate(.delete(id: "t1"))
+        #expect(first.rows.map(\.id) == ["t2", "t3"])
+        try tasks.mutate(.put(Board.task("t0", at: 0)))
+        #expect(first.rows.map(\.id) == ["t0", "t2"])
+    }
+
+    /// A subscription refused (404) takes its rows off; one that answers again is counted again.
+    @Test func refusalTakesRowsOff() throws {
+        let (_, tasks) = try collection()
+        let live = tasks.live(Board.project("p1"))
+        try tasks.apply(replace([Board.task("a", at: 1)], at: 1), requestedWith: nil, to: "s")
+        try tasks.drop("s", refused: true)
+        #expect(live.rows.isEmpty)
+        #expect(tasks.cookie(of: "s") == nil)
+        try tasks.apply(replace([Board.task("a", at: 1)], at: 2), requestedWith: nil, to: "s")
+        #expect(live.rows.map(\.id) == ["a"])
+    }
+}
