@@ -29,12 +29,24 @@ public protocol RowMutation: Codable, Sendable {
 
 /// The rows as a ``RowMutation`` sees them: every row the device holds, with the changes
 /// replayed so far; a row set to `nil` is deleted.
+///
+/// A server can replay the app's own mutation type too, over its transaction's rows, and write
+/// what it wrote: one definition of what a change does, on both sides.
+///
+/// ```swift
+/// var rows = RowEdits<TaskRow>(read: { try? transaction.row($0, of: tasks) })
+/// mutation.apply(to: &rows)
+/// for (id, row) in rows.written {
+///     if let row { try transaction.write(row, to: tasks) } else { try transaction.delete(id, from: tasks) }
+/// }
+/// ```
 public struct RowEdits<Row: Sendable> {
-    /// The rows written or deleted, by id.
-    private(set) var written: [String: Row?] = [:]
+    /// The rows written (or deleted: `nil`), by id.
+    public private(set) var written: [String: Row?] = [:]
     private let read: (String) -> Row?
 
-    init(read: @escaping (String) -> Row?) {
+    /// Edits over the rows `read` gives by id (`nil`: none).
+    public init(read: @escaping (String) -> Row?) {
         self.read = read
     }
 

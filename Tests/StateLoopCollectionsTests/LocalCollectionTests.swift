@@ -151,4 +151,18 @@ import Testing
         try tasks.apply(replace([Board.task("a", at: 1)], at: 2), requestedWith: nil, to: "s")
         #expect(live.rows.map(\.id) == ["a"])
     }
+
+    /// A server restored from a backup answers from a new epoch: its whole result replaces the
+    /// rows, however far the old epoch's cookie had gone; and a row's new-epoch version wins.
+    @Test func aNewEpochResets() throws {
+        let (_, tasks) = try collection()
+        let live = tasks.live(Board.project("p1"))
+        try tasks.apply(replace([Board.task("a", at: 1), Board.task("b", at: 2)], at: 900, counter: 40), requestedWith: nil, to: "s")
+        let restored = RowsDifference(
+            cookie: "2.3.00000000000000aa", replace: true,
+            rows: [VersionedRow(id: "a", version: Version(epoch: 2, counter: 1), value: Board.task("a", at: 1, title: "restored"))], removed: [])
+        #expect(try tasks.apply(restored, requestedWith: Board.cookie(900), to: "s") == .applied)
+        #expect(live.rows.map(\.title) == ["restored"])
+        #expect(tasks.cookie(of: "s") == "2.3.00000000000000aa")
+    }
 }

@@ -1,0 +1,116 @@
+import Foundation
+import StateLoopSync
+import StateLoopWire
+import TestSupport
+import Testing
+
+@testable import StateLoopCollections
+
+/// How a subscription drives its source: each socket opened from the cookie held, messages
+/// applied in order, trouble met by opening again from the cookie held.
+@Suite struct RowSubscriptionTests {
+    typealias TaskRow = Board.TaskRow
+
+    /// A source whose every socket plays the next script, then stays open; it records the
+    /// cookie each socket opened with.
+    final class ScriptedSource: Sendable {
+        let scripts: Locked<[[RowsPushEvent<TaskRow>]]>
+        let opened = Locked<[String?]>([])
+        let fetched = Locked<[String?]>([])
+        let answer: @Sendable (String?) throws -> RowsDifference<TaskRow>
+
+        init(
+            _ scripts: [[RowsPushEvent<TaskRow>]],
+            answer: @escaping @Sendable (String?) throws -> RowsDifference<TaskRow> = { _ in throw HTTPStatusError(status: 500) }
+        ) {
+            self.scripts = Locked(scripts)
+            self.answer = answer
+        }
+
+        var source: RowSource<TaskRow> {
+            RowSource(
+                key: "tasks/byProject?projectID=p1",
+                fetch: { cookie, _ in
+                    self.fetched.withLock { $0.append(cookie) }
+                    return try self.answer(cookie)
+                },
+                push: { _, cookie, receive in
+                    let held = cookie()
+                    self.opened.withLock { $0.append(held) }
+                    let script = self.scripts.withLock { $0.isEmpty ? [] : $0.removeFirst() }
+                    for event in script {
+                        await receive(event == .openedHere ? .opened(cookie: held) : event)
+                    }
+                    try? await Task.sleep(for: .seconds(3_600))
+                })
+        }
+    }
+
+    private func difference(_ rows: [TaskRow], removed: [String] = [], at position: UInt64, replace: Bool = false) -> RowsPushEvent<TaskRow> {
+        .difference(
+            RowsDifference(cookie: Board.cookie(position), replace: replace, rows: Board.versioned(rows, counter: position), removed: removed))
+    }
+
+    @Test func socketsOpenFromTheCookieHeldAndTroubleCatchesUp() async throws {
+        let store = try LocalStore.inMemory()
+        let tasks = store.collection(Board.tasks, mutations: Board.TaskMutation.self)
+        let scripted = ScriptedSource([
+            // The first socket: the whole result, one difference, then a message it cannot read.
+            [
+                .openedHere, difference([Board.task("a", at: 1)], at: 5, replace: true), difference([Board.task("b", at: 2)], at: 6),
+                .unreadable(CancellationError()),
+            ],
+            // The next, opened from the cookie held (6): the difference since, then it closes.
+            [.openedHere, difference([], removed: ["a"], at: 8), .closed],
+        ])
+        let live = tasks.live(Board.project("p1"))
+        let subscription = tasks.subscribe(scripted.source)
+        #expect(
+            await firstElement(of: live.updates(), within: .seconds(10)) { $0.map(\.id) == ["b"] } != nil, "never caught up: \(live.rows.map(\.id))")
+        #expect(scripted.opened.value == [nil, Board.cookie(6)])
+        #expect(tasks.cookie(of: subscription.key) == Board.cookie(8))
+        #expect(subscription.status == .connecting)
+        subscription.stop()
+    }
+
+    @Test func aRefusedSocketAsksWhyAndA404TakesTheRowsOff() async throws {
+        let store = try LocalStore.inMemory()
+        let tasks = store.collection(Board.tasks, mutations: Board.TaskMutation.self)
+        let scripted = ScriptedSource(
+            [[.openedHere, difference([Board.task("a", at: 1)], at: 5, replace: true), .closed, .refused]],
+            answer: { _ in throw HTTPStatusError(status: 404) })
+        let live = tasks.live(Board.project("p1"))
+        let subscription = tasks.subscribe(scripted.source)
+        #expect(await eventually { subscription.status == .refused }, "status \(subscription.status)")
+        #expect(live.rows.isEmpty)
+        #expect(scripted.fetched.value == [Board.cookie(5)])
+        subscription.stop()
+    }
+
+    @Test func endingASubscriptionKeepsRowsAnotherHolds() async throws {
+        let store = try LocalStore.inMemory()
+        let tasks = store.collection(Board.tasks, mutations: Board.TaskMutation.self)
+        let first = ScriptedSource([[.openedHere, difference([Board.task("a", at: 1), Board.task("b", at: 2)], at: 5, replace: true)]])
+        let live = tasks.live(Board.project("p1"))
+        let one = tasks.subscribe(first.source)
+        #expect(await firstElement(of: live.updates(), within: .seconds(10)) { $0.count == 2 } != nil)
+        // A second subscription (another query) holds b only.
+        var other = ScriptedSource([[.openedHere, difference([Board.task("b", at: 2)], at: 5, replace: true)]]).source
+        other.key = "tasks/open"
+        let two = tasks.subscribe(other)
+        #expect(await eventually { tasks.cookie(of: "tasks/open") != nil })
+        try one.end()
+        #expect(live.rows.map(\.id) == ["b"])
+        two.stop()
+    }
+}
+
+extension RowsPushEvent {
+    /// In a script: "opened with the cookie the socket was given".
+    static var openedHere: Self { .opened(cookie: "\u{1}") }
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        if case .opened(let a) = lhs, case .opened(let b) = rhs { return a == b }
+        return false
+    }
+}
