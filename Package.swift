@@ -146,7 +146,7 @@ let package = Package(
         // queue of changes to rows. Apart from StateLoopSync, which links no SQLite.
         .target(
             name: "StateLoopCollections",
-            dependencies: ["StateLoopSync", "StateLoopWire", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["StateLoop", "StateLoopSync", "StateLoopWire", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // What an app's own tests of its server use: the hooks that inflict trouble on pushes, a
         // plain HTTP client and a push socket reader.

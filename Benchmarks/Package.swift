@@ -122,6 +122,25 @@ let package = Package(
             path: "Benchmarks/ServerBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // StateLoopCollections: a live query moved by one row's difference, a cold start from
+        // disk, and a first sync of 100,000 rows over loopback, each beside its baseline. Runs
+        // alone with `swift package benchmark --target CollectionBenchmarks`.
+        .executableTarget(
+            name: "CollectionBenchmarks",
+            dependencies: [
+                .product(name: "StateLoopCollections", package: "StateLoop"),
+                .product(name: "StateLoopServer", package: "StateLoop"),
+                .product(name: "StateLoopSync", package: "StateLoop"),
+                .product(name: "StateLoopSyncTransports", package: "StateLoop"),
+                .product(name: "StateLoopWire", package: "StateLoop"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkSupport",
+            ],
+            path: "Benchmarks/CollectionBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,8 +7,8 @@ import Synchronization
 /// collection's life.
 public final class LiveQuery<Row: Sendable>: Sendable {
     private struct State {
-        var rows: [Row] = []
-        var watchers: [Int: AsyncStream<[Row]>.Continuation] = [:]
+        var rows = LiveRows<Row>()
+        var watchers: [Int: AsyncStream<LiveRows<Row>>.Continuation] = [:]
         var next = 0
         var onStop: (@Sendable () -> Void)?
     }
@@ -18,13 +18,13 @@ public final class LiveQuery<Row: Sendable>: Sendable {
     init() {}
 
     /// The rows now, in the query's order.
-    public var rows: [Row] {
+    public var rows: LiveRows<Row> {
         state.withLock { $0.rows }
     }
 
     /// The rows now, then again at every change; a reader that falls behind gets the newest.
-    public func updates() -> AsyncStream<[Row]> {
-        let (stream, continuation) = AsyncStream.makeStream(of: [Row].self, bufferingPolicy: .bufferingNewest(1))
+    public func updates() -> AsyncStream<LiveRows<Row>> {
+        let (stream, continuation) = AsyncStream.makeStream(of: LiveRows<Row>.self, bufferingPolicy: .bufferingNewest(1))
         let id = state.withLock { state in
             state.next += 1
             state.watchers[state.next] = continuation
@@ -54,7 +54,7 @@ public final class LiveQuery<Row: Sendable>: Sendable {
     }
 
     /// Hands out new rows: called by the collection, under its lock, in order.
-    func publish(_ rows: [Row]) {
+    func publish(_ rows: LiveRows<Row>) {
         state.withLock { state in
             state.rows = rows
             for watcher in state.watchers.values { watcher.yield(rows) }

@@ -4,6 +4,10 @@ import StateLoopWire
 /// row: a row that changes is taken out of its place and put back where it belongs now, by
 /// binary search, so that one row's change costs a logarithm of the result, not a read of it.
 ///
+/// The rows are kept in chunks of at most ``chunkCapacity``: a change copies one chunk at most,
+/// so that a result handed out (``rows``, a `LiveRows` sharing the chunks) costs its readers
+/// nothing when the next change comes, whatever the result's size.
+///
 /// With a limit, the result is the window of the first rows. A row that leaves a full window
 /// lets in one that the result does not hold: ``update(_:to:)`` then says ``Change/reread``, and
 /// the caller reads the window again.
@@ -23,13 +27,17 @@ struct LiveResult<Row: Sendable>: Sendable {
         case reread
     }
 
+    /// The most rows of a chunk; a fuller one is split in two.
+    static var chunkCapacity: Int { 512 }
+
     let query: RowQuery
-    /// The rows, in the query's order.
-    private(set) var entries: [Entry] = []
+    /// The rows, in the query's order, in chunks none of which is empty.
+    private(set) var chunks: [[Entry]] = []
+    private(set) var count = 0
     /// The fields of each row held, to find its place.
     private var placed: [String: [String: FieldValue]] = [:]
     /// Whether rows past the window match too: a limit cut the result.
-    private var cut = false
+    private(set) var cut = false
 
     /// The result of `query` from `matching`, every visible row that meets its conditions in
     /// its order, at least one more than the limit when there are more.
@@ -38,7 +46,22 @@ struct LiveResult<Row: Sendable>: Sendable {
         reset(matching)
     }
 
-    /// Replaces the rows with `matching`, read again.
+    /// The rows, in order.
+    var rows: LiveRows<Row> {
+        LiveRows(chunks: chunks, count: count)
+    }
+
+    /// Every entry, in order (a copy: for tests and rereads).
+    var entries: [Entry] {
+        chunks.flatMap { $0 }
+    }
+
+    /// Whether the row `id` is held.
+    func holds(_ id: String) -> Bool {
+        placed[id] != nil
+    }
+
+    /// Replaces the rows with `matching`, read again or worked out whole.
     mutating func reset(_ matching: [Entry]) {
         var sorted = matching
         sorted.sort { query.precedes(($0.id, $0.fields), ($1.id, $1.fields)) }
@@ -48,46 +71,142 @@ struct LiveResult<Row: Sendable>: Sendable {
         } else {
             cut = false
         }
-        entries = sorted
-        placed = Dictionary(uniqueKeysWithValues: sorted.map { ($0.id, $0.fields) })
+        count = sorted.count
+        placed = Dictionary(sorted.map { ($0.id, $0.fields) }, uniquingKeysWith: { _, later in later })
+        chunks = stride(from: 0, to: sorted.count, by: Self.chunkCapacity / 2).map {
+            Array(sorted[$0..<min($0 + Self.chunkCapacity / 2, sorted.count)])
+        }
     }
 
     /// The row `id` is now `entry` (`nil`: gone, or hidden).
     mutating func update(_ id: String, to entry: Entry?) -> Change {
         var change = Change.unchanged
         if let fields = placed.removeValue(forKey: id) {
-            entries.remove(at: place(id, fields))
+            remove(at: place(id, fields))
             change = .changed
             if cut, entry.map({ query.matches($0.fields) }) != true { return .reread }
         }
         guard let entry, query.matches(entry.fields) else { return change }
-        let index = place(entry.id, entry.fields)
-        if cut && index == entries.count {
+        let position = place(entry.id, entry.fields)
+        if cut && position.isEnd(of: chunks) {
             // Last of a cut window: a row past the window may come before it.
             return change == .changed ? .reread : .unchanged
         }
-        entries.insert(entry, at: index)
+        insert(entry, at: position)
         placed[entry.id] = entry.fields
-        if let limit = query.limit, entries.count > limit {
-            let last = entries.removeLast()
+        if let limit = query.limit, count > limit {
+            let last = chunks[chunks.count - 1].removeLast()
+            if chunks[chunks.count - 1].isEmpty { chunks.removeLast() }
+            count -= 1
             placed[last.id] = nil
             cut = true
         }
         return .changed
     }
 
-    /// The index of the first entry not before (`id`, `fields`): the entry itself, if held.
-    private func place(_ id: String, _ fields: [String: FieldValue]) -> Int {
+    /// Where an entry sits in the chunks.
+    struct Position {
+        var chunk: Int
+        var offset: Int
+
+        func isEnd(of chunks: [[Entry]]) -> Bool {
+            chunk == chunks.count || (chunk == chunks.count - 1 && offset == chunks[chunk].count)
+        }
+    }
+
+    /// The place of the first entry not before (`id`, `fields`): the entry itself, if held.
+    private func place(_ id: String, _ fields: [String: FieldValue]) -> Position {
+        let key = (id, fields)
+        // The first chunk whose last entry is not before the key.
         var low = 0
-        var high = entries.count
+        var high = chunks.count
         while low < high {
             let middle = (low + high) / 2
-            if query.precedes((entries[middle].id, entries[middle].fields), (id, fields)) {
-                low = middle + 1
-            } else {
-                high = middle
-            }
+            let last = chunks[middle][chunks[middle].count - 1]
+            if query.precedes((last.id, last.fields), key) { low = middle + 1 } else { high = middle }
         }
-        return low
+        guard low < chunks.count else {
+            return Position(chunk: max(chunks.count - 1, 0), offset: chunks.last?.count ?? 0)
+        }
+        let chunk = chunks[low]
+        var first = 0
+        var end = chunk.count
+        while first < end {
+            let middle = (first + end) / 2
+            if query.precedes((chunk[middle].id, chunk[middle].fields), key) { first = middle + 1 } else { end = middle }
+        }
+        return Position(chunk: low, offset: first)
+    }
+
+    private mutating func remove(at position: Position) {
+        chunks[position.chunk].remove(at: position.offset)
+        if chunks[position.chunk].isEmpty { chunks.remove(at: position.chunk) }
+        count -= 1
+    }
+
+    private mutating func insert(_ entry: Entry, at position: Position) {
+        count += 1
+        guard !chunks.isEmpty else {
+            chunks = [[entry]]
+            return
+        }
+        chunks[position.chunk].insert(entry, at: position.offset)
+        if chunks[position.chunk].count > Self.chunkCapacity {
+            let half = chunks[position.chunk].count / 2
+            let tail = Array(chunks[position.chunk][half...])
+            chunks[position.chunk].removeSubrange(half...)
+            chunks.insert(tail, at: position.chunk + 1)
+        }
+    }
+}
+
+/// A live query's rows, in the query's order: a collection that shares its storage with the
+/// live query, so that handing it out copies nothing.
+public struct LiveRows<Row: Sendable>: RandomAccessCollection, Sendable {
+    private let chunks: [[LiveResult<Row>.Entry]]
+    /// Where each chunk starts.
+    private let starts: [Int]
+    public let count: Int
+
+    init(chunks: [[LiveResult<Row>.Entry]], count: Int) {
+        self.chunks = chunks
+        self.count = count
+        var starts: [Int] = []
+        starts.reserveCapacity(chunks.count)
+        var start = 0
+        for chunk in chunks {
+            starts.append(start)
+            start += chunk.count
+        }
+        self.starts = starts
+    }
+
+    /// No rows.
+    public init() {
+        self.init(chunks: [], count: 0)
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    public subscript(position: Int) -> Row {
+        entry(at: position).row
+    }
+
+    /// The id of the row at `position`.
+    public func id(at position: Int) -> String {
+        entry(at: position).id
+    }
+
+    private func entry(at position: Int) -> LiveResult<Row>.Entry {
+        precondition(position >= 0 && position < count, "LiveRows index \(position) out of 0..<\(count)")
+        // The last chunk starting at or before the position.
+        var low = 0
+        var high = starts.count - 1
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if starts[middle] <= position { low = middle } else { high = middle - 1 }
+        }
+        return chunks[low][position - starts[low]]
     }
 }

@@ -65,11 +65,11 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                 try state.withLock { state in
                     let result = LiveResult(query: query, matching: try entries(db, query, overlay: state.overlay))
                     state.live[id] = Live(result: result, query: handle)
-                    handle.publish(result.entries.map(\.row))
+                    handle.publish(result.rows)
                 }
             }
         } catch {
-            handle.publish([])
+            handle.publish(LiveRows())
         }
         return handle
     }
@@ -134,8 +134,8 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
 
     /// Applies an answer of the subscription `key` to a request made with `requestCookie`
     /// (for a socket's message: the socket's cookie, or its previous message's).
-    @discardableResult
-    func apply(_ difference: RowsDifference<Row>, requestedWith requestCookie: String?, to key: String) throws -> CollectionRows<Row>.Outcome {
+    @_spi(Benchmarks) @discardableResult
+    public func apply(_ difference: RowsDifference<Row>, requestedWith requestCookie: String?, to key: String) throws -> CollectionRows<Row>.Outcome {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return try store.database.write { db in
@@ -146,8 +146,16 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                 return .needsCatchUp
             }
             var confirmed: [String: Row?] = [:]
-            let members = Set(try String.fetchAll(db, sql: "SELECT id FROM members WHERE subscription = ?", arguments: [key]))
-            let leaving = difference.replace ? members.subtracting(difference.rows.map(\.id)) : members.intersection(difference.removed)
+            // A difference names what leaves; only a whole result needs every row held.
+            let leaving =
+                difference.replace
+                ? Set(try String.fetchAll(db, sql: "SELECT id FROM members WHERE subscription = ?", arguments: [key])).subtracting(
+                    difference.rows.map(\.id))
+                : Set(
+                    try difference.removed.filter { id in
+                        try Bool.fetchOne(
+                            db, sql: "SELECT EXISTS (SELECT 1 FROM members WHERE subscription = ? AND id = ?)", arguments: [key, id]) ?? false
+                    })
             for id in leaving {
                 try db.execute(sql: "DELETE FROM members WHERE subscription = ? AND id = ?", arguments: [key, id])
                 if try !isHeld(db, id) {
@@ -159,15 +167,15 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                 try db.execute(
                     sql: "INSERT OR IGNORE INTO members (subscription, collection, id) VALUES (?, ?, ?)", arguments: [key, declaration.name, row.id])
                 let stored = try StoredVersion.fetchOne(
-                    db, sql: "SELECT epoch, counter FROM rows WHERE collection = ? AND id = ?", arguments: [declaration.name, row.id])
+                    db.cachedStatement(sql: "SELECT epoch, counter FROM rows WHERE collection = ? AND id = ?"), arguments: [declaration.name, row.id])
                 // A row held by another subscription at a later version stays as it is: never an older row.
                 if let stored, !(stored.version < row.version) { continue }
-                try db.execute(
-                    sql: "INSERT OR REPLACE INTO rows (collection, id, epoch, counter, json, fields) VALUES (?, ?, ?, ?, ?, ?)",
-                    arguments: [
-                        declaration.name, row.id, Int64(bitPattern: row.version.epoch), Int64(bitPattern: row.version.counter),
-                        try encoder.encode(row.value), try fieldsText(declaration.fields(of: row.value)),
-                    ])
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO rows (collection, id, epoch, counter, json, fields) VALUES (?, ?, ?, ?, ?, ?)")
+                    .execute(
+                        arguments: [
+                            declaration.name, row.id, Int64(bitPattern: row.version.epoch), Int64(bitPattern: row.version.counter),
+                            try encoder.encode(row.value), Self.fieldsText(declaration.fields(of: row.value)),
+                        ])
                 confirmed[row.id] = .some(row.value)
             }
             try db.execute(
@@ -282,6 +290,20 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                 var live = state.live[key]!
                 var changed = false
                 var reread = false
+                if shown.count > max(64, live.result.count / 8) {
+                    // Many rows at once (a first sync, a whole result): worked out whole, in
+                    // memory when the result holds every row it selects.
+                    if live.result.cut {
+                        live.result.reset(try entries(db, live.result.query, overlay: overlay))
+                    } else {
+                        let kept = live.result.entries.filter { shown[$0.id] == nil }
+                        let added = shown.values.compactMap { $0 }.filter { live.result.query.matches($0.fields) }
+                        live.result.reset(kept + added)
+                    }
+                    state.live[key] = live
+                    live.query.publish(live.result.rows)
+                    continue
+                }
                 for (id, entry) in shown {
                     switch live.result.update(id, to: entry) {
                     case .unchanged: break
@@ -295,7 +317,7 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                     changed = true
                 }
                 state.live[key] = live
-                if changed { live.query.publish(live.result.entries.map(\.row)) }
+                if changed { live.query.publish(live.result.rows) }
             }
         }
     }
@@ -350,10 +372,38 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             db, sql: "SELECT EXISTS (SELECT 1 FROM members WHERE collection = ? AND id = ?)", arguments: [declaration.name, id]) ?? false
     }
 
-    private func fieldsText(_ fields: [String: FieldValue]) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return String(decoding: try encoder.encode(fields), as: UTF8.self)
+    /// The fields as the store keeps them: a JSON object, keys sorted (names are tokens, which
+    /// need no escaping). Written by hand: a first sync writes it for every row.
+    static func fieldsText(_ fields: [String: FieldValue]) -> String {
+        var text = "{"
+        for (index, name) in fields.keys.sorted().enumerated() {
+            if index > 0 { text += "," }
+            text += "\"\(name)\":"
+            switch fields[name]! {
+            case .null: text += "null"
+            case .integer(let number): text += String(number)
+            case .real(let number): text += number.isFinite ? "\(number)" : "null"
+            case .text(let string): text += quoted(string)
+            }
+        }
+        return text + "}"
+    }
+
+    /// `string` as a JSON string.
+    private static func quoted(_ string: String) -> String {
+        var quoted = "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": quoted += "\\\""
+            case "\\": quoted += "\\\\"
+            case "\n": quoted += "\\n"
+            case "\r": quoted += "\\r"
+            case "\t": quoted += "\\t"
+            case _ where scalar.value < 0x20: quoted += String(format: "\\u%04x", scalar.value)
+            default: quoted.unicodeScalars.append(scalar)
+            }
+        }
+        return quoted + "\""
     }
 
     private static func expression(_ field: String) -> String {

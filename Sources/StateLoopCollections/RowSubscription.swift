@@ -35,6 +35,12 @@ public final class RowSubscription: Sendable {
         let client = collection.store.clientID
         task.withLock {
             $0 = Task { [current] in
+                // A first sync comes over HTTP, whose body streams: a socket's first message is
+                // one frame, which a large result would hold up past the server's patience for
+                // a reader that does not read. The socket then opens from its cookie.
+                if collection.cookie(of: key) == nil {
+                    await Self.ask(source, client: client, collection: collection, key: key, status: current)
+                }
                 while !Task.isCancelled {
                     let restart = Locked(false)
                     let handle = Locked<Task<Void, Never>?>(nil)
@@ -103,7 +109,8 @@ public final class RowSubscription: Sendable {
         task.withLock { $0?.cancel() }
     }
 
-    /// Fetches once, after the server refused the socket, to learn why: a 404 takes the rows off.
+    /// Fetches once (the first sync, or after the server refused the socket, to learn why): the
+    /// answer is applied, and a 404 takes the rows off.
     private static func ask<Row, M>(
         _ source: RowSource<Row>, client: ClientID, collection: LocalCollection<Row, M>, key: String, status: Locked<Status>
     ) async {

@@ -1,17 +1,18 @@
+import Foundation
 import StateLoopWire
 import TestSupport
 import Testing
 
-@testable import StateLoopCollections
+@_spi(Benchmarks) @testable import StateLoopCollections
 
 /// The live result moved row by row is the result read whole, after any sequence of changes.
 @Suite struct LiveResultTests {
     /// Random rows changed, moved in and out, deleted, with and without a limit: after every
     /// change, the result updated incrementally (read again when it says so) equals the rows
     /// sorted and cut from scratch.
-    @Test(arguments: [nil, 1, 5, 20])
-    func incrementalEqualsWhole(limit: Int?) {
-        var random = SplitMix64(seed: UInt64(limit ?? 0) + 7)
+    @Test(arguments: [(nil, 40), (1, 40), (5, 40), (20, 40), (nil, 3_000), (1_000, 3_000)])
+    func incrementalEqualsWhole(limit: Int?, ids: Int) {
+        var random = SplitMix64(seed: UInt64(limit ?? 0) + UInt64(ids))
         let query = RowQuery(where: [.init("done", equals: .bool(false))], orderedBy: [.init("rank", descending: true)], limit: limit)
         var all: [String: [String: FieldValue]] = [:]
         func entry(_ id: String) -> LiveResult<String>.Entry? {
@@ -22,10 +23,14 @@ import Testing
                 .sorted { query.precedes(($0.0, $0.1), ($1.0, $1.1)) }.map(\.0)
             return Array(matching.prefix(limit ?? .max))
         }
-        var result = LiveResult<String>(query: query, matching: [])
-        for step in 0..<2_000 {
-            let id = "r\(Int.random(in: 0..<40, using: &random))"
-            if Int.random(in: 0..<5, using: &random) == 0 {
+        // Many rows: filled first, so that chunks split and empty as rows move.
+        for index in 0..<(ids > 100 ? ids : 0) {
+            all["r\(index)"] = ["done": .bool(false), "rank": .integer(Int64.random(in: 0..<10, using: &random))]
+        }
+        var result = LiveResult<String>(query: query, matching: all.keys.compactMap(entry))
+        for step in 0..<(ids > 100 ? 5_000 : 2_000) {
+            let id = "r\(Int.random(in: 0..<ids, using: &random))"
+            if Int.random(in: 0..<(ids > 100 ? 2 : 5), using: &random) == 0 {
                 all[id] = nil
             } else {
                 all[id] = ["done": .bool(Bool.random(using: &random)), "rank": .integer(Int64.random(in: 0..<10, using: &random))]
@@ -33,8 +38,20 @@ import Testing
             if result.update(id, to: entry(id)) == .reread {
                 result.reset(all.keys.compactMap(entry).filter { query.matches($0.fields) })
             }
+            guard ids < 100 || step % 500 == 0 else { continue }
             #expect(result.entries.map(\.id) == whole(), "step \(step)")
+            #expect(Array(result.rows) == whole(), "step \(step): the rows handed out")
             if result.entries.map(\.id) != whole() { return }
         }
+    }
+
+    /// The fields the store keeps are the JSON a decoder reads back as the same values.
+    @Test func fieldsTextIsJSON() throws {
+        let fields: [String: FieldValue] = [
+            "a": .text("quote \" backslash \\ newline \n tab \t bell \u{7} é 🚀"), "b": .integer(-3), "c": .real(2.5), "d": .null,
+            "e": .real(1e300),
+        ]
+        let text = LocalCollection<Board.TaskRow, Board.TaskMutation>.fieldsText(fields)
+        #expect(try JSONDecoder().decode([String: FieldValue].self, from: Data(text.utf8)) == fields)
     }
 }

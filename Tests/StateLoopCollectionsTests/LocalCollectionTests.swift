@@ -4,7 +4,7 @@ import StateLoopWire
 import TestSupport
 import Testing
 
-@testable import StateLoopCollections
+@_spi(Benchmarks) @testable import StateLoopCollections
 
 /// The local store's rules for answers, shared rows and pending changes, without a server.
 @Suite struct LocalCollectionTests {

@@ -4,7 +4,7 @@ import StateLoopWire
 import TestSupport
 import Testing
 
-@testable import StateLoopCollections
+@_spi(Benchmarks) @testable import StateLoopCollections
 
 /// How a subscription drives its source: each socket opened from the cookie held, messages
 /// applied in order, trouble met by opening again from the cookie held.
@@ -78,12 +78,14 @@ import Testing
         let tasks = store.collection(Board.tasks, mutations: Board.TaskMutation.self)
         let scripted = ScriptedSource(
             [[.openedHere, difference([Board.task("a", at: 1)], at: 5, replace: true), .closed, .refused]],
-            answer: { _ in throw HTTPStatusError(status: 404) })
+            // The first sync's request fails (the server busy); the refusal's says 404.
+            answer: { cookie in throw HTTPStatusError(status: cookie == nil ? 503 : 404) })
         let live = tasks.live(Board.project("p1"))
         let subscription = tasks.subscribe(scripted.source)
         #expect(await eventually { subscription.status == .refused }, "status \(subscription.status)")
         #expect(live.rows.isEmpty)
-        #expect(scripted.fetched.value == [Board.cookie(5)])
+        // The first sync asked first (no cookie held), then the refusal asked why.
+        #expect(scripted.fetched.value == [nil, Board.cookie(5)])
         subscription.stop()
     }
 

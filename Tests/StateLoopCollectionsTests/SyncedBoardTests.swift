@@ -8,7 +8,7 @@ import StateLoopWire
 import TestSupport
 import Testing
 
-@testable import StateLoopCollections
+@_spi(Benchmarks) @testable import StateLoopCollections
 
 /// Local stores synced with the kit's collections over real sockets: what a row change does
 /// on the screens of the users who may see it.

@@ -1,10 +1,10 @@
-import StateLoopWire
-
 /// A change the app makes to a collection's rows: shown at once on top of the rows the server
 /// sent, sent to the server in order, and kept on top until every subscription's rows contain
 /// it. A change the server refuses is taken off alone; the others are replayed without it.
 ///
-/// Data, like a value's `Mutation`: the queue is kept in the local store across launches.
+/// Data, like a value's `Mutation`: the queue is kept in the local store across launches
+/// (StateLoopCollections), and a server can apply the same type to its rows (see ``RowEdits``):
+/// declared once, in a module both sides share.
 ///
 /// ```swift
 /// enum TaskMutation: RowMutation {
