@@ -29,7 +29,8 @@ public final class LocalStore: Sendable {
     let clock: any Clock<Duration>
     let queue: MutationQueue
 
-    /// Opens (or creates) the store in the file at `path`.
+    /// Opens (or creates) the store in the file at `path`, which no other store may hold open
+    /// (``close()`` releases it).
     ///
     /// - Parameters:
     ///   - path: The SQLite file; its folder must exist.
@@ -39,7 +40,11 @@ public final class LocalStore: Sendable {
     public convenience init(path: String, policy: ResourcePolicy = ResourcePolicy(), clock: any Clock<Duration> = ContinuousClock()) throws {
         var configuration = Configuration()
         configuration.label = "StateLoopCollections"
+        // One store per file: a second one (another process, or a relaunch before the first
+        // was closed) would send the same queue twice, out of order. The lock tells it at once.
+        configuration.busyMode = .immediateError
         configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
             _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
@@ -75,6 +80,19 @@ public final class LocalStore: Sendable {
         let collection = LocalCollection<Row, M>(declaration, store: self)
         queue.register(declaration.name, collection: collection, send: send)
         return collection
+    }
+
+    deinit {
+        // The sending loop may still hold the file a moment: released now, for the next store.
+        queue.stop()
+        try? database.close()
+    }
+
+    /// Stops sending and closes the file: what an app does as it quits, or a test's relaunch.
+    /// The store's collections and subscriptions do nothing after it.
+    public func close() throws {
+        queue.stop()
+        try database.close()
     }
 
     /// The store's schema.

@@ -69,6 +69,13 @@ final class MutationQueue: Sendable {
         wake()
     }
 
+    /// Stops sending: a send under way is not waited for (its answer is lost, and the next
+    /// opening of the store sends it again, under the same id).
+    func stop() {
+        state.withLock { $0.loop?.cancel() }
+        signal.finish()
+    }
+
     /// Says that a change was made or a collection opened.
     func wake() {
         signal.yield()
@@ -93,7 +100,7 @@ final class MutationQueue: Sendable {
             // Taken off meanwhile (every subscription's rows contain it): nothing to send.
             guard (try? Self.isUnanswered(sequence, in: database)) == true else { return true }
             do {
-                try await send(data, id)
+                try await Self.within(policy.requestTimeout, on: clock) { try await send(data, id) }
                 try? member.accepted(sequence)
                 return true
             } catch {
@@ -111,6 +118,28 @@ final class MutationQueue: Sendable {
             }
         }
         return true
+    }
+
+    /// `body`, given up at `timeout` on `clock` as a transient failure (`RequestTimeoutError`):
+    /// a request the server never answers (a connection left half-open by a restart) must not
+    /// hold the queue.
+    private static func within(
+        _ timeout: Duration?, on clock: any Clock<Duration>, _ body: @escaping @Sendable () async throws -> Void
+    ) async throws {
+        guard let timeout else { return try await body() }
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await body()
+                return true
+            }
+            group.addTask {
+                try await clock.sleep(for: timeout)
+                return false
+            }
+            let answered = try await group.next() ?? false
+            group.cancelAll()
+            if !answered { throw RequestTimeoutError(timeout: timeout) }
+        }
     }
 
     /// The oldest change not answered yet.

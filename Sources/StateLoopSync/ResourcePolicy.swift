@@ -112,6 +112,11 @@ public struct RequestTimeoutError: Error, Hashable, Sendable, CustomStringConver
     /// The deadline that passed.
     public var timeout: Duration
 
+    /// The error of a request given up at `timeout`.
+    public init(timeout: Duration) {
+        self.timeout = timeout
+    }
+
     public var description: String {
         "no answer within \(timeout)"
     }

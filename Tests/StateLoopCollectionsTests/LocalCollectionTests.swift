@@ -117,6 +117,7 @@ import Testing
             client = store.clientID
             try tasks.apply(replace([Board.task("a", at: 1), Board.task("b", at: 2)], at: 3), requestedWith: nil, to: "s")
             try tasks.mutate(.delete(id: "b"))
+            try store.close()
         }
         let (store, tasks) = try collection(try LocalStore(path: path))
         #expect(store.clientID == client)

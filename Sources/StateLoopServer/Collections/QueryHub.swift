@@ -48,6 +48,9 @@ final class QueryHub: Sendable {
         var sockets: [Int: Socket] = [:]
         /// The commits held while the query is made again; `nil` when it is not.
         var held: [Commit]?
+        /// Where the subscription's latest message stands (its cookie): what a message that
+        /// changes no row, only `lastMutationID`, is positioned at.
+        var cookie: CollectionCookie?
 
         /// Whether `commit` may change which rows a query with a limit selects: it changed a
         /// row that meets the query's conditions, before or after. A window's difference cannot
@@ -103,6 +106,7 @@ final class QueryHub: Sendable {
         state.withLock { state in
             state.subscriptions[key, default: subscription()].sockets[id] = socket
             state.keyOfSocket[id] = key
+            if (state.subscriptions[key]!.cookie?.position ?? 0) <= first.cookie.position { state.subscriptions[key]!.cookie = first.cookie }
             // While the query is made again, the first answer is as good as any held commit:
             // the socket then gets what the subscription's other sockets get.
             _ = socket.writer.offer(Self.entry(first, collection: key.collection))
@@ -134,7 +138,14 @@ final class QueryHub: Sendable {
                     if let last = subscription.held?.last {
                         subscription.held!.append(Commit(position: last.position, rows: [], touched: [], progress: progress))
                     } else {
+                        // A mutation that wrote nothing (a value written as it was): its client
+                        // learns that it is in all the same, at the position its sockets stand.
+                        let before = subscription.sockets.mapValues(\.lastMutationID)
                         subscription.take(progress, scope: key.scope)
+                        let moved = Set(subscription.sockets.keys.filter { before[$0] != subscription.sockets[$0]?.lastMutationID })
+                        if !moved.isEmpty, let cookie = subscription.cookie {
+                            send(RowsPush(cookie: cookie, replace: false, rows: [], removed: [], lastMutationID: nil), to: subscription, only: moved)
+                        }
                     }
                     state.subscriptions[key] = subscription
                     continue
@@ -213,6 +224,7 @@ final class QueryHub: Sendable {
             var pending = held
             if let whole = found.whole {
                 subscription.query = query
+                subscription.cookie = whole.cookie
                 // The whole result holds every commit up to its read, their mutations too.
                 for commit in pending where commit.position <= whole.cookie.position { subscription.take(commit.progress, scope: key.scope) }
                 send(whole, to: subscription)
@@ -249,8 +261,10 @@ final class QueryHub: Sendable {
         subscription.take(commit.progress, scope: scope)
         let (rows, removed) =
             commit.rows.isEmpty ? ([], []) : RowCatchUp.difference(of: commit.rows, query: subscription.query, readable: subscription.readable)
+        let cookie = CollectionCookie(epoch: commit.rows.first?.version.epoch ?? store.epoch, position: commit.position, of: subscription.query)
+        subscription.cookie = cookie
         let difference = RowsPush(
-            cookie: CollectionCookie(epoch: commit.rows.first?.version.epoch ?? store.epoch, position: commit.position, of: subscription.query),
+            cookie: cookie,
             replace: false, rows: rows.map { RowsPush.Sent(id: $0.key.id, version: $0.version, json: $0.json!) }, removed: removed,
             lastMutationID: nil)
         if !rows.isEmpty || !removed.isEmpty {

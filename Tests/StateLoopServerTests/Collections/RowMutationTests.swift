@@ -104,6 +104,14 @@ struct RowMutationTests {
                 try await server.update { try $0.write(Row(id: "t2", projectID: "p1", title: "server", position: 2), to: TaskBoard.tasks) }
                 #expect(await eventually { p1.received.count == 3 }, "no difference for the server's write")
                 #expect(p2.received.count == 2 && tablet.received.count == 1)
+                // A mutation that writes nothing new (the row as it is): both sockets still learn it.
+                _ = try await client.mutate("/tasks", as: "ann", Row(id: "t1", projectID: "p1", title: "mine", position: 1), id: "phone:4")
+                #expect(await eventually { p1.received.count == 4 && p2.received.count == 3 }, "a mutation that changed nothing was not told")
+                for socket in [p1, p2] {
+                    let told = try JSONDecoder().decode(RowsDifference<Row>.self, from: Data(socket.received.last!.utf8))
+                    #expect(told.rows.isEmpty && told.removed.isEmpty && told.lastMutationID == 4)
+                }
+                #expect(tablet.received.count == 1)
             }
         }
     }
