@@ -238,6 +238,7 @@ let package = Package(
             name: "DocSamplesTests",
             dependencies: [
                 "StateLoop", "StateLoopTesting", "StateLoopViewModel", "StateLoopSync", "StateLoopSyncTransports", "StateLoopJournal",
+                "StateLoopCollections",
                 "StateLoopInspector", "StateLoopServer", "StateLoopServerPostgres", "StateLoopServerTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
