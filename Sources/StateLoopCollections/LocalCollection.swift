@@ -286,8 +286,10 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                     if let written = overlay[id] { written } else if let held = confirmed[id] { held } else { try self.confirmed(db, id)?.value }
                 shown[id] = .some(row.map { LiveResult.Entry(id: id, fields: declaration.fields(of: $0), row: $0) })
             }
-            for key in state.live.keys {
-                var live = state.live[key]!
+            for key in Array(state.live.keys) {
+                // Taken out of the dictionary, so that the result is changed in place: a copy
+                // left behind would make the change copy every row's place.
+                var live = state.live.removeValue(forKey: key)!
                 var changed = false
                 var reread = false
                 if shown.count > max(64, live.result.count / 8) {
