@@ -139,7 +139,12 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return try store.database.write { db in
-            let held = try String.fetchOne(db, sql: "SELECT cookie FROM subscriptions WHERE key = ?", arguments: [key])
+            // An answer for a subscription the app ended (in flight as it ended) is dropped:
+            // taken, it would bring the subscription back with nothing to keep it up to date.
+            guard let subscription = try GRDB.Row.fetchOne(db, sql: "SELECT cookie FROM subscriptions WHERE key = ?", arguments: [key]) else {
+                return .outdated
+            }
+            let held: String? = subscription["cookie"]
             if difference.replace {
                 if let held, CollectionRows<Row>.precedes(difference.cookie, held) { return .outdated }
             } else if requestCookie == nil || requestCookie != held {
@@ -190,8 +195,10 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         }
     }
 
-    /// Records the subscription `key` (its rows count from now on).
-    func record(_ key: String) throws {
+    /// Records the subscription `key` (its rows count from now on): answers are applied only to
+    /// a recorded subscription.
+    @_spi(Benchmarks)
+    public func record(_ key: String) throws {
         try store.database.write { db in
             try db.execute(
                 sql: "INSERT OR IGNORE INTO subscriptions (key, collection) VALUES (?, ?)", arguments: [key, declaration.name])
@@ -255,41 +262,53 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// `confirmed` (the rows the transaction wrote, `nil` for gone) and those the changes write.
     private func rebase(_ db: Database, confirmed: [String: Row?]) throws {
         // The floor: every subscription's rows contain the changes up to it. With no
-        // subscription, a change the server accepted has nothing left to wait for.
+        // subscription, a change the server accepted has nothing left to wait for. A change at
+        // or below the floor that the server has not answered yet (its answer slower than the
+        // socket, or a refusal, which moves the floor too) is no longer shown, and leaves with
+        // its answer: accepted, or refused and reported.
         let subscriptions =
             try Int.fetchOne(
                 db, sql: "SELECT COUNT(*) FROM subscriptions WHERE collection = ? AND refused = 0", arguments: [declaration.name]) ?? 0
-        if subscriptions == 0 {
-            try db.execute(sql: "DELETE FROM mutations WHERE collection = ? AND answered = 1", arguments: [declaration.name])
-        } else if let floor = try Int64.fetchOne(
-            db, sql: "SELECT MIN(COALESCE(last_mutation_id, 0)) FROM subscriptions WHERE collection = ? AND refused = 0",
-            arguments: [declaration.name])
-        {
-            try db.execute(sql: "DELETE FROM mutations WHERE collection = ? AND sequence <= ?", arguments: [declaration.name, floor])
+        var floor: Int64 = 0
+        if subscriptions > 0 {
+            floor =
+                try Int64.fetchOne(
+                    db, sql: "SELECT MIN(COALESCE(last_mutation_id, 0)) FROM subscriptions WHERE collection = ? AND refused = 0",
+                    arguments: [declaration.name]) ?? 0
         }
+        try db.execute(
+            sql: "DELETE FROM mutations WHERE collection = ? AND answered = 1 AND (? OR sequence <= ?)",
+            arguments: [declaration.name, subscriptions == 0, floor])
         var edits = RowEdits<Row>(read: { id in (try? self.confirmed(db, id))?.value })
         let decoder = JSONDecoder()
-        for data in try Data.fetchAll(db, sql: "SELECT mutation FROM mutations WHERE collection = ? ORDER BY sequence", arguments: [declaration.name])
+        for data in try Data.fetchAll(
+            db, sql: "SELECT mutation FROM mutations WHERE collection = ? AND sequence > ? ORDER BY sequence", arguments: [declaration.name, floor])
         {
-            // A change that no longer decodes (the app's type changed) cannot be shown; it is
-            // still sent as stored.
+            // A change that no longer decodes (the app's type changed) cannot be shown; the
+            // queue hands it back to the server as a refusal.
             (try? decoder.decode(M.self, from: data))?.apply(to: &edits)
         }
         let overlay = edits.written
         try state.withLock { state in
             let affected = Set(confirmed.keys).union(state.overlay.keys).union(overlay.keys)
+            // Everything that can fail is read before the state changes: a write that throws
+            // leaves the overlay and every live query as they were.
+            var shown: [String: LiveResult<Row>.Entry?] = [:]
+            if !state.live.isEmpty {
+                for id in affected {
+                    let row: Row? =
+                        if let written = overlay[id] { written } else if let held = confirmed[id] { held } else { try self.confirmed(db, id)?.value }
+                    shown[id] = .some(row.map { LiveResult.Entry(id: id, fields: declaration.fields(of: $0), row: $0) })
+                }
+            }
             state.overlay = overlay
             guard !affected.isEmpty, !state.live.isEmpty else { return }
-            var shown: [String: LiveResult<Row>.Entry?] = [:]
-            for id in affected {
-                let row: Row? =
-                    if let written = overlay[id] { written } else if let held = confirmed[id] { held } else { try self.confirmed(db, id)?.value }
-                shown[id] = .some(row.map { LiveResult.Entry(id: id, fields: declaration.fields(of: $0), row: $0) })
-            }
             for key in Array(state.live.keys) {
                 // Taken out of the dictionary, so that the result is changed in place: a copy
-                // left behind would make the change copy every row's place.
+                // left behind would make the change copy every row's place. Put back however
+                // this ends.
                 var live = state.live.removeValue(forKey: key)!
+                defer { state.live[key] = live }
                 var changed = false
                 var reread = false
                 if shown.count > max(64, live.result.count / 8) {
@@ -302,7 +321,6 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                         let added = shown.values.compactMap { $0 }.filter { live.result.query.matches($0.fields) }
                         live.result.reset(kept + added)
                     }
-                    state.live[key] = live
                     live.query.publish(live.result.rows)
                     continue
                 }
@@ -318,7 +336,6 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                     live.result.reset(try entries(db, live.result.query, overlay: overlay))
                     changed = true
                 }
-                state.live[key] = live
                 if changed { live.query.publish(live.result.rows) }
             }
         }

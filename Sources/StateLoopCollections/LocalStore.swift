@@ -28,6 +28,7 @@ public final class LocalStore: Sendable {
     let policy: ResourcePolicy
     let clock: any Clock<Duration>
     let queue: MutationQueue
+    private let closed = Mutex(false)
 
     /// Opens (or creates) the store in the file at `path`, which no other store may hold open
     /// (``close()`` releases it).
@@ -91,8 +92,14 @@ public final class LocalStore: Sendable {
     /// Stops sending and closes the file: what an app does as it quits, or a test's relaunch.
     /// The store's collections and subscriptions do nothing after it.
     public func close() throws {
+        closed.withLock { $0 = true }
         queue.stop()
         try database.close()
+    }
+
+    /// Whether ``close()`` was called.
+    var isClosed: Bool {
+        closed.withLock { $0 }
     }
 
     /// The store's schema.

@@ -101,12 +101,19 @@ final class MutationQueue: Sendable {
             guard (try? Self.isUnanswered(sequence, in: database)) == true else { return true }
             do {
                 try await Self.within(policy.requestTimeout, on: clock) { try await send(data, id) }
+                // Marked here, whatever becomes of the collection (released, or its write
+                // failing): a mutation the server accepted is never sent again.
+                try? Self.execute("UPDATE mutations SET answered = 1 WHERE sequence = ?", sequence, in: database)
                 try? member.accepted(sequence)
                 return true
             } catch {
-                switch policy.classify(error) {
+                // A stored mutation the app's type no longer decodes cannot be sent: refused,
+                // rather than holding every later one back.
+                let kind: FailureKind = error is DecodingError ? .unrecoverable : policy.classify(error)
+                switch kind {
                 case .unrecoverable:
                     try? member.refused(sequence, id, error)
+                    try? Self.execute("DELETE FROM mutations WHERE sequence = ?", sequence, in: database)
                     return true
                 case .transient(let retryAfter):
                     attempt += 1
@@ -140,6 +147,11 @@ final class MutationQueue: Sendable {
             group.cancelAll()
             if !answered { throw RequestTimeoutError(timeout: timeout) }
         }
+    }
+
+    /// Runs `sql` with the argument `sequence`.
+    private static func execute(_ sql: String, _ sequence: UInt64, in database: DatabaseQueue) throws {
+        try database.write { db in try db.execute(sql: sql, arguments: [Int64(sequence)]) }
     }
 
     /// The oldest change not answered yet.

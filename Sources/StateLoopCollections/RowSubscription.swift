@@ -33,6 +33,7 @@ public final class RowSubscription: Sendable {
         forget = { try collection.drop(key, refused: false) }
         try? collection.record(key)
         let client = collection.store.clientID
+        let (policy, clock, store) = (collection.store.policy, collection.store.clock, collection.store)
         task.withLock {
             $0 = Task { [current] in
                 // A first sync comes over HTTP, whose body streams: a socket's first message is
@@ -41,7 +42,11 @@ public final class RowSubscription: Sendable {
                 if collection.cookie(of: key) == nil {
                     await Self.ask(source, client: client, collection: collection, key: key, status: current)
                 }
-                while !Task.isCancelled {
+                // Restarts in a row without a message applied: each waits the policy's backoff,
+                // so that a message that can never be read or placed (a row the app's type no
+                // longer decodes) costs a reconnection per backoff, not a loop.
+                let restarts = Locked(0)
+                while !Task.isCancelled && !store.isClosed {
                     let restart = Locked(false)
                     let handle = Locked<Task<Void, Never>?>(nil)
                     let again: @Sendable () -> Void = {
@@ -61,6 +66,7 @@ public final class RowSubscription: Sendable {
                                 guard case .some(let relative) = expected.withLock({ $0 }) else { return }
                                 let outcome = try? collection.apply(difference, requestedWith: relative, to: key)
                                 expected.withLock { $0 = .some(difference.cookie) }
+                                if outcome == .applied { restarts.withLock { $0 = 0 } }
                                 if outcome == .needsCatchUp || outcome == nil { again() }
                             case .closed:
                                 expected.withLock { $0 = nil }
@@ -79,9 +85,20 @@ public final class RowSubscription: Sendable {
                     } onCancel: {
                         socket.cancel()
                     }
-                    // Ended by a message it could not place: opened again at once, from the
-                    // cookie held. Otherwise the source ran until cancelled.
+                    // Ended by a message it could not place: opened again from the cookie held,
+                    // after the backoff. Otherwise the source ran until cancelled.
                     if !restart.withLock({ $0 }) { return }
+                    let attempt = restarts.withLock { count in
+                        count += 1
+                        return count
+                    }
+                    if attempt > 1 {
+                        do {
+                            try await clock.sleep(for: policy.jitter(policy.backoff(beforeRetry: attempt - 1)))
+                        } catch {
+                            return
+                        }
+                    }
                 }
             }
         }

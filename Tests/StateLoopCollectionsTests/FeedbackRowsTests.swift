@@ -28,6 +28,7 @@ import Testing
     @Test func theStateChoosesTheQuery() async throws {
         let store = try LocalStore.inMemory()
         let tasks = store.collection(Board.tasks, mutations: Board.TaskMutation.self)
+        try tasks.record("s")
         try tasks.apply(
             RowsDifference(
                 cookie: Board.cookie(1), replace: true,

@@ -45,6 +45,7 @@ import Testing
     /// either holds it.
     @Test func overlappingSubscriptionsShareRows() throws {
         let (_, tasks) = try collection()
+        for key in ["one", "two"] { try tasks.record(key) }
         let live = tasks.live(Board.project("p1"))
         try tasks.apply(replace([Board.task("a", at: 1, title: "new")], at: 9, counter: 5), requestedWith: nil, to: "one")
         // The other subscription's answer is older for that row: the newer row stays.
@@ -64,6 +65,7 @@ import Testing
     /// refused one is taken off alone.
     @Test func pendingChangesStayUntilEverySubscriptionHasThem() throws {
         let (store, tasks) = try collection()
+        for key in ["one", "two"] { try tasks.record(key) }
         let live = tasks.live(Board.project("p1"))
         try tasks.apply(replace([Board.task("a", at: 1)], at: 1), requestedWith: nil, to: "one")
         try tasks.apply(replace([], at: 1), requestedWith: nil, to: "two")
@@ -81,19 +83,56 @@ import Testing
             requestedWith: Board.cookie(1), to: "one")
         #expect(tasks.pendingCount == 1)
         #expect(live.rows.map(\.id) == ["a", "b"])
-        // Subscription two learns it too (an empty difference): the change leaves the queue,
-        // and the row is shown once, as the server holds it.
+        // Subscription two learns it too (an empty difference): the change is no longer shown
+        // on top (the row is shown once, as the server holds it), and leaves the queue with the
+        // server's answer, slower here than the sockets.
         try tasks.apply(
             RowsDifference(cookie: Board.cookie(2), replace: false, rows: [], removed: [], lastMutationID: 2), requestedWith: Board.cookie(1),
             to: "two")
-        #expect(tasks.pendingCount == 0)
         #expect(live.rows.map(\.id) == ["a", "b"])
+        #expect(tasks.pendingCount == 1)
+        try tasks.accepted(2)
+        #expect(tasks.pendingCount == 0)
+    }
+
+    /// The server refuses a change and moves the client's `lastMutationID` on, and its sockets say
+    /// so before the refusal's answer arrives: the change is no longer shown, and its refusal is
+    /// still reported, once.
+    @Test func aRefusalSlowerThanTheSocketsIsStillReported() async throws {
+        let (store, tasks) = try collection()
+        try tasks.record("s")
+        let live = tasks.live(Board.project("p1"))
+        try tasks.apply(replace([Board.task("a", at: 1)], at: 1), requestedWith: nil, to: "s")
+        let rejections = tasks.rejections()
+        try tasks.mutate(.rename(id: "a", title: "refused"))
+        #expect(live.rows.map(\.title) == ["refused"])
+        try tasks.apply(
+            RowsDifference(cookie: Board.cookie(2), replace: false, rows: [], removed: [], lastMutationID: 1), requestedWith: Board.cookie(1), to: "s"
+        )
+        #expect(live.rows.map(\.title) == ["a"])
+        try tasks.refused(1, id: MutationID(client: store.clientID, sequence: 1), error: HTTPStatusError(status: 404))
+        var reported = rejections.makeAsyncIterator()
+        #expect(await reported.next()?.mutation == .rename(id: "a", title: "refused"))
+        #expect(tasks.pendingCount == 0)
+    }
+
+    /// An answer that arrives after the app ended its subscription is dropped: it does not bring
+    /// the subscription back.
+    @Test func anAnswerAfterTheEndIsDropped() throws {
+        let (_, tasks) = try collection()
+        try tasks.record("s")
+        try tasks.apply(replace([Board.task("a", at: 1)], at: 1), requestedWith: nil, to: "s")
+        try tasks.drop("s", refused: false)
+        #expect(try tasks.apply(replace([Board.task("b", at: 2)], at: 2), requestedWith: nil, to: "s") == .outdated)
+        #expect(tasks.live(Board.project("p1")).rows.isEmpty)
+        #expect(tasks.cookie(of: "s") == nil)
     }
 
     /// A change to a row that a server change moved out of the query: the row leaves the screen
     /// once the server's answer says so, the change does not bring it back.
     @Test func changeToARowThatLeftTheQuery() throws {
         let (_, tasks) = try collection()
+        for key in ["s"] { try tasks.record(key) }
         let p1 = tasks.live(Board.project("p1"))
         try tasks.apply(replace([Board.task("a", at: 1)], at: 1), requestedWith: nil, to: "s")
         try tasks.mutate(.rename(id: "a", title: "offline"))
@@ -114,6 +153,7 @@ import Testing
         let client: ClientID
         do {
             let (store, tasks) = try collection(try LocalStore(path: path))
+            for key in ["s"] { try tasks.record(key) }
             client = store.clientID
             try tasks.apply(replace([Board.task("a", at: 1), Board.task("b", at: 2)], at: 3), requestedWith: nil, to: "s")
             try tasks.mutate(.delete(id: "b"))
@@ -132,6 +172,7 @@ import Testing
     /// A limit query's window shifts when a row above it is deleted: the next row comes in.
     @Test func windowShiftsWhenARowAboveLeaves() throws {
         let (_, tasks) = try collection()
+        for key in ["s"] { try tasks.record(key) }
         try tasks.apply(replace((1...5).map { Board.task("t\($0)", at: $0) }, at: 1), requestedWith: nil, to: "s")
         let first = tasks.live(Board.project("p1", limit: 2))
         #expect(first.rows.map(\.id) == ["t1", "t2"])
@@ -144,6 +185,7 @@ import Testing
     /// A subscription refused (404) takes its rows off; one that answers again is counted again.
     @Test func refusalTakesRowsOff() throws {
         let (_, tasks) = try collection()
+        for key in ["s"] { try tasks.record(key) }
         let live = tasks.live(Board.project("p1"))
         try tasks.apply(replace([Board.task("a", at: 1)], at: 1), requestedWith: nil, to: "s")
         try tasks.drop("s", refused: true)
@@ -157,6 +199,7 @@ import Testing
     /// rows, however far the old epoch's cookie had gone; and a row's new-epoch version wins.
     @Test func aNewEpochResets() throws {
         let (_, tasks) = try collection()
+        for key in ["s"] { try tasks.record(key) }
         let live = tasks.live(Board.project("p1"))
         try tasks.apply(replace([Board.task("a", at: 1), Board.task("b", at: 2)], at: 900, counter: 40), requestedWith: nil, to: "s")
         let restored = RowsDifference(

@@ -39,6 +39,7 @@ extension LocalStore {
         let store = try path.map { try LocalStore(path: $0) } ?? LocalStore.inMemory()
         let tasks = store.collection(TaskRow.collection, mutations: NoMutation.self)
         let rows = (0..<count).map { VersionedRow(id: TaskRow.numbered($0).id, version: Version(epoch: 1, counter: 1), value: TaskRow.numbered($0)) }
+        try tasks.record("all")
         try tasks.apply(RowsDifference(cookie: "1.1.00000000000000aa", replace: true, rows: rows, removed: []), requestedWith: nil, to: "all")
         return (store, tasks)
     }
