@@ -54,7 +54,7 @@ struct LoopbackClient: Sendable {
         let (status, data): (Int, Data)
         do {
             (status, data) = try await send("POST", "/login", body: LoginRequest(name: name, password: "\(name)-pw"))
-        } catch where "\(error)".contains("remoteConnectionClosed") {
+        } catch  where "\(error)".contains("remoteConnectionClosed") {
             // A pooled connection to an earlier server on the same port (a port given again by
             // the system, or a restart), closed as the request went out. A second sign-in is
             // harmless: it issues another session.
