@@ -266,16 +266,12 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         // or below the floor that the server has not answered yet (its answer slower than the
         // socket, or a refusal, which moves the floor too) is no longer shown, and leaves with
         // its answer: accepted, or refused and reported.
-        let subscriptions =
-            try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM subscriptions WHERE collection = ? AND refused = 0", arguments: [declaration.name]) ?? 0
-        var floor: Int64 = 0
-        if subscriptions > 0 {
-            floor =
-                try Int64.fetchOne(
-                    db, sql: "SELECT MIN(COALESCE(last_mutation_id, 0)) FROM subscriptions WHERE collection = ? AND refused = 0",
-                    arguments: [declaration.name]) ?? 0
-        }
+        let counted = try GRDB.Row.fetchOne(
+            db,
+            sql: "SELECT COUNT(*) AS count, MIN(COALESCE(last_mutation_id, 0)) AS floor FROM subscriptions WHERE collection = ? AND refused = 0",
+            arguments: [declaration.name])
+        let subscriptions: Int = counted?["count"] ?? 0
+        let floor: Int64 = subscriptions > 0 ? counted?["floor"] ?? 0 : 0
         try db.execute(
             sql: "DELETE FROM mutations WHERE collection = ? AND answered = 1 AND (? OR sequence <= ?)",
             arguments: [declaration.name, subscriptions == 0, floor])

@@ -44,12 +44,7 @@ extension SyncEndpoint {
             clock: clock,
             logger: logger
         )
-        let pushAddress: @Sendable (String?) -> String = { cookie in
-            let address = address(route + "/push", cookie)
-            guard var components = URLComponents(url: address, resolvingAgainstBaseURL: false) else { return address.absoluteString }
-            components.scheme = components.scheme?.lowercased() == "https" ? "wss" : "ws"
-            return components.string ?? address.absoluteString
-        }
+        let pushAddress: @Sendable (String?) -> String = { cookie in Self.webSocketAddress(of: address(route + "/push", cookie)) }
         return RowSource(
             key: key,
             fetch: { cookie, clientID in
@@ -69,14 +64,8 @@ extension SyncEndpoint {
                     },
                     headers: ["Client-ID": clientID.rawValue],
                     maximumMessageBytes: maximumAnswerBytes,
-                    decode: { text in
-                        let data = Data(text.utf8)
-                        do {
-                            return .value(Versioned(try JSONDecoder().decode(RowsDifference<Row>.self, from: data), version: Version(counter: 0)))
-                        } catch {
-                            if let hint = try? JSONDecoder().decode(ChangeHint.self, from: data) { return hint.changed ? .changed : nil }
-                            return .failed(PushDecodingError(error, message: text))
-                        }
+                    decodeValue: { data in
+                        Versioned(try JSONDecoder().decode(RowsDifference<Row>.self, from: data), version: Version(counter: 0))
                     },
                     onConnectionChange: { connected in
                         await receive(connected ? .opened(cookie: opening.get()) : .closed)

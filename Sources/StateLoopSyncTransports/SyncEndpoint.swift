@@ -181,7 +181,11 @@ public struct SyncEndpoint: Sendable {
 
     /// The WebSocket address (`ws://` or `wss://`) of `path`, one of the app's own paths.
     public func pushURL(_ path: String) -> String {
-        let address = url(path)
+        Self.webSocketAddress(of: url(path))
+    }
+
+    /// `address` with its scheme made `ws` (or `wss` for `https`).
+    static func webSocketAddress(of address: URL) -> String {
         guard var components = URLComponents(url: address, resolvingAgainstBaseURL: false) else { return address.absoluteString }
         components.scheme = components.scheme?.lowercased() == "https" ? "wss" : "ws"
         return components.string ?? address.absoluteString

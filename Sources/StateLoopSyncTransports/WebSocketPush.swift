@@ -37,8 +37,10 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     /// The address of each attempt, asked again at every one: a collection's socket carries the
     /// cookie its reader holds by then.
     private var address: @Sendable () -> String
-    /// Reads one text message.
-    private var decodeText: @Sendable (String) -> PushMessage<Value>? = { Self.decode($0) }
+    /// Reads one message that is not a hint: a versioned value by default.
+    private var decodeValue: @Sendable (Data) throws -> Versioned<Value> = {
+        try JSONDecoder().decode(VersionedPayload<Value>.self, from: $0).versioned
+    }
     /// Whether every connection but the first is followed by a `.changed` hint. A collection's
     /// socket opens with the reader's cookie and its first message catches it up: it needs none.
     private var hintsOnReconnection = true
@@ -359,14 +361,14 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     /// messages read by `decode`, and no hint after a reconnection.
     func following(
         address: @escaping @Sendable () -> String, headers: [String: String], maximumMessageBytes: Int,
-        decode: @escaping @Sendable (String) -> PushMessage<Value>?, onConnectionChange: @escaping @Sendable (Bool) async -> Void
+        decodeValue: @escaping @Sendable (Data) throws -> Versioned<Value>, onConnectionChange: @escaping @Sendable (Bool) async -> Void
     ) -> Self {
         var source = self
         source.headers.merge(headers) { _, new in new }
         source.onConnectionChange = onConnectionChange
         source.maximumMessageBytes = maximumMessageBytes
         source.address = address
-        source.decodeText = decode
+        source.decodeValue = decodeValue
         source.hintsOnReconnection = false
         return source
     }
@@ -376,18 +378,18 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     func decode(_ message: WebSocketMessage) -> PushMessage<Value>? {
         switch message {
         case .text(let text):
-            decodeText(text)
+            decode(text)
         case .binary:
             .failed(PushDecodingError(problem: "a binary message, where JSON text was expected", message: ""))
         }
     }
 
     /// Decodes one text message: a value, a hint, or `.failed` with what is wrong with it.
-    static func decode(_ text: String) -> PushMessage<Value>? {
+    func decode(_ text: String) -> PushMessage<Value>? {
         let data = Data(text.utf8)
         let decoder = JSONDecoder()
         do {
-            return .value(try decoder.decode(VersionedPayload<Value>.self, from: data).versioned)
+            return .value(try decodeValue(data))
         } catch {
             if let hint = try? decoder.decode(ChangeHint.self, from: data) {
                 return hint.changed ? .changed : nil

@@ -41,7 +41,10 @@ import Testing
                     for event in script {
                         await receive(event == .openedHere ? .opened(cookie: held) : event)
                     }
-                    try? await Task.sleep(for: .seconds(3_600))
+                    // Open until the subscription cancels it.
+                    let (open, keep) = AsyncStream.makeStream(of: Never.self)
+                    for await _ in open {}
+                    keep.finish()
                 })
         }
     }

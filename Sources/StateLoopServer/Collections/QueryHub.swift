@@ -57,12 +57,19 @@ final class QueryHub: Sendable {
         /// be worked out from the changed rows alone (a row leaving it lets the next one in), so
         /// the result is read again whole.
         /// Moves each socket's `lastMutationID` on by `progress`.
-        mutating func take(_ progress: [ClientProgressKey: UInt64], scope: String) {
-            guard !progress.isEmpty else { return }
+        /// Returns the sockets whose `lastMutationID` moved.
+        @discardableResult
+        mutating func take(_ progress: [ClientProgressKey: UInt64], scope: String) -> Set<Int> {
+            var moved: Set<Int> = []
+            guard !progress.isEmpty else { return moved }
             for (id, socket) in sockets {
-                guard let client = socket.client, let newest = progress[ClientProgressKey(scope: scope, client: client)] else { continue }
-                sockets[id]?.lastMutationID = max(socket.lastMutationID ?? 0, newest)
+                guard let client = socket.client, let newest = progress[ClientProgressKey(scope: scope, client: client)],
+                    newest > socket.lastMutationID ?? 0
+                else { continue }
+                sockets[id]?.lastMutationID = newest
+                moved.insert(id)
             }
+            return moved
         }
 
         func shiftsWindow(_ commit: Commit) -> Bool {
@@ -140,9 +147,7 @@ final class QueryHub: Sendable {
                     } else {
                         // A mutation that wrote nothing (a value written as it was): its client
                         // learns that it is in all the same, at the position its sockets stand.
-                        let before = subscription.sockets.mapValues(\.lastMutationID)
-                        subscription.take(progress, scope: key.scope)
-                        let moved = Set(subscription.sockets.keys.filter { before[$0] != subscription.sockets[$0]?.lastMutationID })
+                        let moved = subscription.take(progress, scope: key.scope)
                         if !moved.isEmpty, let cookie = subscription.cookie {
                             send(RowsPush(cookie: cookie, replace: false, rows: [], removed: [], lastMutationID: nil), to: subscription, only: moved)
                         }
@@ -257,8 +262,7 @@ final class QueryHub: Sendable {
     /// every subscription that its mutation is in, and may stop showing it on top of rows that
     /// no other message would confirm.
     private func send(_ commit: Commit, to subscription: inout Subscription, scope: String) {
-        let before = subscription.sockets.mapValues(\.lastMutationID)
-        subscription.take(commit.progress, scope: scope)
+        let moved = subscription.take(commit.progress, scope: scope)
         let (rows, removed) =
             commit.rows.isEmpty ? ([], []) : RowCatchUp.difference(of: commit.rows, query: subscription.query, readable: subscription.readable)
         let cookie = CollectionCookie(epoch: commit.rows.first?.version.epoch ?? store.epoch, position: commit.position, of: subscription.query)
@@ -270,8 +274,7 @@ final class QueryHub: Sendable {
         if !rows.isEmpty || !removed.isEmpty {
             send(difference, to: subscription)
         } else {
-            let moved = subscription.sockets.keys.filter { before[$0] != subscription.sockets[$0]?.lastMutationID }
-            if !moved.isEmpty { send(difference, to: subscription, only: Set(moved)) }
+            if !moved.isEmpty { send(difference, to: subscription, only: moved) }
         }
     }
 

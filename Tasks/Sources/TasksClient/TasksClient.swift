@@ -90,10 +90,12 @@ public final class TasksClient: Sendable {
     /// Adds a task titled `title` at the end of `projectID`'s board.
     @discardableResult
     public func add(_ title: String, to projectID: String, status: TaskItem.Status = .todo) throws -> TaskItem {
-        let last = board(projectID)
+        // The board's last task alone, not the board.
+        let last = tasks.live(
+            RowQuery(where: [RowCondition("projectID", equals: .text(projectID))], orderedBy: [RowOrder("position", descending: true)], limit: 1))
         defer { last.stop() }
         let task = TaskItem(
-            id: UUID().uuidString.lowercased(), projectID: projectID, title: title, status: status, position: (last.rows.last?.position ?? 0) + 1)
+            id: UUID().uuidString.lowercased(), projectID: projectID, title: title, status: status, position: (last.rows.first?.position ?? 0) + 1)
         try tasks.mutate(.add(task))
         return task
     }
