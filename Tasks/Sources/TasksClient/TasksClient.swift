@@ -57,6 +57,12 @@ public final class TasksClient: Sendable {
         subscriptions.withLock { $0 += started }
     }
 
+    /// Where each of the subscriptions `start()` made stands (memberships, then tasks): empty
+    /// while stopped. A screen polls it, as subscriptions tell no one when it changes.
+    public var subscriptionStatuses: [RowSubscription.Status] {
+        subscriptions.withLock { $0 }.map(\.status)
+    }
+
     /// Stops syncing; the rows stay on the device.
     public func stop() {
         let stopped = subscriptions.withLock { subscriptions in
