@@ -42,9 +42,33 @@ struct Tasks: AsyncParsableCommand {
         @Option(help: "The SQLite file of the server's data; in memory when left out.")
         var data: String?
 
+        @Option(
+            name: .customLong("member"),
+            help: "Puts a user in a project at start, as user:project or user:project:name (repeat it for more); kept in --data.")
+        var members: [String] = []
+
+        /// The memberships of `--member`, each as user, project and project name.
+        private var memberships: [(user: String, project: String, name: String)] {
+            members.compactMap { member in
+                let parts = member.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+                guard parts.count >= 2, !parts[0].isEmpty, !parts[1].isEmpty else { return nil }
+                return (parts[0], parts[1], parts.count == 3 && !parts[2].isEmpty ? parts[2] : parts[1])
+            }
+        }
+
+        func validate() throws {
+            if memberships.count != members.count {
+                throw ValidationError("--member is user:project or user:project:name")
+            }
+        }
+
         func run() async throws {
             let store = try data.map { try SQLiteStore(path: $0) } ?? SQLiteStore()
             let server = TasksServer(store: store)
+            // With no way to make projects in the app, this is how a server gets its first ones.
+            for member in memberships {
+                try await server.add(member.user, to: member.project, named: member.name)
+            }
             let host = SyncHost(port: port) { port in .init(server.sync, application: server.application(port: port)) }
             let bound = try await host.start()
             print("tasks server on http://127.0.0.1:\(bound) (Ctrl-C stops it)")
