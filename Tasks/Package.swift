@@ -44,6 +44,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The terminal client: a pure core (state, keys, frames) and the thin host that
+        // takes over the terminal.
+        .target(
+            name: "TasksTerminal",
+            dependencies: [
+                "TasksModel", "TasksClient",
+                .product(name: "StateLoopCollections", package: "StateLoop"),
+            ]
+        ),
         // The demo and the chaos runs: a server and several clients in one process, seeded
         // faults, and the verdict.
         .target(
@@ -60,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "tasks",
             dependencies: [
-                "TasksServer", "TasksClient", "TasksDemo",
+                "TasksServer", "TasksClient", "TasksDemo", "TasksTerminal",
                 .product(name: "StateLoopServer", package: "StateLoop"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -68,7 +77,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TasksTests",
-            dependencies: ["TasksModel", "TasksServer", "TasksClient", "TasksDemo"]
+            dependencies: ["TasksModel", "TasksServer", "TasksClient", "TasksDemo", "TasksTerminal"]
         ),
     ],
     swiftLanguageModes: [.v6]
