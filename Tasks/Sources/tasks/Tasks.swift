@@ -2,15 +2,17 @@ import ArgumentParser
 import Foundation
 import Logging
 import StateLoopServer
+import TasksClient
 import TasksDemo
 import TasksServer
+import TasksTerminal
 
-/// `tasks`: the Tasks app's server and its demo.
+/// `tasks`: the Tasks app's server, its terminal client and its demo.
 @main
 struct Tasks: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A team task board on StateLoop's collections.",
-        subcommands: [Demo.self, Server.self],
+        subcommands: [Demo.self, Server.self, Client.self],
         defaultSubcommand: Demo.self
     )
 
@@ -73,6 +75,57 @@ struct Tasks: AsyncParsableCommand {
             let bound = try await host.start()
             print("tasks server on http://127.0.0.1:\(bound) (Ctrl-C stops it)")
             while true { try await Task.sleep(for: .seconds(3_600)) }
+        }
+    }
+
+    /// `tasks client`: one user's board, full-screen in the terminal.
+    struct Client: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Opens a user's task board, full-screen in the terminal (it needs one: not for pipes).")
+
+        @Option(help: "The server's address.")
+        var server: String = "http://127.0.0.1:8090"
+
+        @Option(help: "Who to sign in as: 1 to 32 letters or digits.")
+        var name: String
+
+        @Option(help: "The device's store, a SQLite file kept between runs (pending changes included); in memory when left out.")
+        var store: String?
+
+        func run() async throws {
+            // First: without a screen there is nothing to sign in for.
+            guard TerminalHost.isInteractive else { throw Self.fail(TerminalUnavailable().description) }
+            guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw ValidationError("--server is an http(s) address, such as http://127.0.0.1:8090")
+            }
+            let session: TasksSessionAnswer
+            do {
+                session = try await TasksClient.signIn(server: url, name: name)
+            } catch {
+                throw Self.fail("cannot sign in as \(name) at \(server): \(error)")
+            }
+            // The library's logs would be written over the screen.
+            let quiet = Logger(label: "tasks.client") { _ in SwiftLogNoOpLogHandler() }
+            let client: TasksClient
+            do {
+                client = try TasksClient(server: url, session: session, storePath: store, logger: quiet)
+            } catch {
+                throw Self.fail("cannot open the store \(store ?? "in memory"): \(error)")
+            }
+            client.start()
+            do {
+                try await TerminalHost.run(BoardSession(client: client))
+            } catch {
+                try? client.close()
+                throw Self.fail(error.description)
+            }
+            try client.close()
+        }
+
+        /// Says `message` on standard error; the failure to throw.
+        private static func fail(_ message: String) -> ExitCode {
+            FileHandle.standardError.write(Data("tasks client: \(message)\n".utf8))
+            return .failure
         }
     }
 }
