@@ -27,27 +27,39 @@ final class KeyReader: Sendable {
             defer { ended.signal() }
             var buffer = [UInt8](repeating: 0, count: 512)
             while !stopping.load(ordering: .acquiring) {
-                // A short poll, so that `stop` is seen within a tenth of a second.
-                var descriptor = pollfd(fd: input, events: Int16(POLLIN), revents: 0)
-                let ready = poll(&descriptor, 1, 100)
-                if ready < 0 && errno == EINTR { continue }
-                if ready < 0 {
+                switch readOnce(into: &buffer) {
+                case .idle: continue
+                case .keys(let decoded): if !decoded.isEmpty { keys(decoded) }
+                case .closed:
                     closed()
                     return
                 }
-                if ready == 0 { continue }
-                let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-                if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
-                if count <= 0 {
-                    closed()
-                    return
-                }
-                let decoded = KeyDecoder.decode(Array(buffer[0..<count]))
-                if !decoded.isEmpty { keys(decoded) }
             }
         }
         thread.name = "tasks-keys"
         thread.start()
+    }
+
+    private enum Read {
+        /// Nothing to read yet (or interrupted): look at `stopping` and go on.
+        case idle
+        case keys([Key])
+        /// The input ended or failed.
+        case closed
+    }
+
+    /// Waits a tenth of a second at most for input, so that `stop` is seen soon, and decodes
+    /// what one read brings.
+    private func readOnce(into buffer: inout [UInt8]) -> Read {
+        var watched = pollfd(fd: input, events: Int16(POLLIN), revents: 0)
+        switch poll(&watched, 1, 100) {
+        case 0: return .idle
+        case ..<0: return errno == EINTR ? .idle : .closed
+        default: break
+        }
+        let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+        if count > 0 { return .keys(KeyDecoder.decode(Array(buffer.prefix(count)))) }
+        return count < 0 && (errno == EINTR || errno == EAGAIN) ? .idle : .closed
     }
 
     /// Stops reading and waits for the thread (a poll's time at most), so that no key is read

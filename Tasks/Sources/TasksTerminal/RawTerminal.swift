@@ -27,15 +27,14 @@ final class RawTerminal: Sendable {
         var settings = termios()
         guard isatty(input) == 1, isatty(output) == 1, tcgetattr(input, &settings) == 0 else { throw TerminalUnavailable() }
         var raw = settings
-        // Keys one at a time, not echoed, not translated; Ctrl-C, Ctrl-Z and Ctrl-S arrive as
-        // keys, so that quitting always goes through the way out that restores.
-        raw.c_iflag &= ~tcflag_t(BRKINT | ICRNL | INPCK | ISTRIP | IXON)
-        raw.c_oflag &= ~tcflag_t(OPOST)
-        raw.c_cflag |= tcflag_t(CS8)
-        raw.c_lflag &= ~tcflag_t(ECHO | ICANON | IEXTEN | ISIG)
+        // The C library's raw mode: keys one at a time, unechoed and untranslated, output not
+        // post-processed (frames end their lines in CR LF themselves); and no signal keys, so
+        // Ctrl-C and Ctrl-Z arrive as keys and quitting always goes through the way out that
+        // restores. A read returns as soon as one byte is there.
+        cfmakeraw(&raw)
         withUnsafeMutableBytes(of: &raw.c_cc) { characters in
-            characters[Int(VMIN)] = 1
             characters[Int(VTIME)] = 0
+            characters[Int(VMIN)] = 1
         }
         guard tcsetattr(input, TCSAFLUSH, &raw) == 0 else { throw TerminalUnavailable(reason: "cannot switch the terminal to raw mode") }
         saved.withLock { $0 = settings }
@@ -59,19 +58,20 @@ final class RawTerminal: Sendable {
     }
 
     /// What undoes the screen modes entered.
-    static let leave = "\u{1B}[0m\u{1B}[?7h\u{1B}[?25h\u{1B}[?1049l"
+    static let leave = "\u{1B}[?25h\u{1B}[?7h\u{1B}[0m\u{1B}[?1049l"
 
     /// The size in cells, asked each time (a resize shows in the next frame); 80×24 when the
     /// terminal does not say.
     var size: (width: Int, height: Int) {
-        var window = winsize()
         #if canImport(Darwin)
-            let request = UInt(0x4008_7468)  // TIOCGWINSZ, which Swift does not import on Darwin.
+            // TIOCGWINSZ is a macro Swift does not import on Darwin: its value.
+            let askSize = UInt(0x4008_7468)
         #else
-            let request = UInt(TIOCGWINSZ)
+            let askSize = UInt(TIOCGWINSZ)
         #endif
-        guard ioctl(output, request, &window) == 0, window.ws_col > 0, window.ws_row > 0 else { return (80, 24) }
-        return (Int(window.ws_col), Int(window.ws_row))
+        var window = winsize()
+        let answered = ioctl(output, askSize, &window) == 0
+        return answered && window.ws_col > 0 && window.ws_row > 0 ? (Int(window.ws_col), Int(window.ws_row)) : (80, 24)
     }
 
     /// Writes all of `text`, through short writes and interruptions.
