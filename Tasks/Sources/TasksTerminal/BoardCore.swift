@@ -82,11 +82,18 @@ extension BoardState {
     private mutating func received(_ rows: [TaskItem]) -> [BoardEffect] {
         // Where the cursor was in its column, to stay there if its task left.
         let before = tasks(in: column).firstIndex { $0.id == selectedID }
+        // The first rows of a query made anew (another filter): the cursor stays on its task,
+        // in whichever column shows it now.
+        if !loaded, let task = rows.first(where: { $0.id == selectedID }), columns.contains(task.status) {
+            column = task.status
+        }
         tasks = rows
         loaded = true
         let shown = tasks(in: column)
-        if !shown.contains(where: { $0.id == selectedID }) {
-            selectedID = shown.isEmpty ? nil : shown[min(before ?? 0, shown.count - 1)].id
+        // A cursor whose task left its column takes the task in its row; in an empty column it
+        // keeps its task's id, to find it again when a filter that hid it is undone.
+        if !shown.isEmpty && !shown.contains(where: { $0.id == selectedID }) {
+            selectedID = shown[min(before ?? 0, shown.count - 1)].id
         }
         guard case .detail(let id) = screen else { return [] }
         if let row = rows.first(where: { $0.id == id }) {
@@ -101,9 +108,10 @@ extension BoardState {
     private mutating func rewatch() -> [BoardEffect] {
         generation += 1
         watching = query
+        // The rows go (they are not the new query's), the cursor's task stays, to be found
+        // again in the new rows.
         tasks = []
         loaded = false
-        selectedID = nil
         if !columns.contains(column) { column = columns[0] }
         return [.watch(watching, generation: generation)]
     }
@@ -171,7 +179,7 @@ extension BoardState {
         let row = tasks(in: column).firstIndex { $0.id == selectedID } ?? 0
         column = shown[(index + columnOffset + shown.count) % shown.count]
         let tasks = tasks(in: column)
-        selectedID = tasks.isEmpty ? nil : tasks[min(row, tasks.count - 1)].id
+        if !tasks.isEmpty { selectedID = tasks[min(row, tasks.count - 1)].id }
     }
 
     private mutating func switchProject(by offset: Int) -> [BoardEffect] {

@@ -75,6 +75,30 @@ struct BoardCoreTests {
         #expect(mine.pressing(.character("m")).0.query == BoardQuery(projectID: "p1"))
     }
 
+    @Test("the cursor finds its task again when a filter that hid it is undone")
+    func cursorThroughFilters() {
+        let three = Array(TerminalFixtures.tasks.prefix(3))
+        // doing only: the cursor goes to review (t3).
+        var state = TerminalFixtures.board(tasks: three).pressing(.character("s"), .character("s")).0
+        state = state.after(.tasks([three[2]], generation: state.generation))
+        #expect(state.column == .doing && state.selectedID == "t3")
+        // done only, which is empty: no task under the cursor.
+        state = state.pressing(.character("s")).0
+        state = state.after(.tasks([], generation: state.generation))
+        #expect(state.column == .done && state.selectedTask == nil)
+        // all again: back on review, in doing.
+        state = state.pressing(.character("s")).0
+        state = state.after(.tasks(three, generation: state.generation))
+        #expect(state.column == .doing && state.selectedTask?.id == "t3")
+        // mine hides it (it is bob's); everyone's shows it again, the cursor on it.
+        state = state.pressing(.character("m")).0
+        state = state.after(.tasks([three[0]], generation: state.generation))
+        #expect(state.selectedTask == nil)
+        state = state.pressing(.character("m")).0
+        state = state.after(.tasks(three, generation: state.generation))
+        #expect(state.column == .doing && state.selectedTask?.id == "t3")
+    }
+
     @Test("a task moved out of the one status shown leaves the board with a message")
     func moveOutOfTheFilter() {
         var state = TerminalFixtures.board().pressing(.character("s")).0

@@ -25,7 +25,7 @@ struct TerminalClientTests {
         throw CancellationError()
     }
 
-    @Test("keys add, move, assign and rename a task: the server gets each change, and another user's shows at once")
+    @Test("keys add, move, assign and rename a task and filter the board: the server gets each change, and another user's shows at once")
     func scriptedKeys() async throws {
         var logger = Logger(label: "tasks.test")
         logger.logLevel = .critical
@@ -71,6 +71,28 @@ struct TerminalClientTests {
         try await Self.eventually("the server has it renamed and assigned to ann") {
             let task = try await serverTask()
             return task?.title == "ship it now" && task?.assignee == "ann"
+        }
+
+        // The filters make the board's live query again: mine, then todo only, then doing only.
+        press([.character("m")])
+        try await Self.eventually("mine: ann's task") {
+            let state = session.state
+            return state.watching?.assignee == "ann" && state.loaded && state.tasks.map(\.title) == ["ship it now"]
+        }
+        press([.character("s")])
+        try await Self.eventually("todo: nothing") {
+            let state = session.state
+            return state.watching?.status == .todo && state.loaded && state.tasks.isEmpty
+        }
+        press([.character("s")])
+        try await Self.eventually("doing: the task") {
+            let state = session.state
+            return state.watching?.status == .doing && state.loaded && state.tasks.count == 1
+        }
+        press([.character("s"), .character("s"), .character("m")])
+        try await Self.eventually("all of everyone's again") {
+            let state = session.state
+            return state.watching == BoardQuery(projectID: "p1") && state.loaded && state.selectedTask?.title == "ship it now"
         }
 
         // bob's change shows on ann's board as soon as it comes.
