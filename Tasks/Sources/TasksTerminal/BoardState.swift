@@ -57,7 +57,9 @@ public struct BoardState: Sendable, Hashable {
     public var loaded = false
     /// The column the cursor is in.
     public var column: TaskItem.Status = .todo
-    /// The task under the cursor.
+    /// The task under the cursor; kept while the cursor's column shows none, so that the
+    /// cursor finds its task again when a filter that hid it is undone (``selectedTask`` is
+    /// the task only when it is in the cursor's column).
     public var selectedID: String?
     /// The screen up.
     public var screen: Screen = .board
