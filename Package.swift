@@ -295,7 +295,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StateLoopSyncTests",
-            dependencies: ["StateLoopSync", "StateLoopTesting", "TestSupport"]
+            dependencies: ["StateLoopSync", "StateLoopWire", "StateLoopTesting", "TestSupport"]
         ),
         .testTarget(
             name: "StateLoopSyncTransportTests",

@@ -48,6 +48,11 @@ public final class LiveQuery<Row: Sendable>: Sendable {
         for watcher in watchers { watcher.finish() }
     }
 
+    /// How many `updates()` streams follow it.
+    var watcherCount: Int {
+        state.withLock { $0.watchers.count }
+    }
+
     var onStop: (@Sendable () -> Void)? {
         get { state.withLock { $0.onStop } }
         set { state.withLock { $0.onStop = newValue } }

@@ -28,6 +28,11 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         var indexed: Set<[String]> = []
         var rejections: [Int: AsyncStream<RejectedMutation<M>>.Continuation] = [:]
         var nextRejection = 0
+        /// Who reads ``activity()``, and what the transaction under way did, told once it
+        /// committed.
+        var watchers: [Int: AsyncStream<CollectionActivity>.Continuation] = [:]
+        var nextWatcher = 0
+        var notes: [CollectionActivity] = []
     }
 
     private struct Live {
@@ -39,7 +44,7 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         self.declaration = declaration
         self.store = store
         // The pending changes a previous launch left are on top from the start.
-        _ = try? store.database.write { db in try rebase(db, confirmed: [:]) }
+        _ = try? write { db in try rebase(db, confirmed: [:]) }
     }
 
     // MARK: Reading
@@ -107,11 +112,12 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// Makes `mutation`: shown at once, kept in the store, sent after every change made before it.
     public func mutate(_ mutation: M) throws {
         let data = try JSONEncoder().encode(mutation)
-        try store.database.write { db in
+        try write { db in
             let sequence = try store.nextSequence(db)
             try db.execute(
                 sql: "INSERT INTO mutations (sequence, collection, mutation) VALUES (?, ?, ?)",
                 arguments: [Int64(sequence), declaration.name, data])
+            note(CollectionActivity(.queued(sequence: sequence, mutation: data)))
             try rebase(db, confirmed: [:])
         }
         store.queue.wake()
@@ -138,7 +144,7 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     public func apply(_ difference: RowsDifference<Row>, requestedWith requestCookie: String?, to key: String) throws -> CollectionRows<Row>.Outcome {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        return try store.database.write { db in
+        let outcome = try write { db -> CollectionRows<Row>.Outcome in
             // An answer for a subscription the app ended (in flight as it ended) is dropped:
             // taken, it would bring the subscription back with nothing to keep it up to date.
             guard let subscription = try GRDB.Row.fetchOne(db, sql: "SELECT cookie FROM subscriptions WHERE key = ?", arguments: [key]) else {
@@ -150,7 +156,8 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             } else if requestCookie == nil || requestCookie != held {
                 return .needsCatchUp
             }
-            var confirmed: [String: Row?] = [:]
+            var confirmed: [String: LiveResult<Row>.Entry?] = [:]
+            confirmed.reserveCapacity(difference.rows.count + difference.removed.count)
             // A difference names what leaves; only a whole result needs every row held.
             let leaving =
                 difference.replace
@@ -168,20 +175,30 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                     confirmed[id] = .some(nil)
                 }
             }
-            for row in difference.rows {
-                try db.execute(
-                    sql: "INSERT OR IGNORE INTO members (subscription, collection, id) VALUES (?, ?, ?)", arguments: [key, declaration.name, row.id])
-                let stored = try StoredVersion.fetchOne(
-                    db.cachedStatement(sql: "SELECT epoch, counter FROM rows WHERE collection = ? AND id = ?"), arguments: [declaration.name, row.id])
+            // The values as the server sent them, when the message kept them: not encoded again.
+            let encoded = difference.encoded
+            // Into a collection with no rows yet (a first sync), no row has a version to compare.
+            let holdsRows =
+                try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM rows WHERE collection = ?)", arguments: [declaration.name]) ?? true
+            for (index, row) in difference.rows.enumerated() {
+                try db.cachedStatement(sql: "INSERT OR IGNORE INTO members (subscription, collection, id) VALUES (?, ?, ?)")
+                    .execute(arguments: [key, declaration.name, row.id])
+                let stored =
+                    holdsRows
+                    ? try StoredVersion.fetchOne(
+                        db.cachedStatement(sql: "SELECT epoch, counter FROM rows WHERE collection = ? AND id = ?"),
+                        arguments: [declaration.name, row.id])
+                    : nil
                 // A row held by another subscription at a later version stays as it is: never an older row.
                 if let stored, !(stored.version < row.version) { continue }
+                let fields = declaration.fields(of: row.value)
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO rows (collection, id, epoch, counter, json, fields) VALUES (?, ?, ?, ?, ?, ?)")
                     .execute(
                         arguments: [
                             declaration.name, row.id, Int64(bitPattern: row.version.epoch), Int64(bitPattern: row.version.counter),
-                            try encoder.encode(row.value), Self.fieldsText(declaration.fields(of: row.value)),
+                            try encoded?[index] ?? encoder.encode(row.value), FieldsJSON.encode(fields),
                         ])
-                confirmed[row.id] = .some(row.value)
+                confirmed[row.id] = .some(LiveResult.Entry(id: row.id, fields: fields, row: row.value))
             }
             try db.execute(
                 sql: """
@@ -193,6 +210,12 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             try rebase(db, confirmed: confirmed)
             return .applied
         }
+        announce(subscription: key) {
+            .answer(
+                replace: difference.replace, cookie: difference.cookie, rows: difference.rows.map(\.id), removed: difference.removed,
+                lastMutationID: difference.lastMutationID, outcome: "\(outcome)")
+        }
+        return outcome
     }
 
     /// Records the subscription `key` (its rows count from now on): answers are applied only to
@@ -208,8 +231,8 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// Drops the rows of the subscription `key` that no other holds: the query refused the
     /// reader (`refused`), or the app ended the subscription (forgotten with its cookie).
     func drop(_ key: String, refused: Bool) throws {
-        try store.database.write { db in
-            var confirmed: [String: Row?] = [:]
+        try write { db in
+            var confirmed: [String: LiveResult<Row>.Entry?] = [:]
             for id in try String.fetchAll(db, sql: "SELECT id FROM members WHERE subscription = ?", arguments: [key]) {
                 try db.execute(sql: "DELETE FROM members WHERE subscription = ? AND id = ?", arguments: [key, id])
                 if try !isHeld(db, id) {
@@ -222,6 +245,7 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             } else {
                 try db.execute(sql: "DELETE FROM subscriptions WHERE key = ?", arguments: [key])
             }
+            note(CollectionActivity(subscription: key, .dropped(refused: refused)))
             try rebase(db, confirmed: confirmed)
         }
     }
@@ -231,17 +255,19 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// The server accepted the change `sequence`: it stays on top until every subscription's
     /// rows contain it.
     func accepted(_ sequence: UInt64) throws {
-        try store.database.write { db in
+        try write { db in
             try db.execute(sql: "UPDATE mutations SET answered = 1 WHERE sequence = ?", arguments: [Int64(sequence)])
+            note(CollectionActivity(.accepted(sequence: sequence)))
             try rebase(db, confirmed: [:])
         }
     }
 
     /// The server refused the change `sequence`: taken off alone, and reported.
     func refused(_ sequence: UInt64, id: MutationID, error: any Error) throws {
-        let mutation = try store.database.write { db -> M? in
+        let mutation = try write { db -> M? in
             let data = try Data.fetchOne(db, sql: "SELECT mutation FROM mutations WHERE sequence = ?", arguments: [Int64(sequence)])
             try db.execute(sql: "DELETE FROM mutations WHERE sequence = ?", arguments: [Int64(sequence)])
+            note(CollectionActivity(.refused(sequence: sequence, message: "\(error)")))
             try rebase(db, confirmed: [:])
             return data.flatMap { try? JSONDecoder().decode(M.self, from: $0) }
         }
@@ -259,8 +285,9 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
 
     /// Takes off the changes every subscription's rows contain, replays the others on the rows
     /// held now, and moves the live queries by every row whose shown value changed: those of
-    /// `confirmed` (the rows the transaction wrote, `nil` for gone) and those the changes write.
-    private func rebase(_ db: Database, confirmed: [String: Row?]) throws {
+    /// `confirmed` (the rows the transaction wrote, with their fields; `nil` for gone) and
+    /// those the changes write.
+    private func rebase(_ db: Database, confirmed: [String: LiveResult<Row>.Entry?]) throws {
         // The floor: every subscription's rows contain the changes up to it. With no
         // subscription, a change the server accepted has nothing left to wait for. A change at
         // or below the floor that the server has not answered yet (its answer slower than the
@@ -272,6 +299,12 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             arguments: [declaration.name])
         let subscriptions: Int = counted?["count"] ?? 0
         let floor: Int64 = subscriptions > 0 ? counted?["floor"] ?? 0 : 0
+        if isWatched {
+            let contained = try Int64.fetchAll(
+                db, sql: "SELECT sequence FROM mutations WHERE collection = ? AND answered = 1 AND (? OR sequence <= ?) ORDER BY sequence",
+                arguments: [declaration.name, subscriptions == 0, floor])
+            if !contained.isEmpty { note(CollectionActivity(.contained(sequences: contained.map { UInt64(bitPattern: $0) }))) }
+        }
         try db.execute(
             sql: "DELETE FROM mutations WHERE collection = ? AND answered = 1 AND (? OR sequence <= ?)",
             arguments: [declaration.name, subscriptions == 0, floor])
@@ -291,10 +324,16 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             // leaves the overlay and every live query as they were.
             var shown: [String: LiveResult<Row>.Entry?] = [:]
             if !state.live.isEmpty {
+                shown.reserveCapacity(affected.count)
                 for id in affected {
-                    let row: Row? =
-                        if let written = overlay[id] { written } else if let held = confirmed[id] { held } else { try self.confirmed(db, id)?.value }
-                    shown[id] = .some(row.map { LiveResult.Entry(id: id, fields: declaration.fields(of: $0), row: $0) })
+                    if let written = overlay[id] {
+                        shown[id] = .some(written.map { LiveResult.Entry(id: id, fields: declaration.fields(of: $0), row: $0) })
+                    } else if let held = confirmed[id] {
+                        shown[id] = .some(held)
+                    } else {
+                        shown[id] = .some(
+                            try self.confirmed(db, id).map { LiveResult.Entry(id: id, fields: declaration.fields(of: $0.value), row: $0.value) })
+                    }
                 }
             }
             state.overlay = overlay
@@ -335,6 +374,64 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                 if changed { live.query.publish(live.result.rows) }
             }
         }
+    }
+
+    // MARK: Activity
+
+    /// What the collection does from now on, for an inspector: each answer applied or set
+    /// aside, each subscription's status, each change's steps, told once its transaction
+    /// committed. A reader that falls far behind loses the oldest.
+    package func activity() -> AsyncStream<CollectionActivity> {
+        let (stream, continuation) = AsyncStream.makeStream(of: CollectionActivity.self, bufferingPolicy: .bufferingNewest(4_096))
+        let id = state.withLock { state in
+            state.nextWatcher += 1
+            state.watchers[state.nextWatcher] = continuation
+            return state.nextWatcher
+        }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.watchers.removeValue(forKey: id) } }
+        return stream
+    }
+
+    /// Tells the watchers at once (what happened outside a transaction); `kind` is made only when
+    /// someone watches.
+    func announce(subscription: String? = nil, _ kind: () -> CollectionActivity.Kind) {
+        let watchers = state.withLock { Array($0.watchers.values) }
+        guard !watchers.isEmpty else { return }
+        let activity = CollectionActivity(subscription: subscription, kind())
+        for watcher in watchers { watcher.yield(activity) }
+    }
+
+    private var isWatched: Bool {
+        state.withLock { !$0.watchers.isEmpty }
+    }
+
+    /// Keeps `activity` for the watchers until the transaction under way commits.
+    private func note(_ activity: @autoclosure () -> CollectionActivity) {
+        state.withLock { state in
+            if !state.watchers.isEmpty { state.notes.append(activity()) }
+        }
+    }
+
+    /// A write transaction of the store, whose notes are told once it committed (and dropped if
+    /// it threw).
+    private func write<T>(_ body: (Database) throws -> T) throws -> T {
+        let (result, notes) = try store.database.write { db in
+            state.withLock { $0.notes = [] }
+            let result = try body(db)
+            return (
+                result,
+                state.withLock { state in
+                    defer { state.notes = [] }
+                    return state.notes
+                }
+            )
+        }
+        if !notes.isEmpty {
+            for watcher in state.withLock({ Array($0.watchers.values) }) {
+                for activity in notes { watcher.yield(activity) }
+            }
+        }
+        return result
     }
 
     // MARK: SQL
@@ -385,40 +482,6 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     private func isHeld(_ db: Database, _ id: String) throws -> Bool {
         try Bool.fetchOne(
             db, sql: "SELECT EXISTS (SELECT 1 FROM members WHERE collection = ? AND id = ?)", arguments: [declaration.name, id]) ?? false
-    }
-
-    /// The fields as the store keeps them: a JSON object, keys sorted (names are tokens, which
-    /// need no escaping). Written by hand: a first sync writes it for every row.
-    static func fieldsText(_ fields: [String: FieldValue]) -> String {
-        var text = "{"
-        for (index, name) in fields.keys.sorted().enumerated() {
-            if index > 0 { text += "," }
-            text += "\"\(name)\":"
-            switch fields[name]! {
-            case .null: text += "null"
-            case .integer(let number): text += String(number)
-            case .real(let number): text += number.isFinite ? "\(number)" : "null"
-            case .text(let string): text += quoted(string)
-            }
-        }
-        return text + "}"
-    }
-
-    /// `string` as a JSON string.
-    private static func quoted(_ string: String) -> String {
-        var quoted = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": quoted += "\\\""
-            case "\\": quoted += "\\\\"
-            case "\n": quoted += "\\n"
-            case "\r": quoted += "\\r"
-            case "\t": quoted += "\\t"
-            case _ where scalar.value < 0x20: quoted += String(format: "\\u%04x", scalar.value)
-            default: quoted.unicodeScalars.append(scalar)
-            }
-        }
-        return quoted + "\""
     }
 
     private static func expression(_ field: String) -> String {

@@ -34,13 +34,23 @@ public final class RowSubscription: Sendable {
         try? collection.record(key)
         let client = collection.store.clientID
         let (policy, clock, store) = (collection.store.policy, collection.store.clock, collection.store)
+        // Every change of status goes through here, so that an inspector sees each once.
+        let current = current
+        let change: @Sendable (@escaping @Sendable (Status) -> Status) -> Void = { [weak collection] next in
+            let (old, new) = current.withLock { status in
+                let old = status
+                status = next(old)
+                return (old, status)
+            }
+            if old != new { collection?.announce(subscription: key) { .status(new) } }
+        }
         task.withLock {
-            $0 = Task { [current] in
+            $0 = Task {
                 // A first sync comes over HTTP, whose body streams: a socket's first message is
                 // one frame, which a large result would hold up past the server's patience for
                 // a reader that does not read. The socket then opens from its cookie.
                 if collection.cookie(of: key) == nil {
-                    await Self.ask(source, client: client, collection: collection, key: key, status: current)
+                    await Self.ask(source, client: client, collection: collection, key: key, change: change)
                 }
                 // Restarts in a row without a message applied: each waits the policy's backoff,
                 // so that a message that can never be read or placed (a row the app's type no
@@ -61,7 +71,7 @@ public final class RowSubscription: Sendable {
                             switch event {
                             case .opened(let cookie):
                                 expected.withLock { $0 = .some(cookie) }
-                                current.withLock { $0 = .live }
+                                change { _ in .live }
                             case .difference(let difference):
                                 guard case .some(let relative) = expected.withLock({ $0 }) else { return }
                                 let outcome = try? collection.apply(difference, requestedWith: relative, to: key)
@@ -70,9 +80,9 @@ public final class RowSubscription: Sendable {
                                 if outcome == .needsCatchUp || outcome == nil { again() }
                             case .closed:
                                 expected.withLock { $0 = nil }
-                                current.withLock { if $0 == .live { $0 = .connecting } }
+                                change { $0 == .live ? .connecting : $0 }
                             case .refused:
-                                await Self.ask(source, client: client, collection: collection, key: key, status: current)
+                                await Self.ask(source, client: client, collection: collection, key: key, change: change)
                             case .unreadable:
                                 again()
                             }
@@ -127,17 +137,20 @@ public final class RowSubscription: Sendable {
     }
 
     /// Fetches once (the first sync, or after the server refused the socket, to learn why): the
-    /// answer is applied, and a 404 takes the rows off.
+    /// answer is applied, and a 404 takes the rows off. An answer after a refusal means the
+    /// reader may read again: connecting, until the socket opens.
     private static func ask<Row, M>(
-        _ source: RowSource<Row>, client: ClientID, collection: LocalCollection<Row, M>, key: String, status: Locked<Status>
+        _ source: RowSource<Row>, client: ClientID, collection: LocalCollection<Row, M>, key: String,
+        change: @Sendable (@escaping @Sendable (Status) -> Status) -> Void
     ) async {
         let held = collection.cookie(of: key)
         do {
             let answer = try await source.fetch(held, client)
             try collection.apply(answer, requestedWith: held, to: key)
+            change { $0 == .refused ? .connecting : $0 }
         } catch let error as HTTPStatusError where error.status == 404 {
             try? collection.drop(key, refused: true)
-            status.value = .refused
+            change { _ in .refused }
         } catch {}
     }
 }

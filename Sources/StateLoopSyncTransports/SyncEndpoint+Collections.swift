@@ -51,7 +51,7 @@ extension SyncEndpoint {
                 let request = HTTPExchange.request(
                     .GET, address(route, cookie), headers: headers.merging(["Client-ID": clientID.rawValue]) { _, id in id })
                 let data = try await HTTPExchange.body(of: request, client: client, limit: maximumAnswerBytes)
-                return try JSONDecoder().decode(RowsDifference<Row>.self, from: data)
+                return try RowsDifference<Row>.decode(message: data)
             },
             push: { clientID, cookie, receive in
                 // The cookie of the socket being opened, for the event that says it opened.
@@ -65,7 +65,7 @@ extension SyncEndpoint {
                     headers: ["Client-ID": clientID.rawValue],
                     maximumMessageBytes: maximumAnswerBytes,
                     decodeValue: { data in
-                        Versioned(try JSONDecoder().decode(RowsDifference<Row>.self, from: data), version: Version(counter: 0))
+                        Versioned(try RowsDifference<Row>.decode(message: data), version: Version(counter: 0))
                     },
                     onConnectionChange: { connected in
                         await receive(connected ? .opened(cookie: opening.get()) : .closed)

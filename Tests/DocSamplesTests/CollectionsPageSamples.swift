@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import StateLoopCollections
 import StateLoopSyncTransports
 
@@ -42,6 +43,18 @@ enum CollectionsPageSamples {
         try board.mutate(.move(taskID, to: 3))  // on screen at once, sent in order, once
         for await rows in open.updates() { show(rows) }
         subscription.stop()
+        // End of the example.
+    }
+
+    @MainActor
+    static func screen(open: LiveQuery<TaskRow>, draw: @escaping @Sendable () -> Void) {
+        // Sources/StateLoopCollections/StateLoopCollections.docc/StateLoopCollections.md:
+        let observed = open.observed()  // on the main actor; a SwiftUI view keeps it in @State
+        withObservationTracking {
+            _ = observed.rows  // what a view's body reads
+        } onChange: {
+            draw()  // SwiftUI draws the view again
+        }
         // End of the example.
     }
 }

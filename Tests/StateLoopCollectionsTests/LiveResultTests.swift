@@ -44,14 +44,4 @@ import Testing
             if result.entries.map(\.id) != whole() { return }
         }
     }
-
-    /// The fields the store keeps are the JSON a decoder reads back as the same values.
-    @Test func fieldsTextIsJSON() throws {
-        let fields: [String: FieldValue] = [
-            "a": .text("quote \" backslash \\ newline \n tab \t bell \u{7} é 🚀"), "b": .integer(-3), "c": .real(2.5), "d": .null,
-            "e": .real(1e300),
-        ]
-        let text = LocalCollection<Board.TaskRow, Board.TaskMutation>.fieldsText(fields)
-        #expect(try JSONDecoder().decode([String: FieldValue].self, from: Data(text.utf8)) == fields)
-    }
 }

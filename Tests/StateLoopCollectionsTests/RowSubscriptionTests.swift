@@ -92,6 +92,43 @@ import Testing
         subscription.stop()
     }
 
+    /// Access back after a refusal: the next answer brings the rows back and the status leaves
+    /// `.refused`. Each status is told once, in order, to the collection's activity.
+    @Test func accessBackAfterARefusal() async throws {
+        let store = try LocalStore.inMemory()
+        let tasks = store.collection(Board.tasks, mutations: Board.TaskMutation.self)
+        let asked = Locked(0)
+        let scripted = ScriptedSource(
+            [[.openedHere, difference([Board.task("a", at: 1)], at: 5, replace: true), .closed, .refused, .refused, .openedHere]],
+            // The first sync fails; the first refusal's answer says 404; the next, the rows.
+            answer: { cookie in
+                let attempt = asked.withLock { count in
+                    count += 1
+                    return count
+                }
+                if attempt < 3 { throw HTTPStatusError(status: attempt == 1 ? 503 : 404) }
+                return RowsDifference(
+                    cookie: Board.cookie(9), replace: true, rows: Board.versioned([Board.task("b", at: 2)], counter: 9), removed: [])
+            })
+        let activity = tasks.activity()
+        let live = tasks.live(Board.project("p1"))
+        let subscription = tasks.subscribe(scripted.source)
+        #expect(await eventually { subscription.status == .live && live.rows.map(\.id) == ["b"] }, "status \(subscription.status)")
+        let statuses = Locked<[RowSubscription.Status]>([])
+        let dropped = Locked<[Bool]>([])
+        _ = await firstElement(of: activity, within: .seconds(10)) { event in
+            switch event.kind {
+            case .status(let status): statuses.withLock { $0.append(status) }
+            case .dropped(let refused): dropped.withLock { $0.append(refused) }
+            default: break
+            }
+            return statuses.value.count == 5
+        }
+        #expect(statuses.value == [.live, .connecting, .refused, .connecting, .live])
+        #expect(dropped.value == [true])
+        subscription.stop()
+    }
+
     @Test func endingASubscriptionKeepsRowsAnotherHolds() async throws {
         let store = try LocalStore.inMemory()
         let tasks = store.collection(Board.tasks, mutations: Board.TaskMutation.self)

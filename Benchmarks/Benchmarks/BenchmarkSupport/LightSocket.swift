@@ -97,7 +97,7 @@ private final class FrameCounter: ChannelInboundHandler {
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
         case .text, .binary:
-            tally.frameArrived()
+            tally.frameArrived(bytes: frame.length)
         case .ping:
             let pong = WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)
             context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
@@ -115,6 +115,7 @@ private final class FrameCounter: ChannelInboundHandler {
 public final class FrameTally: Sendable {
     private struct State {
         var frames = 0
+        var payloadBytes = 0
         var closed = 0
         var target = Int.max
         var reachedAt: ContinuousClock.Instant?
@@ -127,14 +128,17 @@ public final class FrameTally: Sendable {
     public init() {}
 
     public var frames: Int { state.withLock { $0.frames } }
+    /// The text and binary frames' payload bytes, all sockets together.
+    public var payloadBytes: Int { state.withLock { $0.payloadBytes } }
     public var closed: Int { state.withLock { $0.closed } }
 
     /// Called on a socket's event loop for each frame: takes the time before the lock, so the
     /// instant is the frame's, not the lock's.
-    func frameArrived() {
+    func frameArrived(bytes: Int) {
         let now = ContinuousClock.now
         let waiter = state.withLock { state -> CheckedContinuation<ContinuousClock.Instant, any Error>? in
             state.frames += 1
+            state.payloadBytes += bytes
             guard state.frames == state.target else { return nil }
             state.reachedAt = now
             defer { state.waiter = nil }

@@ -197,6 +197,7 @@
         private var header: (UInt64, UInt64) = (0, 0)
         private var headerCount = 0
         private var remaining = 0
+        private var length = 0
         private var opcode: UInt8 = 0
         private(set) var sawClose = false
 
@@ -218,13 +219,14 @@
                 opcode = byte(0) & 0x0F
                 headerCount = 0
                 remaining = length
+                self.length = length
                 if length == 0 { finish(tally) }
             }
         }
 
         private mutating func finish(_ tally: FrameTally) {
             switch opcode {
-            case 0x1, 0x2: tally.frameArrived()
+            case 0x1, 0x2: tally.frameArrived(bytes: length)
             case 0x8:
                 if !sawClose { tally.socketClosed() }
                 sawClose = true

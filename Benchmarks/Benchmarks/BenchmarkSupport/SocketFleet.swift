@@ -95,6 +95,9 @@ public final class SocketFleet: Sendable {
         }
     }
 
+    /// The payload bytes of every frame the sockets received so far, all sockets together.
+    public var payloadBytes: Int { tally.payloadBytes }
+
     /// One round: sends the server `command(round)` (numbered from 1), whose answer must be
     /// `done MICROSECONDS`, and waits for one frame on every socket. Returns the time from the
     /// command to the last frame, and the server's own microseconds.

@@ -43,7 +43,7 @@ enum WireMessage {
 
     /// `text` as a JSON string.
     private static func string(_ text: String) -> Data {
-        (try? KitJSON.encoder.encode(text)) ?? Data(#""""#.utf8)
+        Data(JSONBytes.quoted(text).utf8)
     }
 
     /// `{"changed": true}`: StateLoopWire's `ChangeHint`.

@@ -33,7 +33,7 @@ package enum RowSQL {
 
     /// Stored fields read back.
     package static func decode(_ text: String) throws -> [String: FieldValue] {
-        try KitJSON.decoder.decode([String: FieldValue].self, from: Data(text.utf8))
+        try FieldsJSON.decode(text) ?? KitJSON.decoder.decode([String: FieldValue].self, from: Data(text.utf8))
     }
 
     /// A row change's fields as the change feed keeps them: `{"before": …, "after": …}`.

@@ -1,0 +1,82 @@
+import Foundation
+import StateLoopWire
+import Testing
+
+/// The JSON StateLoop reads by hand (a row's fields, a collection message's envelope) must read
+/// exactly as `JSONDecoder` reads it, or give up so that `JSONDecoder` does.
+@Suite struct HandReadJSONTests {
+    struct Task: Codable, Sendable, Hashable {
+        var id: String
+        var title: String
+        var position: Int
+        var tags: [String] = []
+    }
+
+    @Test func fieldsReadBackAsWritten() throws {
+        let samples: [[String: FieldValue]] = [
+            [:],
+            ["position": .integer(-42), "done": .bool(true), "projectID": .text("p1")],
+            ["score": .real(0.5), "big": .integer(.max), "small": .integer(.min), "none": .null],
+            ["title": .text("quote \" backslash \\ slash / tab \t newline \n unicode é 🚲")],
+            ["exponent": .real(1.5e300), "negative": .real(-0.25)],
+        ]
+        for fields in samples {
+            let text = FieldsJSON.encode(fields)
+            #expect(FieldsJSON.decode(text) == fields, "\(text)")
+            // What JSONDecoder reads from the same text.
+            #expect(try JSONDecoder().decode([String: FieldValue].self, from: Data(text.utf8)) == fields)
+            // And what JSONEncoder wrote (the server's older rows), read by hand.
+            let encoded = String(decoding: try JSONEncoder().encode(fields), as: UTF8.self)
+            #expect(FieldsJSON.decode(encoded) == fields, "\(encoded)")
+        }
+        // PostgreSQL's jsonb text has spaces.
+        #expect(
+            FieldsJSON.decode(#"{"a": 1, "b": "x", "c": null, "d": false}"#) == ["a": .integer(1), "b": .text("x"), "c": .null, "d": .integer(0)])
+        // A control character is escaped as \u, which the hand reader leaves to JSONDecoder.
+        let control = FieldsJSON.encode(["bell": .text("\u{07}")])
+        #expect(FieldsJSON.decode(control) == nil)
+        #expect(try JSONDecoder().decode([String: FieldValue].self, from: Data(control.utf8)) == ["bell": .text("\u{07}")])
+        // Anything else is not taken.
+        for odd in [#"{"a":{"b":1}}"#, #"{"a":[1]}"#, #"{"a":1"#, #"{"a":1} x"#, #"["a"]"#, #"{"a":nul}"#, ""] {
+            #expect(FieldsJSON.decode(odd) == nil, "\(odd)")
+        }
+    }
+
+    @Test func aMessageReadByHandEqualsJSONDecoders() throws {
+        let messages = [
+            #"{"cookie":"1.5.00000000000000aa","replace":true,"rows":[{"id":"t1","version":{"epoch":1,"counter":3},"value":{"id":"t1","title":"A, \"b\" [c] {d}","position":1,"tags":["x","y"]}}],"removed":[],"lastMutationID":12}"#,
+            #"{"cookie":"1.6.00000000000000aa","replace":false,"rows":[],"removed":["t1","t\/2"]}"#,
+            // Spaces, another order of keys, a key the client does not know.
+            #" { "rows" : [ { "value" : { "title" : "é", "position" : -3, "id" : "t9", "tags" : [ ] } , "version" : { "counter" : 4 , "epoch" : 2 } , "id" : "t9" } ] , "later" : {"x": [1, {"y": "}"}]}, "cookie" : "2.1.00000000000000aa" , "replace" : false , "removed" : [ ] , "lastMutationID" : null } "#,
+        ]
+        for message in messages {
+            let data = Data(message.utf8)
+            let byHand = try RowsDifference<Task>.decode(message: data)
+            #expect(byHand == (try JSONDecoder().decode(RowsDifference<Task>.self, from: data)), "\(message)")
+            let encoded = try #require(byHand.encoded, "the hand reader gave up on \(message)")
+            // Each value's bytes, as sent, decode to the row.
+            for (index, row) in byHand.rows.enumerated() {
+                #expect(try JSONDecoder().decode(Task.self, from: encoded[index]) == row.value)
+            }
+        }
+        // A \u escape in an id: JSONDecoder reads it, the same difference.
+        let escaped = Data(#"{"cookie":"c","replace":false,"rows":[],"removed":["t\u0031"]}"#.utf8)
+        let fallback = try RowsDifference<Task>.decode(message: escaped)
+        #expect(fallback.removed == ["t1"])
+        #expect(fallback.encoded == nil)
+        // A message JSONDecoder refuses is refused.
+        #expect(throws: (any Error).self) { try RowsDifference<Task>.decode(message: Data(#"{"replace":true}"#.utf8)) }
+        #expect(throws: (any Error).self) {
+            try RowsDifference<Task>.decode(
+                message: Data(
+                    #"{"cookie":"c","replace":true,"rows":[{"id":"t","version":{"epoch":1,"counter":1},"value":{"id":3}}],"removed":[]}"#.utf8))
+        }
+    }
+
+    @Test func quotedStringsReadBack() throws {
+        for text in ["", "plain", "a\"b", "back\\slash", "new\nline", "\u{01}\u{1f}", "é 🚲", "/"] {
+            let quoted = JSONBytes.quoted(text)
+            #expect(try JSONDecoder().decode(String.self, from: Data(quoted.utf8)) == text, "\(quoted)")
+        }
+    }
+}
