@@ -31,6 +31,8 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         /// Who reads ``activity()``, and what the transaction under way did, told once it
         /// committed.
         var watchers: [Int: AsyncStream<CollectionActivity>.Continuation] = [:]
+        /// The subscriptions that run, by key, with how many ``RowSubscription``s share each.
+        var running: [String: (runner: SubscriptionRunner, holders: Int)] = [:]
         var nextWatcher = 0
         var notes: [CollectionActivity] = []
     }
@@ -129,8 +131,42 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// the cookie held, each message applied under the protocol's rules, opened again after
     /// each end. The subscription's rows stay in the store when it stops (``RowSubscription/stop()``),
     /// and leave it when it ends (``RowSubscription/end()``).
+    ///
+    /// Subscribing again to a query that runs (the same source key: a second screen on it) shares
+    /// its socket and cookie: two sockets on one cookie would each find the other's messages in
+    /// the way, and open again forever.
     public func subscribe(_ source: RowSource<Row>) -> RowSubscription {
-        RowSubscription(source: source, collection: self)
+        let key = source.key
+        let made = SubscriptionRunner(source: source, collection: self)
+        let (runner, isNew) = state.withLock { state in
+            if let running = state.running[key] {
+                state.running[key]!.holders += 1
+                return (running.runner, false)
+            }
+            state.running[key] = (made, 1)
+            return (made, true)
+        }
+        if isNew { runner.start() }
+        return RowSubscription(
+            runner: runner,
+            release: { [weak self] in self?.release(key, runner) ?? true },
+            forget: { [weak self] in try self?.drop(key, refused: false) })
+    }
+
+    /// One subscription to `key` let go of `runner`: stopped when none holds it. Whether none
+    /// does now.
+    private func release(_ key: String, _ runner: SubscriptionRunner) -> Bool {
+        let last = state.withLock { state -> Bool in
+            guard let running = state.running[key], running.runner === runner else { return true }
+            if running.holders > 1 {
+                state.running[key]!.holders -= 1
+                return false
+            }
+            state.running[key] = nil
+            return true
+        }
+        if last { runner.cancel() }
+        return last
     }
 
     /// The cookie held for the subscription `key`.

@@ -5,11 +5,12 @@ import StateLoopWire
 /// until stopped. Made by ``LocalCollection/subscribe(_:)``.
 ///
 /// Its socket opens with the cookie the store holds, so that its first message catches up from
-/// there, however long the app was away. Each message is applied relative to the one before (or
-/// to the socket's cookie): one the store cannot place (relative to another cookie) closes the
-/// socket, and the next catches up. A socket the server refuses makes it fetch once to learn
-/// why: a 404 (the query refuses the reader) takes the subscription's rows off the device, and
-/// it tries again later, as access may come back.
+/// there, however long the app was away; a message it cannot place has it open again from the
+/// cookie held; a query that refuses the reader takes its rows off the device, and access coming
+/// back brings them back.
+///
+/// Subscriptions to the same query (the same source key) share one socket and one cookie: the
+/// collection syncs the query while any of them runs. Releasing one stops it, as ``stop()`` does.
 public final class RowSubscription: Sendable {
     /// Where the subscription stands.
     public enum Status: Sendable, Hashable {
@@ -23,134 +24,48 @@ public final class RowSubscription: Sendable {
 
     /// The subscription's key, as its source names it.
     public let key: String
-    private let task = Locked<Task<Void, Never>?>(nil)
-    private let current = Locked(Status.connecting)
+    private let runner: SubscriptionRunner
+    /// Whether this one let go of the shared runner already.
+    private let released = Locked(false)
+    /// Lets go of the runner; `true` when no other subscription to the key runs.
+    private let release: @Sendable () -> Bool
     private let forget: @Sendable () throws -> Void
 
-    init<Row, M>(source: RowSource<Row>, collection: LocalCollection<Row, M>) {
-        key = source.key
-        let key = source.key
-        forget = { try collection.drop(key, refused: false) }
-        try? collection.record(key)
-        let client = collection.store.clientID
-        let (policy, clock, store) = (collection.store.policy, collection.store.clock, collection.store)
-        // Every change of status goes through here, so that an inspector sees each once.
-        let current = current
-        let change: @Sendable (@escaping @Sendable (Status) -> Status) -> Void = { [weak collection] next in
-            let (old, new) = current.withLock { status in
-                let old = status
-                status = next(old)
-                return (old, status)
-            }
-            if old != new { collection?.announce(subscription: key) { .status(new) } }
-        }
-        task.withLock {
-            $0 = Task {
-                // A first sync comes over HTTP, whose body streams: a socket's first message is
-                // one frame, which a large result would hold up past the server's patience for
-                // a reader that does not read. The socket then opens from its cookie.
-                if collection.cookie(of: key) == nil {
-                    await Self.ask(source, client: client, collection: collection, key: key, change: change)
-                }
-                // Restarts in a row without a message applied: each waits the policy's backoff,
-                // so that a message that can never be read or placed (a row the app's type no
-                // longer decodes) costs a reconnection per backoff, not a loop.
-                let restarts = Locked(0)
-                while !Task.isCancelled && !store.isClosed {
-                    let restart = Locked(false)
-                    let handle = Locked<Task<Void, Never>?>(nil)
-                    let again: @Sendable () -> Void = {
-                        restart.withLock { $0 = true }
-                        handle.withLock { $0?.cancel() }
-                    }
-                    let socket = Task {
-                        // The cookie the next message is relative to: the socket's, then each
-                        // message's; `nil` while no socket is open.
-                        let expected = Locked<String??>(nil)
-                        await source.push(client, { collection.cookie(of: key) }) { event in
-                            switch event {
-                            case .opened(let cookie):
-                                expected.withLock { $0 = .some(cookie) }
-                                change { _ in .live }
-                            case .difference(let difference):
-                                guard case .some(let relative) = expected.withLock({ $0 }) else { return }
-                                let outcome = try? collection.apply(difference, requestedWith: relative, to: key)
-                                expected.withLock { $0 = .some(difference.cookie) }
-                                if outcome == .applied { restarts.withLock { $0 = 0 } }
-                                if outcome == .needsCatchUp || outcome == nil { again() }
-                            case .closed:
-                                expected.withLock { $0 = nil }
-                                change { $0 == .live ? .connecting : $0 }
-                            case .refused:
-                                await Self.ask(source, client: client, collection: collection, key: key, change: change)
-                            case .unreadable:
-                                again()
-                            }
-                        }
-                    }
-                    handle.withLock { $0 = socket }
-                    if restart.withLock({ $0 }) { socket.cancel() }
-                    await withTaskCancellationHandler {
-                        await socket.value
-                    } onCancel: {
-                        socket.cancel()
-                    }
-                    // Ended by a message it could not place: opened again from the cookie held,
-                    // after the backoff. Otherwise the source ran until cancelled.
-                    if !restart.withLock({ $0 }) { return }
-                    let attempt = restarts.withLock { count in
-                        count += 1
-                        return count
-                    }
-                    if attempt > 1 {
-                        do {
-                            try await clock.sleep(for: policy.jitter(policy.backoff(beforeRetry: attempt - 1)))
-                        } catch {
-                            return
-                        }
-                    }
-                }
-            }
-        }
+    init(runner: SubscriptionRunner, release: @escaping @Sendable () -> Bool, forget: @escaping @Sendable () throws -> Void) {
+        key = runner.key
+        self.runner = runner
+        self.release = release
+        self.forget = forget
     }
 
     /// Where the subscription stands now.
     public var status: Status {
-        current.withLock { $0 }
+        runner.status
     }
 
-    /// Stops syncing; the rows stay in the store (shown, and caught up from the cookie by the
-    /// next subscription to the same query).
+    /// Stops this subscription; the query stays synced while another subscription to it runs.
+    /// The rows stay in the store (shown, and caught up from the cookie by the next
+    /// subscription to the same query).
     public func stop() {
-        task.withLock { $0?.cancel() }
+        _ = letGo()
     }
 
-    /// Stops syncing and takes the subscription's rows off the device, but those another
-    /// subscription holds.
+    /// Stops this subscription and, when no other subscription to the query runs, takes its rows
+    /// off the device, but those another query's subscription holds.
     public func end() throws {
-        stop()
-        try forget()
+        if letGo() { try forget() }
     }
 
     deinit {
-        task.withLock { $0?.cancel() }
+        _ = letGo()
     }
 
-    /// Fetches once (the first sync, or after the server refused the socket, to learn why): the
-    /// answer is applied, and a 404 takes the rows off. An answer after a refusal means the
-    /// reader may read again: connecting, until the socket opens.
-    private static func ask<Row, M>(
-        _ source: RowSource<Row>, client: ClientID, collection: LocalCollection<Row, M>, key: String,
-        change: @Sendable (@escaping @Sendable (Status) -> Status) -> Void
-    ) async {
-        let held = collection.cookie(of: key)
-        do {
-            let answer = try await source.fetch(held, client)
-            try collection.apply(answer, requestedWith: held, to: key)
-            change { $0 == .refused ? .connecting : $0 }
-        } catch let error as HTTPStatusError where error.status == 404 {
-            try? collection.drop(key, refused: true)
-            change { _ in .refused }
-        } catch {}
+    /// Lets go of the runner once; whether no other subscription to the key runs.
+    private func letGo() -> Bool {
+        let first = released.withLock { released in
+            defer { released = true }
+            return !released
+        }
+        return first ? release() : false
     }
 }

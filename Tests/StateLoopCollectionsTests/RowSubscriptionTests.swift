@@ -145,6 +145,38 @@ import Testing
         #expect(live.rows.map(\.id) == ["b"])
         two.stop()
     }
+
+    /// Two subscriptions to one query (two screens) share its socket and cookie: one socket
+    /// opened, synced while either runs; ending one while the other runs leaves the rows.
+    @Test func subscriptionsToOneQueryShareItsSocket() async throws {
+        let store = try LocalStore.inMemory()
+        let tasks = store.collection(Board.tasks, mutations: Board.TaskMutation.self)
+        let scripted = ScriptedSource([
+            [.openedHere, difference([Board.task("a", at: 1)], at: 5, replace: true)],
+            [.openedHere],
+        ])
+        let live = tasks.live(Board.project("p1"))
+        let one = tasks.subscribe(scripted.source)
+        let two = tasks.subscribe(scripted.source)
+        #expect(await eventually { one.status == .live && two.status == .live }, "status \(one.status), \(two.status)")
+        #expect(live.rows.map(\.id) == ["a"])
+        #expect(scripted.opened.value == [nil], "one socket for both")
+        // One ends: the other still syncs the query, rows and socket stay.
+        try one.end()
+        #expect(live.rows.map(\.id) == ["a"])
+        #expect(two.status == .live)
+        #expect(tasks.cookie(of: scripted.source.key) == Board.cookie(5))
+        // Stopping it again changes nothing; the last one ending takes the rows off.
+        one.stop()
+        #expect(two.status == .live)
+        try two.end()
+        #expect(live.rows.isEmpty)
+        // A new subscription to it opens a socket of its own, from no cookie.
+        let three = tasks.subscribe(scripted.source)
+        #expect(await eventually { three.status == .live }, "status \(three.status)")
+        #expect(scripted.opened.value == [nil, nil])
+        three.stop()
+    }
 }
 
 extension RowsPushEvent {

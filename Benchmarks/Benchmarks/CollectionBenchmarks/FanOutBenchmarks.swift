@@ -47,7 +47,10 @@ func registerFanOutBenchmarks() {
                     let (lastFrame, update) = try await fleet.round { "write \($0)" }
                     var bytes = (fleet.payloadBytes - before) / collectionSubscriberCount
                     if asValue {
-                        let (body, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(fleet.server.port)/board")!)
+                        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(fleet.server.port)/board")!)
+                        request.setValue("Bearer reader", forHTTPHeaderField: "Authorization")
+                        let (body, answer) = try await URLSession.shared.data(for: request)
+                        guard (answer as? HTTPURLResponse)?.statusCode == 200 else { throw SetupFailure(message: "GET /board: \(answer)") }
                         bytes += body.count
                     }
                     benchmark.measurement(.fanOutLastFrame, Int(lastFrame / .microseconds(1)))

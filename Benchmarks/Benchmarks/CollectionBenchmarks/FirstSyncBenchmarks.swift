@@ -9,12 +9,13 @@ import StateLoopSync
 import StateLoopSyncTransports
 import StateLoopWire
 
-/// A first sync over loopback: a device with an empty store subscribes to a query whose result
-/// is 100,000 rows of about 200 bytes, and the round ends when its live query shows them all
-/// (the server's read and encoding, the socket's first message, the decoding, the store's write
-/// and the live query's first result). Beside it, the same rows as one value (`[TaskRow]`)
-/// fetched with a `GET` and decoded: what a value resource of the whole list costs, with
-/// nothing stored. Peak memory is the process's: server and device together.
+/// A first sync over loopback: a device with an empty store (a file) subscribes to a query
+/// whose result is 100,000 rows of about 200 bytes, and the round ends when its live query shows
+/// them all (the server's read and encoding, the answer, the decoding, the store's write and the
+/// live query's first result). Beside it, the same rows as one value (`[TaskRow]`) fetched with a
+/// `GET` and decoded: what a value resource of the whole list costs, with nothing stored. The
+/// server is a process of its own (``CollectionFanOutServer``), so the peak memory measured is
+/// the device's alone.
 func registerFirstSyncBenchmarks() {
     for asValue in [false, true] {
         let box = FixtureBox<FirstSyncFixture>()
@@ -31,45 +32,33 @@ func registerFirstSyncBenchmarks() {
                 }
             },
             setup: { box.set(try await FirstSyncFixture.start()) },
-            teardown: { await box.take()?.stop() }
+            teardown: { box.take()?.stop() }
         )
     }
 }
 
 final class FirstSyncFixture: Sendable {
-    struct Rules: AccessPolicy {
-        func principal(for request: Request) async throws -> String? { "reader" }
-        func id(of user: String) -> String { user }
-        func mayRead(_ key: ResourceKey, as user: String) -> Bool { true }
-        func mayWrite(_ key: ResourceKey, as user: String) -> Bool { false }
-    }
-
-    static let board = ServerResource("board", of: [TaskRow].self)
-    static let all = CollectionQuery<String>("all") { _, _, _ in RowQuery(orderedBy: [.init("position")]) }
-
-    let host: SyncHost
+    let server: ChildServer
     let endpoint: SyncEndpoint
+    let folder: URL
 
-    private init(host: SyncHost, endpoint: SyncEndpoint) {
-        self.host = host
+    private init(server: ChildServer, endpoint: SyncEndpoint, folder: URL) {
+        self.server = server
         self.endpoint = endpoint
+        self.folder = folder
     }
 
     static func start() async throws -> FirstSyncFixture {
         var logger = Logger(label: "collections.benchmark")
         logger.logLevel = .critical
-        let server = SyncServer(store: try SQLiteStore(), access: Rules(), logger: logger)
-        server.serve(TaskRow.collection, at: "tasks", queries: [all])
-        server.serve(board, at: "board") { _, _ in "all" }
-        let rows = (0..<100_000).map(TaskRow.numbered)
-        try await server.update { transaction in
-            for row in rows { try transaction.write(row, to: TaskRow.collection) }
-            try transaction.write(rows, to: board, "all")
-        }
-        let host = SyncHost(logger: logger) { port in .init(server, application: server.application(port: port)) }
-        let port = try await host.start()
+        let server = try ChildServer.launch(role: CollectionFanOutServer.roleVariable)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("first-sync-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return FirstSyncFixture(
-            host: host, endpoint: SyncEndpoint(server: URL(string: "http://127.0.0.1:\(port)")!, logger: logger, maximumResponseBytes: 256 << 20))
+            server: server,
+            endpoint: SyncEndpoint(
+                server: URL(string: "http://127.0.0.1:\(server.port)")!, bearerToken: "reader", logger: logger, maximumResponseBytes: 256 << 20),
+            folder: folder)
     }
 
     func round(_ benchmark: Benchmark, asValue: Bool) async throws {
@@ -80,7 +69,8 @@ final class FirstSyncFixture: Sendable {
             if value.value.count != 100_000 { benchmark.error("got \(value.value.count) rows") }
             return
         }
-        let store = try LocalStore.inMemory()
+        let path = folder.appendingPathComponent("\(UUID().uuidString).sqlite").path
+        let store = try LocalStore(path: path)
         let tasks = store.collection(TaskRow.collection, mutations: NoMutation.self)
         let live = tasks.live(RowQuery(orderedBy: [.init("position")]))
         benchmark.startMeasurement()
@@ -89,9 +79,12 @@ final class FirstSyncFixture: Sendable {
         benchmark.stopMeasurement()
         subscription.stop()
         live.stop()
+        try store.close()
+        try? FileManager.default.removeItem(atPath: path)
     }
 
-    func stop() async {
-        await host.stop()
+    func stop() {
+        server.stop()
+        try? FileManager.default.removeItem(at: folder)
     }
 }
