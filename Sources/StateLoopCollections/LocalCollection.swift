@@ -67,7 +67,7 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         }
         handle.onStop = { [weak self] in self?.state.withLock { _ = $0.live.removeValue(forKey: id) } }
         do {
-            try store.database.write { db in
+            try store.write { db in
                 try index(db, query.fields)
                 try state.withLock { state in
                     let result = LiveResult(query: query, matching: try entries(db, query, overlay: state.overlay))
@@ -83,7 +83,7 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
 
     /// The row `id` as shown, pending changes on top; `nil` when the device holds none.
     public func row(_ id: String) throws -> Row? {
-        try store.database.read { db in
+        try store.read { db in
             if let written = state.withLock({ $0.overlay[id] }) { return written }
             return try confirmed(db, id)?.value
         }
@@ -91,7 +91,7 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
 
     /// How many changes wait to be sent or contained in every subscription's rows.
     public var pendingCount: Int {
-        (try? store.database.read { db in
+        (try? store.read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM mutations WHERE collection = ?", arguments: [declaration.name])
         } ?? 0) ?? 0
     }
@@ -171,7 +171,7 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
 
     /// The cookie held for the subscription `key`.
     func cookie(of key: String) -> String? {
-        try? store.database.read { db in try String.fetchOne(db, sql: "SELECT cookie FROM subscriptions WHERE key = ?", arguments: [key]) }
+        try? store.read { db in try String.fetchOne(db, sql: "SELECT cookie FROM subscriptions WHERE key = ?", arguments: [key]) }
     }
 
     /// Applies an answer of the subscription `key` to a request made with `requestCookie`
@@ -258,7 +258,7 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// a recorded subscription.
     @_spi(Benchmarks)
     public func record(_ key: String) throws {
-        try store.database.write { db in
+        try store.write { db in
             try db.execute(
                 sql: "INSERT OR IGNORE INTO subscriptions (key, collection) VALUES (?, ?)", arguments: [key, declaration.name])
         }
@@ -451,7 +451,7 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// A write transaction of the store, whose notes are told once it committed (and dropped if
     /// it threw).
     private func write<T>(_ body: (Database) throws -> T) throws -> T {
-        let (result, notes) = try store.database.write { db in
+        let (result, notes) = try store.write { db in
             state.withLock { $0.notes = [] }
             let result = try body(db)
             return (

@@ -24,11 +24,16 @@ import Synchronization
 public final class LocalStore: Sendable {
     /// The client every subscription and change of the store reads and writes as.
     public let clientID: ClientID
-    let database: DatabaseQueue
+    private let database: DatabaseQueue
     let policy: ResourcePolicy
     let clock: any Clock<Duration>
     let queue: MutationQueue
-    private let closed = Mutex(false)
+    /// Orders every use of the file with ``close()``: GRDB's connection must never be used once
+    /// closed (it crashes), and a subscription's or the queue's task may be finishing a step as
+    /// the app closes the store. Recursive, so that a check of ``isClosed`` inside a use is safe.
+    private let gate = NSRecursiveLock()
+    /// Whether ``close()`` was called; read and written under `gate`.
+    nonisolated(unsafe) private var closed = false
 
     /// Opens (or creates) the store in the file at `path`, which no other store may hold open
     /// (``close()`` releases it).
@@ -90,16 +95,38 @@ public final class LocalStore: Sendable {
     }
 
     /// Stops sending and closes the file: what an app does as it quits, or a test's relaunch.
-    /// The store's collections and subscriptions do nothing after it.
+    /// The store's collections and subscriptions do nothing after it, and what the app asks of
+    /// them throws ``LocalStoreClosedError``.
     public func close() throws {
-        closed.withLock { $0 = true }
+        gate.lock()
+        defer { gate.unlock() }
+        guard !closed else { return }
+        closed = true
         queue.stop()
         try database.close()
     }
 
     /// Whether ``close()`` was called.
     var isClosed: Bool {
-        closed.withLock { $0 }
+        gate.lock()
+        defer { gate.unlock() }
+        return closed
+    }
+
+    /// Reads the file, unless the store was closed.
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        gate.lock()
+        defer { gate.unlock() }
+        guard !closed else { throw LocalStoreClosedError() }
+        return try database.read(body)
+    }
+
+    /// Writes to the file in one transaction, unless the store was closed.
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
+        gate.lock()
+        defer { gate.unlock() }
+        guard !closed else { throw LocalStoreClosedError() }
+        return try database.write(body)
     }
 
     /// The store's schema.
@@ -132,5 +159,13 @@ public final class LocalStore: Sendable {
         let last = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'sequence'").flatMap { UInt64($0) } ?? 0
         try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('sequence', ?)", arguments: [String(last + 1)])
         return last + 1
+    }
+}
+
+/// What a local store's collections throw once the store was closed (``LocalStore/close()``):
+/// open the file again with a new ``LocalStore``.
+public struct LocalStoreClosedError: Error, CustomStringConvertible {
+    public var description: String {
+        "the local store was closed: open its file again with LocalStore(path:) to go on"
     }
 }

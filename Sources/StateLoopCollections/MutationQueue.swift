@@ -53,13 +53,13 @@ final class MutationQueue: Sendable {
         state.withLock { state in
             state.members[name] = member
             if state.loop == nil {
-                let database = collection.store.database
                 let client = collection.store.clientID
-                state.loop = Task { [weak self, signals] in
+                // The store weakly, as the queue: the loop must not keep either alive.
+                state.loop = Task { [weak self, weak store = collection.store, signals] in
                     var wakes = signals.makeAsyncIterator()
                     // The queue is held only while it sends: a store let go of ends the loop.
                     while !Task.isCancelled {
-                        guard let sent = await Self.step(self, database, client: client) else { return }
+                        guard let sent = await Self.step(self, store, client: client) else { return }
                         // Nothing to send now: wait for a change, or a collection.
                         if !sent, await wakes.next() == nil { return }
                     }
@@ -81,14 +81,14 @@ final class MutationQueue: Sendable {
         signal.yield()
     }
 
-    private static func step(_ queue: MutationQueue?, _ database: DatabaseQueue, client: ClientID) async -> Bool? {
-        guard let queue else { return nil }
-        return await queue.sendNext(database, client: client)
+    private static func step(_ queue: MutationQueue?, _ store: LocalStore?, client: ClientID) async -> Bool? {
+        guard let queue, let store, !store.isClosed else { return nil }
+        return await queue.sendNext(store, client: client)
     }
 
     /// Sends the oldest change not answered yet, until the server answers it; `false` when
     /// there is none, or its collection is not open (nor any after it: the order holds).
-    private func sendNext(_ database: DatabaseQueue, client: ClientID) async -> Bool {
+    private func sendNext(_ database: LocalStore, client: ClientID) async -> Bool {
         guard let next = try? Self.oldest(in: database) else { return false }
         let sequence = UInt64(bitPattern: next["sequence"])
         let name: String = next["collection"]
@@ -150,19 +150,19 @@ final class MutationQueue: Sendable {
     }
 
     /// Runs `sql` with the argument `sequence`.
-    private static func execute(_ sql: String, _ sequence: UInt64, in database: DatabaseQueue) throws {
+    private static func execute(_ sql: String, _ sequence: UInt64, in database: LocalStore) throws {
         try database.write { db in try db.execute(sql: sql, arguments: [Int64(sequence)]) }
     }
 
     /// The oldest change not answered yet.
-    private static func oldest(in database: DatabaseQueue) throws -> GRDB.Row? {
+    private static func oldest(in database: LocalStore) throws -> GRDB.Row? {
         try database.read { db in
             try GRDB.Row.fetchOne(db, sql: "SELECT sequence, collection, mutation FROM mutations WHERE answered = 0 ORDER BY sequence LIMIT 1")
         }
     }
 
     /// Whether the change `sequence` is still waiting for the server's answer.
-    private static func isUnanswered(_ sequence: UInt64, in database: DatabaseQueue) throws -> Bool {
+    private static func isUnanswered(_ sequence: UInt64, in database: LocalStore) throws -> Bool {
         try database.read { db in
             try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM mutations WHERE sequence = ? AND answered = 0)", arguments: [Int64(sequence)])
                 ?? false

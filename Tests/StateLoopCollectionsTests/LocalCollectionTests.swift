@@ -166,7 +166,30 @@ import Testing
         #expect(tasks.pendingCount == 1)
         // The next change numbers on from the last launch's.
         try tasks.mutate(.rename(id: "a", title: "x"))
-        #expect(try store.database.read { try Int.fetchAll($0, sql: "SELECT sequence FROM mutations ORDER BY sequence") } == [1, 2])
+        #expect(try store.read { try Int.fetchAll($0, sql: "SELECT sequence FROM mutations ORDER BY sequence") } == [1, 2])
+    }
+
+    /// A closed store's collections throw, and their tasks (a subscription's socket finishing a
+    /// message, the queue) find it closed rather than using the closed file, which crashed.
+    @Test func aClosedStoreThrowsAndNeverUsesTheFile() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("closed-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (store, tasks) = try collection(try LocalStore(path: folder.appendingPathComponent("store.sqlite").path))
+        try tasks.record("s")
+        let live = tasks.live(Board.project("p1"))
+        try store.close()
+        try store.close()  // twice: nothing more
+        #expect(throws: LocalStoreClosedError.self) { try tasks.mutate(.put(Board.task("a", at: 1))) }
+        #expect(throws: LocalStoreClosedError.self) { try tasks.row("a") }
+        #expect(throws: LocalStoreClosedError.self) {
+            try tasks.apply(replace([Board.task("a", at: 1)], at: 1), requestedWith: nil, to: "s")
+        }
+        #expect(tasks.cookie(of: "s") == nil)
+        #expect(tasks.pendingCount == 0)
+        #expect(live.rows.isEmpty)
+        // A live query made after it shows nothing, and does not crash either.
+        #expect(tasks.live(Board.project("p1")).rows.isEmpty)
     }
 
     /// A limit query's window shifts when a row above it is deleted: the next row comes in.

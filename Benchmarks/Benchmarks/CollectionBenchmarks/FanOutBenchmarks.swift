@@ -9,10 +9,6 @@ import StateLoopSyncTransports
 import StateLoopWire
 import Synchronization
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// How many sockets subscribe to the collection in the fan-out benchmark.
 let collectionSubscriberCount = 1_000
 
@@ -24,7 +20,7 @@ let collectionSubscriberCount = 1_000
 /// socket got. Beside it, in the same run, the baseline: the same rows as one value
 /// (`[TaskRow]`) that every socket reads, one row of it changed. A value that large is never
 /// pushed (it is over the kit's push limit): each socket gets a hint, and each reader must then
-/// fetch the whole list; the round adds one such `GET` to each socket's bytes, and its time
+/// fetch the whole list; the round adds the list's JSON to each socket's bytes, and its time
 /// ends at the last hint, before any of the 1,000 fetches.
 func registerFanOutBenchmarks() {
     for asValue in [false, true] {
@@ -44,14 +40,13 @@ func registerFanOutBenchmarks() {
                 guard let fleet = box.current else { return }
                 do {
                     let before = fleet.payloadBytes
-                    let (lastFrame, update) = try await fleet.round { "write \($0)" }
+                    let (lastFrame, update) = try await fleet.round { "\(asValue ? "value" : "row") \($0)" }
                     var bytes = (fleet.payloadBytes - before) / collectionSubscriberCount
                     if asValue {
-                        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(fleet.server.port)/board")!)
-                        request.setValue("Bearer reader", forHTTPHeaderField: "Authorization")
-                        let (body, answer) = try await URLSession.shared.data(for: request)
-                        guard (answer as? HTTPURLResponse)?.statusCode == 200 else { throw SetupFailure(message: "GET /board: \(answer)") }
-                        bytes += body.count
+                        // The GET each reader makes after the hint: the value's JSON.
+                        let answer = try fleet.server.command("size")
+                        guard let size = Int(answer) else { throw SetupFailure(message: "size: \(answer)") }
+                        bytes += size
                     }
                     benchmark.measurement(.fanOutLastFrame, Int(lastFrame / .microseconds(1)))
                     benchmark.measurement(.fanOutUpdate, update)
@@ -87,8 +82,9 @@ func registerFanOutBenchmarks() {
 
 /// The fan-out benchmark's server process: a `SyncServer` on an in-memory SQLite store holding
 /// 100,000 rows, served as the collection `tasks` (one query, `all`) and as one value,
-/// `board/all`. Its one command, `write N`, sets row N's title (and the value's row N) with
-/// `update` and answers `done MICROSECONDS`: how long the write took, its pushes queued.
+/// `board`. Its commands, `row N` and `value N`, set row N's title in the collection or in the
+/// value with `update`, and answer `done MICROSECONDS`: how long the write took, its pushes
+/// queued; `size` answers the value's size as JSON.
 enum CollectionFanOutServer {
     static let roleVariable = "STATELOOP_BENCHMARK_COLLECTION_SERVER"
 
@@ -128,18 +124,24 @@ enum CollectionFanOutServer {
             exit(1)
         }
         ChildServer.serve(port: port) { line in
-            guard line.hasPrefix("write "), let round = Int(line.dropFirst(6)) else { return "unknown command: \(line)" }
+            if line == "size" { return "\((try? JSONEncoder().encode(rows.value).count) ?? 0)" }
+            let words = line.split(separator: " ")
+            guard words.count == 2, words[0] == "row" || words[0] == "value", let round = Int(words[1]) else {
+                return "unknown command: \(line)"
+            }
             do {
                 let took = try runBlocking {
                     let start = ContinuousClock.now
-                    // One row, changed in both forms: each form's subscribers get it.
                     let changed = rows.change { rows -> TaskRow in
                         rows[round % rows.count].title = "Task \(round % rows.count), round \(round)"
                         return rows[round % rows.count]
                     }
                     try await server.update { transaction in
-                        try transaction.write(changed, to: TaskRow.collection)
-                        try transaction.write(rows.value, to: board, "all")
+                        if words[0] == "row" {
+                            try transaction.write(changed, to: TaskRow.collection)
+                        } else {
+                            try transaction.write(rows.value, to: board, "all")
+                        }
                     }
                     return start.duration(to: .now)
                 }

@@ -15,18 +15,17 @@ import StateLoopWire
 /// live query's first result). Beside it, the same rows as one value (`[TaskRow]`) fetched with a
 /// `GET` and decoded: what a value resource of the whole list costs, with nothing stored. The
 /// server is a process of its own (``CollectionFanOutServer``), so the peak memory measured is
-/// the device's alone.
+/// the device's alone. A third variant's live query is a screen's: the first 100 rows, whose
+/// first result comes once the store holds all 100,000 (one transaction writes them).
 func registerFirstSyncBenchmarks() {
-    for asValue in [false, true] {
+    for variant in FirstSyncFixture.Variant.allCases {
         let box = FixtureBox<FirstSyncFixture>()
         Benchmark(
-            asValue
-                ? "Collections: first sync of 100,000 rows, baseline: one value of the whole list, GET and decode"
-                : "Collections: first sync of 100,000 rows into an empty local store",
+            variant.name,
             configuration: .init(maxDuration: .seconds(30), maxIterations: 20),
             closure: { benchmark, fixture in
                 do {
-                    try await fixture.round(benchmark, asValue: asValue)
+                    try await fixture.round(benchmark, variant)
                 } catch {
                     benchmark.error("\(error)")
                 }
@@ -38,6 +37,18 @@ func registerFirstSyncBenchmarks() {
 }
 
 final class FirstSyncFixture: Sendable {
+    enum Variant: CaseIterable {
+        case whole, screen, value
+
+        var name: String {
+            switch self {
+            case .whole: "Collections: first sync of 100,000 rows into an empty local store"
+            case .screen: "Collections: first sync of 100,000 rows into an empty local store, a screen of the first 100 live"
+            case .value: "Collections: first sync of 100,000 rows, baseline: one value of the whole list, GET and decode"
+            }
+        }
+    }
+
     let server: ChildServer
     let endpoint: SyncEndpoint
     let folder: URL
@@ -61,8 +72,8 @@ final class FirstSyncFixture: Sendable {
             folder: folder)
     }
 
-    func round(_ benchmark: Benchmark, asValue: Bool) async throws {
-        if asValue {
+    func round(_ benchmark: Benchmark, _ variant: Variant) async throws {
+        if variant == .value {
             benchmark.startMeasurement()
             let value: Versioned<[TaskRow]> = try await endpoint.get("/board")
             benchmark.stopMeasurement()
@@ -72,10 +83,11 @@ final class FirstSyncFixture: Sendable {
         let path = folder.appendingPathComponent("\(UUID().uuidString).sqlite").path
         let store = try LocalStore(path: path)
         let tasks = store.collection(TaskRow.collection, mutations: NoMutation.self)
-        let live = tasks.live(RowQuery(orderedBy: [.init("position")]))
+        let expected = variant == .screen ? 100 : 100_000
+        let live = tasks.live(RowQuery(orderedBy: [.init("position")], limit: variant == .screen ? 100 : nil))
         benchmark.startMeasurement()
         let subscription = tasks.subscribe(endpoint.rows(at: "/tasks", query: "all", as: TaskRow.self))
-        for await rows in live.updates() where rows.count == 100_000 { break }
+        for await rows in live.updates() where rows.count == expected { break }
         benchmark.stopMeasurement()
         subscription.stop()
         live.stop()
