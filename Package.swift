@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "StateLoopInspectorWire", targets: ["StateLoopInspectorWire"]),
         .library(name: "StateLoopInspectorServer", targets: ["StateLoopInspectorServer"]),
         .library(name: "StateLoopInspectorJournal", targets: ["StateLoopInspectorJournal"]),
+        .library(name: "StateLoopInspectorCollections", targets: ["StateLoopInspectorCollections"]),
         .executable(name: "stateloop-inspector", targets: ["stateloop-inspector"]),
         .library(name: "StateLoopServer", targets: ["StateLoopServer"]),
         .library(name: "StateLoopServerPostgres", targets: ["StateLoopServerPostgres"]),
@@ -79,6 +80,12 @@ let package = Package(
         .target(
             name: "StateLoopInspectorJournal",
             dependencies: ["StateLoopInspector", "StateLoopInspectorWire", "StateLoopJournal"]
+        ),
+        // The inspector's watch of a local collection, apart for the same reason: collections
+        // keep their rows in SQLite.
+        .target(
+            name: "StateLoopInspectorCollections",
+            dependencies: ["StateLoopInspector", "StateLoopInspectorWire", "StateLoopCollections"]
         ),
         // The inspector itself: a Hummingbird server that apps send sessions to and that
         // serves the page (plain HTML, CSS and JavaScript, shipped as resources).
@@ -238,7 +245,7 @@ let package = Package(
             name: "DocSamplesTests",
             dependencies: [
                 "StateLoop", "StateLoopTesting", "StateLoopViewModel", "StateLoopSync", "StateLoopSyncTransports", "StateLoopJournal",
-                "StateLoopCollections",
+                "StateLoopCollections", "StateLoopInspectorCollections",
                 "StateLoopInspector", "StateLoopServer", "StateLoopServerPostgres", "StateLoopServerTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -276,6 +283,7 @@ let package = Package(
             dependencies: [
                 "StateLoop", "StateLoopInspector", "StateLoopInspectorWire", "StateLoopInspectorServer", "StateLoopTesting", "TestSupport",
                 "InspectorTestSupport", "StateLoopSync", "StateLoopWire", "StateLoopJournal", "StateLoopInspectorJournal",
+                "StateLoopCollections", "StateLoopInspectorCollections",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -37,3 +37,11 @@ package struct CollectionActivity: Sendable, Hashable {
         self.kind = kind
     }
 }
+
+extension LocalCollection {
+    /// The client the collection's changes are sent as: with a change's sequence, the
+    /// `MutationID` the server sees (`MutationID(client:sequence:)`), for an inspector.
+    package var clientID: ClientID {
+        store.clientID
+    }
+}

@@ -18,10 +18,13 @@ public struct InspectorRecord: Codable, Sendable, Hashable {
         case effectFinished
         /// `dropped` records before this one were lost: the buffer was full.
         case dropped
-        /// A watched `resource` published `status`.
+        /// A watched `resource` published `status`; or a `subscription` of a watched
+        /// `collection` stands at `status`, after the answer `event` (its `outcome`) when it
+        /// took one.
         case resource
-        /// A pending `mutation` of an optimistic `resource` reached `outcome` (`queued`, `sent`,
-        /// `accepted`, `confirmed`, `rejected`); `event` is the mutation.
+        /// A pending `mutation` of an optimistic `resource`, or a change to a watched
+        /// `collection`'s rows, reached `outcome` (`queued`, `sent`, `accepted`, `confirmed`,
+        /// `rejected`); `event` is the mutation.
         case mutation
         /// A watched `resource` dropped a value of `version`, no newer than the one it held.
         case versionDropped
@@ -57,10 +60,17 @@ public struct InspectorRecord: Codable, Sendable, Hashable {
     public var status: JSONValue?
     /// The mutation's id, for a ``Kind/mutation`` record.
     public var mutation: String?
-    /// Where the mutation is, for a ``Kind/mutation`` record.
+    /// Where the mutation is, for a ``Kind/mutation`` record; what the store made of a
+    /// collection's answer (`applied`, `outdated`, `needsCatchUp`), for a ``Kind/resource``
+    /// record of a collection.
     public var outcome: String?
     /// A version, for a ``Kind/versionDropped`` record (and a mutation `accepted` at it).
     public var version: String?
+    /// The watched collection's declared name, for its records (StateLoopInspectorCollections):
+    /// its subscriptions' ``Kind/resource`` records and its changes' ``Kind/mutation`` records.
+    public var collection: String?
+    /// The subscription's key, for a collection's ``Kind/resource`` record.
+    public var subscription: String?
 
     /// A record with only its common fields set.
     public init(sequence: UInt64, time: Double, system: String, kind: Kind) {

@@ -57,6 +57,19 @@
     confirmed: '(the resource holds a value that contains it)',
     rejected: '(gone without being confirmed)',
   };
+  // A watched collection's records (`Inspector.watch(_:named:)` in StateLoopInspectorCollections)
+  // carry its declared name in `collection`: a `resource` record per subscription (`subscription`,
+  // its key), after each answer, status change and drop; a `mutation` record per change's step.
+  const COLLECTION_OUTCOME_NOTES = {
+    ...OUTCOME_NOTES,
+    confirmed: '(every subscription’s rows contain it)',
+    rejected: '(refused by the server: taken off the rows shown)',
+  };
+  // Answers a collection set aside: not errors, the subscription goes on.
+  const SET_ASIDE = {
+    outdated: 'outdated: older than the rows held',
+    needsCatchUp: 'needs catch-up: not from the cookie held, so the subscription catches up',
+  };
 
   // ---------------------------------------------------------------------------------------------
   // Model
@@ -95,7 +108,8 @@
       systems: new Map(), // name -> record count, in order of first appearance
       hiddenSystems: new Set(),
       effectRequests: new Map(), // "system\0number" -> { request, sequence } of effectStarted
-      resources: new Map(), // resource name -> { statuses: indexes of its `resource` records }
+      resources: new Map(), // resource name (or "collection · subscription") -> { statuses: indexes of its `resource` records }
+      collections: new Set(), // names of the watched collections
       mutations: new Map(), // "resource\0mutation id" -> indexes of that mutation's records
       journals: new Map(), // journal name -> { statuses: indexes of its `journal` records }
       dropIndexes: [], // indexes of `dropped` records, ascending (gaps, for the resource section)
@@ -138,13 +152,14 @@
       journal.statuses.push(index);
     } else if (RESOURCE_KINDS.has(record.kind)) {
       const name = resourceName(record);
-      let resource = app.resources.get(name);
-      if (!resource) {
-        resource = { statuses: [] };
-        app.resources.set(name, resource);
-      }
-      if (record.kind === 'resource') resource.statuses.push(index);
-      else if (record.kind === 'mutation') {
+      if (isCollection(record)) app.collections.add(name);
+      else if (!app.resources.has(name)) app.resources.set(name, { statuses: [] });
+      if (record.kind === 'resource') {
+        // A collection's subscriptions have a status each.
+        const key = statusName(record);
+        if (!app.resources.has(key)) app.resources.set(key, { statuses: [] });
+        app.resources.get(key).statuses.push(index);
+      } else if (record.kind === 'mutation') {
         const key = mutationKey(name, record.mutation);
         const steps = app.mutations.get(key);
         if (steps) steps.push(index);
@@ -157,6 +172,7 @@
     app.systems = new Map();
     app.effectRequests = new Map();
     app.resources = new Map();
+    app.collections = new Set();
     app.mutations = new Map();
     app.journals = new Map();
     app.dropIndexes = [];
@@ -170,6 +186,20 @@
 
   function resourceName(record) {
     return typeof record.resource === 'string' && record.resource ? record.resource : record.system;
+  }
+
+  function isCollection(record) {
+    return typeof record.collection === 'string';
+  }
+
+  // The name a status is listed under: the resource's, or "collection · subscription".
+  function statusName(record) {
+    const name = resourceName(record);
+    return isCollection(record) && hasText(record.subscription) ? `${name} · ${record.subscription}` : name;
+  }
+
+  function outcomeNote(record, outcome) {
+    return (isCollection(record) ? COLLECTION_OUTCOME_NOTES : OUTCOME_NOTES)[outcome] || '';
   }
 
   function effectKey(system, number) {
@@ -504,6 +534,38 @@
     return statusParts(status).map((part) => part.text).join(' · ');
   }
 
+  // A collection's record in a few words: the answer it took ("replace 100,000 rows at cookie
+  // 1.5.q", "+3 −1 at cookie 1.6.q", and why it was set aside), the rows it dropped, or where the
+  // subscription stands ("live · cookie 1.6.q · last applied").
+  function collectionSummary(record) {
+    const event = isObject(record.event) ? record.event : null;
+    if (event && hasText(event.dropped)) {
+      return event.dropped === 'refused' ? 'rows dropped: the query refuses the reader' : 'ended: its rows left the device';
+    }
+    if (event && typeof event.replace === 'boolean') {
+      const rows = numberOf(event.rowCount) ?? 0;
+      const change = event.replace
+        ? `replace ${formatCount(rows)} row${rows === 1 ? '' : 's'}`
+        : `+${formatCount(rows)} −${formatCount(numberOf(event.removedCount) ?? 0)}`;
+      const aside = SET_ASIDE[record.outcome];
+      return `${change} at cookie ${textOf(event.cookie)}${aside ? ` (${aside})` : ''}`;
+    }
+    return collectionParts(record.status).map((part) => part.text).join(' · ');
+  }
+
+  // Where a subscription stands: its status, the cookie it holds, what became of its last answer.
+  function collectionParts(status) {
+    if (!isObject(status)) return [{ text: 'no status', type: 'other' }];
+    const parts = [];
+    if (hasText(status.status)) parts.push({ text: textOf(status.status), type: `subscription subscription-${textOf(status.status)}` });
+    parts.push(hasText(status.cookie) ? { text: `cookie ${textOf(status.cookie)}`, type: 'version' } : { text: 'no cookie yet', type: 'version none' });
+    if (hasText(status.outcome)) {
+      const aside = Boolean(SET_ASIDE[status.outcome]);
+      parts.push({ text: `last ${aside ? 'set aside: ' : ''}${textOf(status.outcome)}`, type: aside ? 'set-aside' : 'outcome' });
+    }
+    return parts;
+  }
+
   // A journal's status in a few words: how opening it went, its events and how many are
   // committed, the state saved last, and what is wrong (unwritten events, migration losses, the
   // last write error). `full`: the detail pane's form, which also says what is absent.
@@ -670,7 +732,12 @@
         summary = `${formatCount(record.dropped)} records dropped (the app's buffer was full)`;
         break;
       case 'resource':
-        summary = `${resourceName(record)}: ${statusSummary(record.status)}`;
+        if (isCollection(record)) {
+          tag = SET_ASIDE[record.outcome] ? 'SET ASIDE' : '';
+          summary = `${statusName(record)}: ${collectionSummary(record)}`;
+        } else {
+          summary = `${resourceName(record)}: ${statusSummary(record.status)}`;
+        }
         break;
       case 'mutation':
         tag = typeof record.outcome === 'string' ? record.outcome : '';
@@ -1176,10 +1243,12 @@
       const box = el('input', { type: 'checkbox', 'data-system': name });
       box.checked = !app.hiddenSystems.has(name);
       const previewing = app.previews.has(name);
-      const isResource = app.resources.has(name);
+      const isCollectionName = app.collections.has(name);
+      const isResource = app.resources.has(name) || isCollectionName;
       const isJournal = app.journals.has(name);
       let title = name;
-      if (isResource) title = `${name} (a resource the app watches)`;
+      if (isCollectionName) title = `${name} (a collection the app watches)`;
+      else if (isResource) title = `${name} (a resource the app watches)`;
       else if (isJournal) title = `${name} (a journal the app watches)`;
       container.append(el('label', {
         class: `system-item${isResource ? ' is-resource' : ''}${isJournal ? ' is-journal' : ''}`,
@@ -1187,7 +1256,7 @@
       },
         box,
         el('span', { class: 'system-name', text: name, title }),
-        isResource ? el('span', { class: 'resource-tag', text: 'resource' }) : null,
+        isResource ? el('span', { class: 'resource-tag', text: isCollectionName ? 'collection' : 'resource' }) : null,
         isJournal ? el('span', { class: 'journal-tag', text: 'journal' }) : null,
         previewing ? el('span', { class: 'app-preview', text: 'PREVIEW' }) : null,
         el('span', { class: 'muted system-count', text: formatCount(count) }),
@@ -1253,6 +1322,7 @@
     const summary = el('span', { class: 'summary' });
     if (record.kind === 'discarded') summary.append(el('span', { class: `marker ${info.tag.toLowerCase()}`, text: info.tag }));
     if (record.kind === 'versionDropped') summary.append(el('span', { class: 'marker outdated', text: info.tag }));
+    if (record.kind === 'resource' && info.tag) summary.append(el('span', { class: 'marker set-aside', text: info.tag }));
     if (record.kind === 'mutation') summary.append(mutationSummary(record, info));
     else if (record.kind === JOURNAL_KIND) summary.append(journalSummary(record));
     else summary.append(el('span', { class: 'summary-text', text: info.summary }));
@@ -1378,7 +1448,8 @@
       const box = el('div', { class: `resource-status${at === index ? ' current' : ''}`, 'data-resource': name, 'data-sequence': record.sequence },
         el('div', { class: 'resource-head' },
           el('span', { class: 'resource-name', text: name }),
-          el('span', { class: 'status-parts' }, ...statusParts(status).map((part) => el('span', { class: `status-part ${part.type}`, text: part.text }))),
+          el('span', { class: 'status-parts' }, ...(isCollection(record) ? collectionParts(status) : statusParts(status))
+            .map((part) => el('span', { class: `status-part ${part.type}`, text: part.text }))),
           el('a', { href: '#', class: 'goto muted', 'data-index': at, title: 'Select this status record', text: `#${record.sequence}` })));
       if (gap) box.append(el('div', { class: 'warning', text: 'Records were dropped since: the status may be older than the true one.' }));
       if (isObject(status) && Array.isArray(status.pending)) {
@@ -1439,8 +1510,14 @@
     const heading = $('#detail-event-title');
     heading.textContent = 'Event';
     pre.replaceChildren();
-    if (record.kind === 'resource') {
-      heading.replaceChildren('Status of ', el('span', { class: 'heading-name', text: resourceName(record) }));
+    if (record.kind === 'resource' && isCollection(record) && isObject(record.event)) {
+      const aside = SET_ASIDE[record.outcome];
+      heading.replaceChildren(hasText(record.event.dropped) ? 'Rows dropped by ' : 'Answer to ', el('span', { class: 'heading-name', text: statusName(record) }));
+      if (aside) heading.append(' ', el('span', { class: 'marker set-aside', text: 'SET ASIDE' }), el('span', { class: 'outcome-note', text: ` ${aside}` }));
+      else if (hasText(record.outcome)) heading.append(' ', el('span', { class: `outcome outcome-${record.outcome}`, text: record.outcome }));
+      showJSON(pre, record.event);
+    } else if (record.kind === 'resource') {
+      heading.replaceChildren('Status of ', el('span', { class: 'heading-name', text: statusName(record) }));
       showJSON(pre, record.status);
       if (record.status === undefined) pre.textContent = '(no status recorded)';
     } else if (record.kind === JOURNAL_KIND) {
@@ -1451,7 +1528,7 @@
       const outcome = typeof record.outcome === 'string' ? record.outcome : '(no outcome)';
       heading.replaceChildren('Mutation ', el('span', { class: 'heading-name', text: shortId(record.mutation), title: String(record.mutation ?? '') }), ': ',
         el('span', { class: `outcome outcome-${record.outcome || 'none'}${outcome === 'rejected' || outcome === 'confirmed' ? ' marker' : ''}`, text: outcome }),
-        el('span', { class: 'outcome-note', text: `${mutationVersion(record)} ${OUTCOME_NOTES[outcome] || ''}` }));
+        el('span', { class: 'outcome-note', text: `${mutationVersion(record)} ${outcomeNote(record, outcome)}` }));
       showJSON(pre, record.event);
       if (record.event === undefined) pre.textContent = '(the mutation is not recorded)';
     } else if (record.kind === 'versionDropped') {
@@ -1493,7 +1570,7 @@
       return;
     }
     if (record.kind === 'mutation' || record.kind === 'versionDropped') {
-      container.append(el('div', { class: 'muted', text: `A ${record.kind === 'mutation' ? 'mutation' : 'dropped version'} changes no state here; the resource's status is under “Resources and journals at this moment”.` }));
+      container.append(el('div', { class: 'muted', text: `A ${record.kind === 'mutation' ? 'mutation' : 'dropped version'} changes no state here; the resource's status is under “Resources, collections and journals at this moment”.` }));
       return;
     }
     if (!STATE_KINDS.has(record.kind) || record.state === undefined) {
@@ -1520,7 +1597,7 @@
 
   // A status against the previous status of the same resource.
   function renderStatusDiff(app, index, record, container) {
-    const name = resourceName(record);
+    const name = statusName(record);
     renderStatusChanges(statusAt(app, name, index - 1), record, name, container);
   }
 
@@ -1638,7 +1715,7 @@
     return el('div', { class: `mutation-step${current ? ' current' : ''}`, 'data-sequence': record.sequence, 'data-index': index },
       el('span', { class: `outcome outcome-${record.outcome || 'none'}${outcome === 'rejected' || outcome === 'confirmed' ? ' marker' : ''}`, text: outcome }),
       hasText(record.version) ? el('span', { text: mutationVersion(record) }) : null,
-      el('span', { class: 'muted', text: ` ${OUTCOME_NOTES[outcome] || ''}  (record #${record.sequence}, ${formatTime(record.time)} s)` }));
+      el('span', { class: 'muted', text: ` ${outcomeNote(record, outcome)}  (record #${record.sequence}, ${formatTime(record.time)} s)` }));
   }
 
   function renderTravel(app, index) {
@@ -1851,6 +1928,7 @@
             dropped: app.appDropped + app.serverDropped,
             systems: [...app.systems.keys()],
             resources: [...app.resources.keys()],
+            collections: [...app.collections],
             journals: [...app.journals.keys()],
             previews: Object.fromEntries(app.previews),
           };
