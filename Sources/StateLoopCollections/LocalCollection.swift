@@ -49,6 +49,13 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         _ = try? write { db in try rebase(db, confirmed: [:]) }
     }
 
+    deinit {
+        // Whoever follows the collection's activity or refusals learns that it is gone.
+        let (watchers, rejections) = state.withLock { (Array($0.watchers.values), Array($0.rejections.values)) }
+        for watcher in watchers { watcher.finish() }
+        for rejection in rejections { rejection.finish() }
+    }
+
     // MARK: Reading
 
     /// A live query: the rows that meet `query`'s conditions, in its order, as shown (the

@@ -17,8 +17,7 @@ extension Inspector {
     ///
     /// Watching changes nothing the collection does: it reads what the collection tells once
     /// each write committed, and holds neither the collection nor the inspector. The watch
-    /// ends when the inspector goes; a collection the app releases goes too, and its watch
-    /// records nothing more.
+    /// ends when the inspector goes or when the app releases the collection.
     ///
     /// A module of its own, so that an app that inspects systems without collections does not
     /// link SQLite for it.

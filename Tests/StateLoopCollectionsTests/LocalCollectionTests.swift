@@ -169,6 +169,31 @@ import Testing
         #expect(try store.read { try Int.fetchAll($0, sql: "SELECT sequence FROM mutations ORDER BY sequence") } == [1, 2])
     }
 
+    /// A released collection ends its activity and rejections streams: whoever follows them
+    /// (an inspector's watch) does not wait for good.
+    @Test func aReleasedCollectionEndsItsStreams() async throws {
+        let store = try LocalStore.inMemory()
+        var tasks: LocalCollection<TaskRow, TaskMutation>? = store.collection(Board.tasks, mutations: TaskMutation.self)
+        let activity = tasks!.activity()
+        let rejections = tasks!.rejections()
+        let ended = Locked(0)
+        let followers = [
+            Task {
+                for await _ in activity {}
+                ended.withLock { $0 += 1 }
+            },
+            Task {
+                for await _ in rejections {}
+                ended.withLock { $0 += 1 }
+            },
+        ]
+        weak let released = tasks
+        tasks = nil
+        #expect(released == nil, "something keeps the collection alive")
+        #expect(await eventually { ended.value == 2 }, "\(ended.value) of the 2 streams ended")
+        for follower in followers { follower.cancel() }
+    }
+
     /// A closed store's collections throw, and their tasks (a subscription's socket finishing a
     /// message, the queue) find it closed rather than using the closed file, which crashed.
     @Test func aClosedStoreThrowsAndNeverUsesTheFile() async throws {
