@@ -275,6 +275,9 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// reader (`refused`), or the app ended the subscription (forgotten with its cookie).
     func drop(_ key: String, refused: Bool) throws {
         try write { db in
+            // Ended while another subscription to the key runs (it subscribed as this one ended):
+            // the rows and cookie are still its.
+            if !refused, state.withLock({ $0.running[key] != nil }) { return }
             var confirmed: [String: LiveResult<Row>.Entry?] = [:]
             for id in try String.fetchAll(db, sql: "SELECT id FROM members WHERE subscription = ?", arguments: [key]) {
                 try db.execute(sql: "DELETE FROM members WHERE subscription = ? AND id = ?", arguments: [key, id])

@@ -54,8 +54,10 @@ final class MutationQueue: Sendable {
             state.members[name] = member
             if state.loop == nil {
                 let client = collection.store.clientID
-                // The store weakly, as the queue: the loop must not keep either alive.
-                state.loop = Task { [weak self, weak store = collection.store, signals] in
+                // The store weakly, as the queue: the loop must not keep either alive, not even
+                // while it retries a change for as long as the server is away.
+                let store = WeakStore(collection.store)
+                state.loop = Task { [weak self, signals] in
                     var wakes = signals.makeAsyncIterator()
                     // The queue is held only while it sends: a store let go of ends the loop.
                     while !Task.isCancelled {
@@ -81,15 +83,15 @@ final class MutationQueue: Sendable {
         signal.yield()
     }
 
-    private static func step(_ queue: MutationQueue?, _ store: LocalStore?, client: ClientID) async -> Bool? {
-        guard let queue, let store, !store.isClosed else { return nil }
+    private static func step(_ queue: MutationQueue?, _ store: WeakStore, client: ClientID) async -> Bool? {
+        guard let queue, store.store?.isClosed == false else { return nil }
         return await queue.sendNext(store, client: client)
     }
 
     /// Sends the oldest change not answered yet, until the server answers it; `false` when
     /// there is none, or its collection is not open (nor any after it: the order holds).
-    private func sendNext(_ database: LocalStore, client: ClientID) async -> Bool {
-        guard let next = try? Self.oldest(in: database) else { return false }
+    private func sendNext(_ store: WeakStore, client: ClientID) async -> Bool {
+        guard let next = try? Self.oldest(in: store) else { return false }
         let sequence = UInt64(bitPattern: next["sequence"])
         let name: String = next["collection"]
         let data: Data = next["mutation"]
@@ -98,12 +100,12 @@ final class MutationQueue: Sendable {
         var attempt = 0
         while !Task.isCancelled {
             // Taken off meanwhile (every subscription's rows contain it): nothing to send.
-            guard (try? Self.isUnanswered(sequence, in: database)) == true else { return true }
+            guard (try? Self.isUnanswered(sequence, in: store)) == true else { return true }
             do {
                 try await Self.within(policy.requestTimeout, on: clock) { try await send(data, id) }
                 // Marked here, whatever becomes of the collection (released, or its write
                 // failing): a mutation the server accepted is never sent again.
-                try? Self.execute("UPDATE mutations SET answered = 1 WHERE sequence = ?", sequence, in: database)
+                try? Self.execute("UPDATE mutations SET answered = 1 WHERE sequence = ?", sequence, in: store)
                 try? member.accepted(sequence)
                 return true
             } catch {
@@ -113,7 +115,7 @@ final class MutationQueue: Sendable {
                 switch kind {
                 case .unrecoverable:
                     try? member.refused(sequence, id, error)
-                    try? Self.execute("DELETE FROM mutations WHERE sequence = ?", sequence, in: database)
+                    try? Self.execute("DELETE FROM mutations WHERE sequence = ?", sequence, in: store)
                     return true
                 case .transient(let retryAfter):
                     attempt += 1
@@ -150,22 +152,37 @@ final class MutationQueue: Sendable {
     }
 
     /// Runs `sql` with the argument `sequence`.
-    private static func execute(_ sql: String, _ sequence: UInt64, in database: LocalStore) throws {
-        try database.write { db in try db.execute(sql: sql, arguments: [Int64(sequence)]) }
+    private static func execute(_ sql: String, _ sequence: UInt64, in store: WeakStore) throws {
+        try store.get().write { db in try db.execute(sql: sql, arguments: [Int64(sequence)]) }
     }
 
     /// The oldest change not answered yet.
-    private static func oldest(in database: LocalStore) throws -> GRDB.Row? {
-        try database.read { db in
+    private static func oldest(in store: WeakStore) throws -> GRDB.Row? {
+        try store.get().read { db in
             try GRDB.Row.fetchOne(db, sql: "SELECT sequence, collection, mutation FROM mutations WHERE answered = 0 ORDER BY sequence LIMIT 1")
         }
     }
 
     /// Whether the change `sequence` is still waiting for the server's answer.
-    private static func isUnanswered(_ sequence: UInt64, in database: LocalStore) throws -> Bool {
-        try database.read { db in
+    private static func isUnanswered(_ sequence: UInt64, in store: WeakStore) throws -> Bool {
+        try store.get().read { db in
             try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM mutations WHERE sequence = ? AND answered = 0)", arguments: [Int64(sequence)])
                 ?? false
         }
+    }
+}
+
+/// The queue's store, held weakly: each use takes it for that use alone.
+struct WeakStore: Sendable {
+    weak var store: LocalStore?
+
+    init(_ store: LocalStore) {
+        self.store = store
+    }
+
+    /// The store, or ``LocalStoreClosedError`` when the app let it go.
+    func get() throws -> LocalStore {
+        guard let store else { throw LocalStoreClosedError() }
+        return store
     }
 }

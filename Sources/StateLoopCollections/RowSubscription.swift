@@ -53,7 +53,10 @@ public final class RowSubscription: Sendable {
     /// Stops this subscription and, when no other subscription to the query runs, takes its rows
     /// off the device, but those another query's subscription holds.
     public func end() throws {
-        if letGo() { try forget() }
+        _ = letGo()
+        // The collection keeps the rows while a subscription to the key runs, whichever it is:
+        // ending one already stopped still takes its rows off.
+        try forget()
     }
 
     deinit {

@@ -21,7 +21,11 @@ final class SubscriptionRunner: Sendable {
 
     init<Row, M>(source: RowSource<Row>, collection: LocalCollection<Row, M>) {
         key = source.key
-        begin = { runner in runner.run(source, collection) }
+        // Weakly: a stopped subscription that an app keeps must not keep the collection and its
+        // store (and so the file) alive. The collection starts it while it lives.
+        begin = { [weak collection] runner in
+            if let collection { runner.run(source, collection) }
+        }
     }
 
     /// Starts syncing, once.

@@ -39,7 +39,10 @@ package enum FieldsJSON {
         var fields: [String: FieldValue] = [:]
         if reader.take(UInt8(ascii: "}")) { return reader.atEnd() ? fields : nil }
         repeat {
-            guard let name = reader.string(), reader.take(UInt8(ascii: ":")), let value = value(&reader) else { return nil }
+            // A name twice is left to JSONDecoder, which keeps its first value.
+            guard let name = reader.string(), fields[name] == nil, reader.take(UInt8(ascii: ":")), let value = value(&reader) else {
+                return nil
+            }
             fields[name] = value
         } while reader.take(UInt8(ascii: ","))
         return reader.take(UInt8(ascii: "}")) && reader.atEnd() ? fields : nil
@@ -54,8 +57,10 @@ package enum FieldsJSON {
         default:
             guard let literal = reader.numberLiteral() else { return nil }
             if let integer = Int64(literal) { return .integer(integer) }
-            if let real = Double(literal), real.isFinite { return .real(real) }
-            return nil
+            // A whole number written as a real (`3.0`, `1e+16`) is an integer to JSONDecoder
+            // when it fits one: left to it.
+            guard let real = Double(literal), real.isFinite, real.rounded() != real || abs(real) >= 0x1p63 else { return nil }
+            return .real(real)
         }
     }
 }

@@ -72,20 +72,30 @@ package struct JSONBytes {
         return String(decoding: unescaped, as: UTF8.self)
     }
 
-    /// A number's literal (digits, sign, point, exponent), as text.
+    /// A number's literal as JSON writes it (`-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`), as
+    /// text; `nil` for anything else (`+1`, `01`, `.5`, `5.`), which JSONDecoder refuses.
     package mutating func numberLiteral() -> String? {
         skipSpace()
         let start = at
-        while at < bytes.count {
-            switch bytes[at] {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "e"),
-                UInt8(ascii: "E"):
-                at += 1
-            default:
-                return at > start ? String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<at]), as: UTF8.self) : nil
-            }
+        func digits() -> Int {
+            let first = at
+            while at < bytes.count, bytes[at] >= UInt8(ascii: "0"), bytes[at] <= UInt8(ascii: "9") { at += 1 }
+            return at - first
         }
-        return at > start ? String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<at]), as: UTF8.self) : nil
+        if at < bytes.count, bytes[at] == UInt8(ascii: "-") { at += 1 }
+        let integral = at
+        guard digits() > 0 else { return nil }
+        if bytes[integral] == UInt8(ascii: "0"), at - integral > 1 { return nil }
+        if at < bytes.count, bytes[at] == UInt8(ascii: ".") {
+            at += 1
+            guard digits() > 0 else { return nil }
+        }
+        if at < bytes.count, bytes[at] == UInt8(ascii: "e") || bytes[at] == UInt8(ascii: "E") {
+            at += 1
+            if at < bytes.count, bytes[at] == UInt8(ascii: "+") || bytes[at] == UInt8(ascii: "-") { at += 1 }
+            guard digits() > 0 else { return nil }
+        }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<at]), as: UTF8.self)
     }
 
     /// Takes `word` (`null`, `true`, `false`) if it comes next.

@@ -25,7 +25,11 @@ public struct RowsDifference<Row: Sendable>: Sendable {
     public var replace: Bool
     /// The rows that entered or changed (the whole result when ``replace``), in the query's
     /// order when the result was read whole.
-    public var rows: [VersionedRow<Row>]
+    public var rows: [VersionedRow<Row>] {
+        // The kept bytes follow the rows as decoded, place by place: rows changed, filtered or
+        // reordered by the app would store one row's JSON under another's id.
+        didSet { encoded = nil }
+    }
     /// The ids of rows that left the result: deleted, changed so that they no longer match, or
     /// no longer readable by the client's principal.
     public var removed: [String]
@@ -118,16 +122,17 @@ private struct Envelope {
 
     init?(_ bytes: UnsafeRawBufferPointer) {
         var reader = JSONBytes(bytes)
-        var sawCookie = false
+        // Each key once (JSONDecoder keeps a repeated key's first value: left to it), and every
+        // key it requires present.
+        var seen: Set<String> = []
         guard reader.take(UInt8(ascii: "{")) else { return nil }
         if !reader.take(UInt8(ascii: "}")) {
             repeat {
-                guard let key = reader.string(), reader.take(UInt8(ascii: ":")) else { return nil }
+                guard let key = reader.string(), seen.insert(key).inserted, reader.take(UInt8(ascii: ":")) else { return nil }
                 switch key {
                 case "cookie":
                     guard let cookie = reader.string() else { return nil }
                     self.cookie = cookie
-                    sawCookie = true
                 case "replace":
                     if reader.word("true") {
                         replace = true
@@ -162,7 +167,7 @@ private struct Envelope {
             } while reader.take(UInt8(ascii: ","))
             guard reader.take(UInt8(ascii: "}")) else { return nil }
         }
-        guard sawCookie, reader.atEnd() else { return nil }
+        guard seen.isSuperset(of: ["cookie", "replace", "rows", "removed"]), reader.atEnd() else { return nil }
     }
 
     /// One row: its id, version and the range of its value.
@@ -171,17 +176,20 @@ private struct Envelope {
         var id: String?
         var version: Version?
         var value: Range<Int>?
+        var seen: Set<String> = []
         repeat {
-            guard let key = reader.string(), reader.take(UInt8(ascii: ":")) else { return false }
+            guard let key = reader.string(), seen.insert(key).inserted, reader.take(UInt8(ascii: ":")) else { return false }
             switch key {
-            case "id": id = reader.string()
+            case "id":
+                guard let read = reader.string() else { return false }
+                id = read
             case "version":
                 guard reader.take(UInt8(ascii: "{")) else { return false }
                 var epoch: UInt64?
                 var counter: UInt64?
                 repeat {
                     guard let name = reader.string(), reader.take(UInt8(ascii: ":")), let literal = reader.numberLiteral(),
-                        let number = UInt64(literal)
+                        let number = UInt64(literal), (name == "epoch" ? epoch : counter) == nil
                     else { return false }
                     switch name {
                     case "epoch": epoch = number
@@ -191,7 +199,9 @@ private struct Envelope {
                 } while reader.take(UInt8(ascii: ","))
                 guard reader.take(UInt8(ascii: "}")), let epoch, let counter else { return false }
                 version = Version(epoch: epoch, counter: counter)
-            case "value": value = reader.skipValue()
+            case "value":
+                guard let range = reader.skipValue() else { return false }
+                value = range
             default:
                 guard reader.skipValue() != nil else { return false }
             }

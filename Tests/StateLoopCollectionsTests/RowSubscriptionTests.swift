@@ -171,6 +171,16 @@ import Testing
         #expect(two.status == .live)
         try two.end()
         #expect(live.rows.isEmpty)
+        // Ending one that was stopped first still takes its rows off (a source of its own for the
+        // same query, so that its socket, if it opened one before the stop, takes no script).
+        let stopped = tasks.subscribe(ScriptedSource([]).source)
+        stopped.stop()
+        try tasks.apply(
+            RowsDifference(cookie: Board.cookie(7), replace: true, rows: Board.versioned([Board.task("c", at: 3)], counter: 7), removed: []),
+            requestedWith: nil, to: scripted.source.key)
+        #expect(live.rows.map(\.id) == ["c"])
+        try stopped.end()
+        #expect(live.rows.isEmpty)
         // A new subscription to it opens a socket of its own, from no cookie.
         let three = tasks.subscribe(scripted.source)
         #expect(await eventually { three.status == .live }, "status \(three.status)")

@@ -73,6 +73,54 @@ import Testing
         }
     }
 
+    /// What JSONDecoder reads differently or refuses, the hand reader leaves to it: the same
+    /// result, or the same refusal.
+    @Test func whatTheHandReaderLeavesToJSONDecoder() throws {
+        let messages = [
+            // A key twice (JSONDecoder keeps the first).
+            #"{"cookie":"a","cookie":"b","replace":false,"rows":[],"removed":[]}"#,
+            #"{"cookie":"a","replace":false,"rows":[{"id":"t1","id":"t2","version":{"epoch":1,"counter":1},"value":{"id":"t1","title":"x","position":1,"tags":[]}}],"removed":[]}"#,
+            // A key JSONDecoder requires, missing.
+            #"{"cookie":"a","replace":false,"rows":[]}"#,
+            // Numbers JSON does not allow.
+            #"{"cookie":"a","replace":false,"rows":[],"removed":[],"lastMutationID":+1}"#,
+            #"{"cookie":"a","replace":false,"rows":[],"removed":[],"lastMutationID":01}"#,
+            #"{"cookie":"a","replace":false,"rows":[{"id":"t","version":{"epoch":1,"counter":.5},"value":{}}],"removed":[]}"#,
+        ]
+        for message in messages {
+            let data = Data(message.utf8)
+            let byHand = Result { try RowsDifference<Task>.decode(message: data) }
+            let decoded = Result { try JSONDecoder().decode(RowsDifference<Task>.self, from: data) }
+            switch (byHand, decoded) {
+            case (.success(let a), .success(let b)):
+                #expect(a == b, "\(message)")
+                #expect(a.encoded == nil, "read by hand: \(message)")
+            case (.failure, .failure): break
+            default: Issue.record("\(message): by hand \(byHand), JSONDecoder \(decoded)")
+            }
+        }
+        // Fields: a name twice, a whole number written as a real, a number JSON does not allow.
+        for text in [#"{"a":1,"a":2}"#, #"{"a":3.0}"#, #"{"a":1e+16}"#, #"{"a":-0.0}"#, #"{"a":01}"#, #"{"a":+1}"#, #"{"a":.5}"#] {
+            #expect(FieldsJSON.decode(text) == nil, "\(text)")
+        }
+        #expect(FieldsJSON.decode(#"{"a":2.5,"b":-7,"c":1e400}"#) == nil)
+        #expect(FieldsJSON.decode(#"{"a":2.5,"b":-7,"c":1.5e300}"#) == ["a": .real(2.5), "b": .integer(-7), "c": .real(1.5e300)])
+    }
+
+    /// Rows the app changes after decoding lose the kept bytes: stored, they would put one row's
+    /// JSON under another's id.
+    @Test func changedRowsLoseTheKeptBytes() throws {
+        let message =
+            #"{"cookie":"c","replace":true,"rows":[{"id":"a","version":{"epoch":1,"counter":1},"value":{"id":"a","title":"A","position":1,"tags":[]}},{"id":"b","version":{"epoch":1,"counter":1},"value":{"id":"b","title":"B","position":2,"tags":[]}}],"removed":[]}"#
+        var difference = try RowsDifference<Task>.decode(message: Data(message.utf8))
+        #expect(difference.encoded != nil)
+        difference.rows.reverse()
+        #expect(difference.encoded == nil)
+        var renamed = try RowsDifference<Task>.decode(message: Data(message.utf8))
+        renamed.rows[0].value.title = "changed"
+        #expect(renamed.encoded == nil)
+    }
+
     @Test func quotedStringsReadBack() throws {
         for text in ["", "plain", "a\"b", "back\\slash", "new\nline", "\u{01}\u{1f}", "é 🚲", "/"] {
             let quoted = JSONBytes.quoted(text)
