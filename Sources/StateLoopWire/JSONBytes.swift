@@ -142,8 +142,8 @@ package struct JSONBytes {
         return depth == 0 && at > start ? start..<at : nil
     }
 
-    /// `string` as a JSON string: quotes, backslashes and control characters escaped, the
-    /// rest as it is.
+    /// `string` as a JSON string: quotes, backslashes, control characters and line separators
+    /// escaped, the rest as it is.
     package static func quoted(_ string: String) -> String {
         var quoted = "\""
         for scalar in string.unicodeScalars {
@@ -153,7 +153,9 @@ package struct JSONBytes {
             case "\n": quoted += "\\n"
             case "\r": quoted += "\\r"
             case "\t": quoted += "\\t"
-            case _ where scalar.value < 0x20:
+            // Control characters, and the line separators some readers of logs and JavaScript
+            // take for the end of a line.
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029:
                 let hex = String(scalar.value, radix: 16)
                 quoted += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: quoted.unicodeScalars.append(scalar)

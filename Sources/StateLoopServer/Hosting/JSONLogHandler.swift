@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StateLoopWire
 import Synchronization
 
 /// A swift-log handler that writes each event as one line of JSON, for log collectors:
@@ -73,23 +74,9 @@ public struct JSONLogHandler: LogHandler {
         }
     }
 
-    /// `text` as a JSON string: quotes, backslashes and control characters escaped.
+    /// `text` as a JSON string (StateLoopWire's writer, shared with the push messages).
     static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        JSONBytes.quoted(text)
     }
 
     /// `date` as `2026-11-27T11:30:02.518Z`.
