@@ -34,6 +34,11 @@ public final class LocalStore: Sendable {
     private let gate = NSRecursiveLock()
     /// Whether ``close()`` was called; read and written under `gate`.
     nonisolated(unsafe) private var closed = false
+    /// The connection in use on the thread that holds `gate`, and whether it writes: a read or
+    /// write asked for inside another (an app's ``RowMutation/apply(to:)`` that reads the
+    /// collection, say) runs on it, since GRDB's queue must not be entered twice (it stops the
+    /// process). Read and written under `gate`.
+    nonisolated(unsafe) private var inUse: (database: Database, writes: Bool)?
 
     /// Opens (or creates) the store in the file at `path`, which no other store may hold open
     /// (``close()`` releases it).
@@ -113,20 +118,40 @@ public final class LocalStore: Sendable {
         return closed
     }
 
-    /// Reads the file, unless the store was closed.
+    /// Reads the file, unless the store was closed. Inside another use of the file, on its
+    /// connection and in its transaction.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         gate.lock()
         defer { gate.unlock() }
         guard !closed else { throw LocalStoreClosedError() }
-        return try database.read(body)
+        if let inUse { return try body(inUse.database) }
+        return try database.read { db in try using(db, writes: false, body) }
     }
 
-    /// Writes to the file in one transaction, unless the store was closed.
+    /// Writes to the file in one transaction, unless the store was closed. Inside another write,
+    /// as part of its transaction; inside a read, it throws ``NestedWriteError``.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
         gate.lock()
         defer { gate.unlock() }
         guard !closed else { throw LocalStoreClosedError() }
-        return try database.write(body)
+        if let inUse {
+            guard inUse.writes else { throw NestedWriteError() }
+            return try body(inUse.database)
+        }
+        return try database.write { db in try using(db, writes: true, body) }
+    }
+
+    private func using<T>(_ db: Database, writes: Bool, _ body: (Database) throws -> T) throws -> T {
+        inUse = (db, writes)
+        defer { inUse = nil }
+        return try body(db)
+    }
+
+    /// A change of the store asked for while the store was being read, on the same thread.
+    struct NestedWriteError: Error, CustomStringConvertible {
+        var description: String {
+            "a local collection was changed from inside a read of its store: change it after the read returns"
+        }
     }
 
     /// The store's schema.

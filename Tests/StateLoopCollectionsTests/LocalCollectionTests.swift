@@ -1,6 +1,7 @@
 import Foundation
 import StateLoopSync
 import StateLoopWire
+import Synchronization
 import TestSupport
 import Testing
 
@@ -256,5 +257,33 @@ import Testing
         #expect(try tasks.apply(restored, requestedWith: Board.cookie(900), to: "s") == .applied)
         #expect(live.rows.map(\.title) == ["restored"])
         #expect(tasks.cookie(of: "s") == "2.3.00000000000000aa")
+    }
+
+    /// A change whose `apply` reads its own collection (it should use its edits, but an app may
+    /// not): the read joins the store's write under way instead of entering SQLite's queue a
+    /// second time, which would stop the process.
+    @Test func aChangeThatReadsItsCollectionWhileReplayed() throws {
+        let store = try LocalStore.inMemory()
+        let typed = store.collection(Board.tasks, mutations: ReadingMutation.self)
+        let live = typed.live(Board.project("p1"))
+        ReadingMutation.target.withLock { $0 = typed }
+        defer { ReadingMutation.target.withLock { $0 = nil } }
+        try typed.record("s")
+        try typed.apply(replace([Board.task("a", at: 1)], at: 1), requestedWith: nil, to: "s")
+        try typed.mutate(ReadingMutation(id: "a"))
+        #expect(try typed.row("a")?.title == "a!")
+        #expect(live.rows.map(\.title) == ["a!"])
+    }
+}
+
+/// A change that reads the shown row through its collection rather than its edits.
+private struct ReadingMutation: RowMutation {
+    var id: String
+    static let target = Mutex<LocalCollection<Board.TaskRow, ReadingMutation>?>(nil)
+
+    func apply(to rows: inout RowEdits<Board.TaskRow>) {
+        guard let collection = Self.target.withLock({ $0 }), var row = try? collection.row(id) else { return }
+        row.title += "!"
+        rows[id] = row
     }
 }
