@@ -160,6 +160,16 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             forget: { [weak self] in try self?.drop(key, refused: false) })
     }
 
+    /// Stops every subscription running (the store closes): their sockets close now, not at
+    /// their next message.
+    func stopSubscriptions() {
+        let runners = state.withLock { state in
+            defer { state.running = [:] }
+            return state.running.values.map(\.runner)
+        }
+        for runner in runners { runner.cancel() }
+    }
+
     /// One subscription to `key` let go of `runner`: stopped when none holds it. Whether none
     /// does now.
     private func release(_ key: String, _ runner: SubscriptionRunner) -> Bool {

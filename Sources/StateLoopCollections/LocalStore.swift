@@ -39,6 +39,8 @@ public final class LocalStore: Sendable {
     /// collection, say) runs on it, since GRDB's queue must not be entered twice (it stops the
     /// process). Read and written under `gate`.
     nonisolated(unsafe) private var inUse: (database: Database, writes: Bool)?
+    /// What ``close()`` stops besides the queue: each collection's running subscriptions.
+    private let stops = Locked<[@Sendable () -> Void]>([])
 
     /// Opens (or creates) the store in the file at `path`, which no other store may hold open
     /// (``close()`` releases it).
@@ -90,6 +92,7 @@ public final class LocalStore: Sendable {
     ) -> LocalCollection<Row, M> where M.Row == Row {
         let collection = LocalCollection<Row, M>(declaration, store: self)
         queue.register(declaration.name, collection: collection, send: send)
+        stops.withLock { $0.append { [weak collection] in collection?.stopSubscriptions() } }
         return collection
     }
 
@@ -99,16 +102,21 @@ public final class LocalStore: Sendable {
         try? database.close()
     }
 
-    /// Stops sending and closes the file: what an app does as it quits, or a test's relaunch.
-    /// The store's collections and subscriptions do nothing after it, and what the app asks of
-    /// them throws ``LocalStoreClosedError``.
+    /// Stops sending, closes every subscription's socket and closes the file: what an app does
+    /// as it quits, or a test's relaunch. The store's collections and subscriptions do nothing
+    /// after it, and what the app asks of them throws ``LocalStoreClosedError``. If the file
+    /// could not be closed, calling it again tries again.
     public func close() throws {
-        gate.lock()
-        defer { gate.unlock() }
-        guard !closed else { return }
-        closed = true
-        queue.stop()
-        try database.close()
+        let first = gate.withLock {
+            defer { closed = true }
+            return !closed
+        }
+        if first {
+            queue.stop()
+            // Outside the gate: a subscription cancelled may be waiting for it to apply a message.
+            for stop in stops.withLock({ $0 }) { stop() }
+        }
+        try gate.withLock { try database.close() }
     }
 
     /// Whether ``close()`` was called.

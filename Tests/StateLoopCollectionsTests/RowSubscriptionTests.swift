@@ -17,6 +17,8 @@ import Testing
         let scripts: Locked<[[RowsPushEvent<TaskRow>]]>
         let opened = Locked<[String?]>([])
         let fetched = Locked<[String?]>([])
+        /// How many sockets ended (cancelled, or their script closed them).
+        let ended = Locked(0)
         let answer: @Sendable (String?) throws -> RowsDifference<TaskRow>
 
         init(
@@ -45,6 +47,7 @@ import Testing
                     let (open, keep) = AsyncStream.makeStream(of: Never.self)
                     for await _ in open {}
                     keep.finish()
+                    self.ended.withLock { $0 += 1 }
                 })
         }
     }
@@ -74,6 +77,24 @@ import Testing
         #expect(tasks.cookie(of: subscription.key) == Board.cookie(8))
         #expect(subscription.status == .connecting)
         subscription.stop()
+    }
+
+    /// Closing the store closes the sockets of its subscriptions at once, not when their next
+    /// message finds the store closed: a quiet subscription would keep its socket for good.
+    @Test func closingTheStoreClosesItsSockets() async throws {
+        let store = try LocalStore.inMemory()
+        let tasks = store.collection(Board.tasks, mutations: Board.TaskMutation.self)
+        let scripted = ScriptedSource([[.openedHere, difference([Board.task("a", at: 1)], at: 5, replace: true)]])
+        let subscription = tasks.subscribe(scripted.source)
+        // Its one message applied: nothing more comes on it.
+        #expect(await eventually { tasks.cookie(of: subscription.key) == Board.cookie(5) }, "status \(subscription.status)")
+        #expect(scripted.ended.value == 0)
+        try store.close()
+        #expect(await eventually { scripted.ended.value == 1 }, "the socket stayed open after the store closed")
+        // Stopping it after changes nothing, and closing again is harmless.
+        subscription.stop()
+        try store.close()
+        #expect(scripted.opened.value.count == 1)
     }
 
     @Test func aRefusedSocketAsksWhyAndA404TakesTheRowsOff() async throws {
