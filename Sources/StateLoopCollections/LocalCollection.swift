@@ -197,17 +197,28 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     public func apply(_ difference: RowsDifference<Row>, requestedWith requestCookie: String?, to key: String) throws -> CollectionRows<Row>.Outcome {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let outcome = try write { db -> CollectionRows<Row>.Outcome in
+        // Told in the transaction's notes, before what taking it in did (the changes it
+        // contained): an inspector reads the answer, then its effects.
+        let answered = { (outcome: CollectionRows<Row>.Outcome) -> CollectionRows<Row>.Outcome in
+            self.note(
+                CollectionActivity(
+                    subscription: key,
+                    .answer(
+                        replace: difference.replace, cookie: difference.cookie, rows: difference.rows.map(\.id), removed: difference.removed,
+                        lastMutationID: difference.lastMutationID, outcome: "\(outcome)")))
+            return outcome
+        }
+        return try write { db -> CollectionRows<Row>.Outcome in
             // An answer for a subscription the app ended (in flight as it ended) is dropped:
             // taken, it would bring the subscription back with nothing to keep it up to date.
             guard let subscription = try GRDB.Row.fetchOne(db, sql: "SELECT cookie FROM subscriptions WHERE key = ?", arguments: [key]) else {
-                return .outdated
+                return answered(.outdated)
             }
             let held: String? = subscription["cookie"]
             if difference.replace {
-                if let held, CollectionRows<Row>.precedes(difference.cookie, held) { return .outdated }
+                if let held, CollectionRows<Row>.precedes(difference.cookie, held) { return answered(.outdated) }
             } else if requestCookie == nil || requestCookie != held {
-                return .needsCatchUp
+                return answered(.needsCatchUp)
             }
             var confirmed: [String: LiveResult<Row>.Entry?] = [:]
             confirmed.reserveCapacity(difference.rows.count + difference.removed.count)
@@ -260,15 +271,10 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                         last_mutation_id = MAX(COALESCE(last_mutation_id, 0), COALESCE(excluded.last_mutation_id, 0))
                     """,
                 arguments: [key, declaration.name, difference.cookie, difference.lastMutationID.map { Int64(bitPattern: $0) }])
+            _ = answered(.applied)
             try rebase(db, confirmed: confirmed)
             return .applied
         }
-        announce(subscription: key) {
-            .answer(
-                replace: difference.replace, cookie: difference.cookie, rows: difference.rows.map(\.id), removed: difference.removed,
-                lastMutationID: difference.lastMutationID, outcome: "\(outcome)")
-        }
-        return outcome
     }
 
     /// Records the subscription `key` (its rows count from now on): answers are applied only to

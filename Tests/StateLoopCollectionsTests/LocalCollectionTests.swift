@@ -195,6 +195,25 @@ import Testing
         for follower in followers { follower.cancel() }
     }
 
+    /// The activity an inspector reads comes in the order it happened: an answer, then the
+    /// changes it contained, which taking it in let go of.
+    @Test func anAnswerIsToldBeforeWhatItContained() async throws {
+        let (_, tasks) = try collection()
+        try tasks.record("s")
+        try tasks.apply(replace([Board.task("a", at: 1)], at: 1), requestedWith: nil, to: "s")
+        let activity = tasks.activity()
+        try tasks.mutate(.rename(id: "a", title: "renamed"))
+        try tasks.accepted(1)
+        try tasks.apply(
+            replace([Board.task("a", at: 1, title: "renamed")], at: 2, counter: 2, lastMutationID: 1), requestedWith: nil, to: "s")
+        var kinds: [String] = []
+        for await event in activity {
+            kinds.append(String("\(event.kind)".prefix { $0 != "(" }))
+            if kinds.count == 4 { break }
+        }
+        #expect(kinds == ["queued", "accepted", "answer", "contained"])
+    }
+
     /// A closed store's collections throw, and their tasks (a subscription's socket finishing a
     /// message, the queue) find it closed rather than using the closed file, which crashed.
     @Test func aClosedStoreThrowsAndNeverUsesTheFile() async throws {
