@@ -359,6 +359,9 @@ public final class DemoScenario {
     // MARK: Verdict
 
     private func makeReport(duration: Duration) async -> DemoReport {
+        // The screens before the truth: a screen of a change the server made after the truth was
+        // read would name a version it "never had".
+        let screens = Dictionary(uniqueKeysWithValues: clients.map { ($0.api.user, screenLog.screens(of: $0.api.user)) })
         let log: ChangeLog
         do {
             log = try await harness.truth().changeLog
@@ -368,7 +371,7 @@ public final class DemoScenario {
         }
         var rows: [DemoReport.ClientRow] = []
         for client in clients {
-            let shown = screenLog.screens(of: client.api.user)
+            let shown = screens[client.api.user] ?? []
             rows.append(
                 DemoReport.ClientRow(
                     user: client.api.user,

@@ -17,8 +17,9 @@ import StateLoopSync
 public enum ScreenAudit {
     /// Why a screen is invalid.
     public enum Violation: Sendable, Equatable, CustomStringConvertible {
-        /// A version the server never had for this user.
-        case unknownVersion(ScreenShown)
+        /// A version the server never had for this user; `known` lists the versions its log
+        /// holds for the user's resources, for the report.
+        case unknownVersion(ScreenShown, known: String)
         /// The screen does not follow from the values (a client bug).
         case wrongScreen(ScreenShown, expected: Screen)
         /// A version older than one shown before.
@@ -28,8 +29,10 @@ public enum ScreenAudit {
 
         public var description: String {
             switch self {
-            case .unknownVersion(let shown):
+            case .unknownVersion(let shown, let known):
                 "\(shown.user) showed \(shown.screen) at \(shown.time) from versions the server never had"
+                    + " (driver mode \(shown.driverModeVersion.map { "\($0)" } ?? "none"), ride \(shown.rideVersion.map { "\($0)" } ?? "none");"
+                    + " the server's log: \(known))"
             case .wrongScreen(let shown, let expected):
                 "\(shown.user) showed \(shown.screen) at \(shown.time) instead of \(expected)"
             case .wentBack(let shown):
@@ -63,7 +66,7 @@ public enum ScreenAudit {
                 case .driverMode(let isDriver) = driverMode.value,
                 case .ride(let status) = ride.value
             else {
-                violations.append(.unknownVersion(shown))
+                violations.append(.unknownVersion(shown, known: known(in: records)))
                 continue
             }
             let expected = Screen(driverMode: isDriver, ride: status, user: shown.user)
@@ -77,6 +80,14 @@ public enum ScreenAudit {
             }
         }
         return violations
+    }
+
+    /// The versions of each resource in `records`, with when they were written, for a report.
+    private static func known(in records: [ChangeRecord]) -> String {
+        [UserValue.driverMode, .ride].map { resource in
+            let versions = records.filter { $0.resource == resource }.map { "\($0.version)@\($0.time)" }
+            return "\(resource.rawValue) [\(versions.joined(separator: ", "))]"
+        }.joined(separator: "; ")
     }
 
     private struct Span {
