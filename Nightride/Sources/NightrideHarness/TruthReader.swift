@@ -83,18 +83,16 @@ public final class TruthReader: Sendable {
                 }
             }
             while let feed = feeds.first {
-                var after = history.readFrom
                 while true {
-                    let entries = try await feed.changes(after: after, limit: 5_000)
-                    guard let last = entries.last else { break }
+                    let entries = try await feed.changes(after: history.feedPosition, limit: 5_000)
+                    guard !entries.isEmpty else { break }
                     history.record(entries, origin: origin)
-                    after = last.sequence
                 }
                 for client in try await Self.progress(in: feed) { history.audit.noteProgress(client) }
                 // A feed with a newer one after it is over: read to its end, then dropped.
                 guard feeds.count > 1 else { break }
                 feeds.removeFirst()
-                history.startFeed()
+                history.feedPosition = 0
             }
             return ServerTruth(changeLog: history.changeLog, catalog: PlaceCatalog(), audit: history.audit)
         }
