@@ -73,7 +73,7 @@ struct ScreenAuditTests {
             return
         }
         // The report names the versions shown and the ones the server held.
-        #expect(known.contains("driverMode ["))
+        #expect(known.contains("driver-mode [e9v1@"))
         #expect("\(violations[0])".contains("driver mode e"))
         var wrong = shown(at: 1.2, .driverWaiting, driverMode: 2)
         wrong.screen = .riding
