@@ -30,16 +30,9 @@ public protocol RowMutation: Codable, Sendable {
 /// The rows as a ``RowMutation`` sees them: every row the device holds, with the changes
 /// replayed so far; a row set to `nil` is deleted.
 ///
-/// A server can replay the app's own mutation type too, over its transaction's rows, and write
-/// what it wrote: one definition of what a change does, on both sides.
-///
-/// ```swift
-/// var rows = RowEdits<TaskRow>(read: { try? transaction.row($0, of: tasks) })
-/// mutation.apply(to: &rows)
-/// for (id, row) in rows.written {
-///     if let row { try transaction.write(row, to: tasks) } else { try transaction.delete(id, from: tasks) }
-/// }
-/// ```
+/// A server replays the app's own mutation type too, over its transaction's rows
+/// (StateLoopServer's `ServerTransaction.replay(_:on:)`), and writes what it wrote: one
+/// definition of what a change does, on both sides.
 public struct RowEdits<Row: Sendable> {
     /// The rows written (or deleted: `nil`), by id.
     public private(set) var written: [String: Row?] = [:]

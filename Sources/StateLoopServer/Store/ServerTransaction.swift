@@ -119,6 +119,35 @@ public final class ServerTransaction {
         try StoreFailure.wrap { try store.rows(of: collection.name, matching: query) }.map { try decoder.decode(Row.self, from: $0.json) }
     }
 
+    /// What `mutation` writes when replayed over `collection`'s rows as this transaction sees
+    /// them: each row it sets by id, `nil` for one it deletes. Nothing is written: the caller
+    /// checks the rows, then writes them (``write(_:to:)``, ``delete(_:from:)``). The device
+    /// replays the same type, so both sides agree on what a change does.
+    ///
+    /// ```swift
+    /// for (id, row) in try transaction.replay(mutation, on: tasks) {
+    ///     if let row { try transaction.write(row, to: tasks) } else { try transaction.delete(id, from: tasks) }
+    /// }
+    /// ```
+    ///
+    /// - Throws: the first error a read of a row met (the store's, or `DecodingError` for a
+    ///   stored row that is not a `Row`): a row that could not be read is never taken as
+    ///   missing, which would have the change write over it.
+    public func replay<M: RowMutation>(_ mutation: M, on collection: RowCollection<M.Row>) throws -> [String: M.Row?] {
+        var failure: (any Error)?
+        var rows = RowEdits<M.Row> { id in
+            do {
+                return try self.row(id, of: collection)
+            } catch {
+                failure = failure ?? error
+                return nil
+            }
+        }
+        mutation.apply(to: &rows)
+        if let failure { throw failure }
+        return rows.written
+    }
+
     /// Writes `row` into `collection` under its id, a new row or a new value of one. As with
     /// values, the write is held until the body returns and skipped if the row's JSON is the
     /// one stored.

@@ -123,9 +123,7 @@ public struct TasksServer: Sendable {
     static func apply(_ mutation: TaskMutation, by user: String, in transaction: ServerTransaction) throws {
         let tasks = TasksCollections.tasks
         let mine = Set(try projects(of: user, in: transaction))
-        var rows = RowEdits<TaskItem>(read: { try? transaction.row($0, of: tasks) })
-        mutation.apply(to: &rows)
-        for (id, row) in rows.written {
+        for (id, row) in try transaction.replay(mutation, on: tasks) {
             let before = try transaction.row(id, of: tasks)
             for project in [before?.projectID, row?.projectID].compactMap({ $0 }) where !mine.contains(project) {
                 throw MutationRefusal.notFound

@@ -52,6 +52,51 @@ struct RowMutationTests {
         }
     }
 
+    /// The app's own mutation replayed over the transaction's rows: it sees the transaction's
+    /// writes, and a row it cannot read is thrown, never taken as missing (the change would
+    /// write over it).
+    @Test("a change replayed on the server reads the transaction's rows, and throws a row it could not read rather than writing over it")
+    func replayed() async throws {
+        let server = try await TaskBoard.board()
+        let task = Row(id: "t1", projectID: "p1", title: "kept", position: 1)
+        let written = try await server.update { transaction in
+            try transaction.write(task, to: TaskBoard.tasks)
+            return try transaction.replay(Rename(id: "t1", title: "renamed"), on: TaskBoard.tasks)
+        }
+        #expect(written.count == 1 && written["t1"]??.title == "renamed")
+        // The same rows read as a type they are not: the read fails, and so does the replay.
+        await #expect(throws: DecodingError.self) {
+            try await server.update { transaction in
+                for (id, row) in try transaction.replay(Claim(id: "t1"), on: Self.claims) {
+                    if let row { try transaction.write(row, to: Self.claims) } else { try transaction.delete(id, from: Self.claims) }
+                }
+            }
+        }
+        #expect(try await server.read { try $0.row("t1", of: TaskBoard.tasks) } == task)
+    }
+
+    private struct Rename: RowMutation {
+        var id: String
+        var title: String
+        func apply(to rows: inout RowEdits<Row>) { rows[id]?.title = title }
+    }
+
+    /// The tasks' rows as another type, which they do not decode as.
+    private struct Claimed: Codable, Sendable {
+        var id: String
+        var owner: String
+    }
+
+    private static let claims = RowCollection("tasks", of: Claimed.self) { $0.id }
+
+    /// Takes the row if nobody holds it: writes over it when its read is taken as missing.
+    private struct Claim: RowMutation {
+        var id: String
+        func apply(to rows: inout RowEdits<Claimed>) {
+            if rows[id] == nil { rows[id] = Claimed(id: id, owner: "mallory") }
+        }
+    }
+
     @Test("the reader's differences, pushed or caught up, carry its lastMutationID with the rows its mutation wrote", arguments: StoreKind.enabled)
     func lastMutationID(kind: StoreKind) async throws {
         try await kind.withStore { store in
