@@ -66,21 +66,29 @@ extension RowsDifference where Row: Codable {
     /// A difference read from a server's message, keeping each row's value as the server sent it
     /// (``encoded``).
     ///
-    /// The envelope (cookie, ids, versions, removals) is read by hand and the values in one
-    /// `JSONDecoder` pass, rather than one generic decoding of every row's envelope: a first sync
-    /// of 100,000 rows spent most of its decoding there. A message of another shape is decoded
-    /// by `JSONDecoder` whole, with the same result.
+    /// The envelope (cookie, ids, versions, removals) is read by hand and the values by
+    /// `JSONDecoder` in passes of ``valuesPerPass``, rather than one generic decoding of every
+    /// row's envelope: a first sync of 100,000 rows spent most of its decoding there. Passes of
+    /// a bounded size keep the decoder's copy of what it reads small, where one pass over every
+    /// value held a second copy of the message and the decoder's map of all of it at once. A
+    /// message of another shape is decoded by `JSONDecoder` whole, with the same result.
     package static func decode(message: Data) throws -> RowsDifference<Row> {
         if let read = message.withUnsafeBytes({ bytes in Envelope(bytes) }) {
+            let decoder = JSONDecoder()
+            var rows: [Row] = []
+            rows.reserveCapacity(read.values.count)
             var values = Data()
-            values.reserveCapacity(message.count)
-            values.append(UInt8(ascii: "["))
-            for (index, range) in read.values.enumerated() {
-                if index > 0 { values.append(UInt8(ascii: ",")) }
-                values.append(message[message.startIndex + range.lowerBound..<message.startIndex + range.upperBound])
+            for start in stride(from: 0, to: read.values.count, by: valuesPerPass) {
+                values.removeAll(keepingCapacity: true)
+                values.append(UInt8(ascii: "["))
+                for index in start..<min(start + valuesPerPass, read.values.count) {
+                    if index > start { values.append(UInt8(ascii: ",")) }
+                    let range = read.values[index]
+                    values.append(message[message.startIndex + range.lowerBound..<message.startIndex + range.upperBound])
+                }
+                values.append(UInt8(ascii: "]"))
+                rows += try decoder.decode([Row].self, from: values)
             }
-            values.append(UInt8(ascii: "]"))
-            let rows = try JSONDecoder().decode([Row].self, from: values)
             if rows.count == read.ids.count {
                 var difference = RowsDifference(
                     cookie: read.cookie, replace: read.replace,
@@ -92,6 +100,11 @@ extension RowsDifference where Row: Codable {
         }
         return try JSONDecoder().decode(RowsDifference<Row>.self, from: message)
     }
+}
+
+extension RowsDifference {
+    /// How many values ``decode(message:)`` hands `JSONDecoder` at once.
+    package static var valuesPerPass: Int { 1_024 }
 }
 
 /// The rows' values of a message as the server sent them: ranges of its bytes.

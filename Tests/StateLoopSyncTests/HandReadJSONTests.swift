@@ -73,6 +73,30 @@ import Testing
         }
     }
 
+    /// A message of more rows than one decoding pass takes (the values are decoded a batch at
+    /// a time): every row in order, with its own bytes, and a value that does not decode in a
+    /// later batch refuses the message.
+    @Test func manyRowsAreDecodedInBatches() throws {
+        let count = RowsDifference<Task>.valuesPerPass * 2 + 7
+        let rows = (0..<count).map { index in
+            VersionedRow(
+                id: "t\(index)", version: Version(epoch: 1, counter: UInt64(index + 1)),
+                value: Task(id: "t\(index)", title: "task \(index)", position: index, tags: index % 2 == 0 ? ["even"] : []))
+        }
+        let sent = RowsDifference(cookie: "1.9.00000000000000aa", replace: true, rows: rows, removed: [])
+        let data = try JSONEncoder().encode(sent)
+        let read = try RowsDifference<Task>.decode(message: data)
+        #expect(read == sent)
+        let encoded = try #require(read.encoded)
+        for index in [0, RowsDifference<Task>.valuesPerPass, count - 1] {
+            #expect(try JSONDecoder().decode(Task.self, from: encoded[index]) == rows[index].value)
+        }
+        var broken = String(decoding: data, as: UTF8.self)
+        broken = broken.replacingOccurrences(of: "\"title\":\"task \(count - 1)\"", with: #""title":17"#)
+        #expect(broken.contains(#""title":17"#))
+        #expect(throws: DecodingError.self) { try RowsDifference<Task>.decode(message: Data(broken.utf8)) }
+    }
+
     /// What JSONDecoder reads differently or refuses, the hand reader leaves to it: the same
     /// result, or the same refusal.
     @Test func whatTheHandReaderLeavesToJSONDecoder() throws {
