@@ -12,7 +12,7 @@ import Testing
 
 /// Local stores synced with the kit's collections over real sockets: what a row change does
 /// on the screens of the users who may see it.
-@Suite("Collections on the device, end to end", .serialized, .timeLimit(.minutes(3)))
+@Suite("Collections on the device, end to end", .serialized, .timeLimit(.minutes(6)))
 struct SyncedBoardTests {
     typealias TaskRow = Board.TaskRow
     typealias TaskMutation = Board.TaskMutation

@@ -13,7 +13,7 @@ import Testing
 /// A local collection watched by the inspector: its subscriptions' answers (applied or set
 /// aside) and statuses, the rows they drop and its changes' steps recorded, by ids and counts,
 /// without the watch changing what the collection does.
-@Suite("inspector: collections", .timeLimit(.minutes(1)))
+@Suite("inspector: collections", .timeLimit(.minutes(4)))
 struct CollectionWatchTests {
     struct TaskRow: Codable, Sendable, Hashable {
         var id: String

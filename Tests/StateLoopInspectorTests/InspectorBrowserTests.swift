@@ -13,7 +13,7 @@ import Testing
 /// the timeline, a selected event's diff and effects, a preview that reaches the app, and the
 /// token checked. `STATELOOP_INSPECTOR_SCREENSHOT=path` keeps a picture of the page.
 @MainActor
-@Suite("inspector: in a browser", .serialized, .timeLimit(.minutes(2)))
+@Suite("inspector: in a browser", .serialized, .timeLimit(.minutes(5)))
 struct InspectorBrowserTests {
     /// A search whose lookups wait for the test to let them answer: a lookup overtaken by a
     /// newer query answers into a cancelled effect, and its event is discarded as stale.

@@ -5,7 +5,7 @@ import Testing
 /// What the inspector refuses before anything reaches a session, asked over a plain socket so
 /// that every header is the test's own: refused upgrades answered with their status, `Host` and
 /// `Origin` checked, and the page's Content-Security-Policy.
-@Suite("inspector: the gate", .timeLimit(.minutes(1)))
+@Suite("inspector: the gate", .timeLimit(.minutes(4)))
 struct InspectorGateTests {
     @Test("a WebSocket upgrade without the token, or with a wrong one, is answered 401 with the reason, on both sockets")
     func refusedUpgradeIs401() async throws {

@@ -15,7 +15,7 @@ import Testing
 /// The edges of a live inspector: previews that must end when nobody can end them, a released
 /// inspector, a record too large for a frame, a start cancelled, many app launches.
 @MainActor
-@Suite("inspector: lifecycle", .timeLimit(.minutes(1)))
+@Suite("inspector: lifecycle", .timeLimit(.minutes(4)))
 struct InspectorLifecycleTests {
     @Test(
         "a preview ends when the app disconnects, when the last page leaves, and a failed preview says what is still shown; a new page learns of a preview on"

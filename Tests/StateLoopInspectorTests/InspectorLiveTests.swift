@@ -16,7 +16,7 @@ import WSClient
 /// The inspector live: an app connected to a real `InspectorServer` over loopback, and a page
 /// socket reading what the server shows.
 @MainActor
-@Suite("inspector: live", .timeLimit(.minutes(1)))
+@Suite("inspector: live", .timeLimit(.minutes(4)))
 struct InspectorLiveTests {
     @Test("records reach a page live, in order and redacted, those from before the connection first")
     func live() async throws {

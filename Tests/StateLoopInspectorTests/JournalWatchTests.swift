@@ -11,7 +11,7 @@ import Testing
 /// A journal watched by the inspector: what opening it found, its commits as its health
 /// changes, and its write failures.
 @MainActor
-@Suite("inspector: journals", .timeLimit(.minutes(1)))
+@Suite("inspector: journals", .timeLimit(.minutes(4)))
 struct JournalWatchTests {
     struct Tally: Codable, Sendable, Equatable {
         var count = 0

@@ -5,7 +5,7 @@ import Testing
 @testable import StateLoopJournal
 
 @MainActor
-@Suite("Journal: unreadable files, upgrades, full disk", .timeLimit(.minutes(1)))
+@Suite("Journal: unreadable files, upgrades, full disk", .timeLimit(.minutes(4)))
 struct JournalFailureTests {
     @Test("an event that no longer decodes: the file is set aside, a new journal starts, the error says why")
     func undecodableEventSetAside() throws {

@@ -121,7 +121,7 @@ final class BookingServer: Sendable {
     }
 }
 
-@Suite("Journal: migrations across app versions", .timeLimit(.minutes(1)))
+@Suite("Journal: migrations across app versions", .timeLimit(.minutes(4)))
 struct JournalMigrationTests {
     static var policy: ResourcePolicy {
         var policy = ResourcePolicy()

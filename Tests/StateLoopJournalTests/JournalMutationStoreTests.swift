@@ -54,7 +54,7 @@ final class NamesServer: Sendable {
     }
 }
 
-@Suite("JournalMutationStore", .timeLimit(.minutes(1)))
+@Suite("JournalMutationStore", .timeLimit(.minutes(4)))
 struct JournalMutationStoreTests {
     @Test("the queue and the confirmed value survive a relaunch, in order")
     func roundTrip() async throws {

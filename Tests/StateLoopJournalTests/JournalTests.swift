@@ -5,7 +5,7 @@ import Testing
 @testable import StateLoopJournal
 
 @MainActor
-@Suite("Journal: append, snapshot, compaction, restore", .timeLimit(.minutes(1)))
+@Suite("Journal: append, snapshot, compaction, restore", .timeLimit(.minutes(4)))
 struct JournalTests {
     @Test("a new journal starts from the initial state; every sent event is restored, in order")
     func appendAndRestore() throws {

@@ -5,7 +5,7 @@ import StateLoopServerTesting
 import StateLoopWire
 import Testing
 
-@Suite("Sync server: access", .timeLimit(.minutes(2)))
+@Suite("Sync server: access", .timeLimit(.minutes(5)))
 struct AccessTests {
     @Test("no session: 401 with a JSON error, on reads and mutations")
     func unauthorized() async throws {

@@ -6,7 +6,7 @@ import StateLoopServer
 import Testing
 
 /// `Request.bearerToken`: the token of one `Authorization: Bearer` header, or `nil`.
-@Suite("Sync server: bearer tokens", .timeLimit(.minutes(1)))
+@Suite("Sync server: bearer tokens", .timeLimit(.minutes(4)))
 struct BearerTokenTests {
     /// A request with these `Authorization` header values, one field each.
     static func request(authorization values: [String]) -> Request {

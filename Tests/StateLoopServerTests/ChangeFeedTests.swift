@@ -7,7 +7,7 @@ import Testing
 
 /// The store's durable change feed: every write kept in its commit's transaction, readable from
 /// a reopened file, timed by the store's clock, naming the mutation that caused it.
-@Suite("SQLite store: change feed", .timeLimit(.minutes(2)))
+@Suite("SQLite store: change feed", .timeLimit(.minutes(5)))
 struct ChangeFeedTests {
     let ann = ResourceKey(resource: "notes", id: "ann")
     let bob = ResourceKey(resource: "notes", id: "bob")

@@ -8,7 +8,7 @@ import TestSupport
 import Testing
 
 /// The kit's other half: StateLoopSync's resources and transports, unchanged, against it.
-@Suite("Sync server: StateLoopSync clients", .timeLimit(.minutes(2)))
+@Suite("Sync server: StateLoopSync clients", .timeLimit(.minutes(5)))
 struct ClientEndToEndTests {
     struct AddNote: Mutation, Equatable {
         var text: String

@@ -9,7 +9,7 @@ import Testing
 /// What reaches the server before any route: request heads that are garbage, too long, or
 /// never finished. Each is answered (when an answer can be given) and closed, so that such
 /// connections cannot pile up.
-@Suite("Sync server: connections", .timeLimit(.minutes(2)))
+@Suite("Sync server: connections", .timeLimit(.minutes(5)))
 struct ConnectionTests {
     @Test("a request head that is not HTTP is answered 400 and closed")
     func garbageHead() async throws {

@@ -7,7 +7,7 @@ import TestSupport
 import Testing
 
 /// The guide's backend (`Sources/StateLoopServer/StateLoopServer.docc/Server.md`, whose code is `Guide/TodoBackend.swift`), run.
-@Suite("Guide: a whole backend", .timeLimit(.minutes(2)))
+@Suite("Guide: a whole backend", .timeLimit(.minutes(5)))
 struct GuideTests {
     @Test("the guide shows the code that compiles here, byte for byte")
     func guideMatchesCode() throws {

@@ -8,7 +8,7 @@ import Testing
 
 /// The health routes a load balancer and an orchestrator probe: alive while the process
 /// answers, ready only while a commit can go through.
-@Suite("Sync server: health routes", .timeLimit(.minutes(2)))
+@Suite("Sync server: health routes", .timeLimit(.minutes(5)))
 struct HealthRouteTests {
     private static var quiet: Logger {
         var logger = Logger(label: "stateloop.server.test")

@@ -13,7 +13,7 @@ import Testing
 
 /// What an app plugs into the kit: middleware in front of every route, routes of its own that
 /// know the peer, the mutation id inside a handler, and (package-only) push faults.
-@Suite("Sync server: the app's hooks", .timeLimit(.minutes(2)))
+@Suite("Sync server: the app's hooks", .timeLimit(.minutes(5)))
 struct HookTests {
     @Test("middleware runs in front of the kit's routes and the app's; the app's routes know the peer; a handler knows its mutation id")
     func middlewareRoutesAndMutationID() async throws {

@@ -4,7 +4,7 @@ import StateLoopServer
 import StateLoopWire
 import Testing
 
-@Suite("Sync server: mutations", .timeLimit(.minutes(2)))
+@Suite("Sync server: mutations", .timeLimit(.minutes(5)))
 struct MutationTests {
     typealias NewNote = Notes.NewNote
 

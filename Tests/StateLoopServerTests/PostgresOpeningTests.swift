@@ -11,7 +11,7 @@ import Testing
 
 /// What opening a PostgreSQL store says when it cannot: at once, naming what is missing and the
 /// command that creates it, where the connection pool alone would retry for ever.
-@Suite("PostgreSQL store: opening", .timeLimit(.minutes(2)), .enabled(if: StoreKind.postgresTestsEnabled, "STATELOOP_POSTGRES_TESTS=0"))
+@Suite("PostgreSQL store: opening", .timeLimit(.minutes(5)), .enabled(if: StoreKind.postgresTestsEnabled, "STATELOOP_POSTGRES_TESTS=0"))
 struct PostgresOpeningTests {
     @Test(
         "a database that does not exist, a role that does not, and an address where nothing listens: each refused within the deadline, saying how to fix it"

@@ -9,7 +9,7 @@ import Testing
 
 /// What the PostgreSQL store adds to the shared store suite (`StoreTests`): several stores, as
 /// several server instances would hold them, on one database.
-@Suite("PostgreSQL store", .timeLimit(.minutes(2)), .enabled(if: StoreKind.postgresTestsEnabled, "STATELOOP_POSTGRES_TESTS=0"))
+@Suite("PostgreSQL store", .timeLimit(.minutes(5)), .enabled(if: StoreKind.postgresTestsEnabled, "STATELOOP_POSTGRES_TESTS=0"))
 struct PostgresStoreTests {
     let key = ResourceKey(resource: "board", id: "main")
 

@@ -7,7 +7,7 @@ import Testing
 
 /// TLS to PostgreSQL as managed databases ask for it, against a throwaway server that accepts
 /// TLS connections only, with a certificate of its own CA.
-@Suite("PostgreSQL store: TLS", .timeLimit(.minutes(2)), .enabled(if: StoreKind.postgresTestsEnabled, "STATELOOP_POSTGRES_TESTS=0"))
+@Suite("PostgreSQL store: TLS", .timeLimit(.minutes(5)), .enabled(if: StoreKind.postgresTestsEnabled, "STATELOOP_POSTGRES_TESTS=0"))
 struct PostgresTLSTests {
     @Test(
         "sslmode=require, verify-ca and verify-full with the server's CA open and commit; without TLS, with another CA, or against a server without TLS: refused, saying why"

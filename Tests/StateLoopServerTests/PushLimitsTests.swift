@@ -11,7 +11,7 @@ import Testing
 /// What a push socket's client can make the server hold or do: bytes it does not read, frames
 /// it floods, frames that break the protocol. Every wait is bounded; time bounds are hang
 /// guards, generous enough for a machine shared with other builds.
-@Suite("Sync server: what a push socket's client may cost", .timeLimit(.minutes(2)))
+@Suite("Sync server: what a push socket's client may cost", .timeLimit(.minutes(5)))
 struct PushLimitsTests {
     @Test(
         "a socket that never reads holds no more than the bytes in flight: its pushes coalesce and it is cut after the slow-reader timeout, while a reader beside it gets every newest value"

@@ -8,7 +8,7 @@ import Testing
 
 @testable import StateLoopServer
 
-@Suite("Sync server: pushes", .timeLimit(.minutes(2)))
+@Suite("Sync server: pushes", .timeLimit(.minutes(5)))
 struct PushTests {
     @Test("a socket gets the value, then each later version with its reader's lastMutationID")
     func valuesInOrder() async throws {

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// `SyncServer.read`: a read-only view beside writes.
-@Suite("Sync server: reads", .timeLimit(.minutes(2)))
+@Suite("Sync server: reads", .timeLimit(.minutes(5)))
 struct ReadTests {
     @Test("a read sees what was committed, runs while a write is under way rather than after it, and refuses to write")
     func readBesideWrites() async throws {

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// The README's loopback test of the guide's backend: compiled, and run.
-@Suite("README: testing a server", .timeLimit(.minutes(2)))
+@Suite("README: testing a server", .timeLimit(.minutes(5)))
 struct ReadmeServerTesting {
     @Test("the README's sample: a mutation answered 200, and the list's versions pushed in order")
     func sample() async throws {

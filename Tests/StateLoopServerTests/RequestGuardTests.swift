@@ -8,7 +8,7 @@ import Testing
 /// Requests that hold a connection without ever finishing, on any request of a connection, and
 /// one address that would take every connection: each is answered and closed, and the server
 /// keeps serving everyone else. Real sockets on loopback; every wait is a generous hang guard.
-@Suite("Sync server: request guard", .timeLimit(.minutes(2)))
+@Suite("Sync server: request guard", .timeLimit(.minutes(5)))
 struct RequestGuardTests {
     /// A server with `POST /echo`, which reads its body and answers its length.
     func withEchoServer(

@@ -9,7 +9,7 @@ import Testing
 /// A store whose data is put back to an earlier copy (a restored backup) must not hand out
 /// again the versions after the copy's: clients hold them, perhaps with other values, and drop
 /// a version they do not find newer. The store notices at open and begins a new epoch.
-@Suite("Restored history", .timeLimit(.minutes(2)))
+@Suite("Restored history", .timeLimit(.minutes(5)))
 struct RestoredHistoryTests {
     let keys = ["a", "b", "c", "d"].map { ResourceKey(resource: "notes", id: $0) }
 

@@ -10,7 +10,7 @@ import Testing
 
 /// An app's own routes answer as the kit's: bodies decoded within the server's limit, refusals
 /// and decoding failures as `ErrorBody` JSON, answers as JSON with sorted keys.
-@Suite("Sync server: the app's JSON routes", .timeLimit(.minutes(2)))
+@Suite("Sync server: the app's JSON routes", .timeLimit(.minutes(5)))
 struct RouteJSONTests {
     /// A notes server with the app's routes (`Notes.addRoutes`), bodies of at most 1,000 bytes.
     private func withAppRoutes(_ body: (TestClient) async throws -> Void) async throws {

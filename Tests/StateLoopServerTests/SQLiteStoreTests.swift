@@ -4,7 +4,7 @@ import StateLoopWire
 import Synchronization
 import Testing
 
-@Suite("SQLite store", .timeLimit(.minutes(2)))
+@Suite("SQLite store", .timeLimit(.minutes(5)))
 struct SQLiteStoreTests {
     let key = ResourceKey(resource: "notes", id: "ann")
 

@@ -13,7 +13,7 @@ import Testing
 
 /// The kit's durability under a real crash: a server process on a SQLite file, killed with
 /// SIGKILL at random points while StateLoopSync clients mutate through it.
-@Suite("Sync server: crash", .timeLimit(.minutes(3)))
+@Suite("Sync server: crash", .timeLimit(.minutes(6)))
 struct ServerCrashTests {
     typealias AddNote = ClientEndToEndTests.AddNote
 

@@ -12,7 +12,7 @@ import Testing
 
 /// The kit's sessions: issued in a transaction, checked with one read, ended by their lifetime
 /// on the injected clock, by the cap and by revocations, which close push sockets.
-@Suite("Sessions", .timeLimit(.minutes(2)))
+@Suite("Sessions", .timeLimit(.minutes(5)))
 struct SessionsTests {
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
     static let board = ServerResource("board", of: Int.self)

@@ -8,7 +8,7 @@ import Testing
 
 /// What every ``ServerStore`` guarantees, run against each store: SQLite in memory, and
 /// PostgreSQL in a throwaway server the test starts (`ThrowawayPostgres`).
-@Suite("Stores", .timeLimit(.minutes(2)))
+@Suite("Stores", .timeLimit(.minutes(5)))
 struct StoreTests {
     let key = ResourceKey(resource: "notes", id: "ann")
     let other = ResourceKey(resource: "notes", id: "bob")

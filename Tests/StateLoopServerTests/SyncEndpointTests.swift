@@ -10,7 +10,7 @@ import Testing
 
 /// The client's one call per resource (`SyncEndpoint`) against the kit: what it wires is what
 /// the kit serves, pull, push, `Client-ID` and mutations, with nothing written by hand.
-@Suite("Sync endpoint: a resource in one call", .timeLimit(.minutes(2)))
+@Suite("Sync endpoint: a resource in one call", .timeLimit(.minutes(5)))
 struct SyncEndpointTests {
     struct AddNote: Mutation, Equatable {
         var text: String

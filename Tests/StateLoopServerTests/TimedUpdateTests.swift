@@ -13,7 +13,7 @@ import Testing
 
 /// The timed update on a test clock: it runs what is due when it is due, never before, never
 /// later than the clock says, and goes on through failures until the graceful shutdown.
-@Suite("Timed updates", .timeLimit(.minutes(2)))
+@Suite("Timed updates", .timeLimit(.minutes(5)))
 struct TimedUpdateTests {
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
 

@@ -8,7 +8,7 @@ import Testing
 
 /// The tutorial (`Sources/StateLoopSyncTransports/StateLoopSyncTransports.docc/Tutorial.md`, whose code is `Guide/TodoClient.swift`), run against the
 /// guide's backend.
-@Suite("Tutorial: a first client", .timeLimit(.minutes(2)))
+@Suite("Tutorial: a first client", .timeLimit(.minutes(5)))
 struct TutorialTests {
     @Test("the tutorial shows the code that compiles here, byte for byte, in under 100 lines")
     func tutorialMatchesCode() throws {

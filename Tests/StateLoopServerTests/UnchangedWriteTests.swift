@@ -10,7 +10,7 @@ import Testing
 
 /// A write whose value did not change is skipped: no version, no feed entry, no push; the
 /// mutation behind it is acknowledged as any other. Run against both stores.
-@Suite("Sync server: unchanged writes", .timeLimit(.minutes(2)))
+@Suite("Sync server: unchanged writes", .timeLimit(.minutes(5)))
 struct UnchangedWriteTests {
     static let scores = ServerResource("scores", of: [String: Int].self)
     static let maybe = ServerResource("maybe", of: Int?.self)

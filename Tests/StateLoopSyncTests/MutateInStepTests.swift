@@ -8,7 +8,7 @@ import Testing
 
 /// A key press taken into the state in the same step as it is queued (`System.mutate`), and the
 /// order of an optimistic resource's statuses that keeps a late one from taking the screen back.
-@Suite("Mutations shown in the same step", .timeLimit(.minutes(1)))
+@Suite("Mutations shown in the same step", .timeLimit(.minutes(4)))
 struct MutateInStepTests {
     struct Screen: Sendable {
         var roster = ResourceSnapshot<[String]>()

@@ -4,7 +4,7 @@ import StateLoopTesting
 import TestSupport
 import Testing
 
-@Suite("OptimisticResource", .timeLimit(.minutes(1)))
+@Suite("OptimisticResource", .timeLimit(.minutes(4)))
 struct OptimisticResourceTests {
     @Test("the seed's players list: a rejected add disappears with an error; another client's add stays")
     func playersList() async {

@@ -4,7 +4,7 @@ import StateLoopTesting
 import TestSupport
 import Testing
 
-@Suite("RemoteResource", .timeLimit(.minutes(1)))
+@Suite("RemoteResource", .timeLimit(.minutes(4)))
 struct RemoteResourceTests {
     let clock = TestClock()
     let server = FakeServer()

@@ -135,7 +135,7 @@ struct UnsentRequestTests {
 }
 
 /// Bad answers from a server on loopback.
-@Suite("HTTP transports against a hostile server", .timeLimit(.minutes(3)))
+@Suite("HTTP transports against a hostile server", .timeLimit(.minutes(6)))
 struct HTTPHardeningTests {
     @Test("a 503 with an unusable Retry-After is an HTTPStatusError without a wait, not a crash")
     func unusableRetryAfter() async throws {

@@ -16,7 +16,7 @@ import Testing
 /// waits for the answer forever, and a push source that waited with it would never connect
 /// again (its resource offline for good: found by the Nightride chaos run across a server
 /// restart).
-@Suite("WebSocket push: unanswered upgrades", .timeLimit(.minutes(3)))
+@Suite("WebSocket push: unanswered upgrades", .timeLimit(.minutes(6)))
 struct HandshakeTimeoutTests {
     @Test("an upgrade the server reads and never answers is given up after handshakeTimeout and tried again; nothing is reported as connected")
     func unansweredUpgradeRetried() async throws {

@@ -18,7 +18,7 @@ import Testing
 ///
 /// The attempts themselves run on real loopback sockets (the virtual clock makes the backoffs
 /// instant), so every wait is bounded, generously: the suite runs beside CPU hogs.
-@Suite("WebSocket push: hostile servers cost a doubling backoff and no descriptor", .timeLimit(.minutes(2)))
+@Suite("WebSocket push: hostile servers cost a doubling backoff and no descriptor", .timeLimit(.minutes(5)))
 struct HostileServerTests {
     /// The backoffs of ten attempts: doubling from 1 s, then the maximum.
     static let expectedBackoffs: [Duration] = [1, 2, 4, 8, 8, 8, 8, 8, 8, 8].map { .seconds($0) }

@@ -96,7 +96,7 @@ func withLoopbackServer(_ body: (LoopbackBackend, Int) async throws -> Void) asy
 }
 
 /// Real sockets on loopback, so this suite waits on the real clock; every wait is bounded.
-@Suite("HTTP + WebSocket over loopback", .timeLimit(.minutes(3)))
+@Suite("HTTP + WebSocket over loopback", .timeLimit(.minutes(6)))
 struct LoopbackTests {
     func makeResource(port: Int) -> RemoteResource<String> {
         var policy = ResourcePolicy()

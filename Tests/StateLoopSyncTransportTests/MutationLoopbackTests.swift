@@ -61,7 +61,7 @@ func withPlayersServer(_ body: (PlayersBackend, Int) async throws -> Void) async
     try await withLoopback(router) { port in try await body(backend, port) }
 }
 
-@Suite("optimistic mutations over loopback", .timeLimit(.minutes(3)))
+@Suite("optimistic mutations over loopback", .timeLimit(.minutes(6)))
 struct MutationLoopbackTests {
     @Test("a retried mutation id is applied once by a server that honours it")
     func idempotentRetry() async throws {

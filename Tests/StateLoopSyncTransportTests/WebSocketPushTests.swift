@@ -92,7 +92,7 @@ private func collect(_ push: WebSocketPush<String>) -> (Inbox<PushMessage<String
 }
 
 /// Real sockets on loopback, so this suite waits on the real clock; every wait is bounded.
-@Suite("WebSocket push against a hostile server", .timeLimit(.minutes(3)))
+@Suite("WebSocket push against a hostile server", .timeLimit(.minutes(6)))
 struct WebSocketPushTests {
     @Test("a server that closes every connection at once is met with a doubling backoff, not a reconnection storm")
     func backoffOnImmediateClose() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// The seed's login screen, driven through the view model's outputs on a virtual clock.
 @MainActor
-@Suite("login screen", .timeLimit(.minutes(1)))
+@Suite("login screen", .timeLimit(.minutes(4)))
 struct LoginTests {
     let clock = TestClock()
 

@@ -28,7 +28,7 @@ struct Slow: ViewModelDefinition {
 }
 
 @MainActor
-@Suite("view model", .timeLimit(.minutes(1)))
+@Suite("view model", .timeLimit(.minutes(4)))
 struct ViewModelTests {
     @Test("by default, sending an action again runs both, and loading stays true without a gap")
     func concurrentByDefault() async {

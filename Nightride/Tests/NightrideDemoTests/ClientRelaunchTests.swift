@@ -13,7 +13,7 @@ import Testing
 /// A client stopped while its ride request cannot reach the server, then started again on the
 /// same journal: the screen is back at once, and the request is sent once the network is back.
 @MainActor
-@Suite("Nightride client relaunch", .serialized, .timeLimit(.minutes(1)))
+@Suite("Nightride client relaunch", .serialized, .timeLimit(.minutes(4)))
 struct ClientRelaunchTests {
     @Test("killed mid-request, a relaunched client shows the right screen and finishes the request, once")
     func relaunchFinishesPendingRequest() async throws {

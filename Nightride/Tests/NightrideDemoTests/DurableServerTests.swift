@@ -10,7 +10,7 @@ import Testing
 /// mid-ride and started again on the same file has every session and the ride, and its clients
 /// go on without signing in again.
 @MainActor
-@Suite("Nightride server: durable across kill -9", .serialized, .timeLimit(.minutes(2)))
+@Suite("Nightride server: durable across kill -9", .serialized, .timeLimit(.minutes(5)))
 struct DurableServerTests {
     @Test("kill -9 mid-ride, start again on the same file: both clients keep the ride and their sessions; the next step reaches both within 4 s")
     func killedMidRide() async throws {

@@ -11,7 +11,7 @@ import Testing
 /// The client against a server that changes under it: restarted with its sessions gone, and a
 /// user who types faster than the resources answer. Real sockets on loopback, bounded waits.
 @MainActor
-@Suite("Nightride client honesty", .serialized, .timeLimit(.minutes(1)))
+@Suite("Nightride client honesty", .serialized, .timeLimit(.minutes(4)))
 struct HonestClientTests {
     func makeServer(port: Int = 0, epoch: UInt64) async throws -> (ServerHarness, URL) {
         var logger = Logger(label: "test")

@@ -12,7 +12,7 @@ import Testing
 /// killed with SIGKILL loses nothing its clients were told.
 @MainActor
 @Suite(
-    "Nightride on PostgreSQL: two instances", .serialized, .timeLimit(.minutes(3)),
+    "Nightride on PostgreSQL: two instances", .serialized, .timeLimit(.minutes(6)),
     .enabled(if: ThrowawayPostgres.testsEnabled, "STATELOOP_POSTGRES_TESTS=0"))
 struct MultiInstanceTests {
     @Test(

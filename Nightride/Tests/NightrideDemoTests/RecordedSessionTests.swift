@@ -16,7 +16,7 @@ import Testing
 /// `ClientState.reduce`, it gives every state it recorded. Real sockets on loopback, bounded
 /// waits.
 @MainActor
-@Suite("Nightride: a recorded session becomes a test", .serialized, .timeLimit(.minutes(1)))
+@Suite("Nightride: a recorded session becomes a test", .serialized, .timeLimit(.minutes(4)))
 struct RecordedSessionTests {
     @Test("a client's session (a ride requested, then cancelled) replays state for state through ClientState.reduce; no secret reaches it")
     func roundTrip() async throws {

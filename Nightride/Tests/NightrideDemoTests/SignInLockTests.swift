@@ -11,7 +11,7 @@ import Testing
 /// first, and on a database shared by several instances a sign-in that waited there would wait
 /// for every ride of every instance.
 @Suite(
-    "Nightride on PostgreSQL: sign-ins and the dispatch book", .timeLimit(.minutes(2)),
+    "Nightride on PostgreSQL: sign-ins and the dispatch book", .timeLimit(.minutes(5)),
     .enabled(if: ThrowawayPostgres.testsEnabled, "STATELOOP_POSTGRES_TESTS=0"))
 struct SignInLockTests {
     @Test("with the dispatch book's row held by another instance's ride operation, a new user signs up and an existing one signs in")

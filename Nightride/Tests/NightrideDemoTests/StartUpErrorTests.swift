@@ -16,7 +16,7 @@ import Testing
 
 /// What `nightride server` says when it cannot start: it exits non-zero at once, naming what is
 /// wrong and how to fix it, rather than hanging or printing a system call's error.
-@Suite("nightride server: start-up errors", .timeLimit(.minutes(3)))
+@Suite("nightride server: start-up errors", .timeLimit(.minutes(6)))
 struct StartUpErrorTests {
     @Test("a port in use: exit 1, saying so and naming --port")
     func portInUse() async throws {

@@ -3,7 +3,7 @@ import NightrideHarness
 import Testing
 
 /// `docs/Nightride.md`'s in-process harness sample: compiled, and run.
-@Suite("docs/Nightride.md: the harness sample", .timeLimit(.minutes(1)))
+@Suite("docs/Nightride.md: the harness sample", .timeLimit(.minutes(4)))
 struct HarnessSampleTests {
     @Test("a harness with faults starts on a free port, reads its truth and stats, and stops")
     func sample() async throws {

@@ -17,7 +17,7 @@ import Testing
 /// crashed the terminal client on a force-unwrap, and, being journaled, at every launch after,
 /// even against a healthy server.
 @MainActor
-@Suite("Nightride client: history links from the server", .serialized, .timeLimit(.minutes(1)))
+@Suite("Nightride client: history links from the server", .serialized, .timeLimit(.minutes(4)))
 struct HistoryLinkTests {
     nonisolated static let badLink = "http://a b/"
 

@@ -11,7 +11,7 @@ import Testing
 
 /// What Nightride takes from the server kit: its JSON routes and its skipping of unchanged
 /// writes, each where Nightride's behaviour depends on it.
-@Suite("Nightride on the kit's routes and writes", .timeLimit(.minutes(2)))
+@Suite("Nightride on the kit's routes and writes", .timeLimit(.minutes(5)))
 struct KitRouteTests {
     @Test(
         "a sign-in body is read up to 64 KiB, not the server's limit for mutations: beyond it 413 bodyTooLarge with the kit's ErrorBody; malformed JSON 400 badRequest"

@@ -12,7 +12,7 @@ import Testing
 /// (127.0.0.x), on a test clock: no wait here is on the real clock.
 @Suite(
     "Nightride sign-in limits",
-    .timeLimit(.minutes(3)),
+    .timeLimit(.minutes(6)),
     .enabled(if: AddressedClient.canSend(from: "127.0.0.2"), "needs several loopback addresses (Linux has all of 127.0.0.0/8)")
 )
 struct LoginLimitsTests {

@@ -8,7 +8,7 @@ import Testing
 @testable import NightrideServer
 
 /// The rules of a new account's name over loopback: what a sign-up refuses, and why.
-@Suite("Nightride new names", .timeLimit(.minutes(1)))
+@Suite("Nightride new names", .timeLimit(.minutes(4)))
 struct NewNameTests {
     @Test("a new name with invisible characters or letters of two scripts is refused (400, saying why); an account made before the rules signs in")
     func newNames() async throws {

@@ -4,7 +4,7 @@ import NightrideServer
 import Testing
 
 /// The traffic counters the fault middleware keeps: one per route, whatever arrives.
-@Suite("Nightride server: request counters", .timeLimit(.minutes(2)))
+@Suite("Nightride server: request counters", .timeLimit(.minutes(5)))
 struct RequestCountTests {
     @Test("many distinct unknown paths and methods add one counter, not one each; routes count under their pattern")
     func unknownPathsBounded() async throws {

@@ -12,7 +12,7 @@ import Testing
 /// The change log and the mutation audit are read from the store's change feed when asked, so a
 /// server process started on an earlier one's file knows the whole history, at the times it
 /// happened, and the server itself holds nothing per commit.
-@Suite("Nightride server: history from the store", .serialized, .timeLimit(.minutes(2)))
+@Suite("Nightride server: history from the store", .serialized, .timeLimit(.minutes(5)))
 struct ServerHistoryTests {
     @Test("a server started on an earlier server's file has its change log, at the same times, and its audit")
     func historyOutlivesTheServer() async throws {

@@ -14,7 +14,7 @@ import WSClient
 
 /// The server over real HTTP and WebSocket on loopback, with StateLoop's transports as the
 /// client. Real sockets mean the real clock, so every wait here is short and bounded.
-@Suite("Nightride server over loopback", .timeLimit(.minutes(1)))
+@Suite("Nightride server over loopback", .timeLimit(.minutes(4)))
 struct ServerLoopbackTests {
     let bastille = Place(id: "bastille", name: "Bastille", area: "Paris 11e")
 
@@ -468,7 +468,7 @@ struct ServerLoopbackTests {
 }
 
 /// The running server's timers on an injected clock, and the socket cuts of the fault plan.
-@Suite("Nightride server timers and cuts", .timeLimit(.minutes(1)))
+@Suite("Nightride server timers and cuts", .timeLimit(.minutes(4)))
 struct ServerTimerTests {
     @Test("on a test clock, the inactivity switch-off happens when the clock says, not the wall")
     func injectedClock() async throws {

@@ -9,7 +9,7 @@ import Testing
 
 /// The cap on a user's live sessions over loopback: signing in again and again grows nothing
 /// stored. The only real-clock wait is the bounded one for a socket to close.
-@Suite("Nightride session cap", .timeLimit(.minutes(3)))
+@Suite("Nightride session cap", .timeLimit(.minutes(6)))
 struct SessionCapTests {
     @Test(
         "1,000 sign-ins of one user: the account record keeps its size, live sessions stay at the cap, the oldest token is refused (401) and its push socket closed, the newest accepted"

@@ -10,7 +10,7 @@ import Testing
 
 /// What the server tells a client about its own session: which of its mutations a value
 /// contains (`lastMutationID`), and when its token stops working.
-@Suite("Nightride server sessions", .timeLimit(.minutes(1)))
+@Suite("Nightride server sessions", .timeLimit(.minutes(4)))
 struct SessionTests {
     @Test("values tell each client the newest of its mutations they contain, by GET and by push, rejected ones included")
     func lastMutationID() async throws {

@@ -20,7 +20,7 @@ struct TmuxEndToEndTests {
     @Test(
         "log in with --user, search, request, cancel, history, quit",
         .enabled(if: Tmux.isInstalled, "tmux is not installed (.ci/run installs it)"),
-        .timeLimit(.minutes(3))
+        .timeLimit(.minutes(6))
     )
     func passengerFlow() async throws {
         try await withHarness { harness in
@@ -82,7 +82,7 @@ struct TmuxEndToEndTests {
     @Test(
         "the login screen: the seed's rule, a new account, a wrong password, then the client",
         .enabled(if: Tmux.isInstalled, "tmux is not installed (.ci/run installs it)"),
-        .timeLimit(.minutes(3))
+        .timeLimit(.minutes(6))
     )
     func loginScreen() async throws {
         try await withHarness { harness in
@@ -154,7 +154,7 @@ struct TmuxEndToEndTests {
     @Test(
         "killed with SIGKILL mid-request, the relaunched client shows the request and sends it, once",
         .enabled(if: Tmux.isInstalled, "tmux is not installed (.ci/run installs it)"),
-        .timeLimit(.minutes(3))
+        .timeLimit(.minutes(6))
     )
     func killAndRelaunch() async throws {
         try await withHarness { harness in
@@ -203,7 +203,7 @@ struct TmuxEndToEndTests {
     @Test(
         "two terminals, a ride in progress, the server restarted: both say signed out within 2 s, then recover after signing in again",
         .enabled(if: Tmux.isInstalled, "tmux is not installed (.ci/run installs it)"),
-        .timeLimit(.minutes(3))
+        .timeLimit(.minutes(6))
     )
     func serverRestart() async throws {
         try await withHarness { harness in

@@ -9,7 +9,7 @@ import TasksServer
 import Testing
 
 /// Tasks' rules between two users' devices, over real sockets.
-@Suite("Tasks: boards", .serialized, .timeLimit(.minutes(3)))
+@Suite("Tasks: boards", .serialized, .timeLimit(.minutes(6)))
 struct BoardTests {
     /// A server with ann in p1 and p2, bob in p1 only, both devices started.
     private static func start() async throws -> (SyncHost, TasksServer, ann: TasksClient, bob: TasksClient) {

@@ -10,7 +10,7 @@ import Testing
 
 /// The terminal client's core against a real server, over real sockets, driven by a script of
 /// keys: no terminal.
-@Suite("Tasks terminal: end to end", .serialized, .timeLimit(.minutes(3)))
+@Suite("Tasks terminal: end to end", .serialized, .timeLimit(.minutes(6)))
 struct TerminalClientTests {
     /// Waits, at most `limit`, until `condition` holds; records `what` as the failure otherwise.
     private static func eventually(

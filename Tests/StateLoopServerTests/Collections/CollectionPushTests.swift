@@ -11,7 +11,7 @@ import Testing
 
 /// Collections' push sockets: `GET <path>/<query>/push` sends the first answer, then the
 /// difference of every commit that changes the result, and follows access as it changes.
-@Suite("Collections: push sockets", .serialized, .timeLimit(.minutes(2)))
+@Suite("Collections: push sockets", .serialized, .timeLimit(.minutes(5)))
 struct CollectionPushTests {
     typealias Row = TaskBoard.TaskRow
 

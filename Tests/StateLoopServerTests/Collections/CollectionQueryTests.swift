@@ -7,7 +7,7 @@ import Testing
 
 /// Collections served by query: whole results, catch-up from a cookie, what a principal may
 /// read, and the cookies that cannot be caught up from.
-@Suite("Collections: queries and catch-up", .serialized, .timeLimit(.minutes(2)))
+@Suite("Collections: queries and catch-up", .serialized, .timeLimit(.minutes(5)))
 struct CollectionQueryTests {
     typealias Row = TaskBoard.TaskRow
 

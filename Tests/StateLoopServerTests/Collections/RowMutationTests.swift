@@ -7,7 +7,7 @@ import Testing
 
 /// Mutations of rows: applied once per `Mutation-ID`, answered with the row's version, and
 /// known to the reader's pushes and catch-ups by its `lastMutationID`.
-@Suite("Collections: mutations of rows", .serialized, .timeLimit(.minutes(2)))
+@Suite("Collections: mutations of rows", .serialized, .timeLimit(.minutes(5)))
 struct RowMutationTests {
     typealias Row = TaskBoard.TaskRow
 

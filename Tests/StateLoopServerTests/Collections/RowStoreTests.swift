@@ -6,7 +6,7 @@ import Testing
 
 /// The SQLite store's rows: versions, the change feed, and queries evaluated in SQL exactly as
 /// `RowQuery` evaluates them in Swift.
-@Suite("Collections: the stores' rows", .serialized, .timeLimit(.minutes(2)))
+@Suite("Collections: the stores' rows", .serialized, .timeLimit(.minutes(5)))
 struct RowStoreTests {
     /// A row with one field of any kind.
     struct Probe: Codable, Sendable {

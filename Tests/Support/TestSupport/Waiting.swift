@@ -33,10 +33,10 @@ public func firstElement<S: AsyncSequence & Sendable>(
 
 /// What every bound of these waits is multiplied by. A bound is a hang guard, never the
 /// product's target: a wait for what comes in milliseconds on an idle machine was missed at
-/// 10 s beside two CPU hogs and a build, and a test waiting three times its bound only fails
+/// 10 s beside two CPU hogs and a build, and a test waiting five times its bound only fails
 /// later, never passes wrongly (these waits end as soon as their condition holds). Latency
 /// targets are measured by the benchmarks and the chaos reports.
-public let hangGuardScale = 3
+public let hangGuardScale = 5
 
 /// Lets other tasks run until `condition` holds, for at most `limit` of real time (times
 /// ``hangGuardScale``); `false` when
