@@ -35,6 +35,9 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         var running: [String: (runner: SubscriptionRunner, holders: Int)] = [:]
         var nextWatcher = 0
         var notes: [CollectionActivity] = []
+        /// Whether the pending changes are being replayed (the overlay being made again): a read
+        /// from inside a change's `apply(to:)` then sees the confirmed rows only.
+        var replaying = false
     }
 
     private struct Live {
@@ -89,9 +92,14 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     }
 
     /// The row `id` as shown, pending changes on top; `nil` when the device holds none.
+    ///
+    /// Called from inside a ``RowMutation``'s `apply(to:)` (which should read its `RowEdits`), it
+    /// gives the row as the server confirmed it, without the pending changes: the overlay is
+    /// being made again, and the change's own earlier effect would otherwise be counted twice.
     public func row(_ id: String) throws -> Row? {
         try store.read { db in
-            if let written = state.withLock({ $0.overlay[id] }) { return written }
+            let (replaying, written) = state.withLock { ($0.replaying, $0.overlay[id]) }
+            if !replaying, let written { return written }
             return try confirmed(db, id)?.value
         }
     }
@@ -372,13 +380,15 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             arguments: [declaration.name, subscriptions == 0, floor])
         var edits = RowEdits<Row>(read: { id in (try? self.confirmed(db, id))?.value })
         let decoder = JSONDecoder()
-        for data in try Data.fetchAll(
+        let pending = try Data.fetchAll(
             db, sql: "SELECT mutation FROM mutations WHERE collection = ? AND sequence > ? ORDER BY sequence", arguments: [declaration.name, floor])
-        {
+        state.withLock { $0.replaying = true }
+        for data in pending {
             // A change that no longer decodes (the app's type changed) cannot be shown; the
             // queue hands it back to the server as a refusal.
             (try? decoder.decode(M.self, from: data))?.apply(to: &edits)
         }
+        state.withLock { $0.replaying = false }
         let overlay = edits.written
         try state.withLock { state in
             let affected = Set(confirmed.keys).union(state.overlay.keys).union(overlay.keys)

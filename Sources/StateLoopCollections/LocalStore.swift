@@ -34,11 +34,13 @@ public final class LocalStore: Sendable {
     private let gate = NSRecursiveLock()
     /// Whether ``close()`` was called; read and written under `gate`.
     nonisolated(unsafe) private var closed = false
-    /// The connection in use on the thread that holds `gate`, and whether it writes: a read or
-    /// write asked for inside another (an app's ``RowMutation/apply(to:)`` that reads the
-    /// collection, say) runs on it, since GRDB's queue must not be entered twice (it stops the
-    /// process). Read and written under `gate`.
-    nonisolated(unsafe) private var inUse: (database: Database, writes: Bool)?
+    /// The connection in use on the thread that holds `gate`: a read asked for inside another
+    /// use (an app's ``RowMutation/apply(to:)`` that reads the collection, say) runs on it,
+    /// since GRDB's queue must not be entered twice (it stops the process). Read and written
+    /// under `gate`.
+    nonisolated(unsafe) private var inUse: Database?
+    /// Held for the whole of ``close()``: a second call returns once the first is done.
+    private let closing = NSLock()
     /// What ``close()`` stops besides the queue: each collection's running subscriptions.
     private let stops = Locked<[@Sendable () -> Void]>([])
 
@@ -107,6 +109,8 @@ public final class LocalStore: Sendable {
     /// after it, and what the app asks of them throws ``LocalStoreClosedError``. If the file
     /// could not be closed, calling it again tries again.
     public func close() throws {
+        closing.lock()
+        defer { closing.unlock() }
         let first = gate.withLock {
             defer { closed = true }
             return !closed
@@ -132,33 +136,32 @@ public final class LocalStore: Sendable {
         gate.lock()
         defer { gate.unlock() }
         guard !closed else { throw LocalStoreClosedError() }
-        if let inUse { return try body(inUse.database) }
-        return try database.read { db in try using(db, writes: false, body) }
+        if let inUse { return try body(inUse) }
+        return try database.read { db in try using(db, body) }
     }
 
-    /// Writes to the file in one transaction, unless the store was closed. Inside another write,
-    /// as part of its transaction; inside a read, it throws ``NestedWriteError``.
+    /// Writes to the file in one transaction, unless the store was closed. Inside another use
+    /// of the file (an app's ``RowMutation/apply(to:)`` changing a collection), it throws
+    /// ``NestedWriteError``: its changes and what it tells its watchers would belong to a
+    /// transaction that may still roll back.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
         gate.lock()
         defer { gate.unlock() }
         guard !closed else { throw LocalStoreClosedError() }
-        if let inUse {
-            guard inUse.writes else { throw NestedWriteError() }
-            return try body(inUse.database)
-        }
-        return try database.write { db in try using(db, writes: true, body) }
+        guard inUse == nil else { throw NestedWriteError() }
+        return try database.write { db in try using(db, body) }
     }
 
-    private func using<T>(_ db: Database, writes: Bool, _ body: (Database) throws -> T) throws -> T {
-        inUse = (db, writes)
+    private func using<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+        inUse = db
         defer { inUse = nil }
         return try body(db)
     }
 
-    /// A change of the store asked for while the store was being read, on the same thread.
+    /// A change of the store asked for from inside another use of it, on the same thread.
     struct NestedWriteError: Error, CustomStringConvertible {
         var description: String {
-            "a local collection was changed from inside a read of its store: change it after the read returns"
+            "a local collection was changed from inside a use of its store (a RowMutation's apply(to:)?): a change writes through the RowEdits it is given"
         }
     }
 

@@ -34,6 +34,8 @@ final class SubscriptionRunner: Sendable {
     }
 
     private func run<Row, M>(_ source: RowSource<Row>, _ collection: LocalCollection<Row, M>) {
+        // Subscribed as the store closed (after it stopped the subscriptions): nothing to run.
+        guard !collection.store.isClosed else { return }
         let key = key
         try? collection.record(key)
         let client = collection.store.clientID

@@ -23,7 +23,9 @@ public protocol RowMutation: Codable, Sendable {
     /// The rows it changes.
     associatedtype Row: Codable & Sendable
 
-    /// Changes `rows` the way the server is expected to.
+    /// Changes `rows` the way the server is expected to. A function of `rows` alone: a device
+    /// replays it every time its rows change, so it reads and writes through `rows`, not
+    /// through the collection (which gives the confirmed rows from here, and refuses a change).
     func apply(to rows: inout RowEdits<Row>)
 }
 

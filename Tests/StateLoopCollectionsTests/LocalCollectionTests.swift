@@ -206,12 +206,14 @@ import Testing
         try tasks.accepted(1)
         try tasks.apply(
             replace([Board.task("a", at: 1, title: "renamed")], at: 2, counter: 2, lastMutationID: 1), requestedWith: nil, to: "s")
-        var kinds: [String] = []
-        for await event in activity {
-            kinds.append(String("\(event.kind)".prefix { $0 != "(" }))
-            if kinds.count == 4 { break }
+        let kinds = Locked<[String]>([])
+        _ = await firstElement(of: activity, within: .seconds(10)) { event in
+            kinds.withLock { kinds in
+                kinds.append(String("\(event.kind)".prefix { $0 != "(" }))
+                return kinds.count == 4
+            }
         }
-        #expect(kinds == ["queued", "accepted", "answer", "contained"])
+        #expect(kinds.value == ["queued", "accepted", "answer", "contained"])
     }
 
     /// A closed store's collections throw, and their tasks (a subscription's socket finishing a
@@ -280,7 +282,8 @@ import Testing
 
     /// A change whose `apply` reads its own collection (it should use its edits, but an app may
     /// not): the read joins the store's write under way instead of entering SQLite's queue a
-    /// second time, which would stop the process.
+    /// second time, which would stop the process, and sees the confirmed row, so that the change
+    /// is not counted twice when the overlay is made again; a change made from there is refused.
     @Test func aChangeThatReadsItsCollectionWhileReplayed() throws {
         let store = try LocalStore.inMemory()
         let typed = store.collection(Board.tasks, mutations: ReadingMutation.self)
@@ -292,16 +295,35 @@ import Testing
         try typed.mutate(ReadingMutation(id: "a"))
         #expect(try typed.row("a")?.title == "a!")
         #expect(live.rows.map(\.title) == ["a!"])
+        // Made again (the server accepted it): still once.
+        try typed.accepted(1)
+        #expect(live.rows.map(\.title) == ["a!"])
+        // A change made from inside another's apply(to:) is refused, not half made.
+        try typed.mutate(ReadingMutation(id: "a", changesAnother: true))
+        #expect(ReadingMutation.refusal.withLock { $0 }?.contains("RowEdits") == true)
+        #expect(typed.pendingCount == 2)
     }
 }
 
-/// A change that reads the shown row through its collection rather than its edits.
+/// A change that reads the shown row through its collection rather than its edits, and may
+/// try to make another change from inside its `apply(to:)`.
 private struct ReadingMutation: RowMutation {
     var id: String
+    var changesAnother = false
     static let target = Mutex<LocalCollection<Board.TaskRow, ReadingMutation>?>(nil)
+    static let refusal = Mutex<String?>(nil)
 
     func apply(to rows: inout RowEdits<Board.TaskRow>) {
-        guard let collection = Self.target.withLock({ $0 }), var row = try? collection.row(id) else { return }
+        guard let collection = Self.target.withLock({ $0 }) else { return }
+        if changesAnother {
+            do {
+                try collection.mutate(ReadingMutation(id: "b"))
+            } catch {
+                Self.refusal.withLock { $0 = "\(error)" }
+            }
+            return
+        }
+        guard var row = try? collection.row(id) else { return }
         row.title += "!"
         rows[id] = row
     }
