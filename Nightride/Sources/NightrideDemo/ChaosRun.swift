@@ -170,17 +170,16 @@ public final class ChaosRun {
         // The screens first, then the truth: the server goes on changing (an idle driver switched
         // off), and a screen of a change committed after the truth was read would name a version
         // "the server never had". Every screen taken here came from a commit before the read.
-        let screens = Dictionary(
-            uniqueKeysWithValues: scenarios.map { scenario in (scenario.seed, scenario.users.map { scenario.screenLog.screens(of: $0) }) })
+        let audited = scenarios.map { scenario in (scenario, scenario.users.map { scenario.screenLog.screens(of: $0) }) }
         truth = try await server.truth()
         var outcomes: [Outcome] = []
-        for scenario in scenarios.sorted(by: { $0.seed < $1.seed }) {
+        for (scenario, screens) in audited.sorted(by: { $0.0.seed < $1.0.seed }) {
             outcomes.append(
                 Outcome(
                     seed: scenario.seed,
-                    violations: (screens[scenario.seed] ?? []).flatMap { ScreenAudit.violations(in: $0, log: truth.changeLog) },
+                    violations: screens.flatMap { ScreenAudit.violations(in: $0, log: truth.changeLog) },
                     convergence: converged[scenario.seed],
-                    screensShown: scenario.screenLog.screens.values.map(\.count).reduce(0, +),
+                    screensShown: screens.map(\.count).reduce(0, +),
                     unconverged: converged[scenario.seed] == nil ? scenario.describe(against: truth) : lateAtBound?[scenario.seed] ?? [],
                     mutationProblems: scenario.mutationProblems(against: truth),
                     mutationsQueued: scenario.made.count
