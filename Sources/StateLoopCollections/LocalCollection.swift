@@ -93,7 +93,7 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
 
     /// The row `id` as shown, pending changes on top; `nil` when the device holds none.
     ///
-    /// Called from inside a ``RowMutation``'s `apply(to:)` (which should read its `RowEdits`), it
+    /// Called from inside a `RowMutation`'s `apply(to:)` (which should read its `RowEdits`), it
     /// gives the row as the server confirmed it, without the pending changes: the overlay is
     /// being made again, and the change's own earlier effect would otherwise be counted twice.
     public func row(_ id: String) throws -> Row? {

@@ -35,7 +35,7 @@ public final class LocalStore: Sendable {
     /// Whether ``close()`` was called; read and written under `gate`.
     nonisolated(unsafe) private var closed = false
     /// The connection in use on the thread that holds `gate`: a read asked for inside another
-    /// use (an app's ``RowMutation/apply(to:)`` that reads the collection, say) runs on it,
+    /// use (an app's `RowMutation.apply(to:)` that reads the collection, say) runs on it,
     /// since GRDB's queue must not be entered twice (it stops the process). Read and written
     /// under `gate`.
     nonisolated(unsafe) private var inUse: Database?
@@ -141,7 +141,7 @@ public final class LocalStore: Sendable {
     }
 
     /// Writes to the file in one transaction, unless the store was closed. Inside another use
-    /// of the file (an app's ``RowMutation/apply(to:)`` changing a collection), it throws
+    /// of the file (an app's `RowMutation.apply(to:)` changing a collection), it throws
     /// ``NestedWriteError``: its changes and what it tells its watchers would belong to a
     /// transaction that may still roll back.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
