@@ -18,7 +18,10 @@ public final class ObservedRows<Row: Sendable>: Observable {
         storage = query.rows
         following.value = Task { [weak self] in
             for await rows in query.updates() {
-                guard let self else { return }
+                // Stopped (on the main actor, as this runs): a value the stream handed over
+                // before the stop took effect is not set; "the rows stay as they are" holds
+                // however the stop and a change interleave.
+                guard let self, !Task.isCancelled else { return }
                 self.set(rows)
             }
         }
