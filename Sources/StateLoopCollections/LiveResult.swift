@@ -12,10 +12,19 @@ import StateLoopWire
 /// lets in one that the result does not hold: ``update(_:to:)`` then says ``Change/reread``, and
 /// the caller reads the window again.
 struct LiveResult<Row: Sendable>: Sendable {
-    /// One row of the result with the fields that place it.
+    /// One row offered to the result, with every field the query reads.
     struct Entry: Sendable {
         var id: String
         var fields: [String: FieldValue]
+        var row: Row
+    }
+
+    /// One row the result holds: with the values of the query's ordered fields alone, which
+    /// place it (a row's every field, kept for each of 100,000 rows, was most of a first sync's
+    /// memory after the rows themselves).
+    struct Held: Sendable {
+        var id: String
+        var keys: [FieldValue]
         var row: Row
     }
 
@@ -32,10 +41,10 @@ struct LiveResult<Row: Sendable>: Sendable {
 
     let query: RowQuery
     /// The rows, in the query's order, in chunks none of which is empty.
-    private(set) var chunks: [[Entry]] = []
+    private(set) var chunks: [[Held]] = []
     private(set) var count = 0
-    /// The fields of each row held, to find its place.
-    private var placed: [String: [String: FieldValue]] = [:]
+    /// The ordered fields' values of each row held, to find its place.
+    private var placed: [String: [FieldValue]] = [:]
     /// Whether rows past the window match too: a limit cut the result.
     private(set) var cut = false
 
@@ -51,9 +60,14 @@ struct LiveResult<Row: Sendable>: Sendable {
         LiveRows(chunks: chunks, count: count)
     }
 
-    /// Every entry, in order (a copy: for tests and rereads).
-    var entries: [Entry] {
+    /// Every row held, in order (a copy: for tests and rereads).
+    var held: [Held] {
         chunks.flatMap { $0 }
+    }
+
+    /// `entry` as the result would hold it.
+    func held(_ entry: Entry) -> Held {
+        Held(id: entry.id, keys: query.order.map { entry.fields[$0.field] ?? .null }, row: entry.row)
     }
 
     /// Whether the row `id` is held.
@@ -63,19 +77,14 @@ struct LiveResult<Row: Sendable>: Sendable {
 
     /// Replaces the rows with `matching`, read again or worked out whole.
     mutating func reset(_ matching: [Entry]) {
-        // Sorted by keys read once per row: comparing the fields' dictionaries took most of a
-        // first sync's time.
-        let keys = matching.map { entry in query.order.map { entry.fields[$0.field] ?? .null } }
-        let descending = query.order.map(\.descending)
+        reset(held: matching.map(held))
+    }
+
+    /// Replaces the rows with `matching`, each placed by the keys it holds.
+    mutating func reset(held matching: [Held]) {
+        // Sorted by indices, so that the rows move once, when the chunks are cut.
         var order = Array(matching.indices)
-        order.sort { a, b in
-            for (index, isDescending) in descending.enumerated() {
-                let (x, y) = (keys[a][index], keys[b][index])
-                if x == y { continue }
-                return isDescending ? y < x : x < y
-            }
-            return matching[a].id.utf8.lexicographicallyPrecedes(matching[b].id.utf8)
-        }
+        order.sort { precedes(matching[$0], matching[$1]) }
         var sorted = order.map { matching[$0] }
         if let limit = query.limit, sorted.count > limit {
             sorted.removeLast(sorted.count - limit)
@@ -84,7 +93,7 @@ struct LiveResult<Row: Sendable>: Sendable {
             cut = false
         }
         count = sorted.count
-        placed = Dictionary(sorted.map { ($0.id, $0.fields) }, uniquingKeysWith: { _, later in later })
+        placed = Dictionary(sorted.map { ($0.id, $0.keys) }, uniquingKeysWith: { _, later in later })
         chunks = stride(from: 0, to: sorted.count, by: Self.chunkCapacity / 2).map {
             Array(sorted[$0..<min($0 + Self.chunkCapacity / 2, sorted.count)])
         }
@@ -93,19 +102,20 @@ struct LiveResult<Row: Sendable>: Sendable {
     /// The row `id` is now `entry` (`nil`: gone, or hidden).
     mutating func update(_ id: String, to entry: Entry?) -> Change {
         var change = Change.unchanged
-        if let fields = placed.removeValue(forKey: id) {
-            remove(at: place(id, fields))
+        if let keys = placed.removeValue(forKey: id) {
+            remove(at: place(id, keys))
             change = .changed
             if cut, entry.map({ query.matches($0.fields) }) != true { return .reread }
         }
         guard let entry, query.matches(entry.fields) else { return change }
-        let position = place(entry.id, entry.fields)
+        let row = held(entry)
+        let position = place(row.id, row.keys)
         if cut && position.isEnd(of: chunks) {
             // Last of a cut window: a row past the window may come before it.
             return change == .changed ? .reread : .unchanged
         }
-        insert(entry, at: position)
-        placed[entry.id] = entry.fields
+        insert(row, at: position)
+        placed[row.id] = row.keys
         if let limit = query.limit, count > limit {
             let last = chunks[chunks.count - 1].removeLast()
             if chunks[chunks.count - 1].isEmpty { chunks.removeLast() }
@@ -121,21 +131,36 @@ struct LiveResult<Row: Sendable>: Sendable {
         var chunk: Int
         var offset: Int
 
-        func isEnd(of chunks: [[Entry]]) -> Bool {
+        func isEnd(of chunks: [[Held]]) -> Bool {
             chunk == chunks.count || (chunk == chunks.count - 1 && offset == chunks[chunk].count)
         }
     }
 
-    /// The place of the first entry not before (`id`, `fields`): the entry itself, if held.
-    private func place(_ id: String, _ fields: [String: FieldValue]) -> Position {
-        let key = (id, fields)
-        // The first chunk whose last entry is not before the key.
+    /// Whether `a` comes before `b` in the query's order, its id deciding between rows equal
+    /// on every ordered field (as `RowQuery.precedes` orders them by their fields).
+    private func precedes(_ a: Held, _ b: Held) -> Bool {
+        precedes((a.id, a.keys), (b.id, b.keys))
+    }
+
+    private func precedes(_ a: (id: String, keys: [FieldValue]), _ b: (id: String, keys: [FieldValue])) -> Bool {
+        for (index, field) in query.order.enumerated() {
+            let (x, y) = (a.keys[index], b.keys[index])
+            if x == y { continue }
+            return field.descending ? y < x : x < y
+        }
+        return a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
+    }
+
+    /// The place of the first row not before (`id`, `keys`): the row itself, if held.
+    private func place(_ id: String, _ keys: [FieldValue]) -> Position {
+        let key = (id, keys)
+        // The first chunk whose last row is not before the key.
         var low = 0
         var high = chunks.count
         while low < high {
             let middle = (low + high) / 2
             let last = chunks[middle][chunks[middle].count - 1]
-            if query.precedes((last.id, last.fields), key) { low = middle + 1 } else { high = middle }
+            if precedes((last.id, last.keys), key) { low = middle + 1 } else { high = middle }
         }
         guard low < chunks.count else {
             return Position(chunk: max(chunks.count - 1, 0), offset: chunks.last?.count ?? 0)
@@ -145,7 +170,7 @@ struct LiveResult<Row: Sendable>: Sendable {
         var end = chunk.count
         while first < end {
             let middle = (first + end) / 2
-            if query.precedes((chunk[middle].id, chunk[middle].fields), key) { first = middle + 1 } else { end = middle }
+            if precedes((chunk[middle].id, chunk[middle].keys), key) { first = middle + 1 } else { end = middle }
         }
         return Position(chunk: low, offset: first)
     }
@@ -156,7 +181,7 @@ struct LiveResult<Row: Sendable>: Sendable {
         count -= 1
     }
 
-    private mutating func insert(_ entry: Entry, at position: Position) {
+    private mutating func insert(_ entry: Held, at position: Position) {
         count += 1
         guard !chunks.isEmpty else {
             chunks = [[entry]]
@@ -175,12 +200,12 @@ struct LiveResult<Row: Sendable>: Sendable {
 /// A live query's rows, in the query's order: a collection that shares its storage with the
 /// live query, so that handing it out copies nothing.
 public struct LiveRows<Row: Sendable>: RandomAccessCollection, Sendable {
-    private let chunks: [[LiveResult<Row>.Entry]]
+    private let chunks: [[LiveResult<Row>.Held]]
     /// Where each chunk starts.
     private let starts: [Int]
     public let count: Int
 
-    init(chunks: [[LiveResult<Row>.Entry]], count: Int) {
+    init(chunks: [[LiveResult<Row>.Held]], count: Int) {
         self.chunks = chunks
         self.count = count
         var starts: [Int] = []
@@ -210,7 +235,7 @@ public struct LiveRows<Row: Sendable>: RandomAccessCollection, Sendable {
         entry(at: position).id
     }
 
-    private func entry(at position: Int) -> LiveResult<Row>.Entry {
+    private func entry(at position: Int) -> LiveResult<Row>.Held {
         precondition(position >= 0 && position < count, "LiveRows index \(position) out of 0..<\(count)")
         // The last chunk starting at or before the position.
         var low = 0

@@ -28,6 +28,9 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         var indexed: Set<[String]> = []
         var rejections: [Int: AsyncStream<RejectedMutation<M>>.Continuation] = [:]
         var nextRejection = 0
+        /// Refusals that came while nobody read ``rejections()`` (the queue sends from the
+        /// collection's opening, before the app can ask): the next reader gets them first.
+        var unreported: [RejectedMutation<M>] = []
         /// Who reads ``activity()``, and what the transaction under way did, told once it
         /// committed.
         var watchers: [Int: AsyncStream<CollectionActivity>.Continuation] = [:]
@@ -53,10 +56,14 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     }
 
     deinit {
-        // Whoever follows the collection's activity or refusals learns that it is gone.
-        let (watchers, rejections) = state.withLock { (Array($0.watchers.values), Array($0.rejections.values)) }
+        // Whoever follows the collection's activity, refusals or live queries learns that it is
+        // gone.
+        let (watchers, rejections, live) = state.withLock {
+            (Array($0.watchers.values), Array($0.rejections.values), $0.live.values.map(\.query))
+        }
         for watcher in watchers { watcher.finish() }
         for rejection in rejections { rejection.finish() }
+        for query in live { query.stop() }
     }
 
     // MARK: Reading
@@ -86,7 +93,10 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                 }
             }
         } catch {
+            // The store closed (or its file failing): no rows, and an end for every reader
+            // rather than a wait for changes that cannot come.
             handle.publish(LiveRows())
+            handle.stop()
         }
         return handle
     }
@@ -112,10 +122,13 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     }
 
     /// The changes the server refused, each reported once, as they come: each was taken off the
-    /// rows shown, the others replayed without it.
+    /// rows shown, the others replayed without it. Those refused while nobody read this stream
+    /// (since the collection opened, or between two readers) come first to the next reader.
     public func rejections() -> AsyncStream<RejectedMutation<M>> {
         let (stream, continuation) = AsyncStream.makeStream(of: RejectedMutation<M>.self)
         let id = state.withLock { state in
+            for rejection in state.unreported { continuation.yield(rejection) }
+            state.unreported = []
             state.nextRejection += 1
             state.rejections[state.nextRejection] = continuation
             return state.nextRejection
@@ -168,14 +181,15 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             forget: { [weak self] in try self?.drop(key, refused: false) })
     }
 
-    /// Stops every subscription running (the store closes): their sockets close now, not at
-    /// their next message.
-    func stopSubscriptions() {
-        let runners = state.withLock { state in
+    /// The store closes: every subscription running stops (their sockets close now, not at
+    /// their next message) and every live query ends, its rows as they stand.
+    func storeClosed() {
+        let (runners, live) = state.withLock { state in
             defer { state.running = [:] }
-            return state.running.values.map(\.runner)
+            return (state.running.values.map(\.runner), state.live.values.map(\.query))
         }
         for runner in runners { runner.cancel() }
+        for query in live { query.stop() }
     }
 
     /// One subscription to `key` let go of `runner`: stopped when none holds it. Whether none
@@ -190,8 +204,26 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             state.running[key] = nil
             return true
         }
-        if last { runner.cancel() }
+        if last {
+            runner.cancel()
+            try? paused(key)
+        }
         return last
+    }
+
+    /// The subscription `key` stopped, none running it: its rows stay as they are, and while
+    /// another subscription of the collection runs, its `lastMutationID` (frozen now) no longer
+    /// holds the changes it has not seen on top. Held there, a change the server accepted would be
+    /// replayed over every newer value of the rows it wrote, for as long as the subscription
+    /// stays stopped (for good, if the app never runs it again), and the queue would keep every
+    /// change since.
+    func paused(_ key: String) throws {
+        try write { db in
+            // Subscribed again meanwhile: running, not stopped.
+            guard state.withLock({ $0.running[key] == nil }) else { return }
+            try db.execute(sql: "UPDATE subscriptions SET paused = 1 WHERE key = ?", arguments: [key])
+            try rebase(db, confirmed: [:])
+        }
     }
 
     /// The cookie held for the subscription `key`.
@@ -291,7 +323,8 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     public func record(_ key: String) throws {
         try store.write { db in
             try db.execute(
-                sql: "INSERT OR IGNORE INTO subscriptions (key, collection) VALUES (?, ?)", arguments: [key, declaration.name])
+                sql: "INSERT INTO subscriptions (key, collection) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET paused = 0",
+                arguments: [key, declaration.name])
         }
     }
 
@@ -343,7 +376,15 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         }
         guard let mutation else { return }
         let rejection = RejectedMutation(id: id, mutation: mutation, message: "\(error)", error: error)
-        for continuation in state.withLock({ Array($0.rejections.values) }) { continuation.yield(rejection) }
+        // Yielded under the lock, so that a reader arriving now gets it once: from the kept
+        // ones or from its stream.
+        state.withLock { state in
+            if state.rejections.isEmpty {
+                state.unreported.append(rejection)
+            } else {
+                for continuation in state.rejections.values { continuation.yield(rejection) }
+            }
+        }
     }
 
     /// Sends the change `data` with `send`.
@@ -358,15 +399,21 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// `confirmed` (the rows the transaction wrote, with their fields; `nil` for gone) and
     /// those the changes write.
     private func rebase(_ db: Database, confirmed: [String: LiveResult<Row>.Entry?]) throws {
-        // The floor: every subscription's rows contain the changes up to it. With no
-        // subscription, a change the server accepted has nothing left to wait for. A change at
-        // or below the floor that the server has not answered yet (its answer slower than the
-        // socket, or a refusal, which moves the floor too) is no longer shown, and leaves with
-        // its answer: accepted, or refused and reported.
+        // The floor: every subscription's rows contain the changes up to it; the stopped ones
+        // count only while none other runs (the subscriptions a previous launch left, before
+        // the app subscribes again). With no subscription, a change the server accepted has
+        // nothing left to wait for. A change at or below the floor that the server has not
+        // answered yet (its answer slower than the socket, or a refusal, which moves the floor
+        // too) is no longer shown, and leaves with its answer: accepted, or refused and
+        // reported.
         let counted = try GRDB.Row.fetchOne(
             db,
-            sql: "SELECT COUNT(*) AS count, MIN(COALESCE(last_mutation_id, 0)) AS floor FROM subscriptions WHERE collection = ? AND refused = 0",
-            arguments: [declaration.name])
+            sql: """
+                SELECT COUNT(*) AS count, MIN(COALESCE(last_mutation_id, 0)) AS floor FROM subscriptions
+                WHERE collection = ? AND refused = 0 AND paused = (
+                    SELECT MIN(paused) FROM subscriptions WHERE collection = ? AND refused = 0)
+                """,
+            arguments: [declaration.name, declaration.name])
         let subscriptions: Int = counted?["count"] ?? 0
         let floor: Int64 = subscriptions > 0 ? counted?["floor"] ?? 0 : 0
         if isWatched {
@@ -384,8 +431,9 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             db, sql: "SELECT mutation FROM mutations WHERE collection = ? AND sequence > ? ORDER BY sequence", arguments: [declaration.name, floor])
         state.withLock { $0.replaying = true }
         for data in pending {
-            // A change that no longer decodes (the app's type changed) cannot be shown; the
-            // queue hands it back to the server as a refusal.
+            // A change that no longer decodes (the app's type changed) cannot be shown, nor
+            // sent: the queue takes it off as refused at its turn (told to the activity; a
+            // `RejectedMutation` cannot carry it).
             (try? decoder.decode(M.self, from: data))?.apply(to: &edits)
         }
         state.withLock { $0.replaying = false }
@@ -424,9 +472,9 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                     if live.result.cut {
                         live.result.reset(try entries(db, live.result.query, overlay: overlay))
                     } else {
-                        let kept = live.result.entries.filter { shown[$0.id] == nil }
+                        let kept = live.result.held.filter { shown[$0.id] == nil }
                         let added = shown.values.compactMap { $0 }.filter { live.result.query.matches($0.fields) }
-                        live.result.reset(kept + added)
+                        live.result.reset(held: kept + added.map(live.result.held))
                     }
                     live.query.publish(live.result.rows)
                     continue

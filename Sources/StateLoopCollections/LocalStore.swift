@@ -94,7 +94,7 @@ public final class LocalStore: Sendable {
     ) -> LocalCollection<Row, M> where M.Row == Row {
         let collection = LocalCollection<Row, M>(declaration, store: self)
         queue.register(declaration.name, collection: collection, send: send)
-        stops.withLock { $0.append { [weak collection] in collection?.stopSubscriptions() } }
+        stops.withLock { $0.append { [weak collection] in collection?.storeClosed() } }
         return collection
     }
 
@@ -186,6 +186,10 @@ public final class LocalStore: Sendable {
                         sequence INTEGER PRIMARY KEY, collection TEXT NOT NULL, mutation BLOB NOT NULL,
                         answered INTEGER NOT NULL DEFAULT 0);
                     """)
+        }
+        migrator.registerMigration("collections-2") { db in
+            // Stopped by the app (not by the store's closing): see LocalCollection.paused(_:).
+            try db.execute(sql: "ALTER TABLE subscriptions ADD COLUMN paused INTEGER NOT NULL DEFAULT 0")
         }
         return migrator
     }

@@ -45,7 +45,9 @@ public final class RowSubscription: Sendable {
 
     /// Stops this subscription; the query stays synced while another subscription to it runs.
     /// The rows stay in the store (shown, and caught up from the cookie by the next
-    /// subscription to the same query).
+    /// subscription to the same query). While another subscription of the collection runs, a
+    /// change of the app stays on top until that one's rows contain it, no longer until these
+    /// rows do (they no longer follow the server).
     public func stop() {
         _ = letGo()
     }

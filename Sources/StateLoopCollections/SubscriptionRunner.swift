@@ -52,17 +52,19 @@ final class SubscriptionRunner: Sendable {
         }
         task.withLock {
             $0 = Task {
-                // A first sync comes over HTTP, whose body streams: a socket's first message is
-                // one frame, which a large result would hold up past the server's patience for
-                // a reader that does not read. The socket then opens from its cookie.
-                if collection.cookie(of: key) == nil {
-                    await Self.ask(source, client: client, collection: collection, key: key, change: change)
-                }
                 // Restarts in a row without a message applied: each waits the policy's backoff,
                 // so that a message that can never be read or placed (a row the app's type no
                 // longer decodes) costs a reconnection per backoff, not a loop.
                 let restarts = Locked(0)
                 while !Task.isCancelled && !store.isClosed {
+                    // A first sync comes over HTTP, whose body streams: a socket's first message
+                    // is one frame, which a large result would hold up past the server's
+                    // patience for a reader that does not read. The socket then opens from its
+                    // cookie. Asked again at each opening while no cookie is held (a first
+                    // launch offline, a server busy).
+                    if collection.cookie(of: key) == nil {
+                        await Self.ask(source, client: client, collection: collection, key: key, change: change)
+                    }
                     let restart = Locked(false)
                     let handle = Locked<Task<Void, Never>?>(nil)
                     let again: @Sendable () -> Void = {
@@ -87,6 +89,9 @@ final class SubscriptionRunner: Sendable {
                             case .closed:
                                 expected.withLock { $0 = nil }
                                 change { $0 == .live ? .connecting : $0 }
+                                // Still no cookie: the next opening asks over HTTP first (after
+                                // the backoff), rather than the socket bringing the whole result.
+                                if collection.cookie(of: key) == nil { again() }
                             case .refused:
                                 await Self.ask(source, client: client, collection: collection, key: key, change: change)
                             case .unreadable:

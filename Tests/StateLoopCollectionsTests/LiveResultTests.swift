@@ -44,9 +44,9 @@ import Testing
                 result.reset(all.keys.compactMap(entry).filter { query.matches($0.fields) })
             }
             guard ids < 100 || step % 500 == 0 else { continue }
-            #expect(result.entries.map(\.id) == whole(), "step \(step)")
+            #expect(result.held.map(\.id) == whole(), "step \(step)")
             #expect(Array(result.rows) == whole(), "step \(step): the rows handed out")
-            if result.entries.map(\.id) != whole() { return }
+            if result.held.map(\.id) != whole() { return }
         }
     }
 }

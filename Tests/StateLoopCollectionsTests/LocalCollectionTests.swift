@@ -96,6 +96,51 @@ import Testing
         #expect(tasks.pendingCount == 0)
     }
 
+    /// A subscription the app stopped no longer holds the changes it has not seen on top while
+    /// another runs: held, a change the server accepted would be replayed over every newer
+    /// value of its row, for as long as the stopped one stays stopped. With none running, the
+    /// stopped ones count again (a relaunch, before the app subscribes).
+    @Test func aStoppedSubscriptionDoesNotHoldChangesOnTop() throws {
+        let (store, tasks) = try collection()
+        for key in ["stopped", "running"] { try tasks.record(key) }
+        let live = tasks.live(Board.project("p1"))
+        try tasks.apply(replace([Board.task("a", at: 1)], at: 1), requestedWith: nil, to: "stopped")
+        try tasks.apply(replace([Board.task("t", at: 2)], at: 1), requestedWith: nil, to: "running")
+        try tasks.paused("stopped")
+        try tasks.mutate(.rename(id: "t", title: "X"))
+        try tasks.accepted(1)
+        try tasks.apply(
+            RowsDifference(
+                cookie: Board.cookie(2), replace: false, rows: Board.versioned([Board.task("t", at: 2, title: "X")], counter: 2), removed: [],
+                lastMutationID: 1),
+            requestedWith: Board.cookie(1), to: "running")
+        #expect(tasks.pendingCount == 0, "the running subscription holds the change: it leaves the queue")
+        // Another device renames it: shown as the server says, not under the change replayed.
+        try tasks.apply(
+            RowsDifference(
+                cookie: Board.cookie(3), replace: false, rows: Board.versioned([Board.task("t", at: 2, title: "Y")], counter: 3), removed: [],
+                lastMutationID: 1),
+            requestedWith: Board.cookie(2), to: "running")
+        #expect(live.rows.map(\.title) == ["a", "Y"])
+
+        // Both stopped (the app quit): the least of them holds the changes again.
+        try tasks.paused("running")
+        try tasks.mutate(.rename(id: "a", title: "Z"))
+        try tasks.accepted(2)
+        try tasks.apply(
+            RowsDifference(cookie: Board.cookie(4), replace: false, rows: [], removed: [], lastMutationID: 2), requestedWith: Board.cookie(3),
+            to: "running")
+        #expect(live.rows.map(\.title) == ["Z", "Y"], "the stopped subscription holding a has not seen the change")
+        #expect(tasks.pendingCount == 1)
+        // Subscribed again: running, and the one left stopped no longer counts.
+        try tasks.record("running")
+        try tasks.apply(
+            RowsDifference(cookie: Board.cookie(5), replace: false, rows: [], removed: [], lastMutationID: 2), requestedWith: Board.cookie(4),
+            to: "running")
+        #expect(tasks.pendingCount == 0)
+        _ = store
+    }
+
     /// The server refuses a change and moves the client's `lastMutationID` on, and its sockets say
     /// so before the refusal's answer arrives: the change is no longer shown, and its refusal is
     /// still reported, once.
@@ -115,6 +160,41 @@ import Testing
         var reported = rejections.makeAsyncIterator()
         #expect(await reported.next()?.mutation == .rename(id: "a", title: "refused"))
         #expect(tasks.pendingCount == 0)
+    }
+
+    /// A refusal that comes while nobody reads the rejections (the queue sends from the
+    /// collection's opening, before the app asks) is kept for the next reader, once.
+    @Test func aRefusalBeforeAnyReaderIsReportedToTheFirst() async throws {
+        let (store, tasks) = try collection()
+        try tasks.mutate(.put(Board.task("a", at: 1)))
+        try tasks.mutate(.put(Board.task("b", at: 2)))
+        try tasks.refused(1, id: MutationID(client: store.clientID, sequence: 1), error: HTTPStatusError(status: 422))
+        #expect(tasks.live(Board.project("p1")).rows.map(\.id) == ["b"])
+        let first = tasks.rejections()
+        let second = tasks.rejections()
+        try tasks.refused(2, id: MutationID(client: store.clientID, sequence: 2), error: HTTPStatusError(status: 422))
+        #expect(await mutations(2, of: first) == [.put(Board.task("a", at: 1)), .put(Board.task("b", at: 2))])
+        // The second reader, there since before the second refusal, gets that one alone.
+        #expect(await mutations(1, of: second) == [.put(Board.task("b", at: 2))])
+    }
+
+    /// The mutations of the first `count` rejections of `stream`; `nil` if they have not come
+    /// within a hang guard.
+    private func mutations(_ count: Int, of stream: AsyncStream<RejectedMutation<TaskMutation>>) async -> [TaskMutation]? {
+        let seen = Locked<[TaskMutation]>([])
+        let reader = Task {
+            for await rejection in stream {
+                if seen.withLock({ seen in
+                    seen.append(rejection.mutation)
+                    return seen.count == count
+                }) {
+                    return
+                }
+            }
+        }
+        defer { reader.cancel() }
+        guard await eventually(within: .seconds(10), { seen.value.count >= count }) else { return nil }
+        return seen.value
     }
 
     /// An answer that arrives after the app ended its subscription is dropped: it does not bring
@@ -170,13 +250,14 @@ import Testing
         #expect(try store.read { try Int.fetchAll($0, sql: "SELECT sequence FROM mutations ORDER BY sequence") } == [1, 2])
     }
 
-    /// A released collection ends its activity and rejections streams: whoever follows them
-    /// (an inspector's watch) does not wait for good.
+    /// A released collection ends its activity, rejections and live queries' streams: whoever
+    /// follows them (an inspector's watch, a screen) does not wait for good.
     @Test func aReleasedCollectionEndsItsStreams() async throws {
         let store = try LocalStore.inMemory()
         var tasks: LocalCollection<TaskRow, TaskMutation>? = store.collection(Board.tasks, mutations: TaskMutation.self)
         let activity = tasks!.activity()
         let rejections = tasks!.rejections()
+        let updates = tasks!.live(Board.project("p1")).updates()
         let ended = Locked(0)
         let followers = [
             Task {
@@ -187,12 +268,51 @@ import Testing
                 for await _ in rejections {}
                 ended.withLock { $0 += 1 }
             },
+            Task {
+                for await _ in updates {}
+                ended.withLock { $0 += 1 }
+            },
         ]
         weak let released = tasks
         tasks = nil
         #expect(released == nil, "something keeps the collection alive")
-        #expect(await eventually { ended.value == 2 }, "\(ended.value) of the 2 streams ended")
+        #expect(await eventually { ended.value == 3 }, "\(ended.value) of the 3 streams ended")
         for follower in followers { follower.cancel() }
+    }
+
+    /// A live query's updates end when it is stopped, when its store closes, and at once for a
+    /// reader that asks after either (with the rows as they stand): a `for await` over them
+    /// never waits for changes that cannot come.
+    @Test func updatesEndWithTheQueryOrTheStore() async throws {
+        let (store, tasks) = try collection()
+        try tasks.mutate(.put(Board.task("a", at: 1)))
+        let stopped = tasks.live(Board.project("p1"))
+        stopped.stop()
+        try tasks.mutate(.put(Board.task("b", at: 2)))
+        #expect(await ids(untilTheEndOf: stopped.updates()) == [["a"]], "a stopped query's updates: its rows, then the end")
+
+        let open = tasks.live(Board.project("p1"))
+        let following = Task { await ids(untilTheEndOf: open.updates()) }
+        try store.close()
+        #expect(await following.value?.last == ["a", "b"], "the store closed: the updates end")
+        #expect(await ids(untilTheEndOf: open.updates()) == [["a", "b"]], "asked after the close: the rows once, then the end")
+        #expect(await ids(untilTheEndOf: tasks.live(Board.project("p1")).updates()) == [[]], "made after the close: no rows, then the end")
+    }
+
+    /// The ids of every element of `updates` until it ends; `nil` if it has not ended within a
+    /// hang guard.
+    private func ids(untilTheEndOf updates: AsyncStream<LiveRows<TaskRow>>) async -> [[String]]? {
+        let seen = Locked<[[String]]>([])
+        let ended = Locked(false)
+        let reader = Task {
+            for await rows in updates { seen.withLock { $0.append(rows.map(\.id)) } }
+            ended.withLock { $0 = true }
+        }
+        guard await eventually(within: .seconds(10), { ended.value }) else {
+            reader.cancel()
+            return nil
+        }
+        return seen.value
     }
 
     /// The activity an inspector reads comes in the order it happened: an answer, then the

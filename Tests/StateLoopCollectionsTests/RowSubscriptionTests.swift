@@ -97,6 +97,33 @@ import Testing
         #expect(scripted.opened.value.count == 1)
     }
 
+    /// A first sync whose request failed (a first launch offline, a server busy) is asked
+    /// over HTTP again when the socket closes with no cookie held, before the next socket
+    /// opens: the whole result never has to come as one socket frame.
+    @Test func aFailedFirstSyncIsAskedAgainBeforeTheNextSocket() async throws {
+        let store = try LocalStore.inMemory()
+        let tasks = store.collection(Board.tasks, mutations: Board.TaskMutation.self)
+        let failures = Locked(1)
+        let scripted = ScriptedSource(
+            [[.openedHere, .closed], [.openedHere]],
+            answer: { _ in
+                if failures.withLock({ count in
+                    defer { count -= 1 }
+                    return count > 0
+                }) {
+                    throw HTTPStatusError(status: 503)
+                }
+                return RowsDifference(
+                    cookie: Board.cookie(5), replace: true, rows: Board.versioned([Board.task("a", at: 1)], counter: 5), removed: [])
+            })
+        let subscription = tasks.subscribe(scripted.source)
+        #expect(await eventually { scripted.opened.value.count == 2 }, "sockets opened: \(scripted.opened.value)")
+        #expect(scripted.fetched.value == [nil, nil])
+        #expect(scripted.opened.value == [nil, Board.cookie(5)])
+        #expect(tasks.cookie(of: subscription.key) == Board.cookie(5))
+        subscription.stop()
+    }
+
     @Test func aRefusedSocketAsksWhyAndA404TakesTheRowsOff() async throws {
         let store = try LocalStore.inMemory()
         let tasks = store.collection(Board.tasks, mutations: Board.TaskMutation.self)
