@@ -82,20 +82,20 @@ struct LiveResult<Row: Sendable>: Sendable {
 
     /// Replaces the rows with `matching`, each placed by the keys it holds.
     mutating func reset(held matching: [Held]) {
-        // Sorted by indices, so that the rows move once, when the chunks are cut.
+        // Sorted by indices, so that each row is copied once, into its chunk.
         var order = Array(matching.indices)
         order.sort { precedes(matching[$0], matching[$1]) }
-        var sorted = order.map { matching[$0] }
-        if let limit = query.limit, sorted.count > limit {
-            sorted.removeLast(sorted.count - limit)
+        if let limit = query.limit, order.count > limit {
+            order.removeLast(order.count - limit)
             cut = true
         } else {
             cut = false
         }
-        count = sorted.count
-        placed = Dictionary(sorted.map { ($0.id, $0.keys) }, uniquingKeysWith: { _, later in later })
-        chunks = stride(from: 0, to: sorted.count, by: Self.chunkCapacity / 2).map {
-            Array(sorted[$0..<min($0 + Self.chunkCapacity / 2, sorted.count)])
+        count = order.count
+        placed = Dictionary(minimumCapacity: count)
+        for index in order { placed[matching[index].id] = matching[index].keys }
+        chunks = stride(from: 0, to: count, by: Self.chunkCapacity / 2).map { start in
+            order[start..<min(start + Self.chunkCapacity / 2, count)].map { matching[$0] }
         }
     }
 

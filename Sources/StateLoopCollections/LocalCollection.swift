@@ -261,7 +261,9 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                 return answered(.needsCatchUp)
             }
             var confirmed: [String: LiveResult<Row>.Entry?] = [:]
-            confirmed.reserveCapacity(difference.rows.count + difference.removed.count)
+            // The rows written matter to the live queries alone: with none, none is kept.
+            let followed = state.withLock { !$0.live.isEmpty }
+            if followed { confirmed.reserveCapacity(difference.rows.count + difference.removed.count) }
             // A difference names what leaves; only a whole result needs every row held.
             let leaving =
                 difference.replace
@@ -272,37 +274,57 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                         try Bool.fetchOne(
                             db, sql: "SELECT EXISTS (SELECT 1 FROM members WHERE subscription = ? AND id = ?)", arguments: [key, id]) ?? false
                     })
+            // A row that leaves the device is remembered with the version it had, as of this
+            // answer's position: another subscription behind this one may still bring an older
+            // version of it (it left this query, or was deleted), which must not come back.
+            let departure = CollectionRows<Row>.position(of: difference.cookie)
             for id in leaving {
                 try db.execute(sql: "DELETE FROM members WHERE subscription = ? AND id = ?", arguments: [key, id])
                 if try !isHeld(db, id) {
+                    if let departure {
+                        try db.execute(
+                            sql: """
+                                INSERT OR REPLACE INTO departed (collection, id, epoch, counter, cookie_epoch, position)
+                                SELECT collection, id, epoch, counter, ?, ? FROM rows WHERE collection = ? AND id = ?
+                                """,
+                            arguments: [Int64(bitPattern: departure.epoch), Int64(bitPattern: departure.position), declaration.name, id])
+                    }
                     try db.execute(sql: "DELETE FROM rows WHERE collection = ? AND id = ?", arguments: [declaration.name, id])
                     confirmed[id] = .some(nil)
                 }
             }
             // The values as the server sent them, when the message kept them: not encoded again.
             let encoded = difference.encoded
-            // Into a collection with no rows yet (a first sync), no row has a version to compare.
+            // Into a collection with no rows yet nor any departed (a first sync), no row has a
+            // version to compare.
             let holdsRows =
-                try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM rows WHERE collection = ?)", arguments: [declaration.name]) ?? true
+                try Bool.fetchOne(
+                    db,
+                    sql: "SELECT EXISTS (SELECT 1 FROM rows WHERE collection = ?) OR EXISTS (SELECT 1 FROM departed WHERE collection = ?)",
+                    arguments: [declaration.name, declaration.name]) ?? true
+            // Prepared once, not looked up by their text for each of a first sync's rows.
+            let insertMember = try db.cachedStatement(sql: "INSERT OR IGNORE INTO members (subscription, collection, id) VALUES (?, ?, ?)")
+            let latestVersion = try db.cachedStatement(
+                sql: """
+                    SELECT epoch, counter FROM rows WHERE collection = ?1 AND id = ?2
+                    UNION ALL SELECT epoch, counter FROM departed WHERE collection = ?1 AND id = ?2
+                    ORDER BY epoch DESC, counter DESC LIMIT 1
+                    """)
+            let insertRow = try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO rows (collection, id, epoch, counter, json, fields) VALUES (?, ?, ?, ?, ?, ?)")
             for (index, row) in difference.rows.enumerated() {
-                try db.cachedStatement(sql: "INSERT OR IGNORE INTO members (subscription, collection, id) VALUES (?, ?, ?)")
-                    .execute(arguments: [key, declaration.name, row.id])
-                let stored =
-                    holdsRows
-                    ? try StoredVersion.fetchOne(
-                        db.cachedStatement(sql: "SELECT epoch, counter FROM rows WHERE collection = ? AND id = ?"),
-                        arguments: [declaration.name, row.id])
-                    : nil
-                // A row held by another subscription at a later version stays as it is: never an older row.
+                try insertMember.execute(arguments: [key, declaration.name, row.id])
+                let stored = holdsRows ? try StoredVersion.fetchOne(latestVersion, arguments: [declaration.name, row.id]) : nil
+                // A row held by another subscription at a later version stays as it is, and one
+                // that left at a version at least as late stays gone: never an older row.
                 if let stored, !(stored.version < row.version) { continue }
                 let fields = declaration.fields(of: row.value)
-                try db.cachedStatement(sql: "INSERT OR REPLACE INTO rows (collection, id, epoch, counter, json, fields) VALUES (?, ?, ?, ?, ?, ?)")
-                    .execute(
-                        arguments: [
-                            declaration.name, row.id, Int64(bitPattern: row.version.epoch), Int64(bitPattern: row.version.counter),
-                            try encoded?[index] ?? encoder.encode(row.value), FieldsJSON.encode(fields),
-                        ])
-                confirmed[row.id] = .some(LiveResult.Entry(id: row.id, fields: fields, row: row.value))
+                try insertRow.execute(
+                    arguments: [
+                        declaration.name, row.id, Int64(bitPattern: row.version.epoch), Int64(bitPattern: row.version.counter),
+                        try encoded?[index] ?? encoder.encode(row.value), FieldsJSON.encode(fields),
+                    ])
+                if followed { confirmed[row.id] = .some(LiveResult.Entry(id: row.id, fields: fields, row: row.value)) }
             }
             try db.execute(
                 sql: """
@@ -311,10 +333,36 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                         last_mutation_id = MAX(COALESCE(last_mutation_id, 0), COALESCE(excluded.last_mutation_id, 0))
                     """,
                 arguments: [key, declaration.name, difference.cookie, difference.lastMutationID.map { Int64(bitPattern: $0) }])
+            try forgetDeparted(db)
             _ = answered(.applied)
             try rebase(db, confirmed: confirmed)
             return .applied
         }
+    }
+
+    /// Forgets the departed rows no subscription can bring back older: every subscription's
+    /// cookie stands at or after the answer that took them off, so that whatever comes next is
+    /// newer than their departure. A subscription without a cookie (its next answer a whole
+    /// result, which may have been read before the departure) keeps them all. Those the app
+    /// stopped, or the server refused, do not count: each asks again from now when it runs, so
+    /// that a subscription stopped for good does not keep every departure since.
+    private func forgetDeparted(_ db: Database) throws {
+        var floor = (epoch: UInt64.max, position: UInt64.max)
+        let cookies = try String?.fetchAll(
+            db, sql: "SELECT cookie FROM subscriptions WHERE collection = ? AND paused = 0 AND refused = 0", arguments: [declaration.name])
+        for cookie in cookies {
+            guard let cookie, let position = CollectionRows<Row>.position(of: cookie) else { return }
+            if (position.epoch, position.position) < (floor.epoch, floor.position) { floor = position }
+        }
+        guard !cookies.isEmpty else {
+            try db.execute(sql: "DELETE FROM departed WHERE collection = ?", arguments: [declaration.name])
+            return
+        }
+        try db.execute(
+            sql: "DELETE FROM departed WHERE collection = ? AND (cookie_epoch < ? OR (cookie_epoch = ? AND position <= ?))",
+            arguments: [
+                declaration.name, Int64(bitPattern: floor.epoch), Int64(bitPattern: floor.epoch), Int64(bitPattern: floor.position),
+            ])
     }
 
     /// Records the subscription `key` (its rows count from now on): answers are applied only to
@@ -439,11 +487,15 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         state.withLock { $0.replaying = false }
         let overlay = edits.written
         try state.withLock { state in
-            let affected = Set(confirmed.keys).union(state.overlay.keys).union(overlay.keys)
             // Everything that can fail is read before the state changes: a write that throws
             // leaves the overlay and every live query as they were.
             var shown: [String: LiveResult<Row>.Entry?] = [:]
-            if !state.live.isEmpty {
+            if state.overlay.isEmpty && overlay.isEmpty {
+                // Nothing on top, before or after: the rows shown are the rows written, not
+                // copied into a second map (a first sync's 100,000).
+                shown = confirmed
+            } else if !state.live.isEmpty {
+                let affected = Set(confirmed.keys).union(state.overlay.keys).union(overlay.keys)
                 shown.reserveCapacity(affected.count)
                 for id in affected {
                     if let written = overlay[id] {
@@ -457,7 +509,7 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                 }
             }
             state.overlay = overlay
-            guard !affected.isEmpty, !state.live.isEmpty else { return }
+            guard !shown.isEmpty, !state.live.isEmpty else { return }
             for key in Array(state.live.keys) {
                 // Taken out of the dictionary, so that the result is changed in place: a copy
                 // left behind would make the change copy every row's place. Put back however
@@ -472,9 +524,12 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                     if live.result.cut {
                         live.result.reset(try entries(db, live.result.query, overlay: overlay))
                     } else {
-                        let kept = live.result.held.filter { shown[$0.id] == nil }
-                        let added = shown.values.compactMap { $0 }.filter { live.result.query.matches($0.fields) }
-                        live.result.reset(held: kept + added.map(live.result.held))
+                        var rows = live.result.held.filter { shown[$0.id] == nil }
+                        rows.reserveCapacity(rows.count + shown.count)
+                        for case let entry? in shown.values where live.result.query.matches(entry.fields) {
+                            rows.append(live.result.held(entry))
+                        }
+                        live.result.reset(held: rows)
                     }
                     live.query.publish(live.result.rows)
                     continue

@@ -191,6 +191,16 @@ public final class LocalStore: Sendable {
             // Stopped by the app (not by the store's closing): see LocalCollection.paused(_:).
             try db.execute(sql: "ALTER TABLE subscriptions ADD COLUMN paused INTEGER NOT NULL DEFAULT 0")
         }
+        migrator.registerMigration("collections-3") { db in
+            // The rows that left the device, with the version they had and the position of the
+            // answer that took them off: see LocalCollection.apply(_:requestedWith:to:).
+            try db.execute(
+                sql: """
+                    CREATE TABLE departed (
+                        collection TEXT NOT NULL, id TEXT NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL,
+                        cookie_epoch INTEGER NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (collection, id)) WITHOUT ROWID
+                    """)
+        }
         return migrator
     }
 

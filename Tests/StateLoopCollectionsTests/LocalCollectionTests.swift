@@ -96,6 +96,37 @@ import Testing
         #expect(tasks.pendingCount == 0)
     }
 
+    /// A row that left the device (it left the last query holding it, or was deleted) does not
+    /// come back at a version no later than it had, from a subscription behind the one that
+    /// took it off; a later version does come in. The departed row is forgotten once every
+    /// subscription's cookie is past its departure.
+    @Test func aDepartedRowDoesNotComeBackOlder() throws {
+        let (store, tasks) = try collection()
+        for key in ["ahead", "behind"] { try tasks.record(key) }
+        let live = tasks.live(Board.project("p1"))
+        try tasks.apply(replace([Board.task("r", at: 1)], at: 5, counter: 5), requestedWith: nil, to: "ahead")
+        try tasks.apply(replace([], at: 4), requestedWith: nil, to: "behind")
+        try tasks.apply(
+            RowsDifference(cookie: Board.cookie(7), replace: false, rows: [], removed: ["r"]), requestedWith: Board.cookie(5), to: "ahead")
+        #expect(live.rows.isEmpty)
+        // The subscription behind brings r as it was at 5, then its departure.
+        try tasks.apply(
+            RowsDifference(cookie: Board.cookie(6), replace: false, rows: Board.versioned([Board.task("r", at: 1)], counter: 5), removed: []),
+            requestedWith: Board.cookie(4), to: "behind")
+        #expect(live.rows.isEmpty, "a departed row came back at the version it left with")
+        let departed = { try store.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM departed") } }
+        #expect(try departed() == 1, "kept while a subscription stands before its departure")
+        try tasks.apply(
+            RowsDifference(cookie: Board.cookie(8), replace: false, rows: [], removed: ["r"]), requestedWith: Board.cookie(6), to: "behind")
+        #expect(try departed() == 0, "forgotten once every cookie is past its departure")
+        // A later version (r changed so that a query holds it again) comes in.
+        try tasks.apply(
+            RowsDifference(
+                cookie: Board.cookie(9), replace: false, rows: Board.versioned([Board.task("r", at: 1, title: "back")], counter: 9), removed: []),
+            requestedWith: Board.cookie(8), to: "behind")
+        #expect(live.rows.map(\.title) == ["back"])
+    }
+
     /// A subscription the app stopped no longer holds the changes it has not seen on top while
     /// another runs: held, a change the server accepted would be replayed over every newer
     /// value of its row, for as long as the stopped one stays stopped. With none running, the

@@ -63,6 +63,12 @@ public struct CollectionRows<Row: Sendable>: Sendable {
         return a < b
     }
 
+    /// The epoch and position of a cookie of the protocol's form (`<epoch>.<position>.<query>`);
+    /// `nil` for another form.
+    package static func position(of cookie: String) -> (epoch: UInt64, position: UInt64)? {
+        Position(cookie).map { ($0.epoch, $0.position) }
+    }
+
     /// Where a cookie stands in the server's history: its epoch and position, which order
     /// cookies (`<epoch>.<position>.<query>`). A cookie of another form orders as nothing: a
     /// whole result with one is applied.
