@@ -206,8 +206,10 @@ import Testing
         let live = tasks.live(Board.project("p1"))
         let one = tasks.subscribe(scripted.source)
         let two = tasks.subscribe(scripted.source)
-        #expect(await eventually { one.status == .live && two.status == .live }, "status \(one.status), \(two.status)")
-        #expect(live.rows.map(\.id) == ["a"])
+        // Live as the socket opens, before its first message is applied: both waited for.
+        #expect(
+            await eventually { one.status == .live && two.status == .live && live.rows.map(\.id) == ["a"] },
+            "status \(one.status), \(two.status); rows \(live.rows.map(\.id))")
         #expect(scripted.opened.value == [nil], "one socket for both")
         // One ends: the other still syncs the query, rows and socket stay.
         try one.end()
