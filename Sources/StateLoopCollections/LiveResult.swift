@@ -67,7 +67,7 @@ struct LiveResult<Row: Sendable>: Sendable {
 
     /// `entry` as the result would hold it.
     func held(_ entry: Entry) -> Held {
-        Held(id: entry.id, keys: query.order.map { entry.fields[$0.field] ?? .null }, row: entry.row)
+        Held(id: entry.id, keys: query.keys(of: entry.fields), row: entry.row)
     }
 
     /// Whether the row `id` is held.
@@ -136,19 +136,9 @@ struct LiveResult<Row: Sendable>: Sendable {
         }
     }
 
-    /// Whether `a` comes before `b` in the query's order, its id deciding between rows equal
-    /// on every ordered field (as `RowQuery.precedes` orders them by their fields).
+    /// Whether `a` comes before `b` in the query's order.
     private func precedes(_ a: Held, _ b: Held) -> Bool {
-        precedes((a.id, a.keys), (b.id, b.keys))
-    }
-
-    private func precedes(_ a: (id: String, keys: [FieldValue]), _ b: (id: String, keys: [FieldValue])) -> Bool {
-        for (index, field) in query.order.enumerated() {
-            let (x, y) = (a.keys[index], b.keys[index])
-            if x == y { continue }
-            return field.descending ? y < x : x < y
-        }
-        return a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
+        query.precedes((a.id, a.keys), (b.id, b.keys))
     }
 
     /// The place of the first row not before (`id`, `keys`): the row itself, if held.
@@ -160,7 +150,7 @@ struct LiveResult<Row: Sendable>: Sendable {
         while low < high {
             let middle = (low + high) / 2
             let last = chunks[middle][chunks[middle].count - 1]
-            if precedes((last.id, last.keys), key) { low = middle + 1 } else { high = middle }
+            if query.precedes((last.id, last.keys), key) { low = middle + 1 } else { high = middle }
         }
         guard low < chunks.count else {
             return Position(chunk: max(chunks.count - 1, 0), offset: chunks.last?.count ?? 0)
@@ -170,7 +160,7 @@ struct LiveResult<Row: Sendable>: Sendable {
         var end = chunk.count
         while first < end {
             let middle = (first + end) / 2
-            if precedes((chunk[middle].id, chunk[middle].keys), key) { first = middle + 1 } else { end = middle }
+            if query.precedes((chunk[middle].id, chunk[middle].keys), key) { first = middle + 1 } else { end = middle }
         }
         return Position(chunk: low, offset: first)
     }

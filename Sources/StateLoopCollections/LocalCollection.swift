@@ -278,20 +278,8 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             // answer's position: another subscription behind this one may still bring an older
             // version of it (it left this query, or was deleted), which must not come back.
             let departure = CollectionRows<Row>.position(of: difference.cookie)
-            for id in leaving {
-                try db.execute(sql: "DELETE FROM members WHERE subscription = ? AND id = ?", arguments: [key, id])
-                if try !isHeld(db, id) {
-                    if let departure {
-                        try db.execute(
-                            sql: """
-                                INSERT OR REPLACE INTO departed (collection, id, epoch, counter, cookie_epoch, position)
-                                SELECT collection, id, epoch, counter, ?, ? FROM rows WHERE collection = ? AND id = ?
-                                """,
-                            arguments: [Int64(bitPattern: departure.epoch), Int64(bitPattern: departure.position), declaration.name, id])
-                    }
-                    try db.execute(sql: "DELETE FROM rows WHERE collection = ? AND id = ?", arguments: [declaration.name, id])
-                    confirmed[id] = .some(nil)
-                }
+            for id in leaving where try leave(db, key, id, remembered: departure) {
+                confirmed[id] = .some(nil)
             }
             // The values as the server sent them, when the message kept them: not encoded again.
             let encoded = difference.encoded
@@ -347,14 +335,14 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// stopped, or the server refused, do not count: each asks again from now when it runs, so
     /// that a subscription stopped for good does not keep every departure since.
     private func forgetDeparted(_ db: Database) throws {
-        var floor = (epoch: UInt64.max, position: UInt64.max)
-        let cookies = try String?.fetchAll(
+        var positions: [(epoch: UInt64, position: UInt64)] = []
+        for cookie in try String?.fetchAll(
             db, sql: "SELECT cookie FROM subscriptions WHERE collection = ? AND paused = 0 AND refused = 0", arguments: [declaration.name])
-        for cookie in cookies {
-            guard let cookie, let position = CollectionRows<Row>.position(of: cookie) else { return }
-            if (position.epoch, position.position) < (floor.epoch, floor.position) { floor = position }
+        {
+            guard let position = cookie.flatMap(CollectionRows<Row>.position(of:)) else { return }
+            positions.append(position)
         }
-        guard !cookies.isEmpty else {
+        guard let floor = positions.min(by: { $0 < $1 }) else {
             try db.execute(sql: "DELETE FROM departed WHERE collection = ?", arguments: [declaration.name])
             return
         }
@@ -384,12 +372,9 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             // the rows and cookie are still its.
             if !refused, state.withLock({ $0.running[key] != nil }) { return }
             var confirmed: [String: LiveResult<Row>.Entry?] = [:]
-            for id in try String.fetchAll(db, sql: "SELECT id FROM members WHERE subscription = ?", arguments: [key]) {
-                try db.execute(sql: "DELETE FROM members WHERE subscription = ? AND id = ?", arguments: [key, id])
-                if try !isHeld(db, id) {
-                    try db.execute(sql: "DELETE FROM rows WHERE collection = ? AND id = ?", arguments: [declaration.name, id])
-                    confirmed[id] = .some(nil)
-                }
+            for id in try String.fetchAll(db, sql: "SELECT id FROM members WHERE subscription = ?", arguments: [key])
+            where try leave(db, key, id, remembered: nil) {
+                confirmed[id] = .some(nil)
             }
             if refused {
                 try db.execute(sql: "UPDATE subscriptions SET cookie = NULL, refused = 1 WHERE key = ?", arguments: [key])
@@ -652,6 +637,23 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         else { return nil }
         let version = Version(epoch: UInt64(bitPattern: stored["epoch"]), counter: UInt64(bitPattern: stored["counter"]))
         return VersionedRow(id: id, version: version, value: try JSONDecoder().decode(Row.self, from: stored["json"] as Data))
+    }
+
+    /// Takes the row `id` out of the subscription `key`; whether it left the device with it (no
+    /// other subscription holds it), remembered as departed as of `departure` when given.
+    private func leave(_ db: Database, _ key: String, _ id: String, remembered departure: (epoch: UInt64, position: UInt64)?) throws -> Bool {
+        try db.execute(sql: "DELETE FROM members WHERE subscription = ? AND id = ?", arguments: [key, id])
+        guard try !isHeld(db, id) else { return false }
+        if let departure {
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO departed (collection, id, epoch, counter, cookie_epoch, position)
+                    SELECT collection, id, epoch, counter, ?, ? FROM rows WHERE collection = ? AND id = ?
+                    """,
+                arguments: [Int64(bitPattern: departure.epoch), Int64(bitPattern: departure.position), declaration.name, id])
+        }
+        try db.execute(sql: "DELETE FROM rows WHERE collection = ? AND id = ?", arguments: [declaration.name, id])
+        return true
     }
 
     private func isHeld(_ db: Database, _ id: String) throws -> Bool {

@@ -35,12 +35,23 @@ public struct RowQuery: Sendable, Hashable, Codable {
     /// Whether the row `a` comes before the row `b` in the query's order, its id deciding
     /// between rows equal on every ordered field.
     public func precedes(_ a: (id: String, fields: [String: FieldValue]), _ b: (id: String, fields: [String: FieldValue])) -> Bool {
-        for field in order {
-            let (x, y) = (a.fields[field.field] ?? .null, b.fields[field.field] ?? .null)
+        precedes((a.id, keys(of: a.fields)), (b.id, keys(of: b.fields)))
+    }
+
+    /// ``precedes(_:_:)`` for rows given by their ordered fields' values (``keys(of:)``): what a
+    /// sorted result keeps of each row to place it.
+    package func precedes(_ a: (id: String, keys: [FieldValue]), _ b: (id: String, keys: [FieldValue])) -> Bool {
+        for (index, field) in order.enumerated() {
+            let (x, y) = (a.keys[index], b.keys[index])
             if x == y { continue }
             return field.descending ? y < x : x < y
         }
         return a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
+    }
+
+    /// The values of the ordered fields of a row with `fields`, in the order's order.
+    package func keys(of fields: [String: FieldValue]) -> [FieldValue] {
+        order.map { fields[$0.field] ?? .null }
     }
 
     /// Every field the query reads, conditions first, each once.

@@ -213,19 +213,13 @@ import Testing
     /// within a hang guard.
     private func mutations(_ count: Int, of stream: AsyncStream<RejectedMutation<TaskMutation>>) async -> [TaskMutation]? {
         let seen = Locked<[TaskMutation]>([])
-        let reader = Task {
-            for await rejection in stream {
-                if seen.withLock({ seen in
-                    seen.append(rejection.mutation)
-                    return seen.count == count
-                }) {
-                    return
-                }
+        let last = await firstElement(of: stream, within: .seconds(10)) { rejection in
+            seen.withLock { seen in
+                seen.append(rejection.mutation)
+                return seen.count == count
             }
         }
-        defer { reader.cancel() }
-        guard await eventually(within: .seconds(10), { seen.value.count >= count }) else { return nil }
-        return seen.value
+        return last == nil ? nil : seen.value
     }
 
     /// An answer that arrives after the app ended its subscription is dropped: it does not bring
