@@ -70,6 +70,18 @@ struct RouteJSONTests {
         }
     }
 
+    @Test("an error the route throws that is no HTTP answer: 503 unavailable with Retry-After and the kit's error body, counted")
+    func failure() async throws {
+        try await withAppRoutes { client in
+            let answer = try await Self.exchange(port: client.port, "GET", "/broken", body: "")
+            #expect(answer.status == 503)
+            #expect(try JSONDecoder().decode(ErrorBody.self, from: Data(answer.body.utf8)).error == "unavailable")
+            #expect(answer.headers["retry-after"] == "1")
+            let text = String(decoding: try await client.send("GET", "metrics", as: nil).body, as: UTF8.self)
+            #expect(text.contains(#"stateloop_requests_total{route="GET /broken",status="503"} 1"#), "\(text)")
+        }
+    }
+
     @Test("malformed JSON, JSON of the wrong shape, no body: 400 badRequest saying where; beyond the server's limit: 413 bodyTooLarge")
     func badBodies() async throws {
         try await withAppRoutes { client in

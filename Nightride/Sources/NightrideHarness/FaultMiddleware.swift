@@ -20,7 +20,13 @@ struct FaultMiddleware: RouterMiddleware {
             switches.count { $0.injectedFailures += 1 }
             return Response(status: .serviceUnavailable, headers: [.retryAfter: "1"])
         }
-        let response = try await next(request, context)
+        // A refusal a route throws is an answer like any other: delayed, or lost, the same.
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            response = try error.response(from: request, context: context)
+        }
         try await switches.sleep(faults.latency(ofRequest: number, on: route))
         if request.method == .post, route != "POST /login", response.status == .ok, faults.losesAnswer(request: number, on: route) {
             // Applied, but the client never hears it: it must resend with the same id.

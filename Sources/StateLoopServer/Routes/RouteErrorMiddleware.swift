@@ -6,7 +6,9 @@ import Synchronization
 
 /// Answers what no route answers with a JSON error, as the kit's routes do: 404 for a path no
 /// route has, 405 (with `Allow`) for a declared path asked with another method, and the status
-/// of any other `HTTPError` a route or Hummingbird throws.
+/// of any other `HTTPError` a route or Hummingbird throws. An error a route throws that is no
+/// HTTP answer of its own (a store that cannot be reached, say) is logged and answered as the
+/// kit's routes answer a store's failure: 503 `unavailable`, which clients retry.
 struct RouteErrorMiddleware: RouterMiddleware {
     typealias Context = SyncRequestContext
 
@@ -31,6 +33,11 @@ struct RouteErrorMiddleware: RouterMiddleware {
             // A route that collected a body itself, past the context's limit: the kit's 413,
             // where Hummingbird answers one with no body.
             return ErrorResponse.bodyTooLarge(limit: context.maximumBodyBytes).answer
+        } catch let error as any HTTPResponseError {
+            throw error
+        } catch {
+            context.logger.warning("a route failed", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            return ErrorResponse.unavailable.answer
         }
     }
 

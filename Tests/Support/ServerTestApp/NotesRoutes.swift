@@ -26,6 +26,8 @@ extension Notes {
     /// `POST /profile`: the body decoded as a ``Profile``, answered with a ``Welcome`` (200),
     /// or refused for the name "root" (409 `nameTaken`). `POST /profile/created` answers the
     /// same with 201. `POST /echo` answers its body, collected up to the context's limit.
+    /// `GET /broken` throws an error that is no HTTP answer, as a store that cannot be reached
+    /// would.
     public static func addRoutes(to router: Router<SyncRequestContext>) {
         router.post("profile") { request, context in
             let profile = try await request.decode(as: Profile.self, context: context)
@@ -40,7 +42,11 @@ extension Notes {
             let body = try await request.collectBody(upTo: context.maxUploadSize)
             return Response(status: .ok, body: ResponseBody(byteBuffer: body))
         }
+        router.get("broken") { _, _ -> Response in throw Unreachable() }
     }
+
+    /// What `GET /broken` throws.
+    struct Unreachable: Error {}
 
     private static func welcome(_ profile: Profile) -> Welcome {
         Welcome(zeta: "welcome, \(profile.name)", alpha: profile.age, middle: ["y": 2, "b": 1])

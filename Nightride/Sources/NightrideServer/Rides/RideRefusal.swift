@@ -1,8 +1,12 @@
+import HTTPTypes
+import Hummingbird
 import NightrideModel
+import StateLoopServer
 import StateLoopWire
 
-/// Why the ride rules refused a request. Served as an ``ErrorBody`` body; see ``code`` for the status.
-public struct RideRefusal: Error, Sendable, Hashable, CustomStringConvertible {
+/// Why the ride rules refused a request: thrown by a route, answered with its ``status`` and an
+/// ``ErrorBody``.
+public struct RideRefusal: HTTPResponseError, Sendable, Hashable, CustomStringConvertible {
     /// The kinds of refusal.
     public enum Code: String, Sendable, Hashable {
         /// The action does not fit the user's ride status (HTTP 409).
@@ -46,6 +50,26 @@ public struct RideRefusal: Error, Sendable, Hashable, CustomStringConvertible {
     /// The JSON body sent to the client.
     public var body: ErrorBody {
         ErrorBody(error: code.rawValue, message: message)
+    }
+
+    /// The HTTP status it is answered with.
+    public var status: HTTPResponse.Status {
+        switch code {
+        case .invalidTransition, .driverBusy, .mutationIDReused: .conflict
+        case .unknownUser: .notFound
+        case .invalidName, .invalidPassword, .invalidCursor, .invalidMutationID, .passwordRequired, .unknownPlace: .badRequest
+        case .wrongPassword: .unauthorized
+        }
+    }
+
+    /// The answer: ``status`` with ``body``.
+    public func response(from request: Request, context: some RequestContext) -> Response {
+        Response.error(status, body.error, body.message)
+    }
+
+    /// The refusal as a mutation route's, which the kit remembers for retries.
+    var mutationRefusal: MutationRefusal {
+        MutationRefusal(code.rawValue, message, status: status.code)
     }
 
     /// `code: message`.

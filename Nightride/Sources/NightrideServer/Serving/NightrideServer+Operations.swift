@@ -28,7 +28,7 @@ extension NightrideServer {
         do {
             try StoreWorld.operate(in: transaction, at: wallNow, rules: rules, body)
         } catch let refusal as RideRefusal {
-            throw MutationRefusal(refusal.code.rawValue, refusal.message, status: Self.status(of: refusal))
+            throw refusal.mutationRefusal
         }
     }
 
@@ -128,16 +128,6 @@ extension NightrideServer {
         let size = pageSize ?? configuration.historyPageSize
         return try await openData().sync.read { transaction in
             try StoreWorld.historyPage(of: user, cursor: cursor, pageSize: size, in: transaction)
-        }
-    }
-
-    /// The HTTP status a refusal is answered with.
-    static func status(of refusal: RideRefusal) -> Int {
-        switch refusal.code {
-        case .invalidTransition, .driverBusy, .mutationIDReused: 409
-        case .unknownUser: 404
-        case .invalidName, .invalidPassword, .invalidCursor, .invalidMutationID, .passwordRequired, .unknownPlace: 400
-        case .wrongPassword: 401
         }
     }
 }

@@ -18,9 +18,17 @@ extension NightrideServer {
             maximumConnectionsPerAddress: configuration.maximumConnectionsPerAddress,
             middleware: hooks.middleware,
             routes: { router in
-                router.post("login") { request, context in await self.login(request, context: context) }
-                router.get("places") { request, context in try await self.places(request, context, sync: sync) }
-                router.get("me/history") { request, context in await self.history(request, context, sync: sync) }
+                // A refusal or a kit error thrown here is answered by the kit's middleware, as JSON.
+                router.post("login") { request, context in try await self.login(request, context: context) }
+                router.get("places") { request, _ in
+                    _ = try await sync.principal(of: request)
+                    if self.configuration.placesLatency > .zero { try await self.sleep(self.configuration.placesLatency) }
+                    return try Response.json(self.rules.catalog.search(request.uri.queryParameters.get("q") ?? ""))
+                }
+                router.get("me/history") { request, _ in
+                    let user = try await sync.principal(of: request)
+                    return try Response.json(try await self.history(of: user, cursor: request.uri.queryParameters.get("cursor")))
+                }
             }
         )
     }
@@ -32,41 +40,25 @@ extension NightrideServer {
     /// attempts applies.
     static let maximumLoginBodyBytes = 64 * 1024
 
-    private func login(_ request: Request, context: SyncRequestContext) async -> Response {
+    private func login(_ request: Request, context: SyncRequestContext) async throws -> Response {
         var context = context
         context.maximumBodyBytes = Self.maximumLoginBodyBytes
         let peer = context.peer
-        let body: LoginRequest
-        do {
-            body = try await request.decode(as: LoginRequest.self, context: context)
-        } catch let error as ErrorResponse {
-            // Answered here rather than thrown, so that the fault plan's delay applies to it
-            // as to every other answer of the route.
-            return error.response(from: request, context: context)
-        } catch {
-            return Response.error(.badRequest, "badRequest", "the body could not be read")
-        }
+        let body = try await request.decode(as: LoginRequest.self, context: context)
         // bcrypt reads a C string: a NUL would end the password early, so that "\0secret" and
         // "\0WRONG" would be the same password.
         if let password = body.password,
             password.isEmpty || password.utf8.count > LoginRequest.maximumPasswordBytes || password.utf8.contains(0)
         {
-            return Self.response(
-                for: RideRefusal(.invalidPassword, "a password has 1 to \(LoginRequest.maximumPasswordBytes) bytes, none of them NUL")
-            )
+            throw RideRefusal(.invalidPassword, "a password has 1 to \(LoginRequest.maximumPasswordBytes) bytes, none of them NUL")
         }
-        let name: String
-        do {
-            name = try AccountName.checkedLogin(body.name)
-        } catch {
-            return Self.response(for: error)
-        }
+        let name = try AccountName.checkedLogin(body.name)
         // Every limit is checked before any password is, so an attempt held back costs no
         // hashing; failures count per name and address (see SignInLimits), so a stranger's
         // guesses do not hold the owner back.
         let key = AccountName.key(of: name)
         if let wait = loginLimits.wait(account: key, peer: peer, at: now) {
-            return ErrorResponse.tooManyAttempts(retryAfter: wait, "too many sign-ins of this name").response(from: request, context: context)
+            throw ErrorResponse.tooManyAttempts(retryAfter: wait, "too many sign-ins of this name")
         }
         do {
             let stored = try await account(key)?.passwordHash
@@ -75,23 +67,19 @@ extension NightrideServer {
                 // transaction), and each address makes only so many accounts.
                 try AccountName.checkNewAccount(name)
                 if let wait = loginLimits.signUpWait(peer: peer, at: now) {
-                    return ErrorResponse.tooManyAttempts(retryAfter: wait, "too many new accounts from this address")
-                        .response(from: request, context: context)
+                    throw ErrorResponse.tooManyAttempts(retryAfter: wait, "too many new accounts from this address")
                 }
                 loginLimits.recordSignUp(peer: peer, at: now)
             }
             let user = try await signIn(name: name, stored: stored, password: body.password)
             loginLimits.recordSuccess(account: key, peer: peer, at: now)
-            return Self.json(user)
+            return try Response.json(user)
         } catch let refusal as RideRefusal {
             if refusal.code == .wrongPassword || refusal.code == .passwordRequired {
                 loginLimits.recordFailure(account: key, peer: peer, at: now)
             }
             logger.debug("login refused", metadata: ["name": "\(body.name)", "reason": "\(refusal)"])
-            return Self.response(for: refusal)
-        } catch {
-            logger.warning("login failed", metadata: ["error": "\(error)"])
-            return ErrorResponse.unavailable.response(from: request, context: context)
+            throw refusal
         }
     }
 
@@ -132,45 +120,5 @@ extension NightrideServer {
             throw RideRefusal(.wrongPassword, "the server could not check the password now")
         }
         return try result.get()
-    }
-
-    // MARK: Places and history
-
-    private func places(_ request: Request, _ context: SyncRequestContext, sync: SyncServer<NightrideAccess>) async throws -> Response {
-        do {
-            _ = try await sync.principal(of: request)
-        } catch {
-            return error.response(from: request, context: context)
-        }
-        if configuration.placesLatency > .zero {
-            try await sleep(configuration.placesLatency)
-        }
-        let query = request.uri.queryParameters.get("q") ?? ""
-        return Self.json(rules.catalog.search(query))
-    }
-
-    private func history(_ request: Request, _ context: SyncRequestContext, sync: SyncServer<NightrideAccess>) async -> Response {
-        do {
-            let user = try await sync.principal(of: request)
-            return Self.json(try await history(of: user, cursor: request.uri.queryParameters.get("cursor")))
-        } catch let refusal as RideRefusal {
-            return Self.response(for: refusal)
-        } catch let error as ErrorResponse {
-            return error.response(from: request, context: context)
-        } catch {
-            return ErrorResponse.unavailable.response(from: request, context: context)
-        }
-    }
-
-    // MARK: Helpers
-
-    static func response(for refusal: RideRefusal) -> Response {
-        Response.error(HTTPResponse.Status(code: status(of: refusal)), refusal.body.error, refusal.body.message)
-    }
-
-    /// `value` as the kit answers JSON; 500 for a value that cannot be encoded (none of
-    /// Nightride's answers can fail so).
-    private static func json(_ value: some Encodable) -> Response {
-        (try? Response.json(value)) ?? Response(status: .internalServerError)
     }
 }
