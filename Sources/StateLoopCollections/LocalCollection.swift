@@ -398,17 +398,28 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         }
     }
 
-    /// The server refused the change `sequence`: taken off alone, and reported.
+    /// The server refused the change `sequence`, or it no longer decodes as `M` (`error` a
+    /// `DecodingError`, thrown before it was sent): taken off alone, and reported.
     func refused(_ sequence: UInt64, id: MutationID, error: any Error) throws {
-        let mutation = try write { db -> M? in
-            let data = try Data.fetchOne(db, sql: "SELECT mutation FROM mutations WHERE sequence = ?", arguments: [Int64(sequence)])
+        let found = try write { db -> (data: Data, mutation: M?)? in
+            guard let data = try Data.fetchOne(db, sql: "SELECT mutation FROM mutations WHERE sequence = ?", arguments: [Int64(sequence)]) else {
+                return nil
+            }
             try db.execute(sql: "DELETE FROM mutations WHERE sequence = ?", arguments: [Int64(sequence)])
             note(CollectionActivity(.refused(sequence: sequence, message: "\(error)")))
             try rebase(db, confirmed: [:])
-            return data.flatMap { try? JSONDecoder().decode(M.self, from: $0) }
+            return (data, try? JSONDecoder().decode(M.self, from: data))
         }
-        guard let mutation else { return }
-        let rejection = RejectedMutation(id: id, mutation: mutation, message: "\(error)", error: error)
+        // Already taken off (refused twice): reported once.
+        guard let found else { return }
+        // A change that no longer decodes is reported too, without it: the user's work is never
+        // dropped unsaid.
+        let reported: any Error =
+            found.mutation == nil
+            ? DroppedMutation(
+                id: id, reason: "it no longer decodes as \(M.self) (\(error)); its JSON: \(String(decoding: found.data, as: UTF8.self))")
+            : error
+        let rejection = RejectedMutation(id: id, mutation: found.mutation, message: "\(reported)", error: reported)
         // Yielded under the lock, so that a reader arriving now gets it once: from the kept
         // ones or from its stream.
         state.withLock { state in
@@ -465,8 +476,7 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         state.withLock { $0.replaying = true }
         for data in pending {
             // A change that no longer decodes (the app's type changed) cannot be shown, nor
-            // sent: the queue takes it off as refused at its turn (told to the activity; a
-            // `RejectedMutation` cannot carry it).
+            // sent: the queue takes it off at its turn and reports it, as a `DroppedMutation`.
             (try? decoder.decode(M.self, from: data))?.apply(to: &edits)
         }
         state.withLock { $0.replaying = false }
@@ -684,14 +694,16 @@ private struct StoredVersion: FetchableRecord {
     }
 }
 
-/// A change to rows the server refused: taken off the rows shown, reported once.
+/// A change to rows the server refused, or one stored by an earlier version of the app that
+/// this one no longer decodes: taken off the rows shown, reported once.
 public struct RejectedMutation<M: RowMutation>: Sendable {
     /// The id it was sent with.
     public let id: MutationID
-    /// The change.
-    public let mutation: M
-    /// What the server said.
+    /// The change; `nil` for a stored change that no longer decodes as `M`, whose ``error`` is
+    /// a `DroppedMutation` that holds its JSON.
+    public let mutation: M?
+    /// What the server said, or why the change was dropped.
     public let message: String
-    /// The error the sender threw (an `HTTPStatusError`, say).
+    /// The error the sender threw (an `HTTPStatusError`, say), or the `DroppedMutation`.
     public let error: any Error
 }

@@ -6,7 +6,11 @@
 /// the same query run by a store give the same answer:
 ///
 /// - `null` first, then numbers (integers and reals compared by value: `1 == 1.0`), then text;
-/// - text by its UTF-8 bytes (SQLite's `BINARY` collation), not by Swift's `String` order.
+/// - text by its UTF-8 bytes (SQLite's `BINARY` collation), not by Swift's `String` order;
+/// - a real that is not finite (NaN, ±infinity) is `null`: JSON has no such number, so a row's
+///   stored fields (and SQLite, for NaN) hold `null` for it, and a live query that ordered it
+///   otherwise would disagree with the store's own query. NaN is no exception to the order
+///   either, where it would be neither before nor after anything and break a sorted result.
 ///
 /// On the wire a field value is the bare JSON scalar (`null`, `3`, `2.5`, `"ann"`).
 public enum FieldValue: Sendable, Comparable, Hashable, CustomStringConvertible {
@@ -24,11 +28,20 @@ public enum FieldValue: Sendable, Comparable, Hashable, CustomStringConvertible 
         .integer(value ? 1 : 0)
     }
 
+    /// The value as it is stored and sent: `null` for a real that is not finite, itself
+    /// otherwise. Fields and conditions are made canonical, so that the stores' SQL, which
+    /// switches on the kind, reads such a real as the `null` it equals.
+    var canonical: FieldValue {
+        if case .real(let value) = self, !value.isFinite { return .null }
+        return self
+    }
+
     /// The rank of the value's kind in the order: numbers share one.
     private var rank: Int {
         switch self {
         case .null: 0
-        case .integer, .real: 1
+        case .integer: 1
+        case .real(let value): value.isFinite ? 1 : 0
         case .text: 2
         }
     }
@@ -36,9 +49,10 @@ public enum FieldValue: Sendable, Comparable, Hashable, CustomStringConvertible 
     public static func < (lhs: FieldValue, rhs: FieldValue) -> Bool {
         switch (lhs, rhs) {
         case (.integer(let a), .integer(let b)): a < b
-        case (.integer(let a), .real(let b)): Double(a) < b
-        case (.real(let a), .integer(let b)): a < Double(b)
-        case (.real(let a), .real(let b)): a < b
+        // A real that is not finite is null, first of all.
+        case (.integer(let a), .real(let b)): b.isFinite && Double(a) < b
+        case (.real(let a), .integer(let b)): !a.isFinite || a < Double(b)
+        case (.real(let a), .real(let b)): a.isFinite ? b.isFinite && a < b : b.isFinite
         case (.text(let a), .text(let b)): a.utf8.lexicographicallyPrecedes(b.utf8)
         default: lhs.rank < rhs.rank
         }
@@ -47,9 +61,10 @@ public enum FieldValue: Sendable, Comparable, Hashable, CustomStringConvertible 
     public static func == (lhs: FieldValue, rhs: FieldValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
+        case (.null, .real(let a)), (.real(let a), .null): !a.isFinite
         case (.integer(let a), .integer(let b)): a == b
         case (.integer(let a), .real(let b)), (.real(let b), .integer(let a)): Double(a) == b
-        case (.real(let a), .real(let b)): a == b
+        case (.real(let a), .real(let b)): a == b || (!a.isFinite && !b.isFinite)
         // Equal bytes, not canonical equivalence: "é" precomposed and decomposed are two values
         // to SQLite, so they are two values here.
         case (.text(let a), .text(let b)): a.utf8.elementsEqual(b.utf8)
@@ -64,6 +79,8 @@ public enum FieldValue: Sendable, Comparable, Hashable, CustomStringConvertible 
         case .integer(let value):
             hasher.combine(1)
             hasher.combine(Double(value))
+        case .real(let value) where !value.isFinite:
+            hasher.combine(0)
         case .real(let value):
             hasher.combine(1)
             hasher.combine(value)
@@ -104,6 +121,8 @@ extension FieldValue: Codable {
         switch self {
         case .null: try container.encodeNil()
         case .integer(let value): try container.encode(value)
+        // JSON has no such number: null, which the value equals.
+        case .real(let value) where !value.isFinite: try container.encodeNil()
         case .real(let value): try container.encode(value)
         case .text(let value): try container.encode(value)
         }

@@ -39,7 +39,7 @@ public struct RowCollection<Row: Codable & Sendable>: Sendable {
         precondition(
             !fields.contains { $0.name == name }, "RowCollection(\"\(self.name)\").field(\"\(name)\") is declared twice: keep one")
         var declared = self
-        declared.fields.append((name, { read($0).fieldValue }))
+        declared.fields.append((name, { read($0).fieldValue.canonical }))
         return declared
     }
 

@@ -93,7 +93,15 @@ public struct RowCondition: Sendable, Hashable, Codable {
     /// A condition from its parts.
     public init(_ field: String, _ test: Test) {
         self.field = field
-        self.test = test
+        self.test =
+            switch test {
+            case .equals(let value): .equals(value.canonical)
+            case .oneOf(let values): .oneOf(values.map(\.canonical))
+            case .atLeast(let value): .atLeast(value.canonical)
+            case .above(let value): .above(value.canonical)
+            case .atMost(let value): .atMost(value.canonical)
+            case .below(let value): .below(value.canonical)
+            }
     }
 
     /// `field` equal to `value`.

@@ -49,4 +49,28 @@ import Testing
             if result.held.map(\.id) != whole() { return }
         }
     }
+
+    /// A field that is a real but not a number (NaN) or infinite sorts as `null`, where NaN,
+    /// neither before nor after any value, made the binary search that places a changed row
+    /// put it anywhere and lose the order of the rows after it.
+    @Test func nonFiniteRealsSortAsNull() {
+        let query = RowQuery(orderedBy: [.init("rank")])
+        let ranks: [FieldValue] = [.real(.nan), .integer(3), .real(.infinity), .real(1.5), .null, .real(-.infinity), .text("a"), .integer(-2)]
+        var all: [String: [String: FieldValue]] = [:]
+        var result = LiveResult<String>(query: query, matching: [])
+        var random = SplitMix64(seed: 11)
+        for step in 0..<600 {
+            let id = "r\(Int.random(in: 0..<60, using: &random))"
+            all[id] = ["rank": ranks.randomElement(using: &random)!]
+            if result.update(id, to: .init(id: id, fields: all[id]!, row: id)) == .reread {
+                result.reset(all.map { .init(id: $0.key, fields: $0.value, row: $0.key) })
+            }
+            let whole = all.map { ($0.key, $0.value) }.sorted { query.precedes(($0.0, $0.1), ($1.0, $1.1)) }.map(\.0)
+            #expect(result.held.map(\.id) == whole, "step \(step)")
+            if result.held.map(\.id) != whole { return }
+        }
+        #expect(FieldValue.real(.nan) == .null && FieldValue.real(-.infinity) == .real(.nan))
+        #expect(Set<FieldValue>([.null, .real(.nan), .real(.infinity)]).count == 1)
+        #expect(FieldValue.real(.infinity) < .integer(Int64.min) && !(FieldValue.real(.nan) < .null))
+    }
 }

@@ -215,7 +215,7 @@ import Testing
         let seen = Locked<[TaskMutation]>([])
         let last = await firstElement(of: stream, within: .seconds(10)) { rejection in
             seen.withLock { seen in
-                seen.append(rejection.mutation)
+                if let mutation = rejection.mutation { seen.append(mutation) }
                 return seen.count == count
             }
         }
@@ -273,6 +273,38 @@ import Testing
         // The next change numbers on from the last launch's.
         try tasks.mutate(.rename(id: "a", title: "x"))
         #expect(try store.read { try Int.fetchAll($0, sql: "SELECT sequence FROM mutations ORDER BY sequence") } == [1, 2])
+    }
+
+    /// A change stored by a launch whose mutation type this one no longer decodes cannot be
+    /// shown nor sent: it is taken off at its turn and reported, without the change but with
+    /// its JSON (a `DroppedMutation`), and the changes after it are sent. It was taken off
+    /// unreported.
+    @Test func aChangeThatNoLongerDecodesIsReported() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("collections-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("store.sqlite").path
+        do {
+            let (store, tasks) = try collection(try LocalStore(path: path))
+            try tasks.mutate(.delete(id: "b"))
+            try store.close()
+        }
+        let store = try LocalStore(path: path)
+        let sent = Locked<[Renaming]>([])
+        let tasks = store.collection(Board.tasks, mutations: Renaming.self) { mutation, _ in
+            sent.withLock { $0.append(mutation) }
+            return Version(epoch: 1, counter: 1)
+        }
+        let rejections = tasks.rejections()
+        try tasks.mutate(Renaming(id: "a", title: "kept"))
+        let dropped = await firstElement(of: rejections, within: .seconds(20)) { _ in true }
+        #expect(dropped != nil, "no rejection within the hang guard")
+        #expect(dropped?.mutation == nil)
+        let reason = (dropped?.error as? DroppedMutation)?.reason ?? ""
+        #expect(reason.contains("delete"), "the dropped change's JSON is reported: \(reason)")
+        #expect(dropped?.id == MutationID(client: store.clientID, sequence: 1))
+        #expect(await eventually(within: .seconds(20)) { sent.value == [Renaming(id: "a", title: "kept")] }, "the next change was not sent")
+        try store.close()
     }
 
     /// A released collection ends its activity, rejections and live queries' streams: whoever
@@ -471,5 +503,15 @@ private struct ReadingMutation: RowMutation {
         guard var row = try? collection.row(id) else { return }
         row.title += "!"
         rows[id] = row
+    }
+}
+
+/// A mutation type that reads none of `Board.TaskMutation`'s JSON: an app's next version.
+struct Renaming: RowMutation, Equatable {
+    var id: String
+    var title: String
+
+    func apply(to rows: inout RowEdits<Board.TaskRow>) {
+        rows[id]?.title = title
     }
 }

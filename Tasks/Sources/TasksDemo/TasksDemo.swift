@@ -109,7 +109,8 @@ public struct TasksDemo: Sendable {
                         // The server refuses a change only to a project the user is not in (404);
                         // any other refusal is a change the demo made wrong, or one lost.
                         rejections.add(
-                            unexpected: (rejection.error as? HTTPStatusError)?.status == 404 ? nil : "\(rejection.mutation): \(rejection.message)")
+                            unexpected: (rejection.error as? HTTPStatusError)?.status == 404
+                                ? nil : "\(rejection.mutation.map { "\($0)" } ?? "a dropped change"): \(rejection.message)")
                     }
                 })
         }

@@ -56,7 +56,10 @@ public final class BoardSession: Sendable {
             forward(projects.updates()) { rows in .projects(rows.map(Project.init)) },
             Task { [client, input] in
                 for await refusal in client.tasks.rejections() {
-                    input.yield(.refused("the server refused \(refusal.mutation.summary): \(refusal.message)"))
+                    input.yield(
+                        .refused(
+                            refusal.mutation.map { "the server refused \($0.summary): \(refusal.message)" }
+                                ?? "a change was dropped: \(refusal.message)"))
                 }
             },
             Task { [client, input, clock, statusInterval] in

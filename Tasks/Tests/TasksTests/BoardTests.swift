@@ -72,7 +72,7 @@ struct BoardTests {
         _ = try bob.add("mine", to: "p1")
         var refusals = rejections.makeAsyncIterator()
         let refused = await refusals.next()
-        #expect(refused?.mutation.taskID == "sneak")
+        #expect(refused?.mutation?.taskID == "sneak")
         #expect(await Self.shows(bobsP2, []))
         #expect(await Self.shows(bobsP1, ["mine"]))
         // bob is removed from p1: its tasks leave his device.

@@ -24,9 +24,11 @@ struct RowStoreTests {
     static let probes = RowCollection("probes", of: Probe.self) { $0.id }.field("v") { $0.v }
 
     /// Values of every kind, the edges of their order included: numbers of both kinds that are
-    /// equal, text that Swift's `String` orders or equates otherwise than by bytes.
+    /// equal, text that Swift's `String` orders or equates otherwise than by bytes, and reals
+    /// that are not finite (null to both: JSON has no such number).
     static let values: [FieldValue] = [
-        .null, .integer(-3), .integer(0), .integer(2), .real(2.0), .real(-0.5), .real(2.5), .integer(1_000_000_000_000), .bool(true),
+        .null, .real(.nan), .real(.infinity), .real(-.infinity), .integer(-3), .integer(0), .integer(2), .real(2.0), .real(-0.5), .real(2.5),
+        .integer(1_000_000_000_000), .bool(true),
         .bool(false), .text(""), .text("a"), .text("B"), .text("b"), .text("10"), .text("9"), .text("\u{E9}"), .text("e\u{301}"),
         .text("\u{1F600}"), .text("\u{FF41}"), .text("z"),
     ]
