@@ -64,7 +64,7 @@ public struct RideRefusal: HTTPResponseError, Sendable, Hashable, CustomStringCo
 
     /// The answer: ``status`` with ``body``.
     public func response(from request: Request, context: some RequestContext) -> Response {
-        Response.error(status, body.error, body.message)
+        Response.error(status, code.rawValue, message)
     }
 
     /// The refusal as a mutation route's, which the kit remembers for retries.
