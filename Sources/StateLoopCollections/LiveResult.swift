@@ -85,18 +85,48 @@ struct LiveResult<Row: Sendable>: Sendable {
         // Sorted by indices, so that each row is copied once, into its chunk.
         var order = Array(matching.indices)
         order.sort { precedes(matching[$0], matching[$1]) }
-        if let limit = query.limit, order.count > limit {
-            order.removeLast(order.count - limit)
+        fill(count: order.count) { matching[order[$0]] }
+    }
+
+    /// Replaces the rows with `ordered`, already in the query's order, and `added`, in any:
+    /// `added` sorted alone, then the two merged. Rows that come many at a time into a result
+    /// that holds many (a first sync's pages) cost a sort of the page, not of the result.
+    mutating func reset(ordered: [Held], adding added: [Held]) {
+        var order = Array(added.indices)
+        order.sort { precedes(added[$0], added[$1]) }
+        var merged: [Held] = []
+        merged.reserveCapacity(ordered.count + added.count)
+        var (old, new) = (0, 0)
+        while old < ordered.count, new < order.count {
+            if precedes(added[order[new]], ordered[old]) {
+                merged.append(added[order[new]])
+                new += 1
+            } else {
+                merged.append(ordered[old])
+                old += 1
+            }
+        }
+        merged += ordered[old...]
+        for index in order[new...] { merged.append(added[index]) }
+        fill(count: merged.count) { merged[$0] }
+    }
+
+    /// Holds the first rows of `total` in order, `row(i)` the i-th, up to the limit.
+    private mutating func fill(count total: Int, _ row: (Int) -> Held) {
+        if let limit = query.limit, total > limit {
+            count = limit
             cut = true
         } else {
+            count = total
             cut = false
         }
-        count = order.count
         placed = Dictionary(minimumCapacity: count)
-        for index in order { placed[matching[index].id] = matching[index].keys }
-        chunks = stride(from: 0, to: count, by: Self.chunkCapacity / 2).map { start in
-            order[start..<min(start + Self.chunkCapacity / 2, count)].map { matching[$0] }
+        for index in 0..<count {
+            let held = row(index)
+            placed[held.id] = held.keys
         }
+        let size = Self.chunkCapacity / 2
+        chunks = stride(from: 0, to: count, by: size).map { start in (start..<min(start + size, count)).map(row) }
     }
 
     /// The row `id` is now `entry` (`nil`: gone, or hidden).

@@ -235,6 +235,26 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// (for a socket's message: the socket's cookie, or its previous message's).
     @_spi(Benchmarks) @discardableResult
     public func apply(_ difference: RowsDifference<Row>, requestedWith requestCookie: String?, to key: String) throws -> CollectionRows<Row>.Outcome {
+        var paging: PagedSync?
+        return try apply(difference, requestedWith: requestCookie, paging: &paging, to: key)
+    }
+
+    /// Applies a page of the subscription `key`'s whole result, asked for by pages from no
+    /// cookie (``RowSource/page``), `sync` holding what the earlier pages brought: its rows are
+    /// stored and shown at once, and the last page (no ``RowsDifference/next``) takes off the
+    /// rows no page brought and sets the subscription's cookie to the first page's, from which
+    /// the socket catches up on whatever changed while the pages were read. A page for a
+    /// subscription that holds a cookie meanwhile (another answer was applied) is `.outdated`:
+    /// the pages are moot.
+    func apply(page difference: RowsDifference<Row>, of sync: inout PagedSync, to key: String) throws -> CollectionRows<Row>.Outcome {
+        var paging: PagedSync? = sync
+        defer { sync = paging! }
+        return try apply(difference, requestedWith: nil, paging: &paging, to: key)
+    }
+
+    private func apply(
+        _ difference: RowsDifference<Row>, requestedWith requestCookie: String?, paging: inout PagedSync?, to key: String
+    ) throws -> CollectionRows<Row>.Outcome {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         // Told in the transaction's notes, before what taking it in did (the changes it
@@ -255,20 +275,33 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                 return answered(.outdated)
             }
             let held: String? = subscription["cookie"]
-            if difference.replace {
+            if paging != nil {
+                guard difference.replace, held == nil else { return answered(.outdated) }
+                if paging?.cookie == nil { (paging!.cookie, paging!.lastMutationID) = (difference.cookie, difference.lastMutationID) }
+            } else if difference.replace {
                 if let held, CollectionRows<Row>.precedes(difference.cookie, held) { return answered(.outdated) }
             } else if requestCookie == nil || requestCookie != held {
                 return answered(.needsCatchUp)
             }
+            // The answer that completes the result: a whole one, a difference, or the last page.
+            let isLast = paging == nil || difference.next == nil
+            // The cookie and lastMutationID the subscription takes: a paged result's are its
+            // first page's, read before every other page.
+            let cookie = paging?.cookie ?? difference.cookie
+            let lastMutationID = paging == nil ? difference.lastMutationID : paging?.lastMutationID
             var confirmed: [String: LiveResult<Row>.Entry?] = [:]
             // The rows written matter to the live queries alone: with none, none is kept.
             let followed = state.withLock { !$0.live.isEmpty }
             if followed { confirmed.reserveCapacity(difference.rows.count + difference.removed.count) }
-            // A difference names what leaves; only a whole result needs every row held.
+            // A difference names what leaves; only a whole result needs every row held, and a paged
+            // one at its last page, once every page brought its rows.
             let leaving =
                 difference.replace
-                ? Set(try String.fetchAll(db, sql: "SELECT id FROM members WHERE subscription = ?", arguments: [key])).subtracting(
-                    difference.rows.map(\.id))
+                ? !isLast
+                    ? []
+                    : Set(try String.fetchAll(db, sql: "SELECT id FROM members WHERE subscription = ?", arguments: [key])).subtracting(
+                        difference.rows.map(\.id)
+                    ).subtracting(paging?.seen ?? [])
                 : Set(
                     try difference.removed.filter { id in
                         try Bool.fetchOne(
@@ -277,51 +310,57 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             // A row that leaves the device is remembered with the version it had, as of this
             // answer's position: another subscription behind this one may still bring an older
             // version of it (it left this query, or was deleted), which must not come back.
-            let departure = CollectionRows<Row>.position(of: difference.cookie)
+            let departure = CollectionRows<Row>.position(of: cookie)
             for id in leaving where try leave(db, key, id, remembered: departure) {
                 confirmed[id] = .some(nil)
             }
             // The values as the server sent them, when the message kept them: not encoded again.
             let encoded = difference.encoded
-            // Into a collection with no rows yet nor any departed (a first sync), no row has a
-            // version to compare.
-            let holdsRows =
-                try Bool.fetchOne(
-                    db,
-                    sql: "SELECT EXISTS (SELECT 1 FROM rows WHERE collection = ?) OR EXISTS (SELECT 1 FROM departed WHERE collection = ?)",
-                    arguments: [declaration.name, declaration.name]) ?? true
+            // With no departed row in the collection (a first sync, most answers), none is looked
+            // up for each row.
+            let holdsDeparted =
+                try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM departed WHERE collection = ?)", arguments: [declaration.name]) ?? true
             // Prepared once, not looked up by their text for each of a first sync's rows.
             let insertMember = try db.cachedStatement(sql: "INSERT OR IGNORE INTO members (subscription, collection, id) VALUES (?, ?, ?)")
-            let latestVersion = try db.cachedStatement(
+            let departedVersion = try db.cachedStatement(sql: "SELECT epoch, counter FROM departed WHERE collection = ? AND id = ?")
+            // A row held by another subscription (or an earlier page) at a version as late stays
+            // as it is: the version is compared by the write itself, not read first.
+            let writeRow = try db.cachedStatement(
                 sql: """
-                    SELECT epoch, counter FROM rows WHERE collection = ?1 AND id = ?2
-                    UNION ALL SELECT epoch, counter FROM departed WHERE collection = ?1 AND id = ?2
-                    ORDER BY epoch DESC, counter DESC LIMIT 1
+                    INSERT INTO rows (collection, id, epoch, counter, json, fields) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (collection, id) DO UPDATE SET
+                        epoch = excluded.epoch, counter = excluded.counter, json = excluded.json, fields = excluded.fields
+                    WHERE excluded.epoch > rows.epoch OR (excluded.epoch = rows.epoch AND excluded.counter > rows.counter)
                     """)
-            let insertRow = try db.cachedStatement(
-                sql: "INSERT OR REPLACE INTO rows (collection, id, epoch, counter, json, fields) VALUES (?, ?, ?, ?, ?, ?)")
             for (index, row) in difference.rows.enumerated() {
                 try insertMember.execute(arguments: [key, declaration.name, row.id])
-                let stored = holdsRows ? try StoredVersion.fetchOne(latestVersion, arguments: [declaration.name, row.id]) : nil
-                // A row held by another subscription at a later version stays as it is, and one
-                // that left at a version at least as late stays gone: never an older row.
-                if let stored, !(stored.version < row.version) { continue }
+                // One that left at a version at least as late stays gone: never an older row.
+                if holdsDeparted, let gone = try StoredVersion.fetchOne(departedVersion, arguments: [declaration.name, row.id]),
+                    !(gone.version < row.version)
+                {
+                    continue
+                }
                 let fields = declaration.fields(of: row.value)
-                try insertRow.execute(
+                try writeRow.execute(
                     arguments: [
                         declaration.name, row.id, Int64(bitPattern: row.version.epoch), Int64(bitPattern: row.version.counter),
                         try encoded?[index] ?? encoder.encode(row.value), FieldsJSON.encode(fields),
                     ])
+                guard db.changesCount > 0 else { continue }
                 if followed { confirmed[row.id] = .some(LiveResult.Entry(id: row.id, fields: fields, row: row.value)) }
             }
-            try db.execute(
-                sql: """
-                    INSERT INTO subscriptions (key, collection, cookie, last_mutation_id, refused) VALUES (?, ?, ?, ?, 0)
-                    ON CONFLICT (key) DO UPDATE SET cookie = excluded.cookie, refused = 0,
-                        last_mutation_id = MAX(COALESCE(last_mutation_id, 0), COALESCE(excluded.last_mutation_id, 0))
-                    """,
-                arguments: [key, declaration.name, difference.cookie, difference.lastMutationID.map { Int64(bitPattern: $0) }])
-            try forgetDeparted(db)
+            if isLast {
+                try db.execute(
+                    sql: """
+                        INSERT INTO subscriptions (key, collection, cookie, last_mutation_id, refused) VALUES (?, ?, ?, ?, 0)
+                        ON CONFLICT (key) DO UPDATE SET cookie = excluded.cookie, refused = 0,
+                            last_mutation_id = MAX(COALESCE(last_mutation_id, 0), COALESCE(excluded.last_mutation_id, 0))
+                        """,
+                    arguments: [key, declaration.name, cookie, lastMutationID.map { Int64(bitPattern: $0) }])
+                try forgetDeparted(db)
+            } else {
+                paging?.seen.formUnion(difference.rows.lazy.map(\.id))
+            }
             _ = answered(.applied)
             try rebase(db, confirmed: confirmed)
             return .applied
@@ -519,12 +558,13 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                     if live.result.cut {
                         live.result.reset(try entries(db, live.result.query, overlay: overlay))
                     } else {
-                        var rows = live.result.held.filter { shown[$0.id] == nil }
-                        rows.reserveCapacity(rows.count + shown.count)
+                        // The rows held stay in order: the new ones are sorted alone and merged.
+                        var added: [LiveResult<Row>.Held] = []
+                        added.reserveCapacity(shown.count)
                         for case let entry? in shown.values where live.result.query.matches(entry.fields) {
-                            rows.append(live.result.held(entry))
+                            added.append(live.result.held(entry))
                         }
-                        live.result.reset(held: rows)
+                        live.result.reset(ordered: live.result.held.filter { shown[$0.id] == nil }, adding: added)
                     }
                     live.query.publish(live.result.rows)
                     continue

@@ -148,12 +148,52 @@ final class SubscriptionRunner: Sendable {
     ) async {
         let held = collection.cookie(of: key)
         do {
-            let answer = try await source.fetch(held, client)
-            try collection.apply(answer, requestedWith: held, to: key)
+            if held == nil, let page = source.page {
+                try await pages(page, client: client, collection: collection, key: key)
+            } else {
+                let answer = try await source.fetch(held, client)
+                try collection.apply(answer, requestedWith: held, to: key)
+            }
             change { $0 == .refused ? .connecting : $0 }
         } catch let error as HTTPStatusError where error.status == 404 {
             try? collection.drop(key, refused: true)
             change { _ in .refused }
         } catch {}
+    }
+
+    /// Fetches the whole result page by page and applies each as it comes, the next page asked
+    /// for while this one is written: the server reads and sends one while the device stores
+    /// the other. Ends at the last page, or at a page the store set aside (another answer came
+    /// first); throws what a fetch threw, the pages stored so far kept (the next attempt asks for
+    /// every page again).
+    private static func pages<Row, M>(
+        _ page: @escaping @Sendable (String?, ClientID) async throws -> RowsDifference<Row>, client: ClientID,
+        collection: LocalCollection<Row, M>, key: String
+    ) async throws {
+        let fetching = Locked<Task<RowsDifference<Row>, any Error>?>(nil)
+        try await withTaskCancellationHandler {
+            // However this ends, no page is left being fetched.
+            defer { fetching.withLock { $0?.cancel() } }
+            var sync = PagedSync()
+            var next = Task { try await page(nil, client) }
+            fetching.withLock { $0 = next }
+            var after: String?
+            while true {
+                let answer = try await next.value
+                try Task.checkCancellation()
+                // Pages go forward: a server that names a page at or before this one's would
+                // loop. Its last page is then never taken; the socket brings the whole result.
+                let forward = answer.next.map { next in after.map { $0.utf8.lexicographicallyPrecedes(next.utf8) } ?? true } ?? true
+                guard forward else { return }
+                if let start = answer.next {
+                    next = Task { try await page(start, client) }
+                    fetching.withLock { $0 = next }
+                }
+                after = answer.next
+                guard try collection.apply(page: answer, of: &sync, to: key) == .applied, answer.next != nil else { return }
+            }
+        } onCancel: {
+            fetching.withLock { $0?.cancel() }
+        }
     }
 }

@@ -24,6 +24,35 @@ enum PostgresRowSQL {
 
     /// The `SELECT` that runs `query` on `collection`.
     static func select(_ collection: String, _ query: RowQuery) throws -> PostgresQuery {
+        let (clauses, binds) = try conditions(collection, query)
+        let order = query.order.flatMap { order -> [String] in
+            let (rank, number, text) = expressions(order.field)
+            let direction = order.descending ? "DESC" : "ASC"
+            return ["\(rank) \(direction)", "\(number) \(direction)", "\(text) \(direction)"]
+        }
+        var sql = "SELECT id, counter, json, fields::text FROM stateloop_rows WHERE \(clauses.joined(separator: " AND ")) ORDER BY "
+        sql += (order + ["id ASC"]).joined(separator: ", ")
+        if let limit = query.limit { sql += " LIMIT \(limit)" }
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
+    }
+
+    /// The `SELECT` of one page of `query`'s whole result on `collection`: up to `limit` of the
+    /// rows its conditions select (its order and limit aside), in the order of their ids (the
+    /// "C" collation, bytes, as SQLite's), after the id `id` when given.
+    static func page(_ collection: String, _ query: RowQuery, after id: String?, limit: Int) throws -> PostgresQuery {
+        var (clauses, binds) = try conditions(collection, query)
+        if let id {
+            binds.append(id)
+            clauses.append("id > $\(binds.count)")
+        }
+        let sql =
+            "SELECT id, counter, json, fields::text FROM stateloop_rows WHERE \(clauses.joined(separator: " AND ")) ORDER BY id LIMIT \(max(0, limit))"
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
+    }
+
+    /// The `WHERE` clauses of `query`'s conditions on `collection`'s live rows, with their
+    /// bindings.
+    private static func conditions(_ collection: String, _ query: RowQuery) throws -> (clauses: [String], binds: PostgresBindings) {
         var binds = PostgresBindings()
         func bind(_ value: FieldValue) throws -> String {
             switch value {
@@ -74,15 +103,7 @@ enum PostgresRowSQL {
             case .below(let bound): clauses.append(try compares(field, bound, greater: false, orEqual: false))
             }
         }
-        let order = query.order.flatMap { order -> [String] in
-            let (rank, number, text) = expressions(order.field)
-            let direction = order.descending ? "DESC" : "ASC"
-            return ["\(rank) \(direction)", "\(number) \(direction)", "\(text) \(direction)"]
-        }
-        var sql = "SELECT id, counter, json, fields::text FROM stateloop_rows WHERE \(clauses.joined(separator: " AND ")) ORDER BY "
-        sql += (order + ["id ASC"]).joined(separator: ", ")
-        if let limit = query.limit { sql += " LIMIT \(limit)" }
-        return PostgresQuery(unsafeSQL: sql, binds: binds)
+        return (clauses, binds)
     }
 
     /// The index that answers `collection`'s queries on `fields` in that order: partial, on the

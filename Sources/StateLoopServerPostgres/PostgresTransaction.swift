@@ -240,6 +240,16 @@ final class PostgresTransaction: StoreTransaction {
         }
     }
 
+    func rows(of collection: String, matching query: RowQuery, after id: String?, limit: Int) throws -> [StoredRow] {
+        try RowSQL.check(collection, query)
+        return try run(try PostgresRowSQL.page(collection, query, after: id, limit: limit)).map { row in
+            let (id, counter, json, fields) = try row.decode((String, Int64, Data, String).self)
+            return StoredRow(
+                key: ResourceKey(resource: collection, id: id), version: Version(epoch: epoch, counter: UInt64(counter)), json: json,
+                fields: try RowSQL.decode(fields))
+        }
+    }
+
     func rowChanges(of collection: String, after position: UInt64, limit: Int) throws -> [RowChange] {
         let rows = try run(
             """

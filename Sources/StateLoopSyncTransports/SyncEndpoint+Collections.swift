@@ -4,7 +4,8 @@ import Synchronization
 
 extension SyncEndpoint {
     /// The source of one subscription to a collection's query served by StateLoopServer:
-    /// `GET <path>/<query>?<parameters>[&cookie=]` to fetch, and a socket on
+    /// `GET <path>/<query>?<parameters>[&cookie=]` to fetch, `&after=` to fetch a first sync's
+    /// pages, and a socket on
     /// `<path>/<query>/push?…&cookie=` opened again after each end with the cookie held then.
     ///
     /// ```swift
@@ -25,13 +26,15 @@ extension SyncEndpoint {
     ) -> RowSource<Row> {
         let route = (path.hasSuffix("/") ? String(path.dropLast()) : path) + "/" + query
         let sorted = parameters.sorted { $0.key < $1.key }
-        let address: @Sendable (String, String?) -> URL = { route, cookie in
+        let address: @Sendable (String, _ cookie: String?, _ after: String?) -> URL = { route, cookie, after in
             var components = URLComponents(url: url(route), resolvingAgainstBaseURL: false)!
-            let items = sorted.map { URLQueryItem(name: $0.key, value: $0.value) } + (cookie.map { [URLQueryItem(name: "cookie", value: $0)] } ?? [])
+            let items =
+                sorted.map { URLQueryItem(name: $0.key, value: $0.value) } + (cookie.map { [URLQueryItem(name: "cookie", value: $0)] } ?? [])
+                + (after.map { [URLQueryItem(name: "after", value: $0)] } ?? [])
             components.queryItems = items.isEmpty ? nil : items
             return components.url!
         }
-        let key = address(route, nil).absoluteString
+        let key = address(route, nil, nil).absoluteString
         let headers = headers
         let client = client
         let push = WebSocketPush<RowsDifference<Row>>(
@@ -44,15 +47,17 @@ extension SyncEndpoint {
             clock: clock,
             logger: logger
         )
-        let pushAddress: @Sendable (String?) -> String = { cookie in Self.webSocketAddress(of: address(route + "/push", cookie)) }
+        let pushAddress: @Sendable (String?) -> String = { cookie in Self.webSocketAddress(of: address(route + "/push", cookie, nil)) }
+        let get: @Sendable (URL, ClientID) async throws -> RowsDifference<Row> = { address, clientID in
+            let request = HTTPExchange.request(.GET, address, headers: headers.merging(["Client-ID": clientID.rawValue]) { _, id in id })
+            let data = try await HTTPExchange.body(of: request, client: client, limit: maximumAnswerBytes)
+            return try RowsDifference<Row>.decode(message: data)
+        }
         return RowSource(
             key: key,
-            fetch: { cookie, clientID in
-                let request = HTTPExchange.request(
-                    .GET, address(route, cookie), headers: headers.merging(["Client-ID": clientID.rawValue]) { _, id in id })
-                let data = try await HTTPExchange.body(of: request, client: client, limit: maximumAnswerBytes)
-                return try RowsDifference<Row>.decode(message: data)
-            },
+            fetch: { cookie, clientID in try await get(address(route, cookie, nil), clientID) },
+            // The first page is `after=`: from the first row.
+            page: { after, clientID in try await get(address(route, nil, after ?? ""), clientID) },
             push: { clientID, cookie, receive in
                 // The cookie of the socket being opened, for the event that says it opened.
                 let opening = OpeningCookie()

@@ -35,22 +35,29 @@ public struct RowsDifference<Row: Sendable>: Sendable {
     public var removed: [String]
     /// The newest mutation of the reader's client the server has processed, as on a value.
     public var lastMutationID: UInt64?
+    /// Set on a page of a whole result that more pages follow: ask for the next with
+    /// `after=<next>`. A whole result asked for by pages (`after`) comes in the order of the
+    /// rows' ids, each page with ``replace``; the result is whole once a page comes without it.
+    public var next: String?
     /// The rows' values as the server sent them, when read by ``decode(message:)``: a store
     /// keeps these bytes rather than encoding the rows again. Not part of the value: left out of
     /// `==` and of its JSON.
     package var encoded: EncodedRows?
 
     private enum CodingKeys: String, CodingKey {
-        case cookie, replace, rows, removed, lastMutationID
+        case cookie, replace, rows, removed, lastMutationID, next
     }
 
     /// A difference from its parts.
-    public init(cookie: String, replace: Bool, rows: [VersionedRow<Row>], removed: [String], lastMutationID: UInt64? = nil) {
+    public init(
+        cookie: String, replace: Bool, rows: [VersionedRow<Row>], removed: [String], lastMutationID: UInt64? = nil, next: String? = nil
+    ) {
         self.cookie = cookie
         self.replace = replace
         self.rows = rows
         self.removed = removed
         self.lastMutationID = lastMutationID
+        self.next = next
     }
 }
 
@@ -59,6 +66,7 @@ extension RowsDifference: Codable where Row: Codable {}
 extension RowsDifference: Equatable where Row: Equatable {
     public static func == (a: Self, b: Self) -> Bool {
         a.cookie == b.cookie && a.replace == b.replace && a.rows == b.rows && a.removed == b.removed && a.lastMutationID == b.lastMutationID
+            && a.next == b.next
     }
 }
 
@@ -93,7 +101,7 @@ extension RowsDifference where Row: Codable {
                 var difference = RowsDifference(
                     cookie: read.cookie, replace: read.replace,
                     rows: zip(zip(read.ids, read.versions), rows).map { VersionedRow(id: $0.0, version: $0.1, value: $1) },
-                    removed: read.removed, lastMutationID: read.lastMutationID)
+                    removed: read.removed, lastMutationID: read.lastMutationID, next: read.next)
                 difference.encoded = EncodedRows(message: message, ranges: read.values)
                 return difference
             }
@@ -132,6 +140,7 @@ private struct Envelope {
     var values: [Range<Int>] = []
     var removed: [String] = []
     var lastMutationID: UInt64?
+    var next: String?
 
     init?(_ bytes: UnsafeRawBufferPointer) {
         var reader = JSONBytes(bytes)
@@ -173,6 +182,11 @@ private struct Envelope {
                     if !reader.word("null") {
                         guard let literal = reader.numberLiteral(), let id = UInt64(literal) else { return nil }
                         lastMutationID = id
+                    }
+                case "next":
+                    if !reader.word("null") {
+                        guard let id = reader.string() else { return nil }
+                        next = id
                     }
                 default:
                     guard reader.skipValue() != nil else { return nil }

@@ -50,6 +50,29 @@ import Testing
         }
     }
 
+    /// Rows merged into a held result in batches (a first sync's pages, ties on the ordered
+    /// field broken by id) hold what sorting them all at once holds, with and without a limit.
+    @Test(arguments: [nil, 7, 700])
+    func mergedBatchesEqualOneSort(limit: Int?) {
+        var random = SplitMix64(seed: UInt64(limit ?? 1))
+        let query = RowQuery(orderedBy: [.init("rank")], limit: limit)
+        var result = LiveResult<String>(query: query, matching: [])
+        var all: [LiveResult<String>.Entry] = []
+        for batch in 0..<6 {
+            let added = (0..<(batch * 150)).map { index in
+                LiveResult<String>.Entry(
+                    id: "r\(UInt64.random(in: 0..<100_000, using: &random))-\(batch)-\(index)",
+                    fields: ["rank": .integer(Int64.random(in: 0..<20, using: &random))], row: "")
+            }
+            all += added
+            result.reset(ordered: result.held, adding: added.map(result.held))
+            var sorted = LiveResult<String>(query: query, matching: [])
+            sorted.reset(all)
+            #expect(result.held.map(\.id) == sorted.held.map(\.id), "batch \(batch)")
+            #expect(Array(result.rows.indices.map(result.rows.id(at:))) == sorted.held.map(\.id), "batch \(batch): the rows handed out")
+        }
+    }
+
     /// A field that is a real but not a number (NaN) or infinite sorts as `null`, where NaN,
     /// neither before nor after any value, made the binary search that places a changed row
     /// put it anywhere and lose the order of the rows after it.

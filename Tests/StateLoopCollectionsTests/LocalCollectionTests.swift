@@ -42,6 +42,49 @@ import Testing
         #expect(try tasks.apply(moved, requestedWith: Board.cookie(5), to: "s") == .needsCatchUp)
     }
 
+    /// A page of a whole result asked for by pages.
+    private func page(_ rows: [TaskRow], at position: UInt64, next: String?, lastMutationID: UInt64? = nil) -> RowsDifference<TaskRow> {
+        RowsDifference(
+            cookie: Board.cookie(position), replace: true, rows: Board.versioned(rows, counter: position), removed: [],
+            lastMutationID: lastMutationID, next: next)
+    }
+
+    /// A first sync's pages are shown as they come, but the subscription takes no cookie until
+    /// the last page, and then the first page's (with its lastMutationID): changes committed
+    /// while the later pages were read are after it. The last page takes off the rows that an
+    /// earlier attempt's pages brought and this attempt's did not (an attempt cut short by a
+    /// crash, the row deleted since). A page for a subscription that meanwhile holds a cookie is
+    /// set aside.
+    @Test func pagesAreShownAndCompleteAtTheLast() throws {
+        let (_, tasks) = try collection()
+        try tasks.record("s")
+        let live = tasks.live(Board.project("p1"))
+        // An attempt cut short after its first page: the rows stay, no cookie.
+        var cut = PagedSync()
+        #expect(try tasks.apply(page: page([Board.task("a", at: 1), Board.task("x", at: 9)], at: 3, next: "x"), of: &cut, to: "s") == .applied)
+        #expect(live.rows.map(\.id) == ["a", "x"])
+        #expect(tasks.cookie(of: "s") == nil)
+        // The next attempt: x is gone on the server.
+        var sync = PagedSync()
+        #expect(try tasks.apply(page: page([Board.task("a", at: 1)], at: 5, next: "a", lastMutationID: 4), of: &sync, to: "s") == .applied)
+        #expect(tasks.cookie(of: "s") == nil)
+        #expect(
+            try tasks.apply(page: page([Board.task("c", at: 3), Board.task("d", at: 2)], at: 6, next: "d", lastMutationID: 5), of: &sync, to: "s")
+                == .applied)
+        #expect(live.rows.map(\.id) == ["a", "d", "c", "x"], "a page is shown as it comes")
+        #expect(try tasks.apply(page: page([Board.task("e", at: 0)], at: 7, next: nil, lastMutationID: 6), of: &sync, to: "s") == .applied)
+        #expect(live.rows.map(\.id) == ["e", "a", "d", "c"], "x, brought by no page of the attempt that ended, is taken off")
+        #expect(tasks.cookie(of: "s") == Board.cookie(5), "the first page's cookie: the changes made while the others were read follow it")
+        // Caught up from the first page's cookie: relative to it, a difference applies.
+        let since = RowsDifference<TaskRow>(cookie: Board.cookie(8), replace: false, rows: [], removed: ["c"])
+        #expect(try tasks.apply(since, requestedWith: Board.cookie(5), to: "s") == .applied)
+        #expect(live.rows.map(\.id) == ["e", "a", "d"])
+        // A late page of another attempt finds a cookie held: set aside.
+        var late = PagedSync()
+        #expect(try tasks.apply(page: page([Board.task("z", at: 1)], at: 9, next: nil), of: &late, to: "s") == .outdated)
+        #expect(live.rows.map(\.id) == ["e", "a", "d"])
+    }
+
     /// Two subscriptions hold one row: it is kept once, at its newest version, and stays while
     /// either holds it.
     @Test func overlappingSubscriptionsShareRows() throws {

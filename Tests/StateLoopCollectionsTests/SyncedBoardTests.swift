@@ -120,6 +120,52 @@ struct SyncedBoardTests {
         await host.stop()
     }
 
+    @Test(
+        "a first sync larger than a page comes page by page; rows deleted, moved out, added before the pages read next, renamed or deleted ahead while the pages were read are right once caught up"
+    )
+    func firstSyncInPages() async throws {
+        // The kit reads a page of 5,000 rows: three pages, the last not full.
+        let pageRows = 5_000
+        let count = pageRows * 2 + pageRows / 2
+        let name: @Sendable (Int) -> String = { index in "t" + String(index + 100_000).dropFirst() }
+        let server = try await Self.server((0..<count).map { Board.task(name($0), in: "p2", at: $0) })
+        let host = Self.host(server)
+        let port = try await host.start()
+        let ann = try Device("ann", port: port)
+        let source = ann.endpoint.rows(at: "/tasks", query: "byProject", parameters: ["projectID": "p2"], as: TaskRow.self)
+        let asked = Locked<[String?]>([])
+        var paged = source
+        paged.page = { after, client in
+            let page = try await source.page!(after, client)
+            let number = asked.withLock { asked in
+                asked.append(after)
+                return asked.count
+            }
+            // Between the first page and the second, changes that the later pages see or not.
+            if number == 1 {
+                try await server.update { transaction in
+                    try transaction.delete(name(1), from: Board.tasks)
+                    try transaction.write(Board.task(name(2), in: "p1", at: 2), to: Board.tasks)
+                    try transaction.write(Board.task("a-new", in: "p2", at: -1), to: Board.tasks)
+                    try transaction.write(Board.task(name(count - 10), in: "p2", at: count - 10, title: "renamed"), to: Board.tasks)
+                    try transaction.delete(name(count - 9), from: Board.tasks)
+                }
+            }
+            return page
+        }
+        var titles = ["a-new"] + (0..<count).filter { ![1, 2, count - 9].contains($0) }.map(name)
+        titles[titles.firstIndex(of: name(count - 10))!] = "renamed"
+        let expected = titles
+        let screen = ann.tasks.live(Board.project("p2"))
+        let subscription = ann.tasks.subscribe(paged)
+        #expect(
+            await firstElement(of: screen.updates(), within: .seconds(40)) { $0.map(\.title) == expected } != nil,
+            "never the server's result: \(screen.rows.count) rows, the first \(screen.rows.prefix(4).map(\.title))")
+        #expect(asked.value == [nil, name(pageRows - 1), name(pageRows * 2 - 1)], "pages asked for: \(asked.value)")
+        subscription.stop()
+        await host.stop()
+    }
+
     @Test("removed from a project, a user's rows of it leave the device at once, and a resubscription with the old cookie gets nothing back")
     func accessRemovedTakesRowsOff() async throws {
         let server = try await Self.server([Board.task("a", in: "p2", at: 1)])

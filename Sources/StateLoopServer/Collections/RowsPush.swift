@@ -18,6 +18,9 @@ struct RowsPush: Sendable, Hashable {
     private(set) var removed: [String] = []
     /// The reader's `lastMutationID` as of the newest commit composed in.
     var lastMutationID: UInt64?
+    /// Set on a page of a whole result that more follow: the id after which the next page
+    /// starts.
+    var next: String?
     /// Whether it is pushed whatever its size: a socket's first answer and a whole result, which
     /// a reader has no cheaper way to get, and anything composed with them. A later difference
     /// over the push limit is sent as a hint, and its socket closed.
@@ -79,7 +82,8 @@ struct RowsPush: Sendable, Hashable {
     /// StateLoopWire's `RowsDifference` as JSON.
     var message: Data {
         WireMessage.rows(
-            cookie: cookie, replace: replace, rows: rows.map { ($0.id, $0.version, $0.json) }, removed: removed, lastMutationID: lastMutationID)
+            cookie: cookie, replace: replace, rows: rows.map { ($0.id, $0.version, $0.json) }, removed: removed, lastMutationID: lastMutationID,
+            next: next)
     }
 
     /// The answer to a subscription at `cookie`, read in `store`: the difference since, when
@@ -125,6 +129,42 @@ struct RowsPush: Sendable, Hashable {
         whole.isUnlimited = true
         return whole
     }
+
+    /// A page of the query's whole result, read in `store`: the rows after the id `after`
+    /// (`nil`: from the first) in the order of their ids, at most ``pageRows`` read, those the
+    /// principal may read sent, with ``next`` set when a page was read full. Its cookie is the
+    /// feed's newest position as it was read. A query with a limit is never paged: its whole
+    /// result is the answer to a request for any page.
+    ///
+    /// Why pages, in the order of the ids: a first sync of 100,000 rows as one answer is held
+    /// whole by both sides (the server's read and message, the client's decoding) and written in
+    /// one transaction, where pages let each side hold one page and overlap the next page's
+    /// read with this one's write; and the ids, unlike the query's order, are a key each page
+    /// can resume after, through the table's primary key. A reader that stores the pages and
+    /// then catches up from the first page's cookie holds the result exactly: every change
+    /// committed while it read is in the feed after that cookie.
+    static func page(
+        of collection: String, matching query: RowQuery, after id: String?, in store: any StoreTransaction,
+        lastMutationID: UInt64?, readable: ([String: FieldValue]) -> Bool
+    ) throws -> RowsPush {
+        guard query.limit == nil else {
+            var whole = try whole(of: collection, matching: query, in: store, readable: readable)
+            whole.lastMutationID = lastMutationID
+            return whole
+        }
+        let position = try store.rowFeedBounds().newest
+        let read = try store.rows(of: collection, matching: query, after: id, limit: pageRows)
+        var page = RowsPush(
+            cookie: CollectionCookie(epoch: store.epoch, position: position, of: query), replace: true,
+            rows: read.filter { readable($0.fields) }.map { Sent(id: $0.key.id, version: $0.version, json: $0.json) }, removed: [],
+            lastMutationID: lastMutationID)
+        page.next = read.count == pageRows ? read.last?.key.id : nil
+        page.isUnlimited = true
+        return page
+    }
+
+    /// The most rows a page of a whole result reads: about a megabyte of rows of 200 bytes.
+    static let pageRows = 5_000
 
     /// The most feed entries a catch-up reads: a subscriber further behind gets the whole result,
     /// which is then no dearer than the history.

@@ -91,7 +91,7 @@ extension SyncServer {
     /// A request's parameters for a query: its query items but the kit's own.
     static func queryParameters(of request: Request) -> QueryParameters {
         var parameters: [String: String] = [:]
-        for (name, value) in request.uri.queryParameters where name != "cookie" && name != "clientID" {
+        for (name, value) in request.uri.queryParameters where name != "cookie" && name != "clientID" && name != "after" {
             parameters[String(name)] = String(value)
         }
         return QueryParameters(parameters)
@@ -114,24 +114,35 @@ extension SyncServer {
         return ErrorResponse(.internalServerError, "undeclaredField", "the query reads a field the collection does not declare")
     }
 
-    /// `GET <path>/<query>`: the whole result, or the difference since the request's cookie.
+    /// `GET <path>/<query>`: the whole result, or the difference since the request's cookie; with
+    /// `after` (and no cookie), a page of the whole result, `after=` asking for the first.
     func answer(_ request: Request, _ declaration: QueryDeclaration) async -> Response {
         let cookie: CollectionCookie?
         switch Self.cookie(of: request) {
         case .success(let found): cookie = found
         case .failure(let error): return error.answer
         }
+        // A page is asked for from no cookie: a reader holding one catches up from it.
+        let after = cookie == nil ? request.uri.queryParameters.get("after") : nil
         let parameters = Self.queryParameters(of: request)
         do {
             guard let principal = try await access.principal(for: request) else { return Self.unauthorized }
             let (client, scope) = (Self.clientID(of: request), access.id(of: principal))
             let answer = try await store.read { store -> (message: Data, fields: [String])? in
                 guard let query = try declaration.resolve(for: principal, parameters, in: store) else { return nil }
-                let message = try RowsPush.answer(
-                    of: declaration.collection, matching: query, since: cookie, in: store,
-                    lastMutationID: client.flatMap { try store.lastMutationID(of: $0, scope: scope) }
-                ) { declaration.readable(principal, $0) }.message
-                return (message, query.fields)
+                let lastMutationID = try client.flatMap { try store.lastMutationID(of: $0, scope: scope) }
+                let readable = { declaration.readable(principal, $0) }
+                let answer =
+                    if let after {
+                        try RowsPush.page(
+                            of: declaration.collection, matching: query, after: after.isEmpty ? nil : after, in: store,
+                            lastMutationID: lastMutationID, readable: readable)
+                    } else {
+                        try RowsPush.answer(
+                            of: declaration.collection, matching: query, since: cookie, in: store, lastMutationID: lastMutationID,
+                            readable: readable)
+                    }
+                return (answer.message, query.fields)
             }
             guard let answer else { return Self.notFound }
             prepareIndex(declaration.collection, answer.fields)

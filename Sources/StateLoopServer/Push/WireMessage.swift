@@ -17,7 +17,8 @@ enum WireMessage {
     /// `{"cookie": …, "replace": …, "rows": […], "removed": […], "lastMutationID": …}`:
     /// StateLoopWire's `RowsDifference`, each row's value its stored JSON.
     static func rows(
-        cookie: CollectionCookie, replace: Bool, rows: [(id: String, version: Version, json: Data)], removed: [String], lastMutationID: UInt64?
+        cookie: CollectionCookie, replace: Bool, rows: [(id: String, version: Version, json: Data)], removed: [String], lastMutationID: UInt64?,
+        next: String? = nil
     ) -> Data {
         var message = Data(#"{"cookie":"\#(cookie)","replace":\#(replace),"rows":["#.utf8)
         for (index, row) in rows.enumerated() {
@@ -36,6 +37,10 @@ enum WireMessage {
         message.append(UInt8(ascii: "]"))
         if let lastMutationID {
             message.append(contentsOf: #","lastMutationID":\#(lastMutationID)"#.utf8)
+        }
+        if let next {
+            message.append(contentsOf: #","next":"#.utf8)
+            message.append(string(next))
         }
         message.append(UInt8(ascii: "}"))
         return message

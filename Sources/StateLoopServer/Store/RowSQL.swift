@@ -97,6 +97,25 @@ package enum RowSQL {
         return (sql, StatementArguments(arguments))
     }
 
+    /// The `SELECT` of one page of `query`'s whole result on `collection`: up to `limit` of the
+    /// rows its conditions select (its order and limit aside), in the order of their ids, after
+    /// the id `id` when given. The table's primary key reads them in that order.
+    static func page(_ collection: String, _ query: RowQuery, after id: String?, limit: Int) throws -> (
+        sql: String, arguments: StatementArguments
+    ) {
+        try check(collection, query)
+        let (conditions, values) = query.sqliteConditions(reading: expression)
+        var clauses = ["collection = '\(collection)'", "json IS NOT NULL"] + conditions
+        var arguments = values.map(argument)
+        if let id {
+            clauses.append("id > ?")
+            arguments.append(id)
+        }
+        let sql =
+            "SELECT id, counter, json, fields FROM stateloop_rows WHERE \(clauses.joined(separator: " AND ")) ORDER BY id LIMIT \(max(0, limit))"
+        return (sql, StatementArguments(arguments))
+    }
+
     /// The index that answers queries on `collection` filtering on, then sorting by, `fields`
     /// in that order: partial, on the collection's live rows alone.
     static func index(_ collection: String, _ fields: [String]) -> String {

@@ -152,6 +152,13 @@ final class SQLiteTransaction: StoreTransaction {
         }
     }
 
+    func rows(of collection: String, matching query: RowQuery, after id: String?, limit: Int) throws -> [StoredRow] {
+        let (sql, arguments) = try RowSQL.page(collection, query, after: id, limit: limit)
+        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
+            try storedRow(ResourceKey(resource: collection, id: row["id"]), row)
+        }
+    }
+
     func rowChanges(of collection: String, after position: UInt64, limit: Int) throws -> [RowChange] {
         let rows = try Row.fetchAll(
             db.cachedStatement(

@@ -138,6 +138,10 @@ public protocol StoreTransaction: AnyObject {
     func writeRow(_ json: Data?, fields: [String: FieldValue], to key: ResourceKey) throws -> Version?
     /// The rows of `collection` that `query` selects, in its order, at most its limit.
     func rows(of collection: String, matching query: RowQuery) throws -> [StoredRow]
+    /// Up to `limit` of the rows of `collection` that `query`'s conditions select (its order
+    /// and limit aside), in the order of their ids' bytes, after the id `id` when given: a
+    /// query's whole result read page by page, each page in a transaction of its own.
+    func rows(of collection: String, matching query: RowQuery, after id: String?, limit: Int) throws -> [StoredRow]
     /// Up to `limit` entries of the collections' change feed for `collection` after
     /// `position`, in feed order.
     func rowChanges(of collection: String, after position: UInt64, limit: Int) throws -> [RowChange]

@@ -93,6 +93,17 @@ extension StoreTransaction {
         throw CollectionsUnsupported(store: "\(type(of: self))")
     }
 
+    /// The query's whole result read through ``rows(of:matching:)``, then put in the order of
+    /// the ids and cut: right for any store, at the cost of reading every row for each page.
+    public func rows(of collection: String, matching query: RowQuery, after id: String?, limit: Int) throws -> [StoredRow] {
+        var unordered = query
+        (unordered.order, unordered.limit) = ([], nil)
+        let rows = try self.rows(of: collection, matching: unordered).filter { row in
+            id.map { $0.utf8.lexicographicallyPrecedes(row.key.id.utf8) } ?? true
+        }
+        return Array(rows.sorted { $0.key.id.utf8.lexicographicallyPrecedes($1.key.id.utf8) }.prefix(max(0, limit)))
+    }
+
     public func rowChanges(of collection: String, after position: UInt64, limit: Int) throws -> [RowChange] {
         throw CollectionsUnsupported(store: "\(type(of: self))")
     }

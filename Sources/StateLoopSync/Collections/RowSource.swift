@@ -11,6 +11,12 @@ public struct RowSource<Row: Sendable>: Sendable {
     /// result or the difference since. Throws `HTTPStatusError` 404 when the query refuses the
     /// reader.
     public var fetch: @Sendable (_ cookie: String?, _ client: ClientID) async throws -> RowsDifference<Row>
+    /// Fetches a page of the whole result for `client`: the rows after the id `after` (`nil`:
+    /// the first page), in the order of their ids, with the id the next page starts after
+    /// (``RowsDifference/next``) until the last. A first sync asks for pages when a source can
+    /// fetch them, so that neither side holds the whole result at once; `nil` for a source that
+    /// fetches whole results only (through ``fetch``).
+    public var page: (@Sendable (_ after: String?, _ client: ClientID) async throws -> RowsDifference<Row>)?
     /// Runs until cancelled: opens a socket for `client` with the cookie `cookie()` gives then,
     /// and again after each end, handing everything that happens to `receive`, in order.
     public var push: Push
@@ -25,10 +31,12 @@ public struct RowSource<Row: Sendable>: Sendable {
     public init(
         key: String,
         fetch: @escaping @Sendable (_ cookie: String?, _ client: ClientID) async throws -> RowsDifference<Row>,
+        page: (@Sendable (_ after: String?, _ client: ClientID) async throws -> RowsDifference<Row>)? = nil,
         push: @escaping Push = { _, _, _ in }
     ) {
         self.key = key
         self.fetch = fetch
+        self.page = page
         self.push = push
     }
 }

@@ -72,6 +72,47 @@ struct RowStoreTests {
         }
     }
 
+    /// A first sync's pages: every row the conditions select, once, in the order of the ids'
+    /// bytes (ids that Swift's `String` orders or equates otherwise included), read after any
+    /// id, whatever the query's order and limit; the default read, built on the whole result,
+    /// agrees.
+    @Test("a query's result read page by page is every row it selects, once, in the order of the ids' bytes", arguments: StoreKind.enabled)
+    func pagesInTheOrderOfIds(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let ids = ["", "B", "a", "b", "\u{E9}", "e\u{301}", "\u{1F600}", "\u{FF41}", "z", "10", "9", "a b", "a-c", "t00001", "t00002"]
+            let rows = ids.enumerated().map { index, id in Probe(id: id, v: .integer(Int64(index % 4))) }
+            _ = try await store.write { transaction in
+                for row in rows {
+                    _ = try transaction.writeRow(try Self.encoded(row), fields: Self.probes.fields(of: row), to: Self.probes.key(row.id))
+                }
+            }
+            for query in [
+                RowQuery(), RowQuery(where: [.init("v", .atLeast(.integer(2)))], orderedBy: [.init("v", descending: true)], limit: 2),
+            ] {
+                let expected = rows.filter { query.matches(Self.probes.fields(of: $0)) }.map(\.id).sorted {
+                    $0.utf8.lexicographicallyPrecedes($1.utf8)
+                }
+                for size in [1, 2, 4, 100] {
+                    var read: [String] = []
+                    var after: String?
+                    while true {
+                        let page = try await store.read { [after] transaction in
+                            try transaction.rows(of: "probes", matching: query, after: after, limit: size).map(\.key.id)
+                        }
+                        read += page
+                        guard page.count == size, let last = page.last else { break }
+                        after = last
+                    }
+                    #expect(read == expected, "pages of \(size): \(read.map(\.debugDescription))")
+                }
+                let byDefault = try await store.read { transaction in
+                    try WholeReads(transaction).rows(of: "probes", matching: query, after: "a", limit: 100).map(\.key.id)
+                }
+                #expect(byDefault == Array(expected.drop { !"a".utf8.lexicographicallyPrecedes($0.utf8) }), "the default read")
+            }
+        }
+    }
+
     @Test(
         "a row written again with the same bytes keeps its version and adds no feed entry; a deleted row made again goes on from its counter",
         arguments: StoreKind.enabled)
@@ -179,4 +220,43 @@ struct RowStoreTests {
             }
         }
     }
+}
+
+/// A store transaction that reads pages the default way (through the whole result): every
+/// other operation is the wrapped one's.
+private final class WholeReads: StoreTransaction {
+    let base: any StoreTransaction
+
+    init(_ base: any StoreTransaction) {
+        self.base = base
+    }
+
+    var epoch: UInt64 { base.epoch }
+    var cause: ChangeCause? {
+        get { base.cause }
+        set { base.cause = newValue }
+    }
+    func value(of key: ResourceKey) throws -> StoredValue? { try base.value(of: key) }
+    func values(of resource: String, prefix: String, after cursor: String?, limit: Int, descending: Bool) throws -> [StoredValue] {
+        try base.values(of: resource, prefix: prefix, after: cursor, limit: limit, descending: descending)
+    }
+    func write(_ json: Data, to key: ResourceKey) throws -> Version { try base.write(json, to: key) }
+    func answer(to mutation: String, scope: String) throws -> RememberedAnswer? { try base.answer(to: mutation, scope: scope) }
+    func remember(_ answer: RememberedAnswer, to mutation: String, scope: String, client: ClientID?, sequence: UInt64?) throws {
+        try base.remember(answer, to: mutation, scope: scope, client: client, sequence: sequence)
+    }
+    func lastMutationID(of client: ClientID, scope: String) throws -> UInt64? { try base.lastMutationID(of: client, scope: scope) }
+    func setLastMutationID(_ sequence: UInt64, of client: ClientID, scope: String) throws {
+        try base.setLastMutationID(sequence, of: client, scope: scope)
+    }
+    func row(of key: ResourceKey) throws -> StoredRow? { try base.row(of: key) }
+    func writeRow(_ json: Data?, fields: [String: FieldValue], to key: ResourceKey) throws -> Version? {
+        try base.writeRow(json, fields: fields, to: key)
+    }
+    func rows(of collection: String, matching query: RowQuery) throws -> [StoredRow] { try base.rows(of: collection, matching: query) }
+    func rowChanges(of collection: String, after position: UInt64, limit: Int) throws -> [RowChange] {
+        try base.rowChanges(of: collection, after: position, limit: limit)
+    }
+    func rowFeedBounds() throws -> RowFeedBounds { try base.rowFeedBounds() }
+    func holdCommits() throws { try base.holdCommits() }
 }

@@ -46,6 +46,45 @@ struct RowsPushTests {
         #expect(Set(composed!.rows.map(\.id)).isDisjoint(with: composed!.removed))
     }
 
+    /// A page names the next from the rows it read, not from those it sent: a page whose last
+    /// rows the reader may not read still leads on, and a page of none readable is not the end.
+    /// A query with a limit is answered whole, whatever page is asked for.
+    @Test("pages go on past the rows a reader may not read, to the end; a query with a limit is answered whole")
+    func pages() async throws {
+        let store = try SQLiteStore()
+        let tasks = RowCollection("tasks", of: [String: Int].self) { String(format: "t%05d", $0["n"]!) }.field("n") { $0["n"]! }
+        _ = try await store.write { transaction in
+            for n in 0..<(RowsPush.pageRows * 2 + 3) {
+                let row = ["n": n]
+                _ = try transaction.writeRow(try JSONEncoder().encode(row), fields: tasks.fields(of: row), to: tasks.key(tasks.id(of: row)))
+            }
+        }
+        var pages: [RowsPush] = []
+        var after: String?
+        repeat {
+            let page = try await store.read { [after] transaction in
+                // Readable: the first 10 rows of each page alone.
+                try RowsPush.page(of: "tasks", matching: RowQuery(), after: after, in: transaction, lastMutationID: 3) { fields in
+                    guard case .integer(let n)? = fields["n"] else { return false }
+                    return n % Int64(RowsPush.pageRows) < 10
+                }
+            }
+            pages.append(page)
+            after = page.next
+        } while after != nil && pages.count < 10
+        #expect(pages.map(\.rows.count) == [10, 10, 3])
+        #expect(pages.allSatisfy { $0.replace && $0.lastMutationID == 3 })
+        #expect(Set(pages.flatMap(\.rows).map(\.id)).count == 23)
+        let limited = try await store.read { transaction in
+            try RowsPush.page(
+                of: "tasks", matching: RowQuery(orderedBy: [.init("n", descending: true)], limit: 2), after: "t5", in: transaction,
+                lastMutationID: nil
+            ) { _ in true }
+        }
+        #expect(limited.next == nil && limited.replace)
+        #expect(limited.rows.map(\.id) == [String(format: "t%05d", RowsPush.pageRows * 2 + 2), String(format: "t%05d", RowsPush.pageRows * 2 + 1)])
+    }
+
     @Test("an outbox composes a difference into the one waiting, and drops one positioned before what it sent")
     func outbox() {
         var outbox = PushOutbox()
