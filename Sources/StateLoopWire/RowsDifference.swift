@@ -16,15 +16,17 @@ import Foundation
 /// subscription but not listed is gone; without it, the rows listed replace the client's copies
 /// (or are new) and the ids of `removed` leave the subscription. The cookie is
 /// `<epoch>.<position>.<query>`; cookies of one query order by epoch then position: send it back
-/// as it came, and never apply an answer older than the one held. `lastMutationID` is the reader's, as on a value. The
-/// article "The sync protocol" says when a server answers with a difference and when whole.
+/// as it came, and never apply an answer older than the one held. `lastMutationID` is the
+/// reader's, as on a value. A whole result asked for by pages comes as `replace` answers with
+/// `next` until the last. The article "The sync protocol" says when a server answers with a
+/// difference, when whole, and how pages end.
 public struct RowsDifference<Row: Sendable>: Sendable {
     /// Where the server's history stood when it answered: the position to resume from.
     public var cookie: String
     /// Whether ``rows`` is the whole result, replacing what the client held.
     public var replace: Bool
     /// The rows that entered or changed (the whole result when ``replace``), in the query's
-    /// order when the result was read whole.
+    /// order when the result was read whole, in the order of their ids on a page (``next``).
     public var rows: [VersionedRow<Row>] {
         // The kept bytes follow the rows as decoded, place by place: rows changed, filtered or
         // reordered by the app would store one row's JSON under another's id.
