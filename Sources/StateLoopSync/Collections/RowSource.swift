@@ -13,7 +13,7 @@ public struct RowSource<Row: Sendable>: Sendable {
     public var fetch: @Sendable (_ cookie: String?, _ client: ClientID) async throws -> RowsDifference<Row>
     /// Fetches a page of the whole result for `client`: the rows after the id `after` (`nil`:
     /// the first page), in the order of their ids, with the id the next page starts after
-    /// (``RowsDifference/next``) until the last. A first sync asks for pages when a source can
+    /// (`RowsDifference.next`) until the last. A first sync asks for pages when a source can
     /// fetch them, so that neither side holds the whole result at once; `nil` for a source that
     /// fetches whole results only (through ``fetch``).
     public var page: (@Sendable (_ after: String?, _ client: ClientID) async throws -> RowsDifference<Row>)?
