@@ -44,8 +44,8 @@ struct EndToEndTests {
         #expect(transcript.first?.contains("2 instances on PostgreSQL") == true, "\(transcript.first ?? "")")
     }
 
-    /// 20 seeds by default, quick for a developer; `NIGHTRIDE_CHAOS_SEEDS` sets more (CI runs
-    /// 500).
+    /// 20 seeds by default, quick for a developer; `NIGHTRIDE_CHAOS_SEEDS` sets more (`.ci/run`
+    /// says how many CI runs).
     /// How long a batch waits for its clients after faults stop: a hang guard for a loaded
     /// machine, not the product's target. The 2 s target is measured and printed
     /// (`convergence p50 … p99 …`), and judged by `nightride chaos` and the demo.
@@ -85,7 +85,7 @@ struct EndToEndTests {
 
     /// Two server instances on one PostgreSQL database (a throwaway server the tests start),
     /// each scenario's passenger on one and its driver on the other, an instance restarted in
-    /// turn: 20 seeds by default, `NIGHTRIDE_POSTGRES_CHAOS_SEEDS` for more (CI runs 150).
+    /// turn: 20 seeds by default, `NIGHTRIDE_POSTGRES_CHAOS_SEEDS` for more.
     @Test(
         "seeded random scenarios across two instances on PostgreSQL: never an older screen, all converge, no mutation lost or applied twice",
         .enabled(if: ThrowawayPostgres.testsEnabled, "STATELOOP_POSTGRES_TESTS=0")
