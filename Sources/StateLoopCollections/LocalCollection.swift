@@ -226,6 +226,11 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         }
     }
 
+    /// Whether the subscription `key` is recorded as stopped (`nil`: not recorded).
+    func isPaused(_ key: String) -> Bool? {
+        try? store.read { db in try Bool.fetchOne(db, sql: "SELECT paused FROM subscriptions WHERE key = ?", arguments: [key]) }
+    }
+
     /// The cookie held for the subscription `key`.
     func cookie(of key: String) -> String? {
         try? store.read { db in try String.fetchOne(db, sql: "SELECT cookie FROM subscriptions WHERE key = ?", arguments: [key]) }

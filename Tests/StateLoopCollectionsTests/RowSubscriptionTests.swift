@@ -81,6 +81,25 @@ import Testing
 
     /// Closing the store closes the sockets of its subscriptions at once, not when their next
     /// message finds the store closed: a quiet subscription would keep its socket for good.
+    /// The last subscription to a query stops while another subscribes to it, on two tasks:
+    /// however the stop's write and the new subscription's interleave, the query runs and is
+    /// not recorded as stopped (a stopped one's changes on top would wait for nothing).
+    @Test func aStopRacingASubscriptionLeavesItRunning() async throws {
+        let store = try LocalStore.inMemory()
+        let tasks = store.collection(Board.tasks, mutations: Board.TaskMutation.self)
+        let scripted = ScriptedSource(Array(repeating: [.openedHere], count: 400))
+        for round in 0..<100 {
+            let first = tasks.subscribe(scripted.source)
+            async let stopped: Void = first.stop()
+            async let again = tasks.subscribe(scripted.source)
+            _ = await stopped
+            let second = await again
+            #expect(tasks.isPaused(second.key) == false, "round \(round): running, yet recorded as stopped")
+            second.stop()
+            #expect(tasks.isPaused(second.key) == true, "round \(round): stopped, yet not recorded so")
+        }
+    }
+
     @Test func closingTheStoreClosesItsSockets() async throws {
         let store = try LocalStore.inMemory()
         let tasks = store.collection(Board.tasks, mutations: Board.TaskMutation.self)
