@@ -300,18 +300,17 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             if followed { confirmed.reserveCapacity(difference.rows.count + difference.removed.count) }
             // A difference names what leaves; only a whole result needs every row held, and a paged
             // one at its last page, once every page brought its rows.
-            let leaving =
-                difference.replace
-                ? !isLast
-                    ? []
-                    : Set(try String.fetchAll(db, sql: "SELECT id FROM members WHERE subscription = ?", arguments: [key])).subtracting(
-                        difference.rows.map(\.id)
-                    ).subtracting(paging?.seen ?? [])
-                : Set(
+            var leaving: Set<String> = []
+            if !difference.replace {
+                leaving = Set(
                     try difference.removed.filter { id in
                         try Bool.fetchOne(
                             db, sql: "SELECT EXISTS (SELECT 1 FROM members WHERE subscription = ? AND id = ?)", arguments: [key, id]) ?? false
                     })
+            } else if isLast {
+                leaving = Set(try String.fetchAll(db, sql: "SELECT id FROM members WHERE subscription = ?", arguments: [key]))
+                    .subtracting(difference.rows.map(\.id)).subtracting(paging?.seen ?? [])
+            }
             // A row that leaves the device is remembered with the version it had, as of this
             // answer's position: another subscription behind this one may still bring an older
             // version of it (it left this query, or was deleted), which must not come back.
