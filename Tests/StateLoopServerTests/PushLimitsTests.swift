@@ -84,7 +84,7 @@ struct PushLimitsTests {
             let (status, body) = try await client.send("GET", "board", as: "bob")
             #expect(
                 status == 200 && String(decoding: body, as: UTF8.self).contains("\"value\":7"), "\(status) \(String(decoding: body, as: UTF8.self))")
-            #expect(ContinuousClock.now - asked < .seconds(10), "the request took \(ContinuousClock.now - asked)")
+            #expect(ContinuousClock.now - asked < .seconds(60), "the request took \(ContinuousClock.now - asked)")
             let (bytes, closed) = await flooder.readBytesUntilClosed(within: .seconds(30))
             #expect(closed, "the flooding socket was still open after 30 s")
             let frames = RawFrames.server(bytes)
