@@ -43,6 +43,8 @@ public final class LocalStore: Sendable {
     private let closing = NSLock()
     /// What ``close()`` stops besides the queue: each collection's running subscriptions.
     private let stops = Locked<[@Sendable () -> Void]>([])
+    /// Where long writes run (``writingApart(_:)``).
+    private let apart = DispatchQueue(label: "StateLoopCollections.LocalStore.apart")
 
     /// Opens (or creates) the store in the file at `path`, which no other store may hold open
     /// (``close()`` releases it).
@@ -121,6 +123,16 @@ public final class LocalStore: Sendable {
             for stop in stops.withLock({ $0 }) { stop() }
         }
         try gate.withLock { try database.close() }
+    }
+
+    /// Runs `body`, a long use of the store (a first sync's page, thousands of rows), on a
+    /// thread of its own, and waits for it without holding a thread of Swift's concurrency:
+    /// those are as many as the cores, and meanwhile they fetch and decode the next page (run on
+    /// one of them, the write held it, and on two cores the next page waited for the write).
+    func writingApart<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            apart.async { continuation.resume(with: Result(catching: body)) }
+        }
     }
 
     /// Whether ``close()`` was called.

@@ -190,7 +190,14 @@ final class SubscriptionRunner: Sendable {
                     fetching.withLock { $0 = next }
                 }
                 after = answer.next
-                guard try collection.apply(page: answer, of: &sync, to: key) == .applied, answer.next != nil else { return }
+                // Written apart from the tasks' threads, which meanwhile fetch the next page.
+                let before = sync
+                let (outcome, advanced) = try await collection.store.writingApart {
+                    var sync = before
+                    return (try collection.apply(page: answer, of: &sync, to: key), sync)
+                }
+                sync = advanced
+                guard outcome == .applied, answer.next != nil else { return }
             }
         } onCancel: {
             fetching.withLock { $0?.cancel() }

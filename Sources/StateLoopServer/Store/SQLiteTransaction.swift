@@ -147,16 +147,27 @@ final class SQLiteTransaction: StoreTransaction {
 
     func rows(of collection: String, matching query: RowQuery) throws -> [StoredRow] {
         let (sql, arguments) = try RowSQL.select(collection, query)
-        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
-            try storedRow(ResourceKey(resource: collection, id: row["id"]), row)
-        }
+        return try storedRows(collection, sql, arguments)
     }
 
     func rows(of collection: String, matching query: RowQuery, after id: String?, limit: Int) throws -> [StoredRow] {
         let (sql, arguments) = try RowSQL.page(collection, query, after: id, limit: limit)
-        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
-            try storedRow(ResourceKey(resource: collection, id: row["id"]), row)
+        return try storedRows(collection, sql, arguments)
+    }
+
+    /// The rows `sql` selects (`id, counter, json, fields`), read by position from a cursor: a
+    /// row copied and its columns looked up by name cost a page of 5,000 rows a third of its
+    /// read.
+    private func storedRows(_ collection: String, _ sql: String, _ arguments: StatementArguments) throws -> [StoredRow] {
+        var stored: [StoredRow] = []
+        let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
+        while let row = try cursor.next() {
+            stored.append(
+                StoredRow(
+                    key: ResourceKey(resource: collection, id: row[0]), version: Version(epoch: epoch, counter: UInt64(row[1] as Int64)),
+                    json: row[2], fields: try RowSQL.decode(row[3])))
         }
+        return stored
     }
 
     func rowChanges(of collection: String, after position: UInt64, limit: Int) throws -> [RowChange] {
