@@ -117,7 +117,7 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// How many changes wait to be sent or contained in every subscription's rows.
     public var pendingCount: Int {
         (try? store.read { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM mutations WHERE collection = ?", arguments: [declaration.name])
+            try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM mutations WHERE collection = ?"), arguments: [declaration.name])
         } ?? 0) ?? 0
     }
 
@@ -144,9 +144,9 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         let data = try JSONEncoder().encode(mutation)
         try write { db in
             let sequence = try store.nextSequence(db)
-            try db.execute(
-                sql: "INSERT INTO mutations (sequence, collection, mutation) VALUES (?, ?, ?)",
-                arguments: [Int64(sequence), declaration.name, data])
+            try db.cachedStatement(
+                sql: "INSERT INTO mutations (sequence, collection, mutation) VALUES (?, ?, ?)"
+            ).execute(arguments: [Int64(sequence), declaration.name, data])
             note(CollectionActivity(.queued(sequence: sequence, mutation: data)))
             try rebase(db, confirmed: [:])
         }
@@ -221,19 +221,19 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         try write { db in
             // Subscribed again meanwhile: running, not stopped.
             guard state.withLock({ $0.running[key] == nil }) else { return }
-            try db.execute(sql: "UPDATE subscriptions SET paused = 1 WHERE key = ?", arguments: [key])
+            try db.cachedStatement(sql: "UPDATE subscriptions SET paused = 1 WHERE key = ?").execute(arguments: [key])
             try rebase(db, confirmed: [:])
         }
     }
 
     /// Whether the subscription `key` is recorded as stopped (`nil`: not recorded).
     func isPaused(_ key: String) -> Bool? {
-        try? store.read { db in try Bool.fetchOne(db, sql: "SELECT paused FROM subscriptions WHERE key = ?", arguments: [key]) }
+        try? store.read { db in try Bool.fetchOne(db.cachedStatement(sql: "SELECT paused FROM subscriptions WHERE key = ?"), arguments: [key]) }
     }
 
     /// The cookie held for the subscription `key`.
     func cookie(of key: String) -> String? {
-        try? store.read { db in try String.fetchOne(db, sql: "SELECT cookie FROM subscriptions WHERE key = ?", arguments: [key]) }
+        try? store.read { db in try String.fetchOne(db.cachedStatement(sql: "SELECT cookie FROM subscriptions WHERE key = ?"), arguments: [key]) }
     }
 
     /// Applies an answer of the subscription `key` to a request made with `requestCookie`
@@ -276,7 +276,9 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         return try write { db -> CollectionRows<Row>.Outcome in
             // An answer for a subscription the app ended (in flight as it ended) is dropped:
             // taken, it would bring the subscription back with nothing to keep it up to date.
-            guard let subscription = try GRDB.Row.fetchOne(db, sql: "SELECT cookie FROM subscriptions WHERE key = ?", arguments: [key]) else {
+            guard
+                let subscription = try GRDB.Row.fetchOne(db.cachedStatement(sql: "SELECT cookie FROM subscriptions WHERE key = ?"), arguments: [key])
+            else {
                 return answered(.outdated)
             }
             let held: String? = subscription["cookie"]
@@ -305,10 +307,11 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                 leaving = Set(
                     try difference.removed.filter { id in
                         try Bool.fetchOne(
-                            db, sql: "SELECT EXISTS (SELECT 1 FROM members WHERE subscription = ? AND id = ?)", arguments: [key, id]) ?? false
+                            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM members WHERE subscription = ? AND id = ?)"), arguments: [key, id])
+                            ?? false
                     })
             } else if isLast {
-                leaving = Set(try String.fetchAll(db, sql: "SELECT id FROM members WHERE subscription = ?", arguments: [key]))
+                leaving = Set(try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM members WHERE subscription = ?"), arguments: [key]))
                     .subtracting(difference.rows.map(\.id)).subtracting(paging?.seen ?? [])
             }
             // A row that leaves the device is remembered with the version it had, as of this
@@ -323,7 +326,8 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             // With no departed row in the collection (a first sync, most answers), none is looked
             // up for each row.
             let holdsDeparted =
-                try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM departed WHERE collection = ?)", arguments: [declaration.name]) ?? true
+                try Bool.fetchOne(
+                    db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM departed WHERE collection = ?)"), arguments: [declaration.name]) ?? true
             // Prepared once, not looked up by their text for each of a first sync's rows.
             let insertMember = try db.cachedStatement(sql: "INSERT OR IGNORE INTO members (subscription, collection, id) VALUES (?, ?, ?)")
             let departedVersion = try db.cachedStatement(sql: "SELECT epoch, counter FROM departed WHERE collection = ? AND id = ?")
@@ -354,13 +358,13 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                 if followed { confirmed[row.id] = .some(LiveResult.Entry(id: row.id, fields: fields, row: row.value)) }
             }
             if isLast {
-                try db.execute(
+                try db.cachedStatement(
                     sql: """
                         INSERT INTO subscriptions (key, collection, cookie, last_mutation_id, refused) VALUES (?, ?, ?, ?, 0)
                         ON CONFLICT (key) DO UPDATE SET cookie = excluded.cookie, refused = 0,
                             last_mutation_id = MAX(COALESCE(last_mutation_id, 0), COALESCE(excluded.last_mutation_id, 0))
-                        """,
-                    arguments: [key, declaration.name, cookie, lastMutationID.map { Int64(bitPattern: $0) }])
+                        """
+                ).execute(arguments: [key, declaration.name, cookie, lastMutationID.map { Int64(bitPattern: $0) }])
                 try forgetDeparted(db)
             } else {
                 paging?.seen.formUnion(difference.rows.lazy.map(\.id))
@@ -380,20 +384,21 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     private func forgetDeparted(_ db: Database) throws {
         var positions: [(epoch: UInt64, position: UInt64)] = []
         for cookie in try String?.fetchAll(
-            db, sql: "SELECT cookie FROM subscriptions WHERE collection = ? AND paused = 0 AND refused = 0", arguments: [declaration.name])
+            db.cachedStatement(sql: "SELECT cookie FROM subscriptions WHERE collection = ? AND paused = 0 AND refused = 0"),
+            arguments: [declaration.name])
         {
             guard let position = cookie.flatMap(CollectionRows<Row>.position(of:)) else { return }
             positions.append(position)
         }
         guard let floor = positions.min(by: { $0 < $1 }) else {
-            try db.execute(sql: "DELETE FROM departed WHERE collection = ?", arguments: [declaration.name])
+            try db.cachedStatement(sql: "DELETE FROM departed WHERE collection = ?").execute(arguments: [declaration.name])
             return
         }
-        try db.execute(
-            sql: "DELETE FROM departed WHERE collection = ? AND (cookie_epoch < ? OR (cookie_epoch = ? AND position <= ?))",
-            arguments: [
-                declaration.name, Int64(bitPattern: floor.epoch), Int64(bitPattern: floor.epoch), Int64(bitPattern: floor.position),
-            ])
+        try db.cachedStatement(
+            sql: "DELETE FROM departed WHERE collection = ? AND (cookie_epoch < ? OR (cookie_epoch = ? AND position <= ?))"
+        ).execute(arguments: [
+            declaration.name, Int64(bitPattern: floor.epoch), Int64(bitPattern: floor.epoch), Int64(bitPattern: floor.position),
+        ])
     }
 
     /// Records the subscription `key` (its rows count from now on): answers are applied only to
@@ -401,9 +406,9 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     @_spi(Benchmarks)
     public func record(_ key: String) throws {
         try store.write { db in
-            try db.execute(
-                sql: "INSERT INTO subscriptions (key, collection) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET paused = 0",
-                arguments: [key, declaration.name])
+            try db.cachedStatement(
+                sql: "INSERT INTO subscriptions (key, collection) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET paused = 0"
+            ).execute(arguments: [key, declaration.name])
         }
     }
 
@@ -415,14 +420,14 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             // the rows and cookie are still its.
             if !refused, state.withLock({ $0.running[key] != nil }) { return }
             var confirmed: [String: LiveResult<Row>.Entry?] = [:]
-            for id in try String.fetchAll(db, sql: "SELECT id FROM members WHERE subscription = ?", arguments: [key])
+            for id in try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM members WHERE subscription = ?"), arguments: [key])
             where try leave(db, key, id, remembered: nil) {
                 confirmed[id] = .some(nil)
             }
             if refused {
-                try db.execute(sql: "UPDATE subscriptions SET cookie = NULL, refused = 1 WHERE key = ?", arguments: [key])
+                try db.cachedStatement(sql: "UPDATE subscriptions SET cookie = NULL, refused = 1 WHERE key = ?").execute(arguments: [key])
             } else {
-                try db.execute(sql: "DELETE FROM subscriptions WHERE key = ?", arguments: [key])
+                try db.cachedStatement(sql: "DELETE FROM subscriptions WHERE key = ?").execute(arguments: [key])
             }
             note(CollectionActivity(subscription: key, .dropped(refused: refused)))
             try rebase(db, confirmed: confirmed)
@@ -435,7 +440,7 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// rows contain it.
     func accepted(_ sequence: UInt64) throws {
         try write { db in
-            try db.execute(sql: "UPDATE mutations SET answered = 1 WHERE sequence = ?", arguments: [Int64(sequence)])
+            try db.cachedStatement(sql: "UPDATE mutations SET answered = 1 WHERE sequence = ?").execute(arguments: [Int64(sequence)])
             note(CollectionActivity(.accepted(sequence: sequence)))
             try rebase(db, confirmed: [:])
         }
@@ -445,10 +450,13 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// `DecodingError`, thrown before it was sent): taken off alone, and reported.
     func refused(_ sequence: UInt64, id: MutationID, error: any Error) throws {
         let found = try write { db -> (data: Data, mutation: M?)? in
-            guard let data = try Data.fetchOne(db, sql: "SELECT mutation FROM mutations WHERE sequence = ?", arguments: [Int64(sequence)]) else {
+            guard
+                let data = try Data.fetchOne(
+                    db.cachedStatement(sql: "SELECT mutation FROM mutations WHERE sequence = ?"), arguments: [Int64(sequence)])
+            else {
                 return nil
             }
-            try db.execute(sql: "DELETE FROM mutations WHERE sequence = ?", arguments: [Int64(sequence)])
+            try db.cachedStatement(sql: "DELETE FROM mutations WHERE sequence = ?").execute(arguments: [Int64(sequence)])
             note(CollectionActivity(.refused(sequence: sequence, message: "\(error)")))
             try rebase(db, confirmed: [:])
             return (data, try? JSONDecoder().decode(M.self, from: data))
@@ -505,17 +513,19 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         let floor: Int64 = subscriptions > 0 ? counted?["floor"] ?? 0 : 0
         if isWatched {
             let contained = try Int64.fetchAll(
-                db, sql: "SELECT sequence FROM mutations WHERE collection = ? AND answered = 1 AND (? OR sequence <= ?) ORDER BY sequence",
+                db.cachedStatement(
+                    sql: "SELECT sequence FROM mutations WHERE collection = ? AND answered = 1 AND (? OR sequence <= ?) ORDER BY sequence"),
                 arguments: [declaration.name, subscriptions == 0, floor])
             if !contained.isEmpty { note(CollectionActivity(.contained(sequences: contained.map { UInt64(bitPattern: $0) }))) }
         }
-        try db.execute(
-            sql: "DELETE FROM mutations WHERE collection = ? AND answered = 1 AND (? OR sequence <= ?)",
-            arguments: [declaration.name, subscriptions == 0, floor])
+        try db.cachedStatement(
+            sql: "DELETE FROM mutations WHERE collection = ? AND answered = 1 AND (? OR sequence <= ?)"
+        ).execute(arguments: [declaration.name, subscriptions == 0, floor])
         var edits = RowEdits<Row>(read: { id in (try? self.confirmed(db, id))?.value })
         let decoder = JSONDecoder()
         let pending = try Data.fetchAll(
-            db, sql: "SELECT mutation FROM mutations WHERE collection = ? AND sequence > ? ORDER BY sequence", arguments: [declaration.name, floor])
+            db.cachedStatement(sql: "SELECT mutation FROM mutations WHERE collection = ? AND sequence > ? ORDER BY sequence"),
+            arguments: [declaration.name, floor])
         state.withLock { $0.replaying = true }
         for data in pending {
             // A change that no longer decodes (the app's type changed) cannot be shown, nor
@@ -699,7 +709,7 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     private func confirmed(_ db: Database, _ id: String) throws -> VersionedRow<Row>? {
         guard
             let stored = try GRDB.Row.fetchOne(
-                db, sql: "SELECT epoch, counter, json FROM rows WHERE collection = ? AND id = ?", arguments: [declaration.name, id])
+                db.cachedStatement(sql: "SELECT epoch, counter, json FROM rows WHERE collection = ? AND id = ?"), arguments: [declaration.name, id])
         else { return nil }
         let version = Version(epoch: UInt64(bitPattern: stored["epoch"]), counter: UInt64(bitPattern: stored["counter"]))
         return VersionedRow(id: id, version: version, value: try JSONDecoder().decode(Row.self, from: stored["json"] as Data))
@@ -708,23 +718,24 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// Takes the row `id` out of the subscription `key`; whether it left the device with it (no
     /// other subscription holds it), remembered as departed as of `departure` when given.
     private func leave(_ db: Database, _ key: String, _ id: String, remembered departure: (epoch: UInt64, position: UInt64)?) throws -> Bool {
-        try db.execute(sql: "DELETE FROM members WHERE subscription = ? AND id = ?", arguments: [key, id])
+        try db.cachedStatement(sql: "DELETE FROM members WHERE subscription = ? AND id = ?").execute(arguments: [key, id])
         guard try !isHeld(db, id) else { return false }
         if let departure {
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO departed (collection, id, epoch, counter, cookie_epoch, position)
                     SELECT collection, id, epoch, counter, ?, ? FROM rows WHERE collection = ? AND id = ?
-                    """,
-                arguments: [Int64(bitPattern: departure.epoch), Int64(bitPattern: departure.position), declaration.name, id])
+                    """
+            ).execute(arguments: [Int64(bitPattern: departure.epoch), Int64(bitPattern: departure.position), declaration.name, id])
         }
-        try db.execute(sql: "DELETE FROM rows WHERE collection = ? AND id = ?", arguments: [declaration.name, id])
+        try db.cachedStatement(sql: "DELETE FROM rows WHERE collection = ? AND id = ?").execute(arguments: [declaration.name, id])
         return true
     }
 
     private func isHeld(_ db: Database, _ id: String) throws -> Bool {
         try Bool.fetchOne(
-            db, sql: "SELECT EXISTS (SELECT 1 FROM members WHERE collection = ? AND id = ?)", arguments: [declaration.name, id]) ?? false
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM members WHERE collection = ? AND id = ?)"), arguments: [declaration.name, id])
+            ?? false
     }
 
     private static func expression(_ field: String) -> String {
