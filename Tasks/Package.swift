@@ -77,7 +77,8 @@ let package = Package(
         ),
         .testTarget(
             name: "TasksTests",
-            dependencies: ["TasksModel", "TasksServer", "TasksClient", "TasksDemo", "TasksTerminal"]
+            // `tasks` too: its host test runs the executable on a pseudo-terminal.
+            dependencies: ["TasksModel", "TasksServer", "TasksClient", "TasksDemo", "TasksTerminal", "tasks"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -4,9 +4,9 @@
     import Darwin
 #endif
 
-/// The thin, untested-by-unit part of the terminal client: it takes over the terminal, reads
-/// keys into a ``BoardSession``, draws each state it hands back with ``BoardRenderer`` at the
-/// terminal's size, and gives the terminal back on every way out.
+/// The thin part of the terminal client, tested on a pseudo-terminal: it takes over the
+/// terminal, reads keys into a ``BoardSession``, draws each state it hands back with
+/// ``BoardRenderer`` at the terminal's size, and gives the terminal back on every way out.
 ///
 /// ```sh
 /// tasks client --server http://127.0.0.1:8090 --name ann
