@@ -140,6 +140,12 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     // MARK: Changing
 
     /// Makes `mutation`: shown at once, kept in the store, sent after every change made before it.
+    ///
+    /// The store sends its changes in the order they were made, whatever their collection. So a
+    /// change to a collection opened without `send` (``LocalStore/collection(_:mutations:send:)``)
+    /// is kept and shown but waits, every later change of the store behind it, until a launch
+    /// opens the collection with one, as changes wait behind a collection not opened yet: open a
+    /// collection the app changes with its `send`.
     public func mutate(_ mutation: M) throws {
         let data = try JSONEncoder().encode(mutation)
         try write { db in
