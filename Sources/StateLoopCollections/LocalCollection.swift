@@ -257,14 +257,33 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// the socket catches up on whatever changed while the pages were read. A page for a
     /// subscription that holds a cookie meanwhile (another answer was applied) is `.outdated`:
     /// the pages are moot.
-    func apply(page difference: RowsDifference<Row>, of sync: inout PagedSync, to key: String) throws -> CollectionRows<Row>.Outcome {
+    /// `prepared`, when given, is ``prepare(_:)`` of the page.
+    func apply(
+        page difference: RowsDifference<Row>, of sync: inout PagedSync, to key: String, prepared: PreparedRows? = nil
+    ) throws -> CollectionRows<Row>.Outcome {
         var paging: PagedSync? = sync
         defer { sync = paging! }
-        return try apply(difference, requestedWith: nil, paging: &paging, to: key)
+        return try apply(difference, requestedWith: nil, paging: &paging, to: key, prepared: prepared)
+    }
+
+    /// What storing `difference`'s rows takes that needs no store: each row's declared fields,
+    /// and their JSON as stored. Worked out for a page while the page before it is written, on
+    /// another thread, where the write would do it row by row.
+    func prepare(_ difference: RowsDifference<Row>) -> PreparedRows {
+        var prepared = PreparedRows()
+        prepared.fields.reserveCapacity(difference.rows.count)
+        prepared.json.reserveCapacity(difference.rows.count)
+        for row in difference.rows {
+            let fields = declaration.fields(of: row.value)
+            prepared.fields.append(fields)
+            prepared.json.append(FieldsJSON.encode(fields))
+        }
+        return prepared
     }
 
     private func apply(
-        _ difference: RowsDifference<Row>, requestedWith requestCookie: String?, paging: inout PagedSync?, to key: String
+        _ difference: RowsDifference<Row>, requestedWith requestCookie: String?, paging: inout PagedSync?, to key: String,
+        prepared: PreparedRows? = nil
     ) throws -> CollectionRows<Row>.Outcome {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
@@ -354,11 +373,11 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                 {
                     continue
                 }
-                let fields = declaration.fields(of: row.value)
+                let fields = prepared?.fields[index] ?? declaration.fields(of: row.value)
                 try writeRow.execute(
                     arguments: [
                         declaration.name, row.id, Int64(bitPattern: row.version.epoch), Int64(bitPattern: row.version.counter),
-                        try encoded?[index] ?? encoder.encode(row.value), FieldsJSON.encode(fields),
+                        try encoded?[index] ?? encoder.encode(row.value), prepared?.json[index] ?? FieldsJSON.encode(fields),
                     ])
                 guard db.changesCount > 0 else { continue }
                 if followed { confirmed[row.id] = .some(LiveResult.Entry(id: row.id, fields: fields, row: row.value)) }

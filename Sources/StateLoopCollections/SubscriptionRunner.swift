@@ -170,23 +170,30 @@ final class SubscriptionRunner: Sendable {
         _ page: @escaping @Sendable (String?, ClientID) async throws -> RowsDifference<Row>, client: ClientID,
         collection: LocalCollection<Row, M>, key: String
     ) async throws {
-        let fetching = Locked<Task<RowsDifference<Row>, any Error>?>(nil)
+        typealias Page = (RowsDifference<Row>, PreparedRows)
+        let fetching = Locked<Task<Page, any Error>?>(nil)
         try await withTaskCancellationHandler {
             // However this ends, no page is left being fetched.
             defer { fetching.withLock { $0?.cancel() } }
             var sync = PagedSync()
-            var next = Task { try await page(nil, client) }
+            // Each page is fetched, decoded and prepared for the store (its rows' fields) on the
+            // tasks' threads while the page before it is written apart.
+            let fetch: @Sendable (String?) async throws -> Page = { after in
+                let answer = try await page(after, client)
+                return (answer, collection.prepare(answer))
+            }
+            var next = Task { try await fetch(nil) }
             fetching.withLock { $0 = next }
             var after: String?
             while true {
-                let answer = try await next.value
+                let (answer, prepared) = try await next.value
                 try Task.checkCancellation()
                 // Pages go forward: a server that names a page at or before this one's would
                 // loop. Its last page is then never taken; the socket brings the whole result.
                 let forward = answer.next.map { next in after.map { $0.utf8.lexicographicallyPrecedes(next.utf8) } ?? true } ?? true
                 guard forward else { return }
                 if let start = answer.next {
-                    next = Task { try await page(start, client) }
+                    next = Task { try await fetch(start) }
                     fetching.withLock { $0 = next }
                 }
                 after = answer.next
@@ -194,7 +201,7 @@ final class SubscriptionRunner: Sendable {
                 let before = sync
                 let (outcome, advanced) = try await collection.store.writingApart {
                     var sync = before
-                    return (try collection.apply(page: answer, of: &sync, to: key), sync)
+                    return (try collection.apply(page: answer, of: &sync, to: key, prepared: prepared), sync)
                 }
                 sync = advanced
                 guard outcome == .applied, answer.next != nil else { return }
