@@ -20,7 +20,7 @@ import Synchronization
 /// Refused WebSocket upgrades get these statuses too, with the reason as JSON.
 ///
 /// Threading: every member may be called from any isolation; the sockets' tasks share the
-/// ``InspectorHub``.
+/// `InspectorHub`.
 public final class InspectorServer: Sendable {
     /// Where it listens, its token, and how much it keeps.
     public struct Configuration: Sendable {

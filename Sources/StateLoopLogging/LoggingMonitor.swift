@@ -1,7 +1,7 @@
 import Logging
 import StateLoop
 
-/// A ``SystemMonitor`` that writes every reduced and discarded event to a swift-log `Logger`.
+/// A `SystemMonitor` (StateLoop) that writes every reduced and discarded event to a swift-log `Logger`.
 ///
 /// ```swift
 /// let system = System(
