@@ -691,21 +691,10 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// The rows held that meet `query`, as shown (`overlay` on top), one more than its limit at
     /// most: every row the overlay does not hide among the first rows read, and the overlay's.
     private func entries(_ db: Database, _ query: RowQuery, overlay: [String: Row?]) throws -> [LiveResult<Row>.Entry] {
-        let (conditions, values) = query.sqliteConditions(reading: Self.expression)
-        // Read through the query's own index (``index(_:_:)``), named: without statistics,
-        // SQLite's planner takes the table's key (the collection, then the id) and sorts every
-        // row of the collection for each read of a window (50 ms for 100,000 rows, at each page
-        // of a first sync). The collection is written out (its name is letters, digits and
-        // `-_.`), as the partial index says it, so that the index can serve the query.
-        let source = query.fields.isEmpty ? "rows" : "rows INDEXED BY \"\(indexName(query.fields))\""
-        var sql =
-            "SELECT id, json FROM \(source) WHERE " + (["collection = '\(declaration.name)'"] + conditions).joined(separator: " AND ")
-            + " ORDER BY " + query.sqliteOrder(reading: Self.expression, id: "id")
-        if let limit = query.limit { sql += " LIMIT \(limit + 1 + overlay.count)" }
-        let arguments: [(any DatabaseValueConvertible)?] = values.map(Self.argument)
+        let (sql, arguments) = select(query, beyondLimit: overlay.count)
         let decoder = JSONDecoder()
         var found: [LiveResult<Row>.Entry] = []
-        let rows = try GRDB.Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+        let rows = try GRDB.Row.fetchCursor(db, sql: sql, arguments: arguments)
         while let stored = try rows.next() {
             let id: String = stored["id"]
             guard overlay[id] == nil else { continue }
@@ -717,6 +706,23 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             if query.matches(fields) { found.append(LiveResult.Entry(id: id, fields: fields, row: row)) }
         }
         return found
+    }
+
+    /// The `SELECT` of `query`'s rows held (`id, json`), in its order: up to its limit and
+    /// `beyondLimit` more, and one more again, which tells whether rows are left past the window.
+    func select(_ query: RowQuery, beyondLimit: Int = 0) -> (sql: String, arguments: StatementArguments) {
+        let (conditions, values) = query.sqliteConditions(reading: Self.expression)
+        // Read through the query's own index (``index(_:_:)``), named: without statistics,
+        // SQLite's planner takes the table's key (the collection, then the id) and sorts every
+        // row of the collection for each read of a window (50 ms for 100,000 rows, at each page
+        // of a first sync). The collection is written out (its name is letters, digits and
+        // `-_.`), as the partial index says it, so that the index can serve the query.
+        let source = query.fields.isEmpty ? "rows" : "rows INDEXED BY \"\(indexName(query.fields))\""
+        var sql =
+            "SELECT id, json FROM \(source) WHERE " + (["collection = '\(declaration.name)'"] + conditions).joined(separator: " AND ")
+            + " ORDER BY " + query.sqliteOrder(reading: Self.expression, id: "id")
+        if let limit = query.limit { sql += " LIMIT \(limit + 1 + beyondLimit)" }
+        return (sql, StatementArguments(values.map(Self.argument)))
     }
 
     /// Makes the index that answers queries reading `fields`, once.

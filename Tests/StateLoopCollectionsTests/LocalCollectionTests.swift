@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import StateLoopSync
 import StateLoopWire
 import Synchronization
@@ -40,6 +41,25 @@ import Testing
         #expect(live.rows.map(\.id) == ["c", "b"])
         // Applied twice: refused, nothing applied twice.
         #expect(try tasks.apply(moved, requestedWith: Board.cookie(5), to: "s") == .needsCatchUp)
+    }
+
+    /// A live query's window is read through the query's own index, in its order: SQLite's
+    /// planner, left to choose, took the table's key and sorted every row of the collection at
+    /// each read (a first sync re-reads a screen's window at every page).
+    @Test func aWindowIsReadThroughItsIndexWithoutASort() throws {
+        let (store, tasks) = try collection()
+        try tasks.record("s")
+        try tasks.apply(replace((0..<50).map { Board.task("t\($0)", at: 50 - $0) }, at: 5), requestedWith: nil, to: "s")
+        for query in [Board.project("p1", limit: 10), RowQuery(orderedBy: [.init("position")], limit: 10)] {
+            let live = tasks.live(query)
+            #expect(live.rows.count == 10)
+            let (sql, arguments) = tasks.select(query)
+            let plan = try store.read { db in
+                try GRDB.Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }
+            }
+            #expect(plan.contains { $0.contains("USING INDEX") }, "\(plan)")
+            #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "sorted: \(plan)")
+        }
     }
 
     /// A page of a whole result asked for by pages.
