@@ -285,6 +285,7 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         _ difference: RowsDifference<Row>, requestedWith requestCookie: String?, paging: inout PagedSync?, to key: String,
         prepared: PreparedRows? = nil
     ) throws -> CollectionRows<Row>.Outcome {
+        let prepared = prepared ?? prepare(difference)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         // Told in the transaction's notes, before what taking it in did (the changes it
@@ -373,11 +374,11 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                 {
                     continue
                 }
-                let fields = prepared?.fields[index] ?? declaration.fields(of: row.value)
+                let fields = prepared.fields[index]
                 try writeRow.execute(
                     arguments: [
                         declaration.name, row.id, Int64(bitPattern: row.version.epoch), Int64(bitPattern: row.version.counter),
-                        try encoded?[index] ?? encoder.encode(row.value), prepared?.json[index] ?? FieldsJSON.encode(fields),
+                        try encoded?[index] ?? encoder.encode(row.value), prepared.json[index],
                     ])
                 guard db.changesCount > 0 else { continue }
                 if followed { confirmed[row.id] = .some(LiveResult.Entry(id: row.id, fields: fields, row: row.value)) }
@@ -527,12 +528,12 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         // too) is no longer shown, and leaves with its answer: accepted, or refused and
         // reported.
         let counted = try GRDB.Row.fetchOne(
-            db,
-            sql: """
-                SELECT COUNT(*) AS count, MIN(COALESCE(last_mutation_id, 0)) AS floor FROM subscriptions
-                WHERE collection = ? AND refused = 0 AND paused = (
-                    SELECT MIN(paused) FROM subscriptions WHERE collection = ? AND refused = 0)
-                """,
+            db.cachedStatement(
+                sql: """
+                    SELECT COUNT(*) AS count, MIN(COALESCE(last_mutation_id, 0)) AS floor FROM subscriptions
+                    WHERE collection = ? AND refused = 0 AND paused = (
+                        SELECT MIN(paused) FROM subscriptions WHERE collection = ? AND refused = 0)
+                    """),
             arguments: [declaration.name, declaration.name])
         let subscriptions: Int = counted?["count"] ?? 0
         let floor: Int64 = subscriptions > 0 ? counted?["floor"] ?? 0 : 0

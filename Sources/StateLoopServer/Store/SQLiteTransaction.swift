@@ -110,10 +110,10 @@ final class SQLiteTransaction: StoreTransaction {
 
     func row(of key: ResourceKey) throws -> StoredRow? {
         let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT counter, json, fields FROM stateloop_rows WHERE collection = ? AND id = ? AND json IS NOT NULL"),
+            db.cachedStatement(sql: "SELECT id, counter, json, fields FROM stateloop_rows WHERE collection = ? AND id = ? AND json IS NOT NULL"),
             arguments: [key.resource, key.id]
         )
-        return try row.map { try storedRow(key, $0) }
+        return try row.map { try storedRow(key.resource, $0) }
     }
 
     /// Reads the row as it is, then writes it with its counter raised: a deleted row keeps its
@@ -162,12 +162,16 @@ final class SQLiteTransaction: StoreTransaction {
         var stored: [StoredRow] = []
         let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
         while let row = try cursor.next() {
-            stored.append(
-                StoredRow(
-                    key: ResourceKey(resource: collection, id: row[0]), version: Version(epoch: epoch, counter: UInt64(row[1] as Int64)),
-                    json: row[2], fields: try RowSQL.decode(row[3])))
+            stored.append(try storedRow(collection, row))
         }
         return stored
+    }
+
+    /// A row of `collection` read as `id, counter, json, fields`, by position.
+    private func storedRow(_ collection: String, _ row: Row) throws -> StoredRow {
+        StoredRow(
+            key: ResourceKey(resource: collection, id: row[0]), version: Version(epoch: epoch, counter: UInt64(row[1] as Int64)), json: row[2],
+            fields: try RowSQL.decode(row[3]))
     }
 
     func rowChanges(of collection: String, after position: UInt64, limit: Int) throws -> [RowChange] {
@@ -195,13 +199,6 @@ final class SQLiteTransaction: StoreTransaction {
         let newest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(seq) FROM stateloop_changes")) ?? 0
         let forgotten = try Int64.fetchOne(db.cachedStatement(sql: "SELECT value FROM stateloop_meta WHERE key = 'forgotten_through'")) ?? 0
         return RowFeedBounds(newest: UInt64(max(0, newest)), forgottenThrough: UInt64(max(0, forgotten)))
-    }
-
-    private func storedRow(_ key: ResourceKey, _ row: Row) throws -> StoredRow {
-        StoredRow(
-            key: key, version: Version(epoch: epoch, counter: UInt64(row["counter"] as Int64)), json: row["json"],
-            fields: try RowSQL.decode(row["fields"])
-        )
     }
 
     func answer(to mutation: String, scope: String) throws -> RememberedAnswer? {
