@@ -153,7 +153,11 @@ let package = Package(
         // queue of changes to rows. Apart from StateLoopSync, which links no SQLite.
         .target(
             name: "StateLoopCollections",
-            dependencies: ["StateLoop", "StateLoopSync", "StateLoopWire", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "StateLoop", "StateLoopSync", "StateLoopWire", .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C calls, for the statements run once per row of a first sync.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
         ),
         // What an app's own tests of its server use: the hooks that inflict trouble on pushes, a
         // plain HTTP client and a push socket reader.

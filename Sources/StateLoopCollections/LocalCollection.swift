@@ -354,33 +354,41 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             let holdsDeparted =
                 try Bool.fetchOne(
                     db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM departed WHERE collection = ?)"), arguments: [declaration.name]) ?? true
-            // Prepared once, not looked up by their text for each of a first sync's rows.
-            let insertMember = try db.cachedStatement(sql: "INSERT OR IGNORE INTO members (subscription, collection, id) VALUES (?, ?, ?)")
+            // Prepared once, not looked up by their text for each of a first sync's rows, and
+            // bound through SQLite's own calls (BoundStatement).
+            let insertMember = BoundStatement(
+                try db.cachedStatement(sql: "INSERT OR IGNORE INTO members (subscription, collection, id) VALUES (?, ?, ?)"))
+            insertMember.bind(1, key)
+            insertMember.bind(2, declaration.name)
             let departedVersion = try db.cachedStatement(sql: "SELECT epoch, counter FROM departed WHERE collection = ? AND id = ?")
             // A row held by another subscription (or an earlier page) at a version as late stays
             // as it is: the version is compared by the write itself, not read first.
-            let writeRow = try db.cachedStatement(
-                sql: """
-                    INSERT INTO rows (collection, id, epoch, counter, json, fields) VALUES (?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (collection, id) DO UPDATE SET
-                        epoch = excluded.epoch, counter = excluded.counter, json = excluded.json, fields = excluded.fields
-                    WHERE excluded.epoch > rows.epoch OR (excluded.epoch = rows.epoch AND excluded.counter > rows.counter)
-                    """)
+            let writeRow = BoundStatement(
+                try db.cachedStatement(
+                    sql: """
+                        INSERT INTO rows (collection, id, epoch, counter, json, fields) VALUES (?, ?, ?, ?, ?, ?)
+                        ON CONFLICT (collection, id) DO UPDATE SET
+                            epoch = excluded.epoch, counter = excluded.counter, json = excluded.json, fields = excluded.fields
+                        WHERE excluded.epoch > rows.epoch OR (excluded.epoch = rows.epoch AND excluded.counter > rows.counter)
+                        """))
+            writeRow.bind(1, declaration.name)
             for (index, row) in difference.rows.enumerated() {
-                try insertMember.execute(arguments: [key, declaration.name, row.id])
+                insertMember.bind(3, row.id)
+                try insertMember.run()
                 // One that left at a version at least as late stays gone: never an older row.
                 if holdsDeparted, let gone = try StoredVersion.fetchOne(departedVersion, arguments: [declaration.name, row.id]),
                     !(gone.version < row.version)
                 {
                     continue
                 }
-                let fields = prepared.fields[index]
-                try writeRow.execute(
-                    arguments: [
-                        declaration.name, row.id, Int64(bitPattern: row.version.epoch), Int64(bitPattern: row.version.counter),
-                        try encoded?[index] ?? encoder.encode(row.value), prepared.json[index],
-                    ])
+                writeRow.bind(2, row.id)
+                writeRow.bind(3, Int64(bitPattern: row.version.epoch))
+                writeRow.bind(4, Int64(bitPattern: row.version.counter))
+                writeRow.bind(5, try encoded?[index] ?? encoder.encode(row.value))
+                writeRow.bind(6, prepared.json[index])
+                try writeRow.run()
                 guard db.changesCount > 0 else { continue }
+                let fields = prepared.fields[index]
                 if followed { confirmed[row.id] = .some(LiveResult.Entry(id: row.id, fields: fields, row: row.value)) }
             }
             if isLast {
@@ -592,33 +600,30 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                 defer { state.live[key] = live }
                 var changed = false
                 var reread = false
-                // More rows than the result holds (a first sync's first page, a whole result):
-                // worked out whole, in memory when the result holds every row it selects.
-                // Fewer are placed one by one: a merge copies every row held, and a first sync's
-                // later pages, merged, cost more than placed (200 ms against 30 ms for 5,000
-                // rows into 40,000).
-                if shown.count > max(64, live.result.count) {
-                    if live.result.cut {
-                        live.result.reset(try entries(db, live.result.query, overlay: overlay))
-                    } else {
-                        // The rows held stay in order: the new ones are sorted alone and merged.
-                        var added: [LiveResult<Row>.Held] = []
-                        added.reserveCapacity(shown.count)
-                        for case let entry? in shown.values where live.result.query.matches(entry.fields) {
-                            added.append(live.result.held(entry))
-                        }
-                        live.result.reset(ordered: live.result.held.filter { shown[$0.id] == nil }, adding: added)
-                    }
+                // A window (a cut result) offered more rows than it holds (a first sync's page)
+                // is read again through its index: placed one by one, most would fall past it.
+                if live.result.cut, shown.count > max(64, live.result.count) {
+                    live.result.reset(try entries(db, live.result.query, overlay: overlay))
                     live.query.publish(live.result.rows)
                     continue
                 }
-                for (id, entry) in shown {
-                    switch live.result.update(id, to: entry) {
+                // Many rows (a first sync's pages) are sorted alone and merged into the
+                // result's chunks (LiveResult.update(_:)); a few are placed one by one.
+                if shown.count > 64 {
+                    switch live.result.update(shown) {
                     case .unchanged: break
                     case .changed: changed = true
                     case .reread: reread = true
                     }
-                    if reread { break }
+                } else {
+                    for (id, entry) in shown {
+                        switch live.result.update(id, to: entry) {
+                        case .unchanged: break
+                        case .changed: changed = true
+                        case .reread: reread = true
+                        }
+                        if reread { break }
+                    }
                 }
                 if reread {
                     live.result.reset(try entries(db, live.result.query, overlay: overlay))
@@ -764,9 +769,17 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         return true
     }
 
+    /// Whether a subscription of the collection holds the row `id`: looked up by each
+    /// subscription's key (the members' own key), where an index of the members by row would
+    /// cost every row of a first sync a third write.
     private func isHeld(_ db: Database, _ id: String) throws -> Bool {
         try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM members WHERE collection = ? AND id = ?)"), arguments: [declaration.name, id])
+            db.cachedStatement(
+                sql: """
+                    SELECT EXISTS (
+                        SELECT 1 FROM subscriptions JOIN members ON members.subscription = subscriptions.key AND members.id = ?
+                        WHERE subscriptions.collection = ?)
+                    """), arguments: [id, declaration.name])
             ?? false
     }
 

@@ -65,11 +65,48 @@ import Testing
                     fields: ["rank": .integer(Int64.random(in: 0..<20, using: &random))], row: "")
             }
             all += added
-            result.reset(ordered: result.held, adding: added.map(result.held))
+            #expect(result.update(Dictionary(uniqueKeysWithValues: added.map { ($0.id, Optional($0)) })) != .reread)
             var sorted = LiveResult<String>(query: query, matching: [])
             sorted.reset(all)
             #expect(result.held.map(\.id) == sorted.held.map(\.id), "batch \(batch)")
             #expect(Array(result.rows.indices.map(result.rows.id(at:))) == sorted.held.map(\.id), "batch \(batch): the rows handed out")
+        }
+    }
+
+    /// Rows changed many at once (taken out, moved, hidden, added: a page, or a large
+    /// difference) leave the result equal to the rows sorted and cut from scratch, with and
+    /// without a limit, whether the batch lands in one chunk, in many, or past the last.
+    @Test(arguments: [nil, 10, 300])
+    func batchesEqualWhole(limit: Int?) async {
+        var random = SplitMix64(seed: 77 + UInt64(limit ?? 0))
+        let query = RowQuery(where: [.init("done", equals: .bool(false))], orderedBy: [.init("rank")], limit: limit)
+        var all: [String: [String: FieldValue]] = [:]
+        var result = LiveResult<String>(query: query, matching: [])
+        for batch in 0..<24 {
+            if batch % 8 == 0 { await Task.yield() }
+            var changes: [String: LiveResult<String>.Entry?] = [:]
+            // Some batches add at the end (a first sync's pages in the order of the ranks).
+            let appending = batch % 3 == 0
+            for index in 0..<Int.random(in: 65..<400, using: &random) {
+                let id = appending ? "a\(batch)-\(index)" : "r\(Int.random(in: 0..<1_500, using: &random))"
+                if !appending, Int.random(in: 0..<4, using: &random) == 0 {
+                    all[id] = nil
+                } else {
+                    let rank = appending ? 1_000 + batch * 1_000 + index : Int.random(in: 0..<2_000, using: &random)
+                    all[id] = ["done": .bool(Int.random(in: 0..<6, using: &random) == 0), "rank": .integer(Int64(rank))]
+                }
+                changes[id] = .some(all[id].map { .init(id: id, fields: $0, row: id) })
+            }
+            if result.update(changes) == .reread {
+                result.reset(all.map { .init(id: $0.key, fields: $0.value, row: $0.key) }.filter { query.matches($0.fields) })
+            }
+            let whole = Array(
+                all.filter { query.matches($0.value) }.map { ($0.key, $0.value) }
+                    .sorted { query.precedes(($0.0, $0.1), ($1.0, $1.1)) }.map(\.0).prefix(limit ?? .max))
+            #expect(result.held.map(\.id) == whole, "batch \(batch)")
+            #expect(Array(result.rows.indices.map(result.rows.id(at:))) == whole, "batch \(batch): the rows handed out")
+            #expect(result.chunks.allSatisfy { !$0.isEmpty && $0.count <= LiveResult<String>.chunkCapacity }, "batch \(batch): the chunks")
+            if result.held.map(\.id) != whole { return }
         }
     }
 

@@ -338,6 +338,35 @@ import Testing
         #expect(try store.read { try Int.fetchAll($0, sql: "SELECT sequence FROM mutations ORDER BY sequence") } == [1, 2])
     }
 
+    /// A file written by the version that indexed the members by row opens with the index
+    /// dropped, and a row two subscriptions hold stays on the device when one of them ends:
+    /// whether another holds it is now asked of each subscription of the collection.
+    @Test func aFileWithTheMembersIndexOpensWithoutIt() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("collections-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("store.sqlite").path
+        do {
+            let (store, tasks) = try collection(try LocalStore(path: path))
+            for key in ["s", "t"] { try tasks.record(key) }
+            try tasks.apply(replace([Board.task("a", at: 1), Board.task("b", at: 2)], at: 3), requestedWith: nil, to: "s")
+            try tasks.apply(replace([Board.task("a", at: 1)], at: 3), requestedWith: nil, to: "t")
+            try store.close()
+        }
+        // The file as the version before left it.
+        let older = try DatabaseQueue(path: path)
+        try older.write { db in
+            try db.execute(sql: "CREATE INDEX members_by_row ON members (collection, id)")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'collections-4'")
+        }
+        try older.close()
+        let (store, tasks) = try collection(try LocalStore(path: path))
+        let indexes = try store.read { try String.fetchAll($0, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'members'") }
+        #expect(!indexes.contains("members_by_row"), "\(indexes)")
+        try tasks.drop("s", refused: false)
+        #expect(tasks.live(Board.project("p1")).rows.map(\.id) == ["a"], "the row t holds stays; the one only s held leaves")
+    }
+
     /// A change stored by a launch whose mutation type this one no longer decodes cannot be
     /// shown nor sent: it is taken off at its turn and reported, without the change but with
     /// its JSON (a `DroppedMutation`), and the changes after it are sent. It was taken off
