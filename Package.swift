@@ -23,6 +23,8 @@ let package = Package(
         .library(name: "StateLoopServer", targets: ["StateLoopServer"]),
         .library(name: "StateLoopServerPostgres", targets: ["StateLoopServerPostgres"]),
         .library(name: "StateLoopServerTesting", targets: ["StateLoopServerTesting"]),
+        .library(name: "StateLoopSimulation", targets: ["StateLoopSimulation"]),
+        .executable(name: "stateloop-simulate", targets: ["stateloop-simulate"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
@@ -148,6 +150,15 @@ let package = Package(
         .target(
             name: "StateLoopJournal",
             dependencies: ["StateLoop", "StateLoopSync", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // Async code on one thread from one seed: simulated time, every interleaving chosen by
+        // the seed, replayed exactly. Foundation only.
+        .target(name: "StateLoopSimulation"),
+        // Simulated scenarios from the command line: many seeds, or one replayed.
+        .executableTarget(
+            name: "stateloop-simulate",
+            dependencies: ["StateLoopSimulation", "StateLoopSync"],
+            path: "Sources/StateLoopSimulate"
         ),
         // Collections on the device: the local store of rows (SQLite), live queries and the
         // queue of changes to rows. Apart from StateLoopSync, which links no SQLite.
@@ -291,6 +302,10 @@ let package = Package(
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "StateLoopSimulationTests",
+            dependencies: ["StateLoopSimulation", "TestSupport", "stateloop-simulate"]
         ),
         .testTarget(
             name: "StateLoopViewModelTests",

@@ -1,0 +1,18 @@
+/// The simulation's source of every random choice: SplitMix64, small and fast, whose whole state
+/// is one number, so that a seed says everything a run will draw.
+public struct SimulationRandom: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    /// A generator whose draws are decided by `seed`.
+    public init(seed: UInt64) {
+        state = seed
+    }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = state
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return mixed ^ (mixed >> 31)
+    }
+}

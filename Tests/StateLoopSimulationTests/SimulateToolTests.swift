@@ -1,0 +1,41 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `stateloop-simulate`, run as a child process (a simulation takes the runtime's hooks of the
+/// whole process, which the tests running beside it share).
+@Suite struct SimulateToolTests {
+    /// A seed run twice takes the same steps (the same digest); another seed takes others; and
+    /// real `RemoteResource`s over a lossy, reordering network pass the scenario's checks.
+    @Test func aSeedReplaysExactly() async throws {
+        let first = try await run(["--seed", "17"])
+        let again = try await run(["--seed", "17"])
+        let other = try await run(["--seed", "18"])
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        let digest = { (output: String) in output.split(separator: "\n").first { $0.hasPrefix("seed ") }.map(String.init) }
+        #expect(digest(first.stdout) != nil, "\(first.stdout)")
+        #expect(digest(first.stdout) == digest(again.stdout), "the same seed, another run:\n\(first.stdout)\n\(again.stdout)")
+        #expect(digest(first.stdout) != digest(other.stdout))
+    }
+
+    /// Many seeds, each its own interleaving and faults: none fails, none stalls, and no job
+    /// escapes the simulation.
+    @Test func manySeedsPass() async throws {
+        let ended = try await run(["--seeds", "200"])
+        #expect(ended.status == 0, "\(ended.stdout)\(ended.stderr)")
+        #expect(ended.stdout.contains("200 seeds, 0 failed"), "\(ended.stdout)")
+    }
+
+    /// The child's end; killed past a hang guard of 300 s (times ``hangGuardScale``), far
+    /// beyond the seconds it takes.
+    private func run(_ arguments: [String]) async throws -> ChildProcess.Ended {
+        let child = try ChildProcess("stateloop-simulate", arguments)
+        nonisolated(unsafe) let killable = child
+        let guardTask = Task {
+            try await Task.sleep(for: .seconds(300) * hangGuardScale)
+            killable.sendKill()
+        }
+        defer { guardTask.cancel() }
+        return await child.ended()
+    }
+}
