@@ -27,7 +27,10 @@ import Foundation
 /// (``prepareProcess()``). Work that leaves Swift's concurrency (a `DispatchQueue`,
 /// SwiftNIO, GRDB's asynchronous calls, `Task.sleep` on a real clock) escapes the seed: it comes
 /// back from another thread, at a moment the seed does not decide. The simulation counts each
-/// such job (``SimulationOutcome/escapes``), and a determinism check should require none.
+/// such job (``SimulationOutcome/escapes``), and a determinism check should require none. The
+/// main actor is not simulated on Swift 6.3, whose main executor enqueues past the hook: a
+/// scenario that hops to it (reading a global of an executable's `main.swift`, say) waits for
+/// a job that never comes, and its run is ``SimulationOutcome/stalled``.
 public final class Simulation: @unchecked Sendable {
     /// One thing the simulation can run: a job of the runtime's, or a sleeper to resume.
     enum Work {
