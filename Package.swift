@@ -260,7 +260,7 @@ let package = Package(
             name: "DocSamplesTests",
             dependencies: [
                 "StateLoop", "StateLoopTesting", "StateLoopViewModel", "StateLoopSync", "StateLoopSyncTransports", "StateLoopJournal",
-                "StateLoopCollections", "StateLoopInspectorCollections",
+                "StateLoopCollections", "StateLoopInspectorCollections", "StateLoopSimulation",
                 "StateLoopInspector", "StateLoopServer", "StateLoopServerPostgres", "StateLoopServerTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

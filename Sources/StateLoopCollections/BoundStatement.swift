@@ -20,29 +20,43 @@ struct BoundStatement {
         sqlite3_reset(handle)
     }
 
-    /// Binds `text` to the parameter at `index` (from 1).
-    func bind(_ index: Int32, _ text: String) {
+    /// Binds `text` to the parameter at `index` (from 1), up to its first NUL byte, as GRDB
+    /// binds text: the rows' other statements, bound by GRDB, look the same value up.
+    func bind(_ index: Int32, _ text: String) throws {
         // SQLite copies the bytes (SQLITE_TRANSIENT): the Swift string's storage is only lent.
-        // A null pointer would bind NULL, so an empty string gets a pointer to no bytes.
-        var text = text
-        text.withUTF8 { bytes in
-            _ = sqlite3_bind_text(
-                handle, index, UnsafeRawPointer(bytes.baseAddress ?? Self.nothing).assumingMemoryBound(to: CChar.self), Int32(bytes.count),
-                Self.transient)
-        }
+        try check(text.withCString { sqlite3_bind_text(handle, index, $0, -1, Self.transient) })
     }
 
     /// Binds `data` as a blob to the parameter at `index` (from 1).
-    func bind(_ index: Int32, _ data: Data) {
-        data.withUnsafeBytes { bytes in
+    func bind(_ index: Int32, _ data: Data) throws {
+        let code = try data.withUnsafeBytes { bytes in
             // An empty blob has no base address, and a null pointer would bind NULL.
-            _ = sqlite3_bind_blob(handle, index, bytes.baseAddress ?? UnsafeRawPointer(Self.nothing), Int32(bytes.count), Self.transient)
+            sqlite3_bind_blob(handle, index, bytes.baseAddress ?? UnsafeRawPointer(Self.nothing), try length(bytes.count), Self.transient)
         }
+        try check(code)
     }
 
     /// Binds `number` to the parameter at `index` (from 1).
-    func bind(_ index: Int32, _ number: Int64) {
-        sqlite3_bind_int64(handle, index, number)
+    func bind(_ index: Int32, _ number: Int64) throws {
+        try check(sqlite3_bind_int64(handle, index, number))
+    }
+
+    /// A value's length as SQLite takes it: a value over 2 GB is refused as SQLite would refuse
+    /// it (too big), rather than trapping on the conversion.
+    private func length(_ count: Int) throws -> Int32 {
+        guard let length = Int32(exactly: count) else {
+            throw DatabaseError(resultCode: .SQLITE_TOOBIG, message: "a value of \(count) bytes", sql: statement.sql)
+        }
+        return length
+    }
+
+    /// Throws a bind's failure (a value too big, an index out of range), which would otherwise
+    /// leave the parameter NULL and fail later for another reason.
+    private func check(_ code: Int32) throws {
+        guard code == SQLITE_OK else {
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqlite3_db_handle(handle))), sql: statement.sql)
+        }
     }
 
     /// Runs the statement, which returns no rows, and resets it. Throws SQLite's error as a
@@ -61,6 +75,6 @@ struct BoundStatement {
     /// SQLite's "copy the bytes now" destructor, which the C header spells as a cast of -1.
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-    /// Where an empty text or blob points: the static bytes of an empty string, never read.
+    /// Where an empty blob points: the static bytes of an empty string, never read.
     private static var nothing: UnsafePointer<UInt8> { ("" as StaticString).utf8Start }
 }

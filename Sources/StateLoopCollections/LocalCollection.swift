@@ -358,8 +358,8 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             // bound through SQLite's own calls (BoundStatement).
             let insertMember = BoundStatement(
                 try db.cachedStatement(sql: "INSERT OR IGNORE INTO members (subscription, collection, id) VALUES (?, ?, ?)"))
-            insertMember.bind(1, key)
-            insertMember.bind(2, declaration.name)
+            try insertMember.bind(1, key)
+            try insertMember.bind(2, declaration.name)
             let departedVersion = try db.cachedStatement(sql: "SELECT epoch, counter FROM departed WHERE collection = ? AND id = ?")
             // A row held by another subscription (or an earlier page) at a version as late stays
             // as it is: the version is compared by the write itself, not read first.
@@ -371,9 +371,9 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                             epoch = excluded.epoch, counter = excluded.counter, json = excluded.json, fields = excluded.fields
                         WHERE excluded.epoch > rows.epoch OR (excluded.epoch = rows.epoch AND excluded.counter > rows.counter)
                         """))
-            writeRow.bind(1, declaration.name)
+            try writeRow.bind(1, declaration.name)
             for (index, row) in difference.rows.enumerated() {
-                insertMember.bind(3, row.id)
+                try insertMember.bind(3, row.id)
                 try insertMember.run()
                 // One that left at a version at least as late stays gone: never an older row.
                 if holdsDeparted, let gone = try StoredVersion.fetchOne(departedVersion, arguments: [declaration.name, row.id]),
@@ -381,11 +381,11 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                 {
                     continue
                 }
-                writeRow.bind(2, row.id)
-                writeRow.bind(3, Int64(bitPattern: row.version.epoch))
-                writeRow.bind(4, Int64(bitPattern: row.version.counter))
-                writeRow.bind(5, try encoded?[index] ?? encoder.encode(row.value))
-                writeRow.bind(6, prepared.json[index])
+                try writeRow.bind(2, row.id)
+                try writeRow.bind(3, Int64(bitPattern: row.version.epoch))
+                try writeRow.bind(4, Int64(bitPattern: row.version.counter))
+                try writeRow.bind(5, try encoded?[index] ?? encoder.encode(row.value))
+                try writeRow.bind(6, prepared.json[index])
                 try writeRow.run()
                 guard db.changesCount > 0 else { continue }
                 let fields = prepared.fields[index]

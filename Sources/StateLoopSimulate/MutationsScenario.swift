@@ -24,6 +24,7 @@ struct MutationsScenario {
         let outageStart = Duration.milliseconds(simulation.random(in: 5_000..<40_000))
         let outage = outageStart..<(outageStart + .milliseconds(simulation.random(in: 2_000..<30_000)))
         var resources: [OptimisticResource<Append>] = []
+        var remotes: [RemoteResource<[String]>] = []
         var watchers: [Task<[String], Never>] = []
         for client in 0..<clients {
             let clientID = ClientID(rawValue: "client\(client)")
@@ -59,6 +60,7 @@ struct MutationsScenario {
             let remote = RemoteResource(sources: ResourceSources(pull: pull, push: pushes), policy: policy, clock: clock)
             let resource = OptimisticResource(resource: remote, clientID: clientID, policy: policy, clock: clock, send: send)
             resources.append(resource)
+            remotes.append(remote)
             watchers.append(
                 Task {
                     var problems: [String] = []
@@ -103,7 +105,9 @@ struct MutationsScenario {
             } else if status?.value != list, status?.resource.failure == nil {
                 problems.append("client \(client) shows \(status?.value ?? []), the server holds \(list)")
             }
+            // The remote resource under it is the app's to stop.
             resource.stop()
+            remotes[client].stop()
         }
         await server.finish()
         for watcher in watchers { problems += await watcher.value }

@@ -17,24 +17,28 @@ var clients = 3
 var only: String?
 let scenarios = ["resources", "mutations"]
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
+/// Stops with `message` and the usage, as a command line tool does for bad input.
+func refuse(_ message: String) -> Never {
+    FileHandle.standardError.write(
+        Data("\(message)\nusage: stateloop-simulate [--seed N | --seeds N] [--scenario resources|mutations] [--clients N]\n".utf8))
+    exit(2)
+}
+/// The number after `option`, above 0.
+@MainActor func number<N: FixedWidthInteger>(after option: String) -> N {
+    guard let text = arguments.next(), let value = N(text), value > 0 else { refuse("\(option) takes a whole number above 0") }
+    return value
+}
 while let argument = arguments.next() {
     switch argument {
-    case "--seed": seed = arguments.next().flatMap(UInt64.init)
-    case "--seeds": seeds = arguments.next().flatMap(UInt64.init) ?? 0
-    case "--clients": clients = arguments.next().flatMap(Int.init) ?? 0
+    case "--seed": seed = number(after: argument)
+    case "--seeds": seeds = number(after: argument)
+    case "--clients": clients = number(after: argument)
     case "--scenario": only = arguments.next()
-    default:
-        FileHandle.standardError.write(Data("unknown argument \(argument): use --seed N, --seeds N, --scenario NAME, --clients N\n".utf8))
-        exit(2)
+    default: refuse("unknown argument \(argument)")
     }
 }
-guard seeds > 0, clients > 0 else {
-    FileHandle.standardError.write(Data("--seeds and --clients take a number above 0\n".utf8))
-    exit(2)
-}
 if let only, !scenarios.contains(only) {
-    FileHandle.standardError.write(Data("no scenario \(only): the scenarios are \(scenarios.joined(separator: ", "))\n".utf8))
-    exit(2)
+    refuse("no scenario \(only): the scenarios are \(scenarios.joined(separator: ", "))")
 }
 // A seed replays in the build it ran in: debug and release builds take different steps.
 #if DEBUG
@@ -56,6 +60,7 @@ for seed in range {
         }
         var problems = outcome.result ?? ["stalled after \(outcome.steps) steps at \(outcome.elapsed) of simulated time"]
         if outcome.escapes > 0 { problems.append("\(outcome.escapes) jobs came from outside the simulation") }
+        if outcome.leftover > 0 { problems.append("\(outcome.leftover) jobs or sleepers left running when the scenario returned") }
         if range.count == 1 || !problems.isEmpty {
             print("seed \(seed) \(name): digest \(String(outcome.digest, radix: 16)), \(outcome.steps) steps, \(outcome.elapsed) simulated")
         }

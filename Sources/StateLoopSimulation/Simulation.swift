@@ -51,12 +51,10 @@ public final class Simulation: @unchecked Sendable {
     private var escapes = 0
     private var steps = 0
     private let driver: Thread
-    private let executor = SimulationExecutor()
 
     private init(seed: UInt64) {
         random = SimulationRandom(seed: seed)
         driver = Thread.current
-        executor.simulation = self
     }
 
     /// The simulation running on this process, if any: what ``SimulationClock`` sleeps on.
@@ -66,7 +64,8 @@ public final class Simulation: @unchecked Sendable {
 
     /// Runs `body` and everything it starts until `body` returns, on the calling thread, with
     /// every choice drawn from `seed`. Work `body` leaves running after it returns is run on
-    /// until none is ready, without moving time, and then dropped.
+    /// until none is ready, without moving time; what is still asleep then is counted
+    /// (``SimulationOutcome/leftover``) and never resumed: a scenario stops what it started.
     ///
     /// - Parameters:
     ///   - seed: Decides the order of every pair of jobs ready together, and what ``random(in:)`` draws.
@@ -103,7 +102,7 @@ public final class Simulation: @unchecked Sendable {
         return simulation.condition.withLock {
             SimulationOutcome(
                 result: result.get(), digest: simulation.digest.value, steps: simulation.steps, escapes: simulation.escapes,
-                stalled: stalled, elapsed: simulation.queue.now)
+                leftover: simulation.queue.count, stalled: stalled, elapsed: simulation.queue.now)
         }
     }
 
@@ -126,7 +125,8 @@ public final class Simulation: @unchecked Sendable {
 
     /// Whether the process hashes with a fixed seed (`SWIFT_DETERMINISTIC_HASHING`).
     private static var hashingIsDeterministic: Bool {
-        ProcessInfo.processInfo.environment["SWIFT_DETERMINISTIC_HASHING"].map { !$0.isEmpty && $0 != "0" } ?? false
+        // The values the runtime reads as "on"; anything else leaves hashing seeded.
+        ["1", "true", "yes", "on"].contains(ProcessInfo.processInfo.environment["SWIFT_DETERMINISTIC_HASHING"]?.lowercased() ?? "")
     }
 
     /// Runs one piece of work; `false` when there was none (after waiting up to `patience` for
@@ -140,16 +140,19 @@ public final class Simulation: @unchecked Sendable {
                 next = queue.next(&random)
             }
         }
-        steps += 1
         switch next {
         case .idle:
             condition.unlock()
             return false
-        case .run(let work):
+        case .run(let work, let choice, let count):
+            steps += 1
             digest.mix(1)
+            digest.mix(UInt64(choice))
+            digest.mix(UInt64(count))
             condition.unlock()
             run(work)
         case .wake(let work, let instant):
+            steps += 1
             digest.mix(2)
             digest.mix(UInt64(instant.components.seconds))
             digest.mix(UInt64(instant.components.attoseconds))
@@ -162,7 +165,7 @@ public final class Simulation: @unchecked Sendable {
     private func run(_ work: Work) {
         switch work {
         case .job(let job, let main):
-            job.runSynchronously(on: main ? MainActor.sharedUnownedExecutor : executor.asUnownedSerialExecutor())
+            job.runSynchronously(on: main ? MainActor.sharedUnownedExecutor : SimulationExecutor.shared.asUnownedSerialExecutor())
         case .resume(let continuation):
             continuation.resume()
         }

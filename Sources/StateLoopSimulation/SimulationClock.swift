@@ -40,20 +40,24 @@ public struct SimulationClock: Clock, Sendable {
 
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         let simulation = Self.simulation()
-        let sleeper = SleeperNumber()
+        let sleeper = Sleeper()
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                // A task cancelled before it slept does not sleep. (Everything runs on the
-                // simulation's thread: no cancellation can come between this check and the
-                // registration.)
-                if Task.isCancelled {
-                    continuation.resume()
-                } else {
-                    sleeper.number.withLock { $0 = simulation.sleep(until: deadline.offset, continuation) }
+                // A task cancelled before it slept does not sleep: the check and the
+                // registration hold the lock the cancellation takes.
+                let slept = sleeper.state.withLock { state in
+                    guard !state.cancelled else { return false }
+                    state.number = simulation.sleep(until: deadline.offset, continuation)
+                    return true
                 }
+                if !slept { continuation.resume() }
             }
         } onCancel: {
-            if let number = sleeper.number.withLock({ $0 }) { simulation.wakeEarly(number) }
+            let number = sleeper.state.withLock { state in
+                state.cancelled = true
+                return state.number
+            }
+            if let number { simulation.wakeEarly(number) }
         }
         try Task.checkCancellation()
     }
@@ -66,7 +70,8 @@ public struct SimulationClock: Clock, Sendable {
     }
 }
 
-/// The number a sleep registered under, for its cancellation handler.
-private final class SleeperNumber: Sendable {
-    let number = Mutex<UInt64?>(nil)
+/// A sleep's registration and its cancellation, under one lock: the number it slept under,
+/// for the cancellation to wake it, and whether it was cancelled, for it not to sleep.
+private final class Sleeper: Sendable {
+    let state = Mutex<(number: UInt64?, cancelled: Bool)>((nil, false))
 }

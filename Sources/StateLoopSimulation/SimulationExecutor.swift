@@ -1,17 +1,18 @@
-/// The executor a simulation's jobs believe they run on: a job enqueued on it (a task that
-/// resumes where it was) goes back into the simulation's queue, never to a thread.
+/// The executor the simulations' jobs believe they run on: a job enqueued on it (a task that
+/// resumes where it was) goes back into the running simulation's queue. One for the process:
+/// a task suspended when its run ended keeps a reference to it that it does not own, and may
+/// resume long after. With no simulation running, the job goes to the global executor.
 final class SimulationExecutor: SerialExecutor, @unchecked Sendable {
-    /// Set once, before the first job runs.
-    weak var simulation: Simulation?
+    static let shared = SimulationExecutor()
+
+    private init() {}
 
     func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        if let simulation {
-            simulation.enqueue(job, main: false)
-        } else {
-            // The simulation is over: the job runs where any other would.
-            job.runSynchronously(on: asUnownedSerialExecutor())
+        guard let simulation = Simulation.current else {
+            globalConcurrentExecutor.enqueue(job)
+            return
         }
+        simulation.enqueue(UnownedJob(job), main: false)
     }
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {

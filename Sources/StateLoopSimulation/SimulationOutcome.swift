@@ -10,6 +10,9 @@ public struct SimulationOutcome<Result: Sendable>: Sendable {
     /// How many jobs came from a thread outside the simulation (work that left Swift's
     /// concurrency): each is a moment the seed did not decide. A deterministic scenario has none.
     public let escapes: Int
+    /// How many jobs and sleepers the scenario left when it returned: work it started and did
+    /// not stop, which would run into the next run of the process. A clean scenario leaves none.
+    public let leftover: Int
     /// Whether the run ended with the scenario waiting for something that never came: nothing
     /// ready, no sleeper, and no work from outside within the patience.
     public let stalled: Bool

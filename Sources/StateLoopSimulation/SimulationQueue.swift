@@ -17,8 +17,8 @@ struct SimulationQueue<Job> {
 
     /// What ``next(_:)`` decided.
     enum Step {
-        /// Run this job now.
-        case run(Job)
+        /// Run this job now: the `choice`th of the `of` ready ones.
+        case run(Job, choice: Int, of: Int)
         /// Simulated time moved to `instant`; run this sleeper's job.
         case wake(Job, at: Duration)
         /// Nothing is ready and nobody sleeps.
@@ -33,6 +33,9 @@ struct SimulationQueue<Job> {
 
     /// Whether a job is ready or a sleeper waits.
     var isEmpty: Bool { ready.isEmpty && sleepers.isEmpty }
+
+    /// How many jobs are ready and sleepers wait: what a run leaves when its scenario returns.
+    var count: Int { ready.count + sleepers.count }
 
     /// A job that can run now.
     mutating func enqueue(_ job: Job) {
@@ -57,15 +60,16 @@ struct SimulationQueue<Job> {
 
     /// One of the ready jobs, picked by `random`, or ``Step/idle``: time does not move.
     mutating func nextReady(_ random: inout some RandomNumberGenerator) -> Step {
-        ready.isEmpty ? .idle : .run(ready.remove(at: Int.random(in: 0..<ready.count, using: &random)))
+        guard !ready.isEmpty else { return .idle }
+        let count = ready.count
+        let choice = Int.random(in: 0..<count, using: &random)
+        return .run(ready.remove(at: choice), choice: choice, of: count)
     }
 
     /// The next job: one of the ready ones, picked by `random`; with none ready, the earliest
     /// sleeper, simulated time moving to its instant. Time never moves while a job is ready.
     mutating func next(_ random: inout some RandomNumberGenerator) -> Step {
-        if !ready.isEmpty {
-            return .run(ready.remove(at: Int.random(in: 0..<ready.count, using: &random)))
-        }
+        if !ready.isEmpty { return nextReady(&random) }
         guard
             let earliest = sleepers.indices.min(by: {
                 (sleepers[$0].instant, sleepers[$0].order) < (sleepers[$1].instant, sleepers[$1].order)

@@ -12,7 +12,7 @@ import Testing
             var random = SimulationRandom(seed: seed)
             for job in 0..<20 { queue.enqueue(job) }
             var ran: [Int] = []
-            while case .run(let job) = queue.next(&random) { ran.append(job) }
+            while case .run(let job, _, _) = queue.next(&random) { ran.append(job) }
             return ran
         }
         #expect(order(7) == order(7))
@@ -30,7 +30,7 @@ import Testing
         queue.enqueue("first of two", at: .seconds(2))
         queue.enqueue("second of two", at: .seconds(2))
         queue.enqueue("ready")
-        guard case .run("ready") = queue.next(&random) else {
+        guard case .run("ready", 0, 1) = queue.next(&random) else {
             Issue.record("a ready job runs before any sleeper")
             return
         }
@@ -38,7 +38,7 @@ import Testing
         let woken = queue.wakeEarly(early)
         let again = queue.wakeEarly(early)
         #expect(woken && !again, "woken once")
-        guard case .run("cancelled") = queue.next(&random) else {
+        guard case .run("cancelled", _, _) = queue.next(&random) else {
             Issue.record("a sleeper woken early runs at once")
             return
         }
