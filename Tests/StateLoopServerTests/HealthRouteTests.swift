@@ -57,7 +57,7 @@ struct HealthRouteTests {
         let database = try await ThrowawayPostgres.start()
         do {
             let url = "postgres://\(database.user)@127.0.0.1:\(database.port)/\(try await database.createDatabase("health"))"
-            let store = try await PostgresStore(url: url, deadline: .seconds(1), logger: Self.quiet)
+            let store = try await openingPatiently { try await PostgresStore(url: url, deadline: .seconds(1), logger: Self.quiet) }
             defer { store.close() }
             let server = SyncServer(store: store, access: Notes.Rules(), logger: Self.quiet)
             try await withRunning(server) { port in

@@ -15,9 +15,10 @@ struct ReadTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = SyncServer(store: try SQLiteStore(path: folder.appendingPathComponent("server.sqlite").path), access: Notes.Rules())
         try await server.update { try $0.write("one", to: Notes.pages, "main") }
-        // The write holds its transaction open until the read is done (or 10 s passed): a read
-        // that waited for writes would end after it, and see "two". Met at flags, not pauses, so
-        // that a slow start on a loaded machine cannot order them the other way.
+        // The write holds its transaction open until the read is done (or 120 s passed, a hang
+        // guard: 10 s was once too short beside CPU hogs): a read that waited for writes would
+        // end after it, and see "two". Met at flags, not pauses, so that a slow start on a loaded
+        // machine cannot order them the other way.
         let writing = Mutex(true)
         let wrote = Mutex(false)
         let readDone = DispatchSemaphore(value: 0)
@@ -25,7 +26,7 @@ struct ReadTests {
             try await server.update { transaction in
                 try transaction.write("two", to: Notes.pages, "main")
                 wrote.withLock { $0 = true }
-                _ = readDone.wait(timeout: .now() + 10)  // on the store's writer queue, not the pool
+                _ = readDone.wait(timeout: .now() + 120)  // on the store's writer queue, not the pool
             }
             writing.withLock { $0 = false }
         }
