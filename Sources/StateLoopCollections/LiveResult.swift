@@ -87,17 +87,18 @@ struct LiveResult<Row: Sendable>: Sendable {
         fill(count: order.count) { matching[order[$0]] }
     }
 
-    /// The rows `entries` are now as given (`nil`: gone, or hidden), many at once (a first
-    /// sync's page): those held are taken out, and those that match are sorted alone and merged
-    /// into the chunks they fall in, each of which is copied once. A result of 40,000 rows took a
-    /// page of 5,000 in 40 ms placed one by one, in the dictionary's order (each row a binary
-    /// search and a shift of its chunk), and copied every row held when merged whole.
+    /// The rows `entries` are now as given (`nil`: gone, or hidden). Many at once (more than
+    /// 64: a first sync's page): those held are taken out, and those that match are sorted alone
+    /// and merged into the chunks they fall in, each of which is copied once. A result of 40,000
+    /// rows took a page of 5,000 in 40 ms placed one by one, in the dictionary's order (each row
+    /// a binary search and a shift of its chunk), and copied every row held when merged whole.
     ///
-    /// A cut result (a window, ``cut``) takes them one by one, as ``update(_:to:)`` does: a row
-    /// that leaves it may let in one it does not hold.
+    /// A few, or any number for a cut result (a window, ``cut``), are placed one by one, as
+    /// ``update(_:to:)`` does: a merge rebuilds the list of chunks, and a row that leaves a
+    /// window may let in one it does not hold.
     mutating func update(_ entries: [String: Entry?]) -> Change {
         var change = Change.unchanged
-        if cut {
+        if cut || entries.count <= 64 {
             for (id, entry) in entries {
                 switch update(id, to: entry) {
                 case .unchanged: break

@@ -598,8 +598,6 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                 // this ends.
                 var live = state.live.removeValue(forKey: key)!
                 defer { state.live[key] = live }
-                var changed = false
-                var reread = false
                 // A window (a cut result) offered more rows than it holds (a first sync's page)
                 // is read again through its index: placed one by one, most would fall past it.
                 if live.result.cut, shown.count > max(64, live.result.count) {
@@ -608,28 +606,14 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
                     continue
                 }
                 // Many rows (a first sync's pages) are sorted alone and merged into the
-                // result's chunks (LiveResult.update(_:)); a few are placed one by one.
-                if shown.count > 64 {
-                    switch live.result.update(shown) {
-                    case .unchanged: break
-                    case .changed: changed = true
-                    case .reread: reread = true
-                    }
-                } else {
-                    for (id, entry) in shown {
-                        switch live.result.update(id, to: entry) {
-                        case .unchanged: break
-                        case .changed: changed = true
-                        case .reread: reread = true
-                        }
-                        if reread { break }
-                    }
-                }
-                if reread {
+                // result's chunks; a few are placed one by one (LiveResult.update(_:)).
+                switch live.result.update(shown) {
+                case .unchanged: break
+                case .changed: live.query.publish(live.result.rows)
+                case .reread:
                     live.result.reset(try entries(db, live.result.query, overlay: overlay))
-                    changed = true
+                    live.query.publish(live.result.rows)
                 }
-                if changed { live.query.publish(live.result.rows) }
             }
         }
     }

@@ -16,13 +16,11 @@ struct MutationsScenario {
     func run(_ simulation: Simulation) async -> [String] {
         let clock = SimulationClock()
         let server = ListServer()
-        var policy = ResourcePolicy()
-        policy.jitter = { backoff in backoff }
-        policy.pollInterval = .seconds(20)
-        policy.requestTimeout = .seconds(5)
+        let policy = SimulatedNetwork.policy
         // An outage: for some seconds of the first minute, every request fails.
         let outageStart = Duration.milliseconds(simulation.random(in: 5_000..<40_000))
         let outage = outageStart..<(outageStart + .milliseconds(simulation.random(in: 2_000..<30_000)))
+        let network = SimulatedNetwork(simulation: simulation, clock: clock, outage: outage)
         var resources: [OptimisticResource<Append>] = []
         var remotes: [RemoteResource<[String]>] = []
         var watchers: [Task<[String], Never>] = []
@@ -30,31 +28,20 @@ struct MutationsScenario {
             let clientID = ClientID(rawValue: "client\(client)")
             let (pushes, delivery) = AsyncStream.makeStream(of: PushMessage<[String]>.self)
             await server.subscribe(clientID, delivery)
-            let latency: @Sendable () async throws -> Void = {
-                try await clock.sleep(for: .milliseconds(10 + simulation.random(in: 0..<300)))
-                if outage.contains(clock.now.offset) { throw LostRequest() }
-            }
             let pull: @Sendable () async throws -> Versioned<[String]> = {
-                try await latency()
-                if simulation.random(in: 0..<10) == 0 { throw LostRequest() }
+                try await network.travel()
+                try network.lose(oneIn: 10)
                 return await server.value(for: clientID)
             }
             let send: @Sendable (Append, MutationID) async throws -> Version = { append, id in
-                try await latency()
-                if simulation.random(in: 0..<8) == 0 { throw LostRequest() }
+                try await network.travel()
+                try network.lose(oneIn: 8)
                 let (version, pushes) = await server.apply(append, id: id, from: clientID)
                 // Each reader's copy of the new list, delayed on its own, some lost.
-                for (delivery, message) in pushes {
-                    let delay = Duration.milliseconds(simulation.random(in: 0..<800))
-                    let lost = simulation.random(in: 0..<20) == 0
-                    Task {
-                        try? await clock.sleep(for: delay)
-                        if !lost { delivery.yield(message) }
-                    }
-                }
-                try await latency()
+                for (delivery, message) in pushes { network.push(message, to: delivery) }
+                try await network.travel()
                 // Applied, and the answer lost on its way back: the client sends it again.
-                if simulation.random(in: 0..<8) == 0 { throw LostRequest() }
+                try network.lose(oneIn: 8)
                 return version
             }
             let remote = RemoteResource(sources: ResourceSources(pull: pull, push: pushes), policy: policy, clock: clock)

@@ -14,19 +14,17 @@ struct ResourcesScenario {
     /// What went wrong in one run, described; empty when nothing did.
     func run(_ simulation: Simulation) async -> [String] {
         let clock = SimulationClock()
+        let network = SimulatedNetwork(simulation: simulation, clock: clock)
         let server = ValueServer()
-        var policy = ResourcePolicy()
-        policy.jitter = { backoff in backoff }
-        policy.pollInterval = .seconds(20)
-        policy.requestTimeout = .seconds(5)
+        let policy = SimulatedNetwork.policy
         var resources: [RemoteResource<Int>] = []
         var watchers: [Task<[String], Never>] = []
         for client in 0..<clients {
             let (pushes, delivery) = AsyncStream.makeStream(of: PushMessage<Int>.self)
             await server.subscribe(delivery)
             let pull: @Sendable () async throws -> Versioned<Int> = {
-                try await clock.sleep(for: .milliseconds(10 + simulation.random(in: 0..<300)))
-                if simulation.random(in: 0..<10) == 0 { throw LostRequest() }
+                try await network.travel()
+                try network.lose(oneIn: 10)
                 return await server.value
             }
             let resource = RemoteResource(sources: ResourceSources(pull: pull, push: pushes), policy: policy, clock: clock)
@@ -50,14 +48,7 @@ struct ResourcesScenario {
             while clock.now.offset < .seconds(60) {
                 try? await clock.sleep(for: .milliseconds(100 + simulation.random(in: 0..<2_000)))
                 let value = await server.change()
-                for delivery in await server.deliveries {
-                    let delay = Duration.milliseconds(simulation.random(in: 0..<800))
-                    let lost = simulation.random(in: 0..<20) == 0
-                    Task {
-                        try? await clock.sleep(for: delay)
-                        if !lost { delivery.yield(.value(value)) }
-                    }
-                }
+                for delivery in await server.deliveries { network.push(.value(value), to: delivery) }
             }
         }
         await changes.value
@@ -82,9 +73,6 @@ struct ResourcesScenario {
         return problems
     }
 }
-
-/// A pull the network lost.
-struct LostRequest: Error {}
 
 /// The server's value and the push channels to its clients.
 actor ValueServer {

@@ -18,6 +18,13 @@ import Testing
         return (store, store.collection(Board.tasks, mutations: TaskMutation.self))
     }
 
+    /// The path of a store file in a new folder named after `prefix`, which the caller removes.
+    private func storeFile(_ prefix: String) throws -> (folder: URL, path: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return (folder, folder.appendingPathComponent("store.sqlite").path)
+    }
+
     private func replace(_ rows: [TaskRow], at position: UInt64, counter: UInt64 = 1, lastMutationID: UInt64? = nil) -> RowsDifference<TaskRow> {
         RowsDifference(
             cookie: Board.cookie(position), replace: true, rows: Board.versioned(rows, counter: counter), removed: [], lastMutationID: lastMutationID)
@@ -315,10 +322,8 @@ import Testing
 
     /// The rows, cookies and pending changes are on disk: a relaunch shows them at once.
     @Test func relaunchShowsRowsAndChangesFromDisk() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("collections-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let (folder, path) = try storeFile("collections")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("store.sqlite").path
         let client: ClientID
         do {
             let (store, tasks) = try collection(try LocalStore(path: path))
@@ -342,10 +347,8 @@ import Testing
     /// dropped, and a row two subscriptions hold stays on the device when one of them ends:
     /// whether another holds it is now asked of each subscription of the collection.
     @Test func aFileWithTheMembersIndexOpensWithoutIt() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("collections-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let (folder, path) = try storeFile("collections")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("store.sqlite").path
         do {
             let (store, tasks) = try collection(try LocalStore(path: path))
             for key in ["s", "t"] { try tasks.record(key) }
@@ -372,10 +375,8 @@ import Testing
     /// its JSON (a `DroppedMutation`), and the changes after it are sent. It was taken off
     /// unreported.
     @Test func aChangeThatNoLongerDecodesIsReported() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("collections-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let (folder, path) = try storeFile("collections")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("store.sqlite").path
         do {
             let (store, tasks) = try collection(try LocalStore(path: path))
             try tasks.mutate(.delete(id: "b"))
@@ -488,10 +489,9 @@ import Testing
     /// A closed store's collections throw, and their tasks (a subscription's socket finishing a
     /// message, the queue) find it closed rather than using the closed file, which crashed.
     @Test func aClosedStoreThrowsAndNeverUsesTheFile() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("closed-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let (folder, path) = try storeFile("closed")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let (store, tasks) = try collection(try LocalStore(path: folder.appendingPathComponent("store.sqlite").path))
+        let (store, tasks) = try collection(try LocalStore(path: path))
         try tasks.record("s")
         let live = tasks.live(Board.project("p1"))
         try store.close()
