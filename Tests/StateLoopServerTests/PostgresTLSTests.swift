@@ -26,7 +26,7 @@ struct PostgresTLSTests {
                 url("127.0.0.1", "sslmode=require"), url("127.0.0.1", "sslmode=verify-ca&sslrootcert=\(ca)"),
                 url("localhost", "sslmode=verify-full&sslrootcert=\(ca)"), url("127.0.0.1", "sslmode=prefer"),
             ] {
-                let store = try await PostgresStore(url: opening)
+                let store = try await openingPatiently { try await PostgresStore(url: opening, deadline: hangGuard) }
                 let key = ResourceKey(resource: "board", id: "main")
                 _ = try await store.write { try $0.write(Data("\"over TLS\"".utf8), to: key) }
                 let (stored, _) = try await store.read(key, lastMutationIDOf: nil, scope: "")
@@ -40,9 +40,13 @@ struct PostgresTLSTests {
             await expectFailure(url("127.0.0.1", "sslmode=verify-ca&sslrootcert=\(other)"), "the TLS handshake")
             // verify-full checks the name the URL gives, an address included: the certificate
             // names 127.0.0.1 and localhost, not 127.0.0.2 (verify-ca does not check names).
-            let byAddress = try await PostgresStore(url: url("127.0.0.1", "sslmode=verify-full&sslrootcert=\(ca)"))
+            let byAddress = try await openingPatiently {
+                try await PostgresStore(url: url("127.0.0.1", "sslmode=verify-full&sslrootcert=\(ca)"), deadline: hangGuard)
+            }
             byAddress.close()
-            let unnamed = try await PostgresStore(url: url("127.0.0.2", "sslmode=verify-ca&sslrootcert=\(ca)"))
+            let unnamed = try await openingPatiently {
+                try await PostgresStore(url: url("127.0.0.2", "sslmode=verify-ca&sslrootcert=\(ca)"), deadline: hangGuard)
+            }
             unnamed.close()
             await expectFailure(url("127.0.0.2", "sslmode=verify-full&sslrootcert=\(ca)"), "the TLS handshake")
         } catch {
@@ -90,9 +94,11 @@ struct PostgresTLSTests {
         }
     }
 
+    /// Opens `url` expecting a refusal that says `says`. The deadline is a hang guard: beside CPU
+    /// hogs the store's own 10 s once ran out before the throwaway server answered.
     private func expectFailure(_ url: String, _ says: String, sourceLocation: SourceLocation = #_sourceLocation) async {
         do {
-            let store = try await PostgresStore(url: url)
+            let store = try await PostgresStore(url: url, deadline: hangGuard)
             store.close()
             Issue.record("\(url) opened", sourceLocation: sourceLocation)
         } catch let failure as PostgresStore.OpenFailure {

@@ -31,7 +31,9 @@ func newPostgresDatabase() async throws -> String? {
 /// its connections.
 func openPostgresStore(url: String, logger: Logger) async throws -> (store: any ServerStore, close: @Sendable () -> Void) {
     #if PostgreSQL
-        let store = try await PostgresStore(url: url, logger: logger)
+        // The deadline is a hang guard: beside CPU hogs the default one can run out while the
+        // throwaway server is slow to answer.
+        let store = try await PostgresStore(url: url, deadline: .seconds(60), logger: logger)
         return (store, { store.close() })
     #else
         throw PostgreSQLLeftOut()
