@@ -10,6 +10,9 @@ struct SimulatedNetwork: Sendable {
     let clock: SimulationClock
     /// While simulated time is in it, every trip fails.
     var outage: Range<Duration>?
+    /// From this simulated time on, nothing is lost: the faults have stopped, and what a
+    /// scenario checks after it is that everything settles.
+    var calmFrom: Duration?
 
     /// The clients' policy: backoffs without jitter (the seed decides enough), a poll every
     /// 20 s, a request given up after 5 s.
@@ -27,16 +30,21 @@ struct SimulatedNetwork: Sendable {
         if let outage, outage.contains(clock.now.offset) { throw LostRequest() }
     }
 
-    /// Throws ``LostRequest`` once in `chances` draws.
+    /// Throws ``LostRequest`` once in `chances` draws, until the network is calm.
     func lose(oneIn chances: Int) throws {
-        if simulation.random(in: 0..<chances) == 0 { throw LostRequest() }
+        if simulation.random(in: 0..<chances) == 0, !isCalm { throw LostRequest() }
+    }
+
+    /// Whether the faults have stopped.
+    private var isCalm: Bool {
+        calmFrom.map { clock.now.offset >= $0 } ?? false
     }
 
     /// Hands `message` to `delivery` after a delay of its own (up to 800 ms), unless it is lost
-    /// (once in 20).
+    /// (once in 20, until the network is calm).
     func push<Message: Sendable>(_ message: Message, to delivery: AsyncStream<Message>.Continuation) {
         let delay = Duration.milliseconds(simulation.random(in: 0..<800))
-        let lost = simulation.random(in: 0..<20) == 0
+        let lost = simulation.random(in: 0..<20) == 0 && !isCalm
         let clock = clock
         Task {
             try? await clock.sleep(for: delay)

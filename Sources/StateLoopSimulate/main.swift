@@ -8,6 +8,7 @@ import StateLoopSimulation
 //   stateloop-simulate --seeds 1000         seeds 1 to 1000: a summary, and every failure
 //   --scenario resources|mutations          one scenario (both, by default)
 //   --clients N                             how many clients (3)
+//   --trace                                 with --seed: print what the scenario records, with its simulated time
 
 Simulation.prepareProcess()
 
@@ -15,13 +16,18 @@ var seed: UInt64?
 var seeds: UInt64 = 1
 var clients = 3
 var only: String?
+var traces = false
 let scenarios = ["resources", "mutations"]
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 /// Stops with `message` and the usage, as a command line tool does for bad input.
 func refuse(_ message: String) -> Never {
     FileHandle.standardError.write(
-        Data("\(message)\nusage: stateloop-simulate [--seed N | --seeds N] [--scenario resources|mutations] [--clients N]\n".utf8))
+        Data("\(message)\nusage: stateloop-simulate [--seed N | --seeds N] [--scenario resources|mutations] [--clients N] [--trace]\n".utf8))
     exit(2)
+}
+/// Prints one event a traced seed recorded, after its simulated time.
+@Sendable func printTrace(_ time: Duration, _ event: String) {
+    FileHandle.standardError.write(Data("[\(time)] \(event)\n".utf8))
 }
 /// The number after `option`, above 0.
 @MainActor func number<N: FixedWidthInteger>(after option: String) -> N {
@@ -34,9 +40,11 @@ while let argument = arguments.next() {
     case "--seeds": seeds = number(after: argument)
     case "--clients": clients = number(after: argument)
     case "--scenario": only = arguments.next()
+    case "--trace": traces = true
     default: refuse("unknown argument \(argument)")
     }
 }
+if traces, seed == nil { refuse("--trace follows one seed: give it with --seed N") }
 if let only, !scenarios.contains(only) {
     refuse("no scenario \(only): the scenarios are \(scenarios.joined(separator: ", "))")
 }
@@ -54,7 +62,8 @@ for seed in range {
         // Copied: the scenario reads no global of this file, which the main actor would guard
         // (a hop to it leaves the simulation).
         let count = clients
-        let outcome = Simulation.run(seed: seed) { simulation in
+        let trace: (@Sendable (Duration, String) -> Void)? = traces ? printTrace : nil
+        let outcome = Simulation.run(seed: seed, trace: trace) { simulation in
             name == "resources"
                 ? await ResourcesScenario(clients: count).run(simulation) : await MutationsScenario(clients: count).run(simulation)
         }

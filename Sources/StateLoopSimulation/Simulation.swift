@@ -51,10 +51,13 @@ public final class Simulation: @unchecked Sendable {
     private var escapes = 0
     private var steps = 0
     private let driver: Thread
+    /// Told each ``record(_:)`` with the simulated time it came at.
+    private let trace: (@Sendable (Duration, String) -> Void)?
 
-    private init(seed: UInt64) {
+    private init(seed: UInt64, trace: (@Sendable (Duration, String) -> Void)?) {
         random = SimulationRandom(seed: seed)
         driver = Thread.current
+        self.trace = trace
     }
 
     /// The simulation running on this process, if any: what ``SimulationClock`` sleeps on.
@@ -72,15 +75,18 @@ public final class Simulation: @unchecked Sendable {
     ///   - patience: How long, in real time, to wait for work that escaped the simulation when
     ///     nothing is ready, no sleeper waits and `body` has not returned. Past it, the run is
     ///     ``SimulationOutcome/stalled``.
+    ///   - trace: Told every ``record(_:)`` with the simulated time it came at, to follow a
+    ///     failing seed's replay; it changes nothing in the run.
     ///   - body: The scenario. It gets the simulation, to ``record(_:)`` what it saw.
     public static func run<Result: Sendable>(
-        seed: UInt64, patience: Duration = .seconds(2), _ body: @escaping @Sendable (Simulation) async -> Result
+        seed: UInt64, patience: Duration = .seconds(2), trace: (@Sendable (Duration, String) -> Void)? = nil,
+        _ body: @escaping @Sendable (Simulation) async -> Result
     ) -> SimulationOutcome<Result> {
         precondition(
             hashingIsDeterministic,
             "Simulation.run needs Swift's hashing made deterministic (dictionaries and sets iterate in an order seeded per process): call Simulation.prepareProcess() first thing in main, or set SWIFT_DETERMINISTIC_HASHING=1"
         )
-        let simulation = Simulation(seed: seed)
+        let simulation = Simulation(seed: seed, trace: trace)
         runningLock.withLock {
             precondition(running == nil, "one Simulation.run at a time per process: the runtime's hooks are the process's")
             running = simulation
@@ -199,10 +205,12 @@ public final class Simulation: @unchecked Sendable {
     /// Mixes `event` into the run's digest: what the scenario saw, so that two runs of a seed
     /// that saw different things have different digests.
     public func record(_ event: String) {
-        condition.withLock {
+        let now = condition.withLock {
             for byte in event.utf8 { digest.mix(UInt64(byte)) }
             digest.mix(0xFF)
+            return queue.now
         }
+        trace?(now, event)
     }
 
     /// A number drawn from the simulation's seed, for the scenario's own choices (which client

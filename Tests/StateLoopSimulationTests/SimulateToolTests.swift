@@ -29,6 +29,21 @@ import Testing
         #expect(ended.stdout.contains("20 seeds, 0 failed"), "\(ended.stdout)")
     }
 
+    /// A traced seed prints what its scenario recorded, each event after its simulated time,
+    /// and takes the same steps as without the trace; `--trace` over many seeds is refused.
+    @Test func aTraceFollowsOneSeed() async throws {
+        let traced = try await run(["--seed", "17", "--scenario", "mutations", "--trace"])
+        let plain = try await run(["--seed", "17", "--scenario", "mutations"])
+        #expect(traced.status == 0, "\(traced.stdout)\(traced.stderr)")
+        // The seed's line (its digest and steps); the summary after it says how long it took.
+        let seedLine = { (output: String) in output.split(separator: "\n").first { $0.hasPrefix("seed ") } }
+        #expect(seedLine(traced.stdout) != nil && seedLine(traced.stdout) == seedLine(plain.stdout), "\(traced.stdout)\(plain.stdout)")
+        let lines = traced.stderr.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("[") && $0.contains("seconds] client 0 appends 0") }, "\(traced.stderr.prefix(2_000))")
+        let refused = try await run(["--seeds", "3", "--trace"])
+        #expect(refused.status == 2 && refused.stderr.contains("--trace follows one seed"), "\(refused.stderr)")
+    }
+
     /// The child's end; killed past a hang guard of 300 s (times ``hangGuardScale``), far
     /// beyond the seconds it takes.
     private func run(_ arguments: [String]) async throws -> ChildProcess.Ended {
