@@ -47,6 +47,10 @@ struct OptimisticMachine<M: Mutation>: Sendable {
     /// The newest confirmed value received while one of those waits for its answer, held back
     /// so that a value that already contains it does not show it twice; taken once none waits.
     var held: Versioned<M.Value>?
+    /// Set when a value the server sent was taken while a restored mutation of an earlier
+    /// launch waited for its answer, with no value of the last launch's to show instead (its
+    /// store kept none): that value may contain the mutation already.
+    var tookValueBeforeAnswers = false
 
     init(client: ClientID = ClientID()) {
         self.client = client
@@ -66,9 +70,14 @@ struct OptimisticMachine<M: Mutation>: Sendable {
         confirmed != nil && awaitsEarlierLaunch
     }
 
-    /// The confirmed value with every queued mutation replayed on top, in order.
+    /// The confirmed value with every queued mutation replayed on top, in order. Over a value
+    /// taken before an earlier launch's mutations were answered (``tookValueBeforeAnswers``),
+    /// those still waiting are left out until their answers say whether it holds them: shown on
+    /// top of a value that holds it, a mutation would show twice.
     var visible: M.Value? {
-        confirmed.map { queue.replayed(on: $0.value) }
+        guard let confirmed else { return nil }
+        guard tookValueBeforeAnswers, awaitsEarlierLaunch else { return queue.replayed(on: confirmed.value) }
+        return queue.filter { !(earlierLaunch.contains($0.id) && ($0.status == .pending || $0.status == .sent)) }.replayed(on: confirmed.value)
     }
 
     /// The mutation to send now: the oldest one the server has not answered. One at a time, in
@@ -188,6 +197,9 @@ struct OptimisticMachine<M: Mutation>: Sendable {
             } else if let stored {
                 // A stored value is one more confirmed value: kept only if nothing newer came.
                 receive(stored)
+            } else if confirmed != nil, awaitsEarlierLaunch {
+                // The server's value came before the restore finished: it may hold them.
+                tookValueBeforeAnswers = true
             }
             dropContained()
         case .resourceChanged(let status):
@@ -309,6 +321,7 @@ struct OptimisticMachine<M: Mutation>: Sendable {
         }
         switch Versioned<M.Value>.outcome(of: value.version, over: confirmed?.version) {
         case .applied, .rebootstrapped:
+            if confirmed == nil, awaitsEarlierLaunch { tookValueBeforeAnswers = true }
             confirmed = value
         case .duplicate:
             confirmed?.adoptLastMutationID(of: value)
@@ -468,7 +481,7 @@ extension OptimisticMachine: Equatable where M: Equatable, M.Value: Equatable {
             && lhs.failures == rhs.failures && lhs.isRestored == rhs.isRestored && lhs.client == rhs.client
             && lhs.attempt == rhs.attempt && lhs.blockedSession == rhs.blockedSession && lhs.sentInSession == rhs.sentInSession
             && lhs.lastQueued == rhs.lastQueued && lhs.sendFailure == rhs.sendFailure && lhs.discarded == rhs.discarded
-            && lhs.earlierLaunch == rhs.earlierLaunch && lhs.held == rhs.held
+            && lhs.earlierLaunch == rhs.earlierLaunch && lhs.held == rhs.held && lhs.tookValueBeforeAnswers == rhs.tookValueBeforeAnswers
     }
 }
 extension OptimisticMachine.Event: Equatable where M: Equatable, M.Value: Equatable {}

@@ -419,6 +419,37 @@ struct MutationOutageTests {
         await second.finish()
     }
 
+    @Test(
+        "relaunched with no value kept (the store saves the queue alone), a restored mutation the server had applied shows once: left out of the server's first value until its resend is answered"
+    )
+    func restoredMutationShowsOnceWithoutStoredValue() async {
+        let saved = InMemoryMutationStore<RosterChange>()
+        let first = await makeStore(store: saved)
+        await publish(status(), to: first)
+        server.set(.losesAnswers)
+        await first.send(.mutate(mutation("bob", 1)))
+        #expect(server.applied.map(\.rawValue) == ["c1:1"])
+        server.set(.away)
+        await advance(by: .seconds(10))
+        await first.finish()
+
+        // The queue alone: killed before its first value was saved, or a store that keeps none.
+        let queueOnly = InMemoryMutationStore<RosterChange>(await saved.load())
+        let scripted = FakeMutationServer()
+        let relaunch = MutationOutageTests(clock: clock, server: server)
+        let second = await relaunch.makeStore(client: ClientID(rawValue: "c2"), store: queueOnly, scripted: scripted)
+        #expect(await second.state.visible == nil, "nothing to show before the server answers")
+        await relaunch.publish(status(["ann", "bob"], version: 101), to: second)
+        #expect(await second.state.visible == ["ann", "bob"], "bob once, not twice, before the resend is answered")
+        #expect(scripted.inFlight == [.add("bob")], "sent again with its id")
+        scripted.acknowledge(version: 101)  // the server's remembered answer
+        await second.settle()
+        let settled = await second.state
+        #expect(settled.visible == ["ann", "bob"])
+        #expect(settled.queue.isEmpty)
+        await second.finish()
+    }
+
     @Test("a restored mutation the server never received shows on top of the held value, then of the server's, once")
     func restoredMutationNeverReceived() async {
         let saved = InMemoryMutationStore<RosterChange>()
