@@ -157,7 +157,11 @@ let package = Package(
         // Simulated scenarios from the command line: many seeds, or one replayed.
         .executableTarget(
             name: "stateloop-simulate",
-            dependencies: ["StateLoopSimulation", "StateLoopSync"],
+            dependencies: [
+                "StateLoopSimulation", "StateLoopSync", "StateLoopServer", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Sources/StateLoopSimulate"
         ),
         // Collections on the device: the local store of rows (SQLite), live queries and the

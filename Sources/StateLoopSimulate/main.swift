@@ -6,7 +6,7 @@ import StateLoopSimulation
 //
 //   stateloop-simulate --seed 42            one seed: its digest, for each scenario
 //   stateloop-simulate --seeds 1000         seeds 1 to 1000: a summary, and every failure
-//   --scenario resources|mutations          one scenario (both, by default)
+//   --scenario resources|mutations|kit      one scenario (all, by default)
 //   --clients N                             how many clients (3)
 //   --trace                                 with --seed: print what the scenario records, with its simulated time
 
@@ -17,12 +17,12 @@ var seeds: UInt64 = 1
 var clients = 3
 var only: String?
 var traces = false
-let scenarios = ["resources", "mutations"]
+let scenarios = ["resources", "mutations", "kit"]
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 /// Stops with `message` and the usage, as a command line tool does for bad input.
 func refuse(_ message: String) -> Never {
     FileHandle.standardError.write(
-        Data("\(message)\nusage: stateloop-simulate [--seed N | --seeds N] [--scenario resources|mutations] [--clients N] [--trace]\n".utf8))
+        Data("\(message)\nusage: stateloop-simulate [--seed N | --seeds N] [--scenario resources|mutations|kit] [--clients N] [--trace]\n".utf8))
     exit(2)
 }
 /// Prints one event a traced seed recorded, after its simulated time.
@@ -64,8 +64,11 @@ for seed in range {
         let count = clients
         let trace: (@Sendable (Duration, String) -> Void)? = traces ? printTrace : nil
         let outcome = Simulation.run(seed: seed, trace: trace) { simulation in
-            name == "resources"
-                ? await ResourcesScenario(clients: count).run(simulation) : await MutationsScenario(clients: count).run(simulation)
+            switch name {
+            case "resources": await ResourcesScenario(clients: count).run(simulation)
+            case "mutations": await MutationsScenario(clients: count).run(simulation)
+            default: await MutationsScenario(clients: count, kit: true).run(simulation)
+            }
         }
         var problems = outcome.result ?? ["stalled after \(outcome.steps) steps at \(outcome.elapsed) of simulated time"]
         if outcome.escapes > 0 { problems.append("\(outcome.escapes) jobs came from outside the simulation") }

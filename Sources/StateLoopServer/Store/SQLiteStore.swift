@@ -44,6 +44,8 @@ public final class SQLiteStore: ServerStore {
     /// the store that the copy is older. It is not part of a backup.
     public var highWaterMarkPath: String? { mark?.path }
     private let writer: any DatabaseWriter
+    /// Whether transactions run on the calling thread (see ``init(epoch:now:blocking:)``).
+    private let blocking: Bool
     /// The high-water mark, rewritten after each commit that fed the change feed.
     private let mark: HighWaterMark?
     /// The file's generation, written into every mark (0 in memory).
@@ -91,6 +93,7 @@ public final class SQLiteStore: ServerStore {
             throw OpenFailure(error, path: path)
         }
         writer = pool
+        blocking = false
         self.logger = logger
         let mark: HighWaterMark
         do {
@@ -111,9 +114,15 @@ public final class SQLiteStore: ServerStore {
     /// A throwaway store in memory: everything is gone when it is released. Its versions are in
     /// `epoch` (by default the current millisecond, later than any earlier store's): a server
     /// that replaces a lost store gives its clients a later epoch, so they re-bootstrap.
-    public init(epoch: UInt64? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
+    ///
+    /// - Parameter blocking: Runs every transaction on the calling thread, which waits for it,
+    ///   instead of on the store's own queue. For a simulation (StateLoopSimulation), where
+    ///   every job must run on its one thread for a seed to replay; a server would hold up a
+    ///   thread of Swift's pool for each transaction.
+    public init(epoch: UInt64? = nil, now: @escaping @Sendable () -> Date = { Date() }, blocking: Bool = false) throws {
         path = nil
         self.now = now
+        self.blocking = blocking
         let queue = try DatabaseQueue()
         writer = queue
         self.epoch = try Self.prepare(queue, epoch: epoch)
@@ -278,7 +287,7 @@ public final class SQLiteStore: ServerStore {
     /// write starts.
     public func write<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result {
         let (epoch, now) = (self.epoch, self.now)
-        return try await writer.writeWithoutTransaction { db in
+        return try await withWriter { db in
             let transaction = SQLiteTransaction(db: db, epoch: epoch, now: now)
             var result: Result?
             try db.inTransaction(.immediate) {
@@ -298,6 +307,29 @@ public final class SQLiteStore: ServerStore {
         }
     }
 
+    /// Runs `body` on the writer connection outside any transaction: on the store's queue, or
+    /// on the calling thread when the store is ``blocking``.
+    private func withWriter<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
+        guard blocking else { return try await writer.writeWithoutTransaction(body) }
+        // Called from a synchronous function: there, only GRDB's blocking call applies.
+        func now(_ writer: any DatabaseWriter) throws -> T { try writer.writeWithoutTransaction(body) }
+        return try now(writer)
+    }
+
+    /// Runs `body` in one write transaction (see ``withWriter(_:)``).
+    private func inTransaction<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
+        guard blocking else { return try await writer.write(body) }
+        func now(_ writer: any DatabaseWriter) throws -> T { try writer.write(body) }
+        return try now(writer)
+    }
+
+    /// Runs `body` in one read transaction (see ``withWriter(_:)``).
+    private func withReader<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
+        guard blocking else { return try await writer.read(body) }
+        func now(_ writer: any DatabaseWriter) throws -> T { try writer.read(body) }
+        return try now(writer)
+    }
+
     /// Moves the high-water mark to the feed position `position`, committed at `time`. A mark
     /// that cannot be written is logged, not thrown: the commit is made, and its observers and
     /// its caller must hear of it; the mark then lags, which only weakens the check at the next
@@ -315,7 +347,7 @@ public final class SQLiteStore: ServerStore {
     /// any write in it.
     public func read<Result: Sendable>(_ body: @Sendable (any StoreTransaction) throws -> Result) async throws -> Result {
         let (epoch, now) = (self.epoch, self.now)
-        return try await writer.read { db in try body(SQLiteTransaction(db: db, epoch: epoch, now: now)) }
+        return try await withReader { db in try body(SQLiteTransaction(db: db, epoch: epoch, now: now)) }
     }
 
     /// Reads the value and the client's progress in one read transaction (one WAL snapshot).
@@ -323,7 +355,7 @@ public final class SQLiteStore: ServerStore {
         value: StoredValue?, lastMutationID: UInt64?
     ) {
         let epoch = self.epoch
-        return try await writer.read { db in
+        return try await withReader { db in
             let transaction = SQLiteTransaction(db: db, epoch: epoch)
             let value = try transaction.value(of: key)
             let lastMutationID = try client.flatMap { try transaction.lastMutationID(of: $0, scope: scope) }
@@ -334,7 +366,7 @@ public final class SQLiteStore: ServerStore {
     /// Forgets the clients that processed no mutation since `cutoff`, with their last answers.
     public func forgetClients(idleSince cutoff: Date) async throws -> Int {
         let milliseconds = Int64(max(0, cutoff.timeIntervalSince1970 * 1_000))
-        return try await writer.write { db in
+        return try await inTransaction { db in
             try db.execute(
                 sql: """
                     DELETE FROM stateloop_answers WHERE (scope, client) IN
@@ -393,7 +425,7 @@ public final class SQLiteStore: ServerStore {
     /// The newest position forgotten is kept (`forgotten_through`): a collection's cookie at or
     /// before it cannot be caught up from the feed, and is answered with the whole result.
     public func forgetChanges(committedBefore cutoff: Date) async throws -> Int {
-        try await writer.write { db in
+        try await inTransaction { db in
             let condition = """
                 committed_at < ? AND commit_seq < (SELECT commit_seq FROM stateloop_changes ORDER BY seq DESC LIMIT 1)
                 """
@@ -416,7 +448,7 @@ public final class SQLiteStore: ServerStore {
     /// fields, then their order's), if it is not there yet.
     public func prepareRows(of collection: String, indexedBy fields: [String]) async throws {
         guard RowSQL.isCollectionName(collection), fields.allSatisfy(RowSQL.isFieldName) else { return }
-        try await writer.write { db in try db.execute(sql: RowSQL.index(collection, fields)) }
+        try await inTransaction { db in try db.execute(sql: RowSQL.index(collection, fields)) }
     }
 
     /// Adds an observer of every later commit.

@@ -1,0 +1,121 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import StateLoopServer
+import StateLoopSimulation
+import StateLoopSync
+import Synchronization
+
+/// The mutations scenario's server as the server kit: a `SyncServer` on an in-memory SQLite
+/// store that runs its transactions on the calling thread, serving the list at `GET /list` and
+/// taking appends at `POST /append`, each request through its routes (``InProcessHTTP``). The
+/// kit applies a mutation id once, remembers its answer and counts the client that numbered it;
+/// this type only says which device a bearer token is and whether its session holds.
+///
+/// Pushes are not simulated yet: the kit's push sockets are SwiftNIO channels. Clients learn of
+/// others' appends by polling, and of their own from the answers.
+final class KitListServer: ListBackend {
+    static let resource = ServerResource<[String]>("list")
+    private let server: SyncServer<DeviceAccess>
+    private let http: InProcessHTTP
+    private let expired: ExpiredSessions
+
+    /// A server whose commits are timed by `clock`, from a fixed date, holding an empty list.
+    static func start(clock: SimulationClock) async throws -> KitListServer {
+        let server = try KitListServer(clock: clock)
+        try await server.server.update { try $0.write([], to: Self.resource, "shared") }
+        return server
+    }
+
+    private init(clock: SimulationClock) throws {
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let store = try SQLiteStore(
+            epoch: 1_800_000_000_000,
+            now: { start.addingTimeInterval(Double(clock.now.offset.components.seconds)) },
+            blocking: true)
+        var logger = Logger(label: "simulated.kit")
+        logger.logLevel = .critical
+        let expired = ExpiredSessions()
+        let server = SyncServer(store: store, access: DeviceAccess(expired: expired), logger: logger)
+        server.serve(Self.resource, at: "list") { _, _ in "shared" }
+        server.mutation(at: "append", body: AppendBody.self, changes: Self.resource, key: { _, _ in "shared" }) { transaction, _, body in
+            var list = try transaction.read(Self.resource, "shared") ?? []
+            list.append(body.text)
+            try transaction.write(list, to: Self.resource, "shared")
+        }
+        let router = Router(context: SyncRequestContext.self)
+        server.addRoutes(to: router)
+        self.server = server
+        self.expired = expired
+        http = InProcessHTTP(responder: router.buildResponder(), logger: logger)
+    }
+
+    func value(for client: ClientID, on device: Int) async throws -> Versioned<[String]> {
+        let (status, body) = try await http.send(.get, "/list", headers: headers(device, client))
+        guard status == 200 else { throw HTTPStatusError(status: status) }
+        return try JSONDecoder().decode(Versioned<[String]>.self, from: Data(buffer: body))
+    }
+
+    func apply(_ append: Append, id: MutationID, on device: Int) async throws -> (Version, [ListPush]) {
+        var headers = headers(device, nil)
+        headers[HTTPField.Name("Mutation-ID")!] = id.rawValue
+        headers[.contentType] = "application/json"
+        let (status, body) = try await http.send(
+            .post, "/append", headers: headers, body: ByteBuffer(data: try JSONEncoder().encode(AppendBody(text: append.text))))
+        guard status == 200 else { throw HTTPStatusError(status: status) }
+        return (try JSONDecoder().decode(MutationReceipt.self, from: Data(buffer: body)).version, [])
+    }
+
+    private func headers(_ device: Int, _ client: ClientID?) -> HTTPFields {
+        var headers: HTTPFields = [.authorization: "Bearer device\(device)"]
+        if let client { headers[HTTPField.Name("Client-ID")!] = client.rawValue }
+        return headers
+    }
+
+    func subscribe(_ client: ClientID, _ delivery: AsyncStream<PushMessage<[String]>>.Continuation) async {}
+
+    func unsubscribe(_ client: ClientID) async {}
+
+    func expire(_ device: Int) async {
+        _ = expired.devices.withLock { $0.insert(device) }
+    }
+
+    func signIn(_ device: Int) async {
+        _ = expired.devices.withLock { $0.remove(device) }
+    }
+
+    var list: [String] {
+        get async throws { try await server.read { try $0.read(Self.resource, "shared") } ?? [] }
+    }
+
+    func finish() async {}
+}
+
+/// An append's body on the wire.
+struct AppendBody: Codable, Sendable {
+    var text: String
+}
+
+/// Who a request comes from: the device its bearer token names (`device<n>`), unless its
+/// session expired. Every device reads and writes the shared list.
+struct DeviceAccess: AccessPolicy {
+    let expired: ExpiredSessions
+
+    func principal(for request: Request) async throws -> Int? {
+        guard let token = request.headers[.authorization], token.hasPrefix("Bearer device"),
+            let device = Int(token.dropFirst("Bearer device".count))
+        else { return nil }
+        return expired.devices.withLock { $0.contains(device) } ? nil : device
+    }
+
+    func id(of device: Int) -> String { "device\(device)" }
+    func mayRead(_ key: ResourceKey, as device: Int) -> Bool { true }
+    func mayWrite(_ key: ResourceKey, as device: Int) -> Bool { true }
+}
+
+/// The devices whose session expired and that have not signed in since.
+final class ExpiredSessions: Sendable {
+    let devices = Mutex<Set<Int>>([])
+}
