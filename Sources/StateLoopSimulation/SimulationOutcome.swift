@@ -1,4 +1,4 @@
-/// How a ``Simulation/run(seed:patience:_:)`` ended.
+/// How a ``Simulation/run(seed:patience:trace:_:)`` ended.
 public struct SimulationOutcome<Result: Sendable>: Sendable {
     /// What the scenario returned; `nil` when it never returned (``stalled``).
     public let result: Result?

@@ -111,14 +111,17 @@ public final class SQLiteStore: ServerStore {
         self.mark = mark
     }
 
-    /// A throwaway store in memory: everything is gone when it is released. Its versions are in
-    /// `epoch` (by default the current millisecond, later than any earlier store's): a server
-    /// that replaces a lost store gives its clients a later epoch, so they re-bootstrap.
+    /// A throwaway store in memory: everything is gone when it is released.
     ///
-    /// - Parameter blocking: Runs every transaction on the calling thread, which waits for it,
-    ///   instead of on the store's own queue. For a simulation (StateLoopSimulation), where
-    ///   every job must run on its one thread for a seed to replay; a server would hold up a
-    ///   thread of Swift's pool for each transaction.
+    /// - Parameters:
+    ///   - epoch: The epoch of its versions; by default the current millisecond, later than any
+    ///     earlier store's: a server that replaces a lost store gives its clients a later
+    ///     epoch, so they re-bootstrap.
+    ///   - now: The clock that times commits in the change feed.
+    ///   - blocking: Runs every transaction on the calling thread, which waits for it, instead
+    ///     of on the store's own queue. For a simulation (StateLoopSimulation), where every job
+    ///     must run on its one thread for a seed to replay; a server would hold up a thread of
+    ///     Swift's pool for each transaction.
     public init(epoch: UInt64? = nil, now: @escaping @Sendable () -> Date = { Date() }, blocking: Bool = false) throws {
         path = nil
         self.now = now
