@@ -158,9 +158,8 @@ let package = Package(
         .executableTarget(
             name: "stateloop-simulate",
             dependencies: [
-                "StateLoopSimulation", "StateLoopSync", "StateLoopServer", .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
+                "StateLoopSimulation", "StateLoopSync", "StateLoopServer", "StateLoopServerTesting",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/StateLoopSimulate"
         ),
@@ -175,12 +174,15 @@ let package = Package(
             ]
         ),
         // What an app's own tests of its server use: the hooks that inflict trouble on pushes, a
-        // plain HTTP client and a push socket reader.
+        // plain HTTP client, one that answers through the router in process, and a push socket
+        // reader.
         .target(
             name: "StateLoopServerTesting",
             dependencies: [
                 "StateLoopServer", "StateLoopWire", "StateLoopSyncTransports",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,16 +1,15 @@
 import Foundation
-import HTTPTypes
 import Hummingbird
 import Logging
-import NIOCore
 import StateLoopServer
+import StateLoopServerTesting
 import StateLoopSimulation
 import StateLoopSync
 import Synchronization
 
 /// The mutations scenario's server as the server kit: a `SyncServer` on an in-memory SQLite
 /// store that runs its transactions on the calling thread, serving the list at `GET /list` and
-/// taking appends at `POST /append`, each request through its routes (``InProcessHTTP``). The
+/// taking appends at `POST /append`, each request through its routes (`InProcessHTTPClient`). The
 /// kit applies a mutation id once, remembers its answer and counts the client that numbered it;
 /// this type only says which device a bearer token is and whether its session holds.
 ///
@@ -19,7 +18,7 @@ import Synchronization
 final class KitListServer: ListBackend {
     static let resource = ServerResource<[String]>("list")
     private let server: SyncServer<DeviceAccess>
-    private let http: InProcessHTTP
+    private let http: InProcessHTTPClient
     private let expired: ExpiredSessions
 
     /// A server whose commits are timed by `clock`, from a fixed date, holding an empty list.
@@ -49,29 +48,20 @@ final class KitListServer: ListBackend {
         server.addRoutes(to: router)
         self.server = server
         self.expired = expired
-        http = InProcessHTTP(responder: router.buildResponder(), logger: logger)
+        http = InProcessHTTPClient(router: router, logger: logger)
     }
 
     func value(for client: ClientID, on device: Int) async throws -> Versioned<[String]> {
-        let (status, body) = try await http.send(.get, "/list", headers: headers(device, client))
-        guard status == 200 else { throw HTTPStatusError(status: status) }
-        return try JSONDecoder().decode(Versioned<[String]>.self, from: Data(buffer: body))
+        let answer = try await http.send("GET", "/list", headers: ["Authorization": "Bearer device\(device)", "Client-ID": client.rawValue])
+        guard answer.status == 200 else { throw HTTPStatusError(status: answer.status) }
+        return try answer.decode()
     }
 
     func apply(_ append: Append, id: MutationID, on device: Int) async throws -> (Version, [ListPush]) {
-        var headers = headers(device, nil)
-        headers[HTTPField.Name("Mutation-ID")!] = id.rawValue
-        headers[.contentType] = "application/json"
-        let (status, body) = try await http.send(
-            .post, "/append", headers: headers, body: ByteBuffer(data: try JSONEncoder().encode(AppendBody(text: append.text))))
-        guard status == 200 else { throw HTTPStatusError(status: status) }
-        return (try JSONDecoder().decode(MutationReceipt.self, from: Data(buffer: body)).version, [])
-    }
-
-    private func headers(_ device: Int, _ client: ClientID?) -> HTTPFields {
-        var headers: HTTPFields = [.authorization: "Bearer device\(device)"]
-        if let client { headers[HTTPField.Name("Client-ID")!] = client.rawValue }
-        return headers
+        let answer = try await http.send(
+            "POST", "/append", json: AppendBody(text: append.text), mutationID: id.rawValue, headers: ["Authorization": "Bearer device\(device)"])
+        guard answer.status == 200 else { throw HTTPStatusError(status: answer.status) }
+        return (try answer.decode(MutationReceipt.self).version, [])
     }
 
     func subscribe(_ client: ClientID, _ delivery: AsyncStream<PushMessage<[String]>>.Continuation) async {}
