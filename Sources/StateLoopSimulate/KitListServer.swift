@@ -13,30 +13,46 @@ import Synchronization
 /// kit applies a mutation id once, remembers its answer and counts the client that numbered it;
 /// this type only says which device a bearer token is and whether its session holds.
 ///
-/// Pushes are not simulated yet: the kit's push sockets are SwiftNIO channels. Clients learn of
-/// others' appends by polling, and of their own from the answers.
+/// The server's process may crash (``crash()``) and start again on the same store
+/// (``restart()``). Pushes are not simulated yet: the kit's push sockets are SwiftNIO channels.
+/// Clients learn of others' appends by polling, and of their own from the answers.
 final class KitListServer: ListBackend {
     static let resource = ServerResource<[String]>("list")
-    private let server: SyncServer<DeviceAccess>
-    private let http: InProcessHTTPClient
-    private let expired: ExpiredSessions
+    /// The data, which outlives a crash of the server's process.
+    private let store: SQLiteStore
+    private let expired = ExpiredSessions()
+    private let logger: Logger
+    /// The running instance, numbered; `nil` while the process is down.
+    private let running = Mutex<(generation: Int, server: SyncServer<DeviceAccess>, http: InProcessHTTPClient)?>(nil)
 
     /// A server whose commits are timed by `clock`, from a fixed date, holding an empty list.
     static func start(clock: SimulationClock) async throws -> KitListServer {
-        let server = try KitListServer(clock: clock)
-        try await server.server.update { try $0.write([], to: Self.resource, "shared") }
-        return server
+        let kit = try KitListServer(clock: clock)
+        kit.restart()
+        try await kit.instance().server.update { try $0.write([], to: Self.resource, "shared") }
+        return kit
     }
 
     private init(clock: SimulationClock) throws {
         let start = Date(timeIntervalSince1970: 1_800_000_000)
-        let store = try SQLiteStore(
+        store = try SQLiteStore(
             epoch: 1_800_000_000_000,
             now: { start.addingTimeInterval(Double(clock.now.offset.components.seconds)) },
             blocking: true)
         var logger = Logger(label: "simulated.kit")
         logger.logLevel = .critical
-        let expired = ExpiredSessions()
+        self.logger = logger
+    }
+
+    /// The server's process dies: whatever it was answering is lost on the way back, and every
+    /// request fails until ``restart()``. Its commits are in the store.
+    func crash() {
+        running.withLock { $0 = nil }
+    }
+
+    /// A new process of the server on the same store, as after a crash: nothing it held in
+    /// memory is kept.
+    func restart() {
         let server = SyncServer(store: store, access: DeviceAccess(expired: expired), logger: logger)
         server.serve(Self.resource, at: "list") { _, _ in "shared" }
         server.mutation(at: "append", body: AppendBody.self, changes: Self.resource, key: { _, _ in "shared" }) { transaction, _, body in
@@ -46,20 +62,38 @@ final class KitListServer: ListBackend {
         }
         let router = Router(context: SyncRequestContext.self)
         server.addRoutes(to: router)
-        self.server = server
-        self.expired = expired
-        http = InProcessHTTPClient(router: router, logger: logger)
+        let http = InProcessHTTPClient(router: router, logger: logger)
+        running.withLock { $0 = (($0?.generation ?? 0) + 1, server, http) }
+    }
+
+    /// The instance running now; throws `LostRequest` while the process is down.
+    private func instance() throws -> (generation: Int, server: SyncServer<DeviceAccess>, http: InProcessHTTPClient) {
+        guard let running = running.withLock({ $0 }) else { throw LostRequest() }
+        return running
+    }
+
+    /// Sends a request to the running instance; its answer is lost if that instance crashed
+    /// meanwhile.
+    private func send(_ request: (InProcessHTTPClient) async throws -> TestHTTPResponse) async throws -> TestHTTPResponse {
+        let instance = try instance()
+        let answer = try await request(instance.http)
+        guard running.withLock({ $0?.generation }) == instance.generation else { throw LostRequest() }
+        return answer
     }
 
     func value(for client: ClientID, on device: Int) async throws -> Versioned<[String]> {
-        let answer = try await http.send("GET", "/list", headers: ["Authorization": "Bearer device\(device)", "Client-ID": client.rawValue])
+        let answer = try await send {
+            try await $0.send("GET", "/list", headers: ["Authorization": "Bearer device\(device)", "Client-ID": client.rawValue])
+        }
         guard answer.status == 200 else { throw HTTPStatusError(status: answer.status) }
         return try answer.decode()
     }
 
     func apply(_ append: Append, id: MutationID, on device: Int) async throws -> (Version, [ListPush]) {
-        let answer = try await http.send(
-            "POST", "/append", json: AppendBody(text: append.text), mutationID: id.rawValue, headers: ["Authorization": "Bearer device\(device)"])
+        let answer = try await send {
+            try await $0.send(
+                "POST", "/append", json: AppendBody(text: append.text), mutationID: id.rawValue, headers: ["Authorization": "Bearer device\(device)"])
+        }
         guard answer.status == 200 else { throw HTTPStatusError(status: answer.status) }
         return (try answer.decode(MutationReceipt.self).version, [])
     }
@@ -77,7 +111,7 @@ final class KitListServer: ListBackend {
     }
 
     var list: [String] {
-        get async throws { try await server.read { try $0.read(Self.resource, "shared") } ?? [] }
+        get async throws { try await instance().server.read { try $0.read(Self.resource, "shared") } ?? [] }
     }
 
     func finish() async {}

@@ -21,7 +21,8 @@ import Synchronization
 /// twice, in order); every client's last launch shows the server's list with nothing left to
 /// send; and within a launch no client's confirmed value ever went back.
 ///
-/// With ``kit``, the server is the server kit itself (``KitListServer``), without pushes.
+/// With ``kit``, the server is the server kit itself (``KitListServer``), without pushes, and
+/// its process crashes once in half the runs, starting again on the same store.
 struct MutationsScenario {
     let clients: Int
     /// Whether the server is the server kit rather than the scenario's own actor.
@@ -68,6 +69,18 @@ struct MutationsScenario {
                     try? await clock.sleep(for: .milliseconds(simulation.random(in: 0..<60_000)))
                     simulation.record("client \(device.number)'s session expires")
                     await server.expire(device.number)
+                }
+            }
+            // The server kit's process crashes once in half the runs, and is up again one to
+            // five seconds later on the same store.
+            if let kit = server as? KitListServer, simulation.random(in: 0..<2) == 0 {
+                group.addTask {
+                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 0..<60_000)))
+                    simulation.record("the server crashes")
+                    kit.crash()
+                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 1_000..<5_000)))
+                    simulation.record("the server starts again")
+                    kit.restart()
                 }
             }
             // Half the apps are killed once, and launched again.
