@@ -160,6 +160,8 @@ let package = Package(
             dependencies: [
                 "StateLoopSimulation", "StateLoopSync", "StateLoopServer", "StateLoopServerTesting",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
             path: "Sources/StateLoopSimulate"
         ),

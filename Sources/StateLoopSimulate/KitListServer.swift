@@ -1,6 +1,10 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
+import NIOCore
+import NIOEmbedded
+import NIOWebSocket
 import StateLoopServer
 import StateLoopServerTesting
 import StateLoopSimulation
@@ -14,8 +18,8 @@ import Synchronization
 /// this type only says which device a bearer token is and whether its session holds.
 ///
 /// The server's process may crash (``crash()``) and start again on the same store
-/// (``restart()``). Pushes are not simulated yet: the kit's push sockets are SwiftNIO channels.
-/// Clients learn of others' appends by polling, and of their own from the answers.
+/// (``restart()``). Each client's push socket is the kit's own, opened on an embedded channel
+/// (``pushSocket(for:on:network:)``).
 final class KitListServer: ListBackend {
     static let resource = ServerResource<[String]>("list")
     /// The data, which outlives a crash of the server's process.
@@ -98,6 +102,75 @@ final class KitListServer: ListBackend {
         return (try answer.decode(MutationReceipt.self).version, [])
     }
 
+    /// A push socket as a client's transport runs it: opened on an embedded channel (no
+    /// socket; its event loop driven here, on the simulation's thread and clock), its frames
+    /// read every 500 ms of simulated time and each lost once in 20 until the network is calm;
+    /// opened again one to three seconds after it ends (the server closed it, or crashed). A
+    /// refusal for the session is handed to the resource, which stops it until a refresh.
+    func pushSocket(
+        for client: ClientID, on device: Int, network: SimulatedNetwork
+    ) -> (@Sendable (_ receive: @escaping @Sendable (PushMessage<[String]>) async -> Void) async -> Void)? {
+        { [self] receive in
+            let head = HTTPRequest(
+                method: .get, scheme: "http", authority: "127.0.0.1", path: "/list/push",
+                headerFields: [.authorization: "Bearer device\(device)", HTTPField.Name("Client-ID")!: client.rawValue])
+            while !Task.isCancelled {
+                if let instance = try? instance() {
+                    let channel = EmbeddedChannel()
+                    channel.connect(to: try! SocketAddress(ipAddress: "127.0.0.1", port: 9), promise: nil)
+                    do {
+                        if let refused = try await instance.server.openPushSocket(head, on: channel, logger: logger) {
+                            if refused == .unauthorized || refused == .forbidden {
+                                await receive(.failed(HTTPStatusError(status: Int(refused.code))))
+                                return
+                            }
+                        } else {
+                            await read(channel, of: instance.generation, network: network, receive: receive)
+                        }
+                    } catch {}
+                    _ = try? channel.finish(acceptAlreadyClosed: true)
+                }
+                try? await network.clock.sleep(for: .milliseconds(network.simulation.random(in: 1_000..<3_000)))
+            }
+        }
+    }
+
+    /// Reads `channel`'s frames until the socket closes, the instance that opened it is gone,
+    /// or the task is cancelled.
+    private func read(
+        _ channel: EmbeddedChannel, of generation: Int, network: SimulatedNetwork,
+        receive: @escaping @Sendable (PushMessage<[String]>) async -> Void
+    ) async {
+        let loop = channel.embeddedEventLoop
+        var driven = network.clock.now
+        while !Task.isCancelled, channel.isActive, running.withLock({ $0?.generation }) == generation {
+            let now = network.clock.now
+            loop.advanceTime(by: .nanoseconds(Int64(driven.duration(to: now) / .nanoseconds(1))))
+            driven = now
+            loop.run()
+            while let frame = try? channel.readOutbound(as: WebSocketFrame.self) {
+                guard frame.opcode == .text else {
+                    if frame.opcode == .connectionClose { return }
+                    continue
+                }
+                let data = Data(buffer: frame.unmaskedData)
+                let message: PushMessage<[String]>?
+                if let value = try? JSONDecoder().decode(Versioned<[String]>.self, from: data) {
+                    message = .value(value)
+                } else if let hint = try? JSONDecoder().decode(ChangeHint.self, from: data) {
+                    message = hint.changed ? .changed : nil
+                } else {
+                    message = .failed(UnreadablePush(text: String(decoding: data, as: UTF8.self)))
+                }
+                if let message, (try? network.lose(oneIn: 20)) != nil {
+                    if case .value(let value) = message { network.simulation.record("pushed \(value.version.counter)") }
+                    await receive(message)
+                }
+            }
+            try? await network.clock.sleep(for: .milliseconds(500))
+        }
+    }
+
     func subscribe(_ client: ClientID, _ delivery: AsyncStream<PushMessage<[String]>>.Continuation) async {}
 
     func unsubscribe(_ client: ClientID) async {}
@@ -142,4 +215,9 @@ struct DeviceAccess: AccessPolicy {
 /// The devices whose session expired and that have not signed in since.
 final class ExpiredSessions: Sendable {
     let devices = Mutex<Set<Int>>([])
+}
+
+/// A push the client could not read.
+struct UnreadablePush: Error {
+    var text: String
 }

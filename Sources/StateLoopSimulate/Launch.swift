@@ -52,7 +52,11 @@ final class Launch: Sendable {
             return version
         }
         let policy = SimulatedNetwork.policy
-        let remote = RemoteResource(sources: ResourceSources(pull: pull, push: pushes), policy: policy, clock: network.clock)
+        var sources = ResourceSources(pull: pull, push: pushes)
+        // A server with push sockets of its own runs the channel; the scenario's server
+        // pushes into the stream.
+        if let socket = server.pushSocket(for: clientID, on: device.number, network: network) { sources.push = socket }
+        let remote = RemoteResource(sources: sources, policy: policy, clock: network.clock)
         let resource = OptimisticResource(
             resource: remote, store: device.disk.store(), clientID: clientID, policy: policy, clock: network.clock, send: send)
         self.clientID = clientID

@@ -28,6 +28,12 @@ protocol ListBackend: Sendable {
     /// A new session for `device`.
     func signIn(_ device: Int) async
 
+    /// The push channel of `client` on `device` when the server has sockets of its own (a
+    /// resource's `ResourceSources.push`), or `nil` for one that pushes through ``subscribe(_:_:)``.
+    func pushSocket(
+        for client: ClientID, on device: Int, network: SimulatedNetwork
+    ) -> (@Sendable (_ receive: @escaping @Sendable (PushMessage<[String]>) async -> Void) async -> Void)?
+
     /// The list as the server holds it.
     var list: [String] { get async throws }
 
@@ -35,4 +41,10 @@ protocol ListBackend: Sendable {
     func finish() async
 }
 
-extension ListServer: ListBackend {}
+extension ListServer: ListBackend {
+    nonisolated func pushSocket(
+        for client: ClientID, on device: Int, network: SimulatedNetwork
+    ) -> (@Sendable (_ receive: @escaping @Sendable (PushMessage<[String]>) async -> Void) async -> Void)? {
+        nil
+    }
+}

@@ -21,8 +21,8 @@ import Synchronization
 /// twice, in order); every client's last launch shows the server's list with nothing left to
 /// send; and within a launch no client's confirmed value ever went back.
 ///
-/// With ``kit``, the server is the server kit itself (``KitListServer``), without pushes, and
-/// its process crashes once in half the runs, starting again on the same store.
+/// With ``kit``, the server is the server kit itself (``KitListServer``), with its push sockets,
+/// and its process crashes once in half the runs, starting again on the same store.
 struct MutationsScenario {
     let clients: Int
     /// Whether the server is the server kit rather than the scenario's own actor.
