@@ -77,18 +77,18 @@ final class Launch: Sendable {
             // The server refuses no append: a failure reported is a change the user was told
             // failed (one the server may hold).
             async let refused = failures.reduce(into: [String]()) { problems, failure in
-                problems.append("\(name) was told \(failure.mutation?.text ?? "\(failure.id)") failed: \(failure.error)")
+                problems.append("step \(simulation.step): \(name) was told \(failure.mutation?.text ?? "\(failure.id)") failed: \(failure.error)")
             }
             var confirmed = Version(counter: 0)
             for await status in resource.updates() {
                 simulation.record(
                     "\(name) shows \(status.value ?? []) over \(status.confirmed?.version.counter ?? 0), to send: \(status.delivery)")
                 if let shown = status.value, Set(shown).count != shown.count {
-                    problems.append("\(name) shows an append twice: \(shown)")
+                    problems.append("step \(simulation.step): \(name) shows an append twice: \(shown)")
                 }
                 guard let version = status.confirmed?.version else { continue }
                 if version < confirmed {
-                    problems.append("\(name)'s confirmed value went back from \(confirmed.counter) to \(version.counter)")
+                    problems.append("step \(simulation.step): \(name)'s confirmed value went back from \(confirmed.counter) to \(version.counter)")
                 }
                 confirmed = max(confirmed, version)
             }

@@ -36,7 +36,7 @@ struct ResourcesScenario {
                     for await value in resource.values() {
                         simulation.record("client \(client) shows \(value.version.counter)")
                         if value.version < shown {
-                            problems.append("client \(client) went back from \(shown.counter) to \(value.version.counter)")
+                            problems.append("step \(simulation.step): client \(client) went back from \(shown.counter) to \(value.version.counter)")
                         }
                         shown = max(shown, value.version)
                     }

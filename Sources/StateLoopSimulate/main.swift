@@ -8,7 +8,7 @@ import StateLoopSimulation
 //   stateloop-simulate --seeds 1000         seeds 1 to 1000: a summary, and every failure
 //   --scenario resources|mutations|kit      one scenario (all, by default)
 //   --clients N                             how many clients (3)
-//   --trace                                 with --seed: print what the scenario records, with its simulated time
+//   --trace                                 with --seed: print what the scenario records, with its step and simulated time
 
 Simulation.prepareProcess()
 
@@ -25,9 +25,9 @@ func refuse(_ message: String) -> Never {
         Data("\(message)\nusage: stateloop-simulate [--seed N | --seeds N] [--scenario resources|mutations|kit] [--clients N] [--trace]\n".utf8))
     exit(2)
 }
-/// Prints one event a traced seed recorded, after its simulated time.
-@Sendable func printTrace(_ time: Duration, _ event: String) {
-    FileHandle.standardError.write(Data("[\(time)] \(event)\n".utf8))
+/// Prints one event a traced seed recorded, after its step and simulated time.
+@Sendable func printTrace(_ step: Int, _ time: Duration, _ event: String) {
+    FileHandle.standardError.write(Data("[step \(step), \(time)] \(event)\n".utf8))
 }
 /// The number after `option`, above 0.
 @MainActor func number<N: FixedWidthInteger>(after option: String) -> N {
@@ -62,7 +62,7 @@ for seed in range {
         // Copied: the scenario reads no global of this file, which the main actor would guard
         // (a hop to it leaves the simulation).
         let count = clients
-        let trace: (@Sendable (Duration, String) -> Void)? = traces ? printTrace : nil
+        let trace: (@Sendable (Int, Duration, String) -> Void)? = traces ? printTrace : nil
         let outcome = Simulation.run(seed: seed, trace: trace) { simulation in
             switch name {
             case "resources": await ResourcesScenario(clients: count).run(simulation)

@@ -52,9 +52,9 @@ public final class Simulation: @unchecked Sendable {
     private var steps = 0
     private let driver: Thread
     /// Told each ``record(_:)`` with the simulated time it came at.
-    private let trace: (@Sendable (Duration, String) -> Void)?
+    private let trace: (@Sendable (_ step: Int, _ time: Duration, _ event: String) -> Void)?
 
-    private init(seed: UInt64, trace: (@Sendable (Duration, String) -> Void)?) {
+    private init(seed: UInt64, trace: (@Sendable (_ step: Int, _ time: Duration, _ event: String) -> Void)?) {
         random = SimulationRandom(seed: seed)
         driver = Thread.current
         self.trace = trace
@@ -75,11 +75,12 @@ public final class Simulation: @unchecked Sendable {
     ///   - patience: How long, in real time, to wait for work that escaped the simulation when
     ///     nothing is ready, no sleeper waits and `body` has not returned. Past it, the run is
     ///     ``SimulationOutcome/stalled``.
-    ///   - trace: Told every ``record(_:)`` with the simulated time it came at, to follow a
-    ///     failing seed's replay; it changes nothing in the run.
+    ///   - trace: Told every ``record(_:)`` with the step and the simulated time it came at,
+    ///     to follow a failing seed's replay; it changes nothing in the run. A seed's trace is
+    ///     the same, byte for byte, each time it runs in the same build.
     ///   - body: The scenario. It gets the simulation, to ``record(_:)`` what it saw.
     public static func run<Result: Sendable>(
-        seed: UInt64, patience: Duration = .seconds(2), trace: (@Sendable (Duration, String) -> Void)? = nil,
+        seed: UInt64, patience: Duration = .seconds(2), trace: (@Sendable (_ step: Int, _ time: Duration, _ event: String) -> Void)? = nil,
         _ body: @escaping @Sendable (Simulation) async -> Result
     ) -> SimulationOutcome<Result> {
         precondition(
@@ -197,6 +198,12 @@ public final class Simulation: @unchecked Sendable {
         condition.withLock { _ = queue.wakeEarly(number) }
     }
 
+    /// How many steps the simulation has taken: where a scenario is in its run, the same at the
+    /// same point of each replay of its seed (in the same build).
+    public var step: Int {
+        condition.withLock { steps }
+    }
+
     /// The simulated time since the simulation started.
     public var now: Duration {
         condition.withLock { queue.now }
@@ -205,12 +212,12 @@ public final class Simulation: @unchecked Sendable {
     /// Mixes `event` into the run's digest: what the scenario saw, so that two runs of a seed
     /// that saw different things have different digests.
     public func record(_ event: String) {
-        let now = condition.withLock {
+        let (step, now) = condition.withLock {
             for byte in event.utf8 { digest.mix(UInt64(byte)) }
             digest.mix(0xFF)
-            return queue.now
+            return (steps, queue.now)
         }
-        trace?(now, event)
+        trace?(step, now, event)
     }
 
     /// A number drawn from the simulation's seed, for the scenario's own choices (which client

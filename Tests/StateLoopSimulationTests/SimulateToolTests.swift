@@ -29,17 +29,20 @@ import Testing
         #expect(ended.stdout.contains("20 seeds, 0 failed"), "\(ended.stdout)")
     }
 
-    /// A traced seed prints what its scenario recorded, each event after its simulated time,
-    /// and takes the same steps as without the trace; `--trace` over many seeds is refused.
+    /// A traced seed prints what its scenario recorded, each event after its step and simulated
+    /// time, the same byte for byte when run again, and takes the same steps as without the
+    /// trace; `--trace` over many seeds is refused.
     @Test func aTraceFollowsOneSeed() async throws {
-        let traced = try await run(["--seed", "17", "--scenario", "mutations", "--trace"])
-        let plain = try await run(["--seed", "17", "--scenario", "mutations"])
+        let traced = try await run(["--seed", "17", "--scenario", "kit", "--trace"])
+        let again = try await run(["--seed", "17", "--scenario", "kit", "--trace"])
+        #expect(!traced.stderr.isEmpty && traced.stderr == again.stderr, "the same trace twice")
+        let plain = try await run(["--seed", "17", "--scenario", "kit"])
         #expect(traced.status == 0, "\(traced.stdout)\(traced.stderr)")
         // The seed's line (its digest and steps); the summary after it says how long it took.
         let seedLine = { (output: String) in output.split(separator: "\n").first { $0.hasPrefix("seed ") } }
         #expect(seedLine(traced.stdout) != nil && seedLine(traced.stdout) == seedLine(plain.stdout), "\(traced.stdout)\(plain.stdout)")
         let lines = traced.stderr.split(separator: "\n")
-        #expect(lines.contains { $0.hasPrefix("[") && $0.contains("seconds] client 0 appends 0") }, "\(traced.stderr.prefix(2_000))")
+        #expect(lines.contains { $0.hasPrefix("[step ") && $0.contains("seconds] client 0 appends 0") }, "\(traced.stderr.prefix(2_000))")
         let refused = try await run(["--seeds", "3", "--trace"])
         #expect(refused.status == 2 && refused.stderr.contains("--trace follows one seed"), "\(refused.stderr)")
     }
