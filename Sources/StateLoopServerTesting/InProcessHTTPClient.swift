@@ -70,11 +70,8 @@ public struct InProcessHTTPClient: Sendable {
         _ method: String, _ path: String, json value: some Encodable, mutationID: String? = nil, clientID: String? = nil,
         headers: [String: String] = [:]
     ) async throws -> TestHTTPResponse {
-        var headers = headers
-        headers["Content-Type"] = "application/json"
-        if let mutationID { headers["Mutation-ID"] = mutationID }
-        if let clientID { headers["Client-ID"] = clientID }
-        return try await send(method, path, headers: headers, body: try JSONEncoder().encode(value))
+        let (headers, body) = try TestHTTPClient.jsonRequest(value, mutationID: mutationID, clientID: clientID, headers: headers)
+        return try await send(method, path, headers: headers, body: body)
     }
 }
 

@@ -50,11 +50,20 @@ public struct TestHTTPClient: Sendable {
         _ method: String, _ path: String, json value: some Encodable, mutationID: String? = nil, clientID: String? = nil,
         headers: [String: String] = [:]
     ) async throws -> TestHTTPResponse {
+        let (headers, body) = try Self.jsonRequest(value, mutationID: mutationID, clientID: clientID, headers: headers)
+        return try await send(method, path, headers: headers, body: body)
+    }
+
+    /// The headers and body of a request whose body is `value` as JSON, with a `Mutation-ID` and
+    /// a `Client-ID` when given: what both test clients send.
+    static func jsonRequest(
+        _ value: some Encodable, mutationID: String?, clientID: String?, headers: [String: String]
+    ) throws -> (headers: [String: String], body: Data) {
         var headers = headers
         headers["Content-Type"] = "application/json"
         if let mutationID { headers["Mutation-ID"] = mutationID }
         if let clientID { headers["Client-ID"] = clientID }
-        return try await send(method, path, headers: headers, body: try JSONEncoder().encode(value))
+        return (headers, try JSONEncoder().encode(value))
     }
 
     /// `path` on the server: `/notes` and `notes` name the same route.

@@ -171,7 +171,7 @@ final class KitListServer: ListBackend {
         }
     }
 
-    func subscribe(_ client: ClientID, _ delivery: AsyncStream<PushMessage<[String]>>.Continuation) async {}
+    func subscribe(_ client: ClientID, on device: Int, _ delivery: AsyncStream<PushMessage<[String]>>.Continuation) async {}
 
     func unsubscribe(_ client: ClientID) async {}
 

@@ -16,8 +16,8 @@ protocol ListBackend: Sendable {
     /// was applied at, and the pushes to send.
     func apply(_ append: Append, id: MutationID, on device: Int) async throws -> (Version, [ListPush])
 
-    /// Pushes to `client` on `delivery` from now on.
-    func subscribe(_ client: ClientID, _ delivery: AsyncStream<PushMessage<[String]>>.Continuation) async
+    /// Pushes to `client` of `device` on `delivery` from now on.
+    func subscribe(_ client: ClientID, on device: Int, _ delivery: AsyncStream<PushMessage<[String]>>.Continuation) async
 
     /// Stops pushing to `client` (its app was killed).
     func unsubscribe(_ client: ClientID) async
@@ -29,7 +29,7 @@ protocol ListBackend: Sendable {
     func signIn(_ device: Int) async
 
     /// The push channel of `client` on `device` when the server has sockets of its own (a
-    /// resource's `ResourceSources.push`), or `nil` for one that pushes through ``subscribe(_:_:)``.
+    /// resource's `ResourceSources.push`), or `nil` for one that pushes through ``subscribe(_:on:_:)``.
     func pushSocket(
         for client: ClientID, on device: Int, network: SimulatedNetwork
     ) -> (@Sendable (_ receive: @escaping @Sendable (PushMessage<[String]>) async -> Void) async -> Void)?

@@ -8,7 +8,7 @@ actor ListServer {
     private var applied: [String: Version] = [:]
     /// The last sequence applied per client: its `lastMutationID`.
     private var lastApplied: [String: UInt64] = [:]
-    private var deliveries: [(client: ClientID, delivery: AsyncStream<PushMessage<[String]>>.Continuation)] = []
+    private var deliveries: [(client: ClientID, device: Int, delivery: AsyncStream<PushMessage<[String]>>.Continuation)] = []
     /// The devices whose session expired and that have not signed in since.
     private var expired: Set<Int> = []
 
@@ -24,8 +24,8 @@ actor ListServer {
         if expired.contains(device) { throw HTTPStatusError(status: 401) }
     }
 
-    func subscribe(_ client: ClientID, _ delivery: AsyncStream<PushMessage<[String]>>.Continuation) {
-        deliveries.append((client, delivery))
+    func subscribe(_ client: ClientID, on device: Int, _ delivery: AsyncStream<PushMessage<[String]>>.Continuation) {
+        deliveries.append((client, device, delivery))
     }
 
     func unsubscribe(_ client: ClientID) {
@@ -54,16 +54,11 @@ actor ListServer {
         // Under the client that numbered it, as the kit keeps it: a mutation a killed launch
         // queued counts for that launch's client, whichever launch sent it.
         if let (sender, sequence) = id.parts { lastApplied[sender.rawValue] = sequence }
-        let readers = deliveries.filter { !expired.contains(Self.device(of: $0.client)) }
+        let readers = deliveries.filter { !expired.contains($0.device) }
         return (version, readers.map { ($0.delivery, .value(value(for: $0.client))) })
     }
 
-    /// The device a launch's client id (`client<device>-<launch>`) belongs to.
-    private static func device(of client: ClientID) -> Int {
-        Int(client.rawValue.dropFirst("client".count).prefix { $0 != "-" }) ?? -1
-    }
-
     func finish() {
-        for (_, delivery) in deliveries { delivery.finish() }
+        for (_, _, delivery) in deliveries { delivery.finish() }
     }
 }

@@ -48,7 +48,7 @@ struct MutationsScenario {
         for device in devices {
             let launch = Launch(0, of: device, simulation: simulation, network: network, server: server)
             device.launches.withLock { $0.append(launch) }
-            await server.subscribe(launch.clientID, launch.delivery)
+            await server.subscribe(launch.clientID, on: device.number, launch.delivery)
         }
         await withTaskGroup(of: Void.self) { group in
             // Each client appends now and then during the first minute.
@@ -97,7 +97,7 @@ struct MutationsScenario {
                     }
                     simulation.record("client \(device.number) killed and launched again")
                     await server.unsubscribe(killed.clientID)
-                    await server.subscribe(launch.clientID, launch.delivery)
+                    await server.subscribe(launch.clientID, on: device.number, launch.delivery)
                 }
             }
         }

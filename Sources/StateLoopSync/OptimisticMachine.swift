@@ -59,7 +59,13 @@ struct OptimisticMachine<M: Mutation>: Sendable {
     /// Whether a restored mutation of an earlier launch is still waiting for the server's
     /// answer. One past its maximum age does not count: it may wait for good.
     var awaitsEarlierLaunch: Bool {
-        !earlierLaunch.isEmpty && queue.contains { earlierLaunch.contains($0.id) && ($0.status == .pending || $0.status == .sent) }
+        !earlierLaunch.isEmpty && queue.contains(where: awaitsAnswer)
+    }
+
+    /// Whether `pending` was queued by an earlier launch and still waits for the server's
+    /// answer.
+    private func awaitsAnswer(_ pending: PendingMutation<M>) -> Bool {
+        earlierLaunch.contains(pending.id) && (pending.status == .pending || pending.status == .sent)
     }
 
     /// Whether confirmed values are held back (see ``held``): while a restored mutation of an
@@ -77,7 +83,7 @@ struct OptimisticMachine<M: Mutation>: Sendable {
     var visible: M.Value? {
         guard let confirmed else { return nil }
         guard tookValueBeforeAnswers, awaitsEarlierLaunch else { return queue.replayed(on: confirmed.value) }
-        return queue.filter { !(earlierLaunch.contains($0.id) && ($0.status == .pending || $0.status == .sent)) }.replayed(on: confirmed.value)
+        return queue.filter { !awaitsAnswer($0) }.replayed(on: confirmed.value)
     }
 
     /// The mutation to send now: the oldest one the server has not answered. One at a time, in

@@ -385,10 +385,9 @@ struct MutationOutageTests {
         await store.finish()
     }
 
-    @Test(
-        "relaunched under a new client id, a restored mutation the server had applied (its answer lost) shows once: values wait for its resend's answer"
-    )
-    func restoredMutationShowsOnce() async {
+    /// A first launch (client c1) whose mutation "bob" the server applied with the answer lost:
+    /// it stays queued in the returned store when the launch ends.
+    private func bobAppliedWithItsAnswerLost() async -> InMemoryMutationStore<RosterChange> {
         let saved = InMemoryMutationStore<RosterChange>()
         let first = await makeStore(store: saved)
         await publish(status(), to: first)
@@ -397,8 +396,16 @@ struct MutationOutageTests {
         #expect(server.applied.map(\.rawValue) == ["c1:1"])
         server.set(.away)
         await advance(by: .seconds(10))
-        #expect(await saved.load().map(\.id.rawValue) == ["c1:1"])
         await first.finish()
+        return saved
+    }
+
+    @Test(
+        "relaunched under a new client id, a restored mutation the server had applied (its answer lost) shows once: values wait for its resend's answer"
+    )
+    func restoredMutationShowsOnce() async {
+        let saved = await bobAppliedWithItsAnswerLost()
+        #expect(await saved.load().map(\.id.rawValue) == ["c1:1"])
 
         // The second launch's sends wait for the test's answer, so that its first value (the
         // server's list, which holds bob) arrives before the resend is answered.
@@ -423,15 +430,7 @@ struct MutationOutageTests {
         "relaunched with no value kept (the store saves the queue alone), a restored mutation the server had applied shows once: left out of the server's first value until its resend is answered"
     )
     func restoredMutationShowsOnceWithoutStoredValue() async {
-        let saved = InMemoryMutationStore<RosterChange>()
-        let first = await makeStore(store: saved)
-        await publish(status(), to: first)
-        server.set(.losesAnswers)
-        await first.send(.mutate(mutation("bob", 1)))
-        #expect(server.applied.map(\.rawValue) == ["c1:1"])
-        server.set(.away)
-        await advance(by: .seconds(10))
-        await first.finish()
+        let saved = await bobAppliedWithItsAnswerLost()
 
         // The queue alone: killed before its first value was saved, or a store that keeps none.
         let queueOnly = InMemoryMutationStore<RosterChange>(await saved.load())
