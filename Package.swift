@@ -158,10 +158,8 @@ let package = Package(
         .executableTarget(
             name: "stateloop-simulate",
             dependencies: [
-                "StateLoopSimulation", "StateLoopSync", "StateLoopServer", "StateLoopServerTesting",
+                "StateLoopSimulation", "StateLoopSync", "StateLoopSyncTransports", "StateLoopServer", "StateLoopServerTesting",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
-                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
             path: "Sources/StateLoopSimulate"
         ),

@@ -22,8 +22,9 @@ import StateLoopServer
 /// let answer = try await client.send("GET", "/notes/ann")
 /// ```
 ///
-/// What it leaves out: push sockets (their upgrade needs a connection), and the HTTP server's
-/// own limits and middleware added to the application rather than to the router.
+/// What it leaves out: push sockets (``InProcessTransport`` opens those too, for an app's
+/// `SyncEndpoint`), and the HTTP server's own limits and middleware added to the application
+/// rather than to the router.
 public struct InProcessHTTPClient: Sendable {
     private let responder: RouterResponder<SyncRequestContext>
     private let logger: Logger
@@ -61,7 +62,9 @@ public struct InProcessHTTPClient: Sendable {
         }
         let collected = CollectedBody()
         try await response.body.write(BodyCollector(into: collected))
-        return TestHTTPResponse(status: Int(response.status.code), body: Data(buffer: collected.buffer))
+        var answered: [String: String] = [:]
+        for field in response.headers { answered[field.name.canonicalName] = field.value }
+        return TestHTTPResponse(status: Int(response.status.code), body: Data(buffer: collected.buffer), headers: answered)
     }
 
     /// `method path` with `value` as its JSON body, and a `Mutation-ID` and a `Client-ID` when

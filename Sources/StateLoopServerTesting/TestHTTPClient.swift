@@ -78,11 +78,15 @@ public struct TestHTTPResponse: Sendable {
     public var status: Int
     /// The body, whatever the status.
     public var body: Data
+    /// The headers, their names in lower case (an in-process answer's; the network client's
+    /// answers carry none).
+    public var headers: [String: String]
 
-    /// An answer with `status` and `body`.
-    public init(status: Int, body: Data) {
+    /// An answer with `status`, `body` and `headers`.
+    public init(status: Int, body: Data, headers: [String: String] = [:]) {
         self.status = status
         self.body = body
+        self.headers = headers
     }
 
     /// The body decoded from JSON as `type`.

@@ -1,5 +1,7 @@
+import Foundation
 import StateLoopSimulation
 import StateLoopSync
+import StateLoopSyncTransports
 import Synchronization
 
 /// One client's device: the disk its app's mutation store keeps, which outlives a kill, and
@@ -31,34 +33,44 @@ final class Launch: Sendable {
     init(_ launch: Int, of device: Device, simulation: Simulation, network: SimulatedNetwork, server: any ListBackend) {
         let clientID = ClientID(rawValue: "client\(device.number)-\(launch)")
         let (pushes, delivery) = AsyncStream.makeStream(of: PushMessage<[String]>.self)
-        let pull: @Sendable () async throws -> Versioned<[String]> = {
-            try await network.travel()
-            try network.lose(oneIn: 10)
-            return try await server.value(for: clientID, on: device.number)
-        }
         let name = "client \(device.number) (launch \(launch))"
-        let send: @Sendable (Append, MutationID) async throws -> Version = { append, id in
-            simulation.record("\(name) sends \(append.text) as \(id)")
-            try await network.travel()
-            try network.lose(oneIn: 8)
-            let (version, pushes) = try await server.apply(append, id: id, on: device.number)
-            simulation.record("server has \(append.text) at \(version.counter)")
-            // Each reader's copy of the new list, delayed on its own, some lost.
-            for (delivery, message) in pushes { network.push(message, to: delivery) }
-            try await network.travel()
-            // Applied, and the answer lost on its way back: the client sends it again.
-            try network.lose(oneIn: 8)
-            simulation.record("\(name) hears \(append.text) is at \(version.counter)")
-            return version
-        }
         let policy = SimulatedNetwork.policy
-        var sources = ResourceSources(pull: pull, push: pushes)
-        // A server with push sockets of its own runs the channel; the scenario's server
-        // pushes into the stream.
-        if let socket = server.pushSocket(for: clientID, on: device.number, network: network) { sources.push = socket }
-        let remote = RemoteResource(sources: sources, policy: policy, clock: network.clock)
-        let resource = OptimisticResource(
-            resource: remote, store: device.disk.store(), clientID: clientID, policy: policy, clock: network.clock, send: send)
+        let remote: RemoteResource<[String]>
+        let resource: OptimisticResource<Append>
+        if let kit = server as? KitListServer {
+            // The app as it would be written: one endpoint for the server, one call for the
+            // resource, its mutations and its push socket.
+            let endpoint = SyncEndpoint(
+                server: URL(string: "http://kit.simulated")!, bearerToken: "device\(device.number)", policy: policy,
+                reconnectBackoff: .seconds(1), clock: network.clock, transport: kit.transport(for: device.number, network: network))
+            resource = endpoint.optimisticResource(at: "/list", for: Append.self, store: device.disk.store(), clientID: clientID)
+            remote = resource.resource
+        } else if let server = server as? ListServer {
+            let pull: @Sendable () async throws -> Versioned<[String]> = {
+                try await network.travel()
+                try network.lose(oneIn: 10)
+                return try await server.value(for: clientID, on: device.number)
+            }
+            let send: @Sendable (Append, MutationID) async throws -> Version = { append, id in
+                simulation.record("\(name) sends \(append.text) as \(id)")
+                try await network.travel()
+                try network.lose(oneIn: 8)
+                let (version, pushes) = try await server.apply(append, id: id, on: device.number)
+                simulation.record("server has \(append.text) at \(version.counter)")
+                // Each reader's copy of the new list, delayed on its own, some lost.
+                for (delivery, message) in pushes { network.push(message, to: delivery) }
+                try await network.travel()
+                // Applied, and the answer lost on its way back: the client sends it again.
+                try network.lose(oneIn: 8)
+                simulation.record("\(name) hears \(append.text) is at \(version.counter)")
+                return version
+            }
+            remote = RemoteResource(sources: ResourceSources(pull: pull, push: pushes), policy: policy, clock: network.clock)
+            resource = OptimisticResource(
+                resource: remote, store: device.disk.store(), clientID: clientID, policy: policy, clock: network.clock, send: send)
+        } else {
+            preconditionFailure("no server of the scenario's is a \(type(of: server))")
+        }
         self.clientID = clientID
         self.remote = remote
         self.resource = resource

@@ -141,7 +141,7 @@ struct MutationsScenario {
 }
 
 /// Appends `text` to the list.
-struct Append: Mutation {
+struct Append: Mutation, Codable {
     typealias Value = [String]
     let text: String
 

@@ -32,9 +32,8 @@ public struct ResponseTooLargeError: Error, Hashable, Sendable, CustomStringConv
     }
 }
 
-/// One HTTP request and its answer, as both HTTP transports (and an app's own calls beside them,
-/// such as Nightride's login) make it: the body read up to a limit, a status outside 200–299
-/// turned into ``HTTPStatusError``.
+/// What ``NetworkTransport`` and the test kit's HTTP client share: the process's AsyncHTTPClient,
+/// requests built for it, bodies read up to a limit, a retry of a request never sent.
 ///
 /// Built on AsyncHTTPClient rather than URLSession: on Linux, FoundationNetworking's URLSession
 /// deadlocks when a waiting call is cancelled (swift-corelibs-foundation issue 5412), crashes
@@ -79,32 +78,10 @@ package enum HTTPExchange {
         return request
     }
 
-    /// Sends `request` and returns the body of its successful answer.
-    ///
-    /// - Throws: ``HTTPStatusError`` for a status outside 200–299 (whatever its body's size: the
-    ///   body of an error is not read), ``ResponseTooLargeError`` for a successful answer over
-    ///   `limit` bytes, `CancellationError` or AsyncHTTPClient's `HTTPClientError.cancelled` when
-    ///   the calling task is cancelled, or the transport's error.
-    package static func body(of request: HTTPClientRequest, client: HTTPClient? = nil, limit: Int) async throws -> Data {
-        let response = try await retryingUnsent { try await (client ?? sharedClient).execute(request, timeout: deadline) }
-        if let failure = statusError(response) { throw failure }
-        let declared = response.headers.first(name: "Content-Length").flatMap { Int($0) }
-        if let declared, declared > limit {
-            throw ResponseTooLargeError(limit: limit, declaredLength: declared)
-        }
-        do {
-            // Collected as it arrives: an endless body ends at the limit, when the body is dropped
-            // and with it the connection.
-            return try await collect(response, upTo: limit)
-        } catch is NIOTooManyBytesError {
-            throw ResponseTooLargeError(limit: limit, declaredLength: declared)
-        }
-    }
-
     /// `response`'s body, read as it arrives up to `limit` bytes.
     ///
     /// - Throws: `NIOTooManyBytesError` past the limit.
-    private static func collect(_ response: HTTPClientResponse, upTo limit: Int) async throws -> Data {
+    static func collect(_ response: HTTPClientResponse, upTo limit: Int) async throws -> Data {
         Data(try await response.body.collect(upTo: limit).readableBytesView)
     }
 
@@ -116,21 +93,6 @@ package enum HTTPExchange {
         let request = request(HTTPMethod(rawValue: method), url, headers: headers, body: body)
         let response = try await retryingUnsent { try await sharedClient.execute(request, timeout: deadline) }
         return (Int(response.status.code), try await collect(response, upTo: limit))
-    }
-
-    /// `GET url` with `headers`: the body of its successful answer (see
-    /// ``body(of:client:limit:)``).
-    package static func get(_ url: URL, headers: [String: String] = [:], limit: Int = 4 << 20) async throws -> Data {
-        try await body(of: request(.GET, url, headers: headers), limit: limit)
-    }
-
-    /// `POST url` with a JSON `body` and `headers`: the body of its successful answer (see
-    /// ``body(of:client:limit:)``).
-    package static func post(
-        _ url: URL, json: Data, headers: [String: String] = [:], client: HTTPClient? = nil, limit: Int = 4 << 20
-    ) async throws -> Data {
-        let headers = headers.merging(["Content-Type": "application/json"]) { _, json in json }
-        return try await body(of: request(.POST, url, headers: headers, body: json), client: client, limit: limit)
     }
 
     /// `send()`, made once more when it failed before a byte of the request was written: a pooled
@@ -145,15 +107,6 @@ package enum HTTPExchange {
             try Task.checkCancellation()
             return try await send()
         }
-    }
-
-    /// The error for a status outside 200–299, with the server's `Retry-After` if usable.
-    static func statusError(_ response: HTTPClientResponse) -> HTTPStatusError? {
-        guard !(200...299).contains(response.status.code) else { return nil }
-        return HTTPStatusError(
-            status: Int(response.status.code),
-            retryAfter: RetryAfter.parse(response.headers.first(name: "Retry-After"))
-        )
     }
 
     /// A short message for a transport error, for a user: "connection refused" rather than the

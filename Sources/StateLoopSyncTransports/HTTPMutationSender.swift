@@ -13,7 +13,7 @@ import StateLoopSync
 public struct HTTPMutationSender<M: Encodable & Sendable>: Sendable {
     private let url: URL
     private let headers: [String: String]
-    private let client: HTTPClient?
+    private let transport: any SyncTransport
     private let maximumResponseBytes: Int
 
     /// Mutations to `url`, with extra `headers` (an `Authorization` bearer token, say).
@@ -33,9 +33,14 @@ public struct HTTPMutationSender<M: Encodable & Sendable>: Sendable {
         client: HTTPClient? = nil,
         maximumResponseBytes: Int = 4 << 20
     ) {
+        self.init(url: url, headers: headers, transport: NetworkTransport(client: client), maximumResponseBytes: maximumResponseBytes)
+    }
+
+    /// Mutations to `url` over `transport`.
+    init(url: URL, headers: [String: String], transport: any SyncTransport, maximumResponseBytes: Int) {
         self.url = url
         self.headers = headers
-        self.client = client
+        self.transport = transport
         self.maximumResponseBytes = maximumResponseBytes
     }
 
@@ -45,10 +50,9 @@ public struct HTTPMutationSender<M: Encodable & Sendable>: Sendable {
         // from another mutation under the same id.
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let data = try await HTTPExchange.post(
-            url, json: try encoder.encode(mutation), headers: headers.merging(["Mutation-ID": id.rawValue]) { _, id in id },
-            client: client, limit: maximumResponseBytes
-        )
+        let headers = headers.merging(["Mutation-ID": id.rawValue, "Content-Type": "application/json"]) { _, new in new }
+        let request = TransportRequest(method: "POST", url: url, headers: headers, body: try encoder.encode(mutation))
+        let data = try await transport.body(of: request, limit: maximumResponseBytes)
         return try JSONDecoder().decode(MutationReceipt.self, from: data).version
     }
 }

@@ -11,8 +11,8 @@ import StateLoopSync
 /// transport errors are thrown as AsyncHTTPClient reports them (transient). A cancelled pull
 /// ends at once, its connection closed.
 public struct HTTPPull<Value: Decodable & Sendable>: Sendable {
-    private let request: HTTPClientRequest
-    private let client: HTTPClient?
+    private let request: TransportRequest
+    private let transport: any SyncTransport
     private let maximumResponseBytes: Int
 
     /// A pull of `url`, with extra `headers` (an `Authorization` bearer token, say).
@@ -32,14 +32,19 @@ public struct HTTPPull<Value: Decodable & Sendable>: Sendable {
         client: HTTPClient? = nil,
         maximumResponseBytes: Int = 4 << 20
     ) {
-        request = HTTPExchange.request(.GET, url, headers: headers)
-        self.client = client
+        self.init(url: url, headers: headers, transport: NetworkTransport(client: client), maximumResponseBytes: maximumResponseBytes)
+    }
+
+    /// A pull of `url` over `transport`.
+    init(url: URL, headers: [String: String], transport: any SyncTransport, maximumResponseBytes: Int) {
+        request = TransportRequest(method: "GET", url: url, headers: headers)
+        self.transport = transport
         self.maximumResponseBytes = maximumResponseBytes
     }
 
     /// Fetches and decodes the current value.
     public func callAsFunction() async throws -> Versioned<Value> {
-        let data = try await HTTPExchange.body(of: request, client: client, limit: maximumResponseBytes)
+        let data = try await transport.body(of: request, limit: maximumResponseBytes)
         return try JSONDecoder().decode(VersionedPayload<Value>.self, from: data).versioned
     }
 }

@@ -36,7 +36,7 @@ extension SyncEndpoint {
         }
         let key = address(route, nil, nil).absoluteString
         let headers = headers
-        let client = client
+        let transport = transport
         let push = WebSocketPush<RowsDifference<Row>>(
             url: pushURL(route + "/push"),
             headers: headers,
@@ -46,11 +46,11 @@ extension SyncEndpoint {
             firstHandshakeTimeout: .seconds(1),
             clock: clock,
             logger: logger
-        )
+        ).over(transport)
         let pushAddress: @Sendable (String?) -> String = { cookie in Self.webSocketAddress(of: address(route + "/push", cookie, nil)) }
         let get: @Sendable (URL, ClientID) async throws -> RowsDifference<Row> = { address, clientID in
-            let request = HTTPExchange.request(.GET, address, headers: headers.merging(["Client-ID": clientID.rawValue]) { _, id in id })
-            let data = try await HTTPExchange.body(of: request, client: client, limit: maximumAnswerBytes)
+            let request = TransportRequest(method: "GET", url: address, headers: headers.merging(["Client-ID": clientID.rawValue]) { _, id in id })
+            let data = try await transport.body(of: request, limit: maximumAnswerBytes)
             return try RowsDifference<Row>.decode(message: data)
         }
         return RowSource(
@@ -90,11 +90,11 @@ extension SyncEndpoint {
     }
 
     /// Sends mutations of a collection's rows: `POST path` with the mutation as JSON and its
-    /// `Mutation-ID`, as ``optimisticResource(at:for:pushPath:store:)`` sends a value's. Give it
+    /// `Mutation-ID`, as ``optimisticResource(at:for:pushPath:store:clientID:)`` sends a value's. Give it
     /// to a local collection (StateLoopCollections), which sends its queue through it, in order.
     public func rowMutations<M: Encodable & Sendable>(at path: String, for type: M.Type = M.self) -> @Sendable (M, MutationID) async throws -> Version
     {
-        let sender = HTTPMutationSender<M>(url: url(path), headers: headers, client: client, maximumResponseBytes: maximumResponseBytes)
+        let sender = HTTPMutationSender<M>(url: url(path), headers: headers, transport: transport, maximumResponseBytes: maximumResponseBytes)
         return { mutation, id in try await sender(mutation, id) }
     }
 }

@@ -39,11 +39,21 @@ public struct SyncEndpoint: Sendable {
     public var logger: Logger
     /// The largest answer accepted, in bytes (see ``ResponseTooLargeError``).
     public var maximumResponseBytes: Int
-    /// The HTTP client to send with; `nil` shares one client for the process.
+    /// The HTTP client to send with; `nil` shares one client for the process. Unused when the
+    /// endpoint was given a transport of its own.
     public var client: HTTPClient?
+    /// The transport given at its creation, if any.
+    private let customTransport: (any SyncTransport)?
+
+    /// What carries its requests and push sockets: the one it was given, or the network
+    /// (``NetworkTransport``) with ``client`` and ``logger``.
+    public var transport: any SyncTransport {
+        customTransport ?? NetworkTransport(client: client, logger: logger)
+    }
 
     /// The server at `server`, as the session whose token is `bearerToken` (sent as
-    /// `Authorization: Bearer <token>`), with extra `headers`.
+    /// `Authorization: Bearer <token>`), with extra `headers`, reached over `transport` (`nil`:
+    /// the network).
     public init(
         server: URL,
         bearerToken: String? = nil,
@@ -53,8 +63,10 @@ public struct SyncEndpoint: Sendable {
         clock: any Clock<Duration> = ContinuousClock(),
         logger: Logger = Logger(label: "StateLoopSync.endpoint"),
         maximumResponseBytes: Int = 4 << 20,
-        client: HTTPClient? = nil
+        client: HTTPClient? = nil,
+        transport: (any SyncTransport)? = nil
     ) {
+        customTransport = transport
         self.server = server
         var headers = headers
         if let bearerToken { headers["Authorization"] = "Bearer \(bearerToken)" }
@@ -78,7 +90,7 @@ public struct SyncEndpoint: Sendable {
     ///   - pushPath: The path of its push socket, when not `<path>/push`.
     ///   - clientID: The client named on its reads (`Client-ID`); give the same one to
     ///     the optimistic resource that sends mutations for it, so that its values say which of
-    ///     them they contain. ``optimisticResource(at:for:pushPath:store:)`` does this itself.
+    ///     them they contain. ``optimisticResource(at:for:pushPath:store:clientID:)`` does this itself.
     public func resource<Value: Decodable & Sendable>(
         at path: String, as type: Value.Type = Value.self, pushPath: String? = nil, clientID: ClientID = ClientID()
     ) -> RemoteResource<Value> {
@@ -90,12 +102,15 @@ public struct SyncEndpoint: Sendable {
     /// sends each mutation with `POST <path>` and its `Mutation-ID`, in order, for as long as
     /// it takes, keeping its queue in `store` across launches. Stopping it stops the resource
     /// under it too.
+    ///
+    /// - Parameter clientID: The client that numbers its mutations and reads its values; a new
+    ///   one by default. A simulation gives one of its own, so that every name in its run comes
+    ///   from its seed.
     public func optimisticResource<M: Mutation>(
-        at path: String, for type: M.Type = M.self, pushPath: String? = nil, store: (any MutationStore<M>)? = nil
+        at path: String, for type: M.Type = M.self, pushPath: String? = nil, store: (any MutationStore<M>)? = nil, clientID: ClientID = ClientID()
     ) -> OptimisticResource<M> where M.Value: Decodable {
-        let clientID = ClientID()
         let resource = resource(at: path, as: M.Value.self, pushPath: pushPath, clientID: clientID)
-        let sender = HTTPMutationSender<M>(url: url(path), headers: headers, client: client, maximumResponseBytes: maximumResponseBytes)
+        let sender = HTTPMutationSender<M>(url: url(path), headers: headers, transport: transport, maximumResponseBytes: maximumResponseBytes)
         return OptimisticResource(
             resource: resource, store: store, clientID: clientID, policy: policy, clock: clock, stopsResource: true,
             send: sender.callAsFunction
@@ -109,7 +124,7 @@ public struct SyncEndpoint: Sendable {
         let (online, report) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(1))
         let headers = headers.merging(["Client-ID": clientID.rawValue]) { _, client in client }
         var sources = ResourceSources(
-            pull: HTTPPull<Value>(url: url(path), headers: headers, client: client, maximumResponseBytes: maximumResponseBytes),
+            pull: HTTPPull<Value>(url: url(path), headers: headers, transport: transport, maximumResponseBytes: maximumResponseBytes),
             push: WebSocketPush<Value>(
                 url: pushURL(pushPath ?? path + "/push"),
                 headers: headers,
@@ -123,7 +138,7 @@ public struct SyncEndpoint: Sendable {
                 clock: clock,
                 logger: logger,
                 onConnectionChange: { report.yield($0) }
-            )
+            ).over(transport)
         )
         sources.connectivity = { send in
             for await isOnline in online {
@@ -147,7 +162,7 @@ public struct SyncEndpoint: Sendable {
     /// check that it leads to this server with ``link(_:)``: every request carries the session's
     /// token.
     public func get<Answer: Decodable>(_ url: URL, as type: Answer.Type = Answer.self) async throws -> Answer {
-        let data = try await HTTPExchange.body(of: HTTPExchange.request(.GET, url, headers: headers), client: client, limit: maximumResponseBytes)
+        let data = try await transport.body(of: TransportRequest(method: "GET", url: url, headers: headers), limit: maximumResponseBytes)
         return try JSONDecoder().decode(Answer.self, from: data)
     }
 
@@ -157,8 +172,10 @@ public struct SyncEndpoint: Sendable {
     public func post<Body: Encodable, Answer: Decodable>(_ path: String, _ body: Body, as type: Answer.Type = Answer.self) async throws -> Answer {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let data = try await HTTPExchange.post(
-            url(path), json: try encoder.encode(body), headers: headers, client: client, limit: maximumResponseBytes)
+        let request = TransportRequest(
+            method: "POST", url: url(path), headers: headers.merging(["Content-Type": "application/json"]) { _, json in json },
+            body: try encoder.encode(body))
+        let data = try await transport.body(of: request, limit: maximumResponseBytes)
         return try JSONDecoder().decode(Answer.self, from: data)
     }
 

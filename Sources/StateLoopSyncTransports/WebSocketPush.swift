@@ -1,17 +1,7 @@
 import Foundation
-import HTTPTypes
 import Logging
-import NIOCore
-import NIOHTTP1
-import NIOSSL
-import NIOWebSocket
 import StateLoopSync
 import Synchronization
-@_spi(WSInternal) import WSCore
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 /// A push source over a WebSocket, with reconnection.
 ///
@@ -24,11 +14,8 @@ import Synchronization
 /// outage as `.failed(PushRefusedError())`: the resource pulls to learn why, and a 401 there
 /// makes it unauthorized, which cancels this source until the app signs in again.
 ///
-/// The upgrade is made on NIO directly (URLSession's WebSocket task does not work on Linux), so
-/// that the source holds every socket it opens and closes it when its attempt ends: a refused or
-/// broken upgrade, one given up at its deadline, a connection lost. swift-websocket's client
-/// kept such sockets open with no way to reach them. The frames of an upgraded connection
-/// (messages, pings, the close handshake) are swift-websocket's.
+/// Each attempt is one socket of its transport's: the network's (``NetworkTransport``) unless a
+/// ``SyncEndpoint`` made it on another, such as a server in the same process.
 public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     /// The largest message accepted, in bytes, whole or in frames; a larger one ends the
     /// connection (and is logged), and the reconnection's pull fetches the value instead.
@@ -54,6 +41,8 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     private let clock: any Clock<Duration>
     private let logger: Logger
     private var onConnectionChange: @Sendable (Bool) async -> Void
+    /// What carries each attempt; `nil`, the network, with `pingInterval` and `logger`.
+    private var transport: (any SyncTransport)?
 
     /// - Parameters:
     ///   - url: The `ws://` or `wss://` address.
@@ -126,17 +115,7 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
     /// else a server can do costs it, and the client, at most one attempt per `maxBackoff`.
     /// Every attempt's socket is closed when the attempt ends, however it ends.
     public func run(receive: @escaping @Sendable (PushMessage<Value>) async -> Void) async {
-        let first = address()
-        if PushTarget(first) == nil {
-            logger.error("push address is not a ws:// or wss:// address with a host", metadata: ["url": "\(first)"])
-        }
-        let tls: NIOSSLContext?
-        do {
-            tls = try PushTarget(first)?.usesTLS == true ? NIOSSLContext(configuration: .makeClientConfiguration()) : nil
-        } catch {
-            logger.error("push TLS could not be set up", metadata: ["error": "\(error)"])
-            tls = nil
-        }
+        let transport = transport ?? NetworkTransport(pingInterval: pingInterval, logger: logger)
         var backoff = initialBackoff
         // Every connection but the one of the first attempt is a reconnection: whatever came
         // between (a lost connection, an attempt refused, unanswered or turned away after its
@@ -147,10 +126,30 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         var deadline = firstDeadline
         while !Task.isCancelled {
             attempts += 1
-            let outcome = await connect(
-                target: attempts == 1 ? PushTarget(first) : PushTarget(address()), tls: tls, isReconnection: attempts > 1, deadline: deadline,
-                receive: receive
-            )
+            let isReconnection = attempts > 1
+            let stopwatch = OpeningStopwatch(on: clock)
+            let outcome: PushAttempt
+            let target = address()
+            if let url = URL(string: target) {
+                outcome = await transport.openPush(
+                    TransportRequest(method: "GET", url: url, headers: headers), deadline: deadline, maximumMessageBytes: maximumMessageBytes,
+                    opened: { [onConnectionChange, hintsOnReconnection] in
+                        stopwatch.start()
+                        await onConnectionChange(true)
+                        if isReconnection && hintsOnReconnection {
+                            await receive(.changed)
+                        }
+                    },
+                    message: { text in
+                        if let decoded = decode(text) {
+                            await receive(decoded)
+                        }
+                    }
+                )
+            } else {
+                logger.error("push address does not parse", metadata: ["url": "\(target)"])
+                outcome = .unreachable
+            }
             switch outcome {
             case .refused:
                 deadline = firstDeadline
@@ -175,11 +174,11 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
             case .unanswered:
                 logger.warning("push upgrade unanswered within \(deadline): the attempt is given up and retried")
                 deadline = min(deadline * 2, handshakeTimeout)
-            case .ended(let uptime, let failed):
+            case .ended(let failed):
                 deadline = firstDeadline
                 askedWhyRefused = false
                 await onConnectionChange(false)
-                if uptime >= healthyAfter && !failed {
+                if (stopwatch.elapsed ?? .zero) >= healthyAfter && !failed {
                     backoff = initialBackoff
                 }
             }
@@ -193,168 +192,11 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         }
     }
 
-    /// How one connection attempt went.
-    enum Attempt: Equatable {
-        /// Connected, then lost after `uptime` on the clock; `failed` when the connection ended
-        /// on a protocol failure (a message over the limit, a malformed frame), not a close.
-        case ended(uptime: Duration, failed: Bool)
-        /// The server answered the upgrade request with something other than 101.
-        case refused
-        /// The server answered, but the handshake broke: a 101 with a wrong
-        /// `Sec-WebSocket-Accept`, or an answer that is not HTTP.
-        case brokenHandshake
-        /// No connection (no server, a network error).
-        case unreachable
-        /// The upgrade was not answered within the attempt's deadline.
-        case unanswered
-    }
-
-    /// Connects once and passes the messages on until the connection ends, or until the
-    /// handshake deadline passes without an answer to the upgrade. The attempt's socket is
-    /// closed before this returns, whatever the outcome: a hanging upgrade is ended by it.
-    private func connect(
-        target: PushTarget?, tls: NIOSSLContext?, isReconnection: Bool, deadline: Duration,
-        receive: @escaping @Sendable (PushMessage<Value>) async -> Void
-    ) async -> Attempt {
-        let gate = HandshakeGate<Attempt>()
-        let socket = PushSocket()
-        // Unstructured: a hung attempt must not hold up its caller, as a child task would.
-        let attempt = Task {
-            gate.finish(
-                await self.attempt(target: target, tls: tls, socket: socket, isReconnection: isReconnection, gate: gate, receive: receive)
-            )
-        }
-        let watchdog = Task {
-            if (try? await Task.sleep(for: deadline)) != nil {
-                gate.giveUp(with: .unanswered)
-            }
-        }
-        defer {
-            watchdog.cancel()
-            socket.close()
-        }
-        return await withTaskCancellationHandler {
-            await gate.outcome()
-        } onCancel: {
-            attempt.cancel()
-            socket.close()
-            gate.giveUp(with: .unreachable)
-        }
-    }
-
-    /// One connection attempt: its end, once the connection ends.
-    private func attempt(
-        target: PushTarget?, tls: NIOSSLContext?, socket: PushSocket, isReconnection: Bool, gate: HandshakeGate<Attempt>,
-        receive: @escaping @Sendable (PushMessage<Value>) async -> Void
-    ) async -> Attempt {
-        guard let target else { return .unreachable }
-        defer { socket.close() }
-        let answer: PushUpgrade
-        do {
-            answer = try await target.upgrade(
-                headers: headerFields, maximumFrameBytes: maximumMessageBytes, closeDeadline: .seconds(2), tls: tls, socket: socket
-            )
-        } catch {
-            if Self.isBrokenHandshake(error) {
-                logger.warning("push upgrade answered wrongly: the socket is closed and the attempt retried", metadata: ["error": "\(error)"])
-                return .brokenHandshake
-            }
-            logEnd(error, connected: false)
-            return .unreachable
-        }
-        guard case .upgraded(let channel) = answer else { return .refused }
-        // Upgraded after its deadline: a later attempt has taken over (the socket is closed
-        // on the way out).
-        guard gate.upgraded() else { return .unreachable }
-        let stopwatch = Stopwatch(on: clock)
-        let configuration = WebSocketHandler.Configuration(
-            extensions: [],
-            autoPing: pingInterval.map { .enabled(timePeriod: $0) } ?? .disabled,
-            // A server that does not answer the client's close holds the socket no longer (the
-            // same deadline is the upgrade's `CloseDeadline`, for a close sent while the
-            // handler still reads).
-            closeTimeout: .seconds(2),
-            validateUTF8: false,
-            // The default frame limit (16 KiB) would end the connection for a message far under
-            // the message limit, sent in one frame as servers do.
-            maxFrameSize: maximumMessageBytes
-        )
-        do {
-            let close = try await WebSocketHandler.handle(
-                type: .client, configuration: configuration, asyncChannel: channel, context: PushSocketContext(logger: logger)
-            ) { inbound, _, _ in
-                await onConnectionChange(true)
-                if isReconnection && hintsOnReconnection {
-                    await receive(.changed)
-                }
-                for try await message in inbound.messages(maxSize: maximumMessageBytes) {
-                    if let decoded = decode(message) {
-                        await receive(decoded)
-                    }
-                }
-            }
-            logClose(close)
-            return .ended(uptime: stopwatch.elapsed, failed: socket.endedOnProtocolFailure || Self.isProtocolFailure(close))
-        } catch {
-            logEnd(error, connected: true)
-            return .ended(uptime: stopwatch.elapsed, failed: socket.endedOnProtocolFailure || !(error is CancellationError))
-        }
-    }
-
-    /// Whether an upgrade failed on what the server answered, rather than on the network.
-    private static func isBrokenHandshake(_ error: any Error) -> Bool {
-        error is NIOHTTPClientUpgradeError || error is HTTPParserError || error is NIOSSLError
-    }
-
-    /// Whether a close says the connection broke a rule of the protocol (the server's, or the
-    /// client's own answer to a frame over the limit), rather than that it ended.
-    private static func isProtocolFailure(_ close: WebSocketCloseFrame?) -> Bool {
-        switch close?.closeCode {
-        case .messageTooLarge?, .protocolError?, .dataInconsistentWithMessage?, .unacceptableData?: true
-        default: false
-        }
-    }
-
-    /// Logs how a connection that ended without an error closed: quietly when the server closed
-    /// it properly, loudly otherwise. A frame over the limit lands here: swift-websocket's frame
-    /// decoder drops the connection without a close handshake and without an error.
-    private func logClose(_ close: WebSocketCloseFrame?) {
-        switch close?.closeCode {
-        case .normalClosure?, .goingAway?:
-            logger.debug("push connection closed by the server")
-        case .messageTooLarge?:
-            logMessageTooLarge()
-        case let code?:
-            logger.warning("push connection closed on an error", metadata: ["code": "\(code)", "reason": "\(close?.reason ?? "")"])
-        case nil:
-            logger.warning(
-                "push connection lost without a close from the server: a frame over the limit, or a dropped connection",
-                metadata: ["limit": "\(maximumMessageBytes) bytes"]
-            )
-        }
-    }
-
-    /// Logs why a connection ended or could not start: loudly for what a server should not do,
-    /// quietly for a server that is not there (retried every backoff).
-    private func logEnd(_ error: any Error, connected: Bool) {
-        // swift-websocket's frame handling ends a message over the limit with an error of its
-        // own (package-only): known by its description, for the log alone.
-        if "\(error)".contains("messageTooLarge") {
-            logMessageTooLarge()
-        } else if error is CancellationError || Task.isCancelled {
-            logger.debug("push connection cancelled")
-        } else if connected {
-            logger.warning("push connection ended by an error", metadata: ["error": "\(error)"])
-        } else {
-            logger.debug("push connection failed", metadata: ["error": "\(error)"])
-        }
-    }
-
-    private func logMessageTooLarge() {
-        logger.warning(
-            "push connection closed: the server sent a message over the limit; a pull fetches the value",
-            metadata: ["limit": "\(maximumMessageBytes) bytes"]
-        )
+    /// The same source over `transport`.
+    func over(_ transport: any SyncTransport) -> Self {
+        var source = self
+        source.transport = transport
+        return source
     }
 
     /// The same source for a collection's socket: its address asked at every attempt, its
@@ -375,12 +217,10 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
 
     /// One message as the resource sees it; `nil` for one that says nothing (`{"changed":
     /// false}`).
-    func decode(_ message: WebSocketMessage) -> PushMessage<Value>? {
+    func decode(_ message: Result<String, PushDecodingError>) -> PushMessage<Value>? {
         switch message {
-        case .text(let text):
-            decode(text)
-        case .binary:
-            .failed(PushDecodingError(problem: "a binary message, where JSON text was expected", message: ""))
+        case .success(let text): decode(text)
+        case .failure(let error): .failed(error)
         }
     }
 
@@ -399,15 +239,6 @@ public struct WebSocketPush<Value: Decodable & Sendable>: Sendable {
         }
     }
 
-    private var headerFields: HTTPFields {
-        var fields = HTTPFields()
-        for (name, value) in headers {
-            if let field = HTTPField.Name(name) {
-                fields[field] = value
-            }
-        }
-        return fields
-    }
 }
 
 extension ResourceSources where Value: Decodable {
@@ -418,24 +249,32 @@ extension ResourceSources where Value: Decodable {
     }
 }
 
-/// How long a connection has been up, on the push source's clock.
-private struct Stopwatch: Sendable {
-    private let elapsedSinceStart: @Sendable () -> Duration
+/// How long a connection has been up, on the push source's clock: started when the transport
+/// says the socket opened, read once it ended.
+private final class OpeningStopwatch: Sendable {
+    private let readClock: @Sendable () -> Duration
+    private let started = Mutex<Duration?>(nil)
 
-    /// Starts counting now on `clock`.
+    /// A stopwatch on `clock`, not started.
     init(on clock: any Clock<Duration>) {
-        elapsedSinceStart = Self.elapsed(on: clock)
+        readClock = Self.reading(clock)
     }
 
-    /// The time since now on `clock`, measured when called (generic, so that two of its
-    /// instants can be subtracted).
-    private static func elapsed<C: Clock<Duration>>(on clock: C) -> @Sendable () -> Duration {
-        let start = clock.now
-        return { start.duration(to: clock.now) }
+    /// The time since a fixed instant of `clock` (generic, so that two of its instants can be
+    /// subtracted).
+    private static func reading<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
+        let origin = clock.now
+        return { origin.duration(to: clock.now) }
     }
 
-    /// The time since the stopwatch was made.
-    var elapsed: Duration {
-        elapsedSinceStart()
+    /// Starts counting now.
+    func start() {
+        let now = readClock()
+        started.withLock { $0 = now }
+    }
+
+    /// The time since ``start()``; `nil` if it never started.
+    var elapsed: Duration? {
+        started.withLock { $0 }.map { readClock() - $0 }
     }
 }

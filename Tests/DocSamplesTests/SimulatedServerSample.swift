@@ -1,8 +1,10 @@
+import Foundation
 import Hummingbird
 import StateLoopServer
 import StateLoopServerTesting
 import StateLoopSimulation
 import StateLoopSync
+import StateLoopSyncTransports
 import StateLoopWire
 
 /// The server sample of `Sources/StateLoopSimulation/StateLoopSimulation.docc/StateLoopSimulation.md`:
@@ -23,15 +25,10 @@ enum SimulatedServerSample {
         server.serve(board, at: "board") { _, _ in "main" }
         let router = Router(context: SyncRequestContext.self)
         server.addRoutes(to: router)
-        let http = InProcessHTTPClient(router: router, headers: ["Authorization": "Bearer ann"])
         let clock = SimulationClock()
-        let resource = RemoteResource<[String]>(
-            sources: ResourceSources(pull: {
-                let answer = try await http.send("GET", "/board")
-                guard answer.status == 200 else { throw HTTPStatusError(status: answer.status) }
-                return try answer.decode()
-            }),
-            clock: clock)
+        let transport = InProcessTransport(router: router, server: server, clock: clock, runsInSimulation: true)
+        let app = SyncEndpoint(server: URL(string: "http://board.simulated")!, bearerToken: "ann", clock: clock, transport: transport)
+        let resource = app.resource(at: "/board", as: [String].self, clientID: ClientID(rawValue: "ann-1"))
         // End of the example.
         return resource
     }

@@ -159,9 +159,10 @@ struct HTTPHardeningTests {
         try await withLoopback(hostileRouter(retryAfter: Shared(""), slowReleased: released)) { port in
             defer { released.value = true }
             let plain: (name: String, call: @Sendable () async throws -> Void) = (
-                "HTTPExchange.get",
+                "NetworkTransport.send",
                 {
-                    _ = try await HTTPExchange.get(URL(string: "http://127.0.0.1:\(port)/slow")!)
+                    _ = try await NetworkTransport().send(
+                        TransportRequest(method: "GET", url: URL(string: "http://127.0.0.1:\(port)/slow")!), limit: 1 << 20)
                 }
             )
             for (name, call) in transports(port: port, path: "slow") + [plain] {
