@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "nightride", targets: ["nightride"]),
+        .executable(name: "nightride-simulate", targets: ["nightride-simulate"]),
         // The server and clients, as products so that the benchmarks can load them.
         .library(name: "NightrideModel", targets: ["NightrideModel"]),
         .library(name: "NightrideServer", targets: ["NightrideServer"]),
@@ -124,6 +125,19 @@ let package = Package(
         // The library's test helpers (throwaway PostgreSQL, child processes, bounded waits) and
         // the inspector's page in headless Chromium: shared with the library's tests through
         // links to their folders, not products.
+        // Nightride's server and clients in one deterministic simulation.
+        .executableTarget(
+            name: "nightride-simulate",
+            dependencies: [
+                "NightrideModel", "NightrideServer", "NightrideClient",
+                .product(name: "StateLoop", package: "StateLoop"),
+                .product(name: "StateLoopSync", package: "StateLoop"),
+                .product(name: "StateLoopSyncTransports", package: "StateLoop"),
+                .product(name: "StateLoopServerTesting", package: "StateLoop"),
+                .product(name: "StateLoopSimulation", package: "StateLoop"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(name: "TestSupport", path: "Tests/Support/TestSupport"),
         .target(
             name: "InspectorTestSupport",
@@ -138,6 +152,8 @@ let package = Package(
             name: "NightrideDemoTests",
             dependencies: [
                 "NightrideDemo", "NightrideClient", "NightrideServer", "NightrideHarness", "NightrideModel", "TestSupport", "InspectorTestSupport",
+                // Run as a child process by SimulateTests: a simulation takes the whole process.
+                "nightride-simulate",
                 .product(name: "StateLoop", package: "StateLoop"),
                 .product(name: "StateLoopSync", package: "StateLoop"),
                 .product(name: "StateLoopJournal", package: "StateLoop"),

@@ -11,7 +11,7 @@ import Synchronization
 /// store that runs its transactions on the calling thread, serving the list at `GET /list` and
 /// its push sockets, and taking appends at `POST /list`. Its clients reach it as an app does,
 /// through a `SyncEndpoint`, here over the kit's `InProcessTransport` behind the scenario's
-/// network (``KitNetwork``). The kit applies a mutation id once, remembers its answer and counts
+/// network (``KitProcess`` inside a `LossyTransport`). The kit applies a mutation id once, remembers its answer and counts
 /// the client that numbered it; this type only says which device a bearer token is and whether
 /// its session holds.
 ///
@@ -79,8 +79,8 @@ final class KitListServer: ListBackend {
 
     /// The kit as `device`'s app reaches it: through its routes and its push sockets in this
     /// process, over `network`.
-    func transport(for device: Int, network: SimulatedNetwork) -> KitNetwork {
-        KitNetwork(server: self, device: device, network: network)
+    func transport(for device: Int, network: SimulatedNetwork) -> LossyTransport {
+        network.between(device, and: KitProcess(server: self, clock: clock))
     }
 
     /// The transport of the instance running now, and its number; `nil` while the process is

@@ -13,12 +13,16 @@ public struct NightrideAPI: Sendable {
     public let user: String
     /// The bearer token from the login.
     public let token: String
+    /// What carries the requests and push sockets; `nil`, the network.
+    public let transport: (any SyncTransport)?
 
-    /// The API as `user`, with a `token` from an earlier login.
-    public init(server: URL, user: String, token: String) {
+    /// The API as `user`, with a `token` from an earlier login, over `transport` (`nil`: the
+    /// network).
+    public init(server: URL, user: String, token: String, transport: (any SyncTransport)? = nil) {
         self.server = server
         self.user = user
         self.token = token
+        self.transport = transport
     }
 
     /// Logs `name` in with `password`; a name the server has not seen creates an account with
@@ -26,9 +30,10 @@ public struct NightrideAPI: Sendable {
     ///
     /// - Throws: `HTTPStatusError` 401 for a wrong password, 400 for a refused name or
     ///   password; the transport's error when the server cannot be reached.
-    public static func login(server: URL, name: String, password: String) async throws -> NightrideAPI {
-        let answer = try await SyncEndpoint(server: server).post("/login", LoginRequest(name: name, password: password), as: LoginResponse.self)
-        return NightrideAPI(server: server, user: answer.user, token: answer.token)
+    public static func login(server: URL, name: String, password: String, transport: (any SyncTransport)? = nil) async throws -> NightrideAPI {
+        let answer = try await SyncEndpoint(server: server, transport: transport).post(
+            "/login", LoginRequest(name: name, password: password), as: LoginResponse.self)
+        return NightrideAPI(server: server, user: answer.user, token: answer.token, transport: transport)
     }
 
     /// A short message for an error of this API, for a user: "connection refused" rather than
@@ -44,7 +49,7 @@ public struct NightrideAPI: Sendable {
     ) -> SyncEndpoint {
         SyncEndpoint(
             server: server, bearerToken: token, policy: policy, reconnectBackoff: reconnectBackoff, clock: clock,
-            logger: Logger(label: "nightride.push", factory: { _ in SwiftLogNoOpLogHandler() })
+            logger: Logger(label: "nightride.push", factory: { _ in SwiftLogNoOpLogHandler() }), transport: transport
         )
     }
 

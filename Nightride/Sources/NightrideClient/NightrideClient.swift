@@ -18,8 +18,9 @@ import StateLoopSyncTransports
 /// client.perform(.requestRide(to: gareDuNord))
 /// ```
 ///
-/// Threading: the client and its system belong to the main actor.
-@MainActor
+/// Threading: the client and its system belong to the actor they are created on (the main
+/// actor for a screen; any actor in a simulation, whose main actor does not run), and the
+/// compiler keeps them there.
 public final class NightrideClient {
     /// The API it talks to.
     public let api: NightrideAPI
@@ -34,7 +35,7 @@ public final class NightrideClient {
     /// Connects the resources and starts the system (restored from the journal if any).
     ///
     /// - Throws: ``JournalError`` when the journal cannot be opened at all.
-    public init(api: NightrideAPI, options: ClientOptions = ClientOptions()) throws(JournalError) {
+    public init(api: NightrideAPI, options: ClientOptions = ClientOptions(), isolation: isolated (any Actor)? = #isolation) throws(JournalError) {
         self.api = api
         let journal = try options.journalPath.map { path throws(JournalError) in
             try Journal<ClientState, ClientEvent>(
@@ -48,10 +49,12 @@ public final class NightrideClient {
         // id of its own, so that every value says which of its mutations it contains.
         let server = api.endpoint(policy: options.policy, reconnectBackoff: options.reconnectBackoff, clock: options.clock)
         driverModeChanges = server.optimisticResource(
-            at: "/me/driver-mode", for: DriverModeChange.self, store: journal?.mutationStore(named: "driver-mode", for: DriverModeChange.self)
+            at: "/me/driver-mode", for: DriverModeChange.self, store: journal?.mutationStore(named: "driver-mode", for: DriverModeChange.self),
+            clientID: options.clientIDPrefix.map { ClientID(rawValue: $0 + "-driver-mode") } ?? ClientID()
         )
         rideActions = server.optimisticResource(
-            at: "/me/ride", for: RideMutation.self, store: journal?.mutationStore(named: "ride", for: RideMutation.self))
+            at: "/me/ride", for: RideMutation.self, store: journal?.mutationStore(named: "ride", for: RideMutation.self),
+            clientID: options.clientIDPrefix.map { ClientID(rawValue: $0 + "-ride") } ?? ClientID())
         let feedbacks = Self.feedbacks(
             api: api,
             driverModeChanges: driverModeChanges,
@@ -61,9 +64,11 @@ public final class NightrideClient {
         let monitor = options.inspector?.monitor(named: "client \(api.user)", of: ClientState.self, ClientEvent.self)
         if let journal {
             system = System(
-                journal: journal, initialState: ClientState(user: api.user), reduce: ClientState.reduce, feedbacks: feedbacks, monitor: monitor)
+                journal: journal, initialState: ClientState(user: api.user), reduce: ClientState.reduce, feedbacks: feedbacks, monitor: monitor,
+                isolation: isolation)
         } else {
-            system = System(initialState: ClientState(user: api.user), reduce: ClientState.reduce, feedbacks: feedbacks, monitor: monitor)
+            system = System(
+                initialState: ClientState(user: api.user), reduce: ClientState.reduce, feedbacks: feedbacks, monitor: monitor, isolation: isolation)
         }
         monitor?.attach(to: system)
         options.inspector?.watch(rideActions, named: "ride \(api.user)")
@@ -225,6 +230,10 @@ public struct ClientOptions: Sendable {
     /// Records what the client's system does for an inspector; `nil`, the default, records
     /// nothing.
     public var inspector: Inspector?
+    /// The start of its resources' client ids (`<prefix>-driver-mode`, `<prefix>-ride`); `nil`,
+    /// the default, draws new ones. A simulation names them, so that its run depends on its
+    /// seed alone.
+    public var clientIDPrefix: String?
 
     /// Defaults fit for a demo on loopback: polls every 5 s, slow after 1 s, reconnects fast.
     public init(
@@ -233,8 +242,10 @@ public struct ClientOptions: Sendable {
         reconnectBackoff: Duration = .milliseconds(100),
         searchDebounce: Duration = .milliseconds(250),
         clock: any Clock<Duration> = ContinuousClock(),
-        inspector: Inspector? = nil
+        inspector: Inspector? = nil,
+        clientIDPrefix: String? = nil
     ) {
+        self.clientIDPrefix = clientIDPrefix
         self.journalPath = journalPath
         self.policy = policy ?? Self.demoPolicy
         self.reconnectBackoff = reconnectBackoff

@@ -98,10 +98,18 @@ public final class ChildProcess {
         }
     }
 
-    /// Waits for the end, then reads what was left in the pipes.
+    /// Waits for the end, then reads what was left in the pipes: both at once, since a child
+    /// whose standard error fills its pipe (64 KiB) stops until someone reads it.
     public func wait() -> Ended {
+        let errorsRead = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var errors = Data()
+        let errorPipe = self.stderr
+        Thread.detachNewThread {
+            errors = errorPipe.fileHandleForReading.readDataToEndOfFile()
+            errorsRead.signal()
+        }
         let rest = stdout.fileHandleForReading.readDataToEndOfFile()
-        let errors = stderr.fileHandleForReading.readDataToEndOfFile()
+        errorsRead.wait()
         process.waitUntilExit()
         let killed = process.terminationReason == .uncaughtSignal
         return Ended(

@@ -43,6 +43,13 @@ extension NightrideServer {
         /// kit's ``StateLoopServer/SignInLimits``.
         public var loginLimits: SignInLimits.Policy
 
+        /// Whether the server's work runs on the calling thread: passwords hashed on the
+        /// request's own task rather than on NIO's thread pool, and an in-memory store's
+        /// transactions on the caller's thread rather than GRDB's queue. A simulation runs every
+        /// step on one thread, and a job from another would come back at a moment its seed does
+        /// not decide.
+        package var runsOnCallingThread = false
+
         /// The most live sessions a user holds: a sign-in past it ends the oldest one (its
         /// token is refused from then on, its push sockets are closed), so that signing in
         /// again and again cannot grow what is stored. At most 99.

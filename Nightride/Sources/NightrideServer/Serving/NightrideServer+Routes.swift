@@ -17,20 +17,35 @@ extension NightrideServer {
             maximumConnections: configuration.maximumConnections,
             maximumConnectionsPerAddress: configuration.maximumConnectionsPerAddress,
             middleware: hooks.middleware,
-            routes: { router in
-                // A refusal or a kit error thrown here is answered by the kit's middleware, as JSON.
-                router.post("login") { request, context in try await self.login(request, context: context) }
-                router.get("places") { request, _ in
-                    _ = try await sync.principal(of: request)
-                    if self.configuration.placesLatency > .zero { try await self.sleep(self.configuration.placesLatency) }
-                    return try Response.json(self.rules.catalog.search(request.uri.queryParameters.get("q") ?? ""))
-                }
-                router.get("me/history") { request, _ in
-                    let user = try await sync.principal(of: request)
-                    return try Response.json(try await self.history(of: user, cursor: request.uri.queryParameters.get("cursor")))
-                }
-            }
+            routes: { router in addOwnRoutes(to: router, sync: sync) }
         )
+    }
+
+    /// Its routes on a router of their own, the kit's and Nightride's, and the sync server
+    /// they serve (its data opened): the server without its host, whose requests a simulation
+    /// answers in its own process.
+    package func routes() async throws -> (router: Router<SyncRequestContext>, sync: SyncServer<NightrideAccess>) {
+        let sync = try await openData().sync
+        let router = Router(context: SyncRequestContext.self)
+        sync.addRoutes(to: router)
+        hooks.middleware(router)
+        addOwnRoutes(to: router, sync: sync)
+        return (router, sync)
+    }
+
+    /// Sign-in, places and history.
+    private func addOwnRoutes(to router: Router<SyncRequestContext>, sync: SyncServer<NightrideAccess>) {
+        // A refusal or a kit error thrown here is answered by the kit's middleware, as JSON.
+        router.post("login") { request, context in try await self.login(request, context: context) }
+        router.get("places") { request, _ in
+            _ = try await sync.principal(of: request)
+            if self.configuration.placesLatency > .zero { try await self.sleep(self.configuration.placesLatency) }
+            return try Response.json(self.rules.catalog.search(request.uri.queryParameters.get("q") ?? ""))
+        }
+        router.get("me/history") { request, _ in
+            let user = try await sync.principal(of: request)
+            return try Response.json(try await self.history(of: user, cursor: request.uri.queryParameters.get("cursor")))
+        }
     }
 
     // MARK: Sign-in
@@ -91,7 +106,7 @@ extension NightrideServer {
     /// not per session: the user's other clients reconnect, and only the ended session's is
     /// refused).
     private func signIn(name: String, stored: String?, password: String?) async throws -> LoginResponse {
-        let proof = try await Self.proof(of: password, against: stored, cost: configuration.passwordCost)
+        let proof = try await Self.proof(of: password, against: stored, cost: configuration.passwordCost, inline: configuration.runsOnCallingThread)
         let (places, pastRides) = (rules.catalog.places, hooks.pastRides)
         let life = try await openData()
         let (user, token) = try await life.sync.update { [sessions = life.sessions] transaction in
@@ -107,15 +122,17 @@ extension NightrideServer {
     /// The slow half of a login, on NIO's thread pool (bcrypt takes milliseconds of CPU; on the
     /// request's task it would hold a cooperative thread that every other request needs): checks
     /// `password` against the `stored` hash, or hashes a first password.
-    private static func proof(of password: String?, against stored: String?, cost: UInt8) async throws -> PasswordProof {
+    private static func proof(of password: String?, against stored: String?, cost: UInt8, inline: Bool) async throws -> PasswordProof {
         guard let password else { return .none }
+        let check: @Sendable () -> Result<PasswordProof, RideRefusal> = {
+            guard let stored else { return .success(.sets(hash: Bcrypt.hash(password, cost: cost))) }
+            return Bcrypt.verify(password, hash: stored)
+                ? .success(.matches(hash: stored)) : .failure(RideRefusal(.wrongPassword, "wrong name or password"))
+        }
+        if inline { return try check().get() }
         let result: Result<PasswordProof, RideRefusal>
         do {
-            result = try await NIOThreadPool.singleton.runIfActive {
-                guard let stored else { return .success(.sets(hash: Bcrypt.hash(password, cost: cost))) }
-                return Bcrypt.verify(password, hash: stored)
-                    ? .success(.matches(hash: stored)) : .failure(RideRefusal(.wrongPassword, "wrong name or password"))
-            }
+            result = try await NIOThreadPool.singleton.runIfActive(check)
         } catch {
             throw RideRefusal(.wrongPassword, "the server could not check the password now")
         }

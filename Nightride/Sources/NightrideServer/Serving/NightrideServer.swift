@@ -64,12 +64,14 @@ public final class NightrideServer: Sendable {
         self.init(configuration: configuration, clock: clock, hooks: Hooks(), logger: logger)
     }
 
-    /// A server with a harness's `hooks` attached.
+    /// A server with a harness's `hooks` attached, whose time starts at `wallOrigin` on the wall
+    /// clock (`nil`: now).
     package init<C: Clock>(
         configuration: Configuration,
         clock: C,
         hooks: Hooks,
-        logger: Logger
+        logger: Logger,
+        wallOrigin: Duration? = nil
     ) where C.Duration == Duration {
         self.configuration = configuration
         self.logger = logger
@@ -79,7 +81,7 @@ public final class NightrideServer: Sendable {
         let origin = clock.now
         readClock = { origin.duration(to: clock.now) }
         sleep = { try await clock.sleep(for: $0) }
-        let wallOrigin = Duration.milliseconds(Int64(Date().timeIntervalSince1970 * 1_000))
+        let wallOrigin = wallOrigin ?? Duration.milliseconds(Int64(Date().timeIntervalSince1970 * 1_000))
         self.wallOrigin = wallOrigin
         wallClock = WallClock(clock, startingAt: WallTime.date(wallOrigin))
     }
@@ -216,7 +218,7 @@ public final class NightrideServer: Sendable {
         let now = storeClock
         let store =
             try configuration.dataPath.map { try SQLiteStore(path: $0, durability: configuration.durability, now: now) }
-            ?? SQLiteStore(epoch: epoch, now: now)
+            ?? SQLiteStore(epoch: epoch, now: now, blocking: configuration.runsOnCallingThread)
         return assemble(store)
     }
 

@@ -1,0 +1,168 @@
+import Foundation
+import Logging
+import NightrideClient
+import NightrideModel
+import NightrideServer
+import StateLoopServerTesting
+import StateLoopSimulation
+import StateLoopSync
+import StateLoopSyncTransports
+
+/// Riders and drivers on Nightride's server, all in one simulation: the server as it runs in
+/// production (its kit, its rules, its routes, an in-memory store whose transactions run on the
+/// simulation's thread), and each user's Nightride client as the terminal app runs it, signed in
+/// through `POST /login` and reaching the server through the kit's `InProcessTransport` behind
+/// a network that delays every trip, loses requests, answers and push messages, and goes away
+/// for up to 30 s of the first minute. During the first minute, each user acts now and then:
+/// drivers switch driver mode and take, drive and finish rides; riders ask for rides, cancel
+/// them and finish their surveys (the server refuses what its rules do not allow, and the app
+/// says so). A user who sees a value shown as failed refreshes it, as a resource that gave up
+/// after its retries asks. The faults stop at 90 s.
+///
+/// Checked at every state an app shows: within a launch, neither its driver mode's nor its
+/// ride's confirmed value ever goes back. Checked two minutes after the faults stop: every app
+/// shows what the server holds for its user, with nothing left to send.
+struct RidesScenario {
+    let clients: Int
+    /// When the faults stop.
+    static let calm = Duration.seconds(90)
+    static let address = URL(string: "http://nightride.simulated")!
+
+    func run(_ simulation: Simulation) async -> [String] {
+        let clock = SimulationClock()
+        var configuration = NightrideServer.Configuration(
+            inactivityTimeout: nil, epoch: 1_800_000_000_000, tokenLifetime: nil, passwordCost: 4)
+        configuration.runsOnCallingThread = true
+        var logger = Logger(label: "nightride.simulated")
+        logger.logLevel = .critical
+        let server = NightrideServer(configuration: configuration, clock: clock, hooks: .init(), logger: logger, wallOrigin: .seconds(1_800_000_000))
+        let served: InProcessTransport
+        do {
+            let (router, sync) = try await server.routes()
+            served = InProcessTransport(router: router, server: sync, clock: clock, tick: .milliseconds(500), runsInSimulation: true, logger: logger)
+        } catch {
+            return ["the server did not start: \(error)"]
+        }
+        let outageStart = Duration.milliseconds(simulation.random(in: 5_000..<40_000))
+        let outage = outageStart..<(outageStart + .milliseconds(simulation.random(in: 2_000..<30_000)))
+        let phones = (0..<clients).map { Phone(number: $0, isDriver: $0 % 2 == 0) }
+        let options = {
+            var options = ClientOptions(reconnectBackoff: .seconds(1), clock: clock)
+            // Backoffs without jitter: the seed decides enough.
+            options.policy.jitter = { $0 }
+            return options
+        }()
+        await withTaskGroup(of: Void.self) { group in
+            for phone in phones {
+                group.addTask {
+                    let network = Self.network(for: phone, over: served, outage: outage, clock: clock, simulation: simulation)
+                    guard let api = await Self.signIn(phone, over: network, clock: clock, simulation: simulation) else { return }
+                    do {
+                        try await phone.launch(api, options: options, simulation: simulation)
+                    } catch {
+                        simulation.record("\(phone.name)'s app did not start: \(error)")
+                        return
+                    }
+                    // The user acts now and then during the first minute, and looks at the
+                    // screen until a minute after the faults stop: a value shown as failed
+                    // (a resource gives up after its retries) is refreshed, as a user does.
+                    while clock.now.offset < Self.calm + .seconds(60) {
+                        try? await clock.sleep(for: .milliseconds(simulation.random(in: 500..<8_000)))
+                        let state = await phone.state
+                        if let failure = state?.driverMode.health.failure ?? state?.ride.health.failure {
+                            simulation.record("\(phone.name) sees \"\(failure)\" and refreshes")
+                            await phone.perform(.refresh)
+                        } else if clock.now.offset < .seconds(60) {
+                            let action = Self.action(of: phone, simulation: simulation)
+                            simulation.record("\(phone.name) does \(action)")
+                            await phone.perform(action)
+                        }
+                    }
+                }
+            }
+        }
+        try? await clock.sleep(until: SimulationClock.Instant(offset: Self.calm + .seconds(120)), tolerance: nil)
+        var problems: [String] = []
+        for phone in phones {
+            problems += await phone.problems
+            guard let state = await phone.state else {
+                problems.append("\(phone.name) never signed in")
+                continue
+            }
+            problems += await Self.converged(phone, showing: state, server: served)
+            await phone.stop()
+        }
+        return problems
+    }
+
+    /// The network between `phone` and the server: each trip 10 to 310 ms; until the faults
+    /// stop, one request in 10 and one answer in 8 lost, one push message in 20, and nothing
+    /// across during the outage.
+    private static func network(
+        for phone: Phone, over served: InProcessTransport, outage: Range<Duration>, clock: SimulationClock, simulation: Simulation
+    ) -> LossyTransport {
+        LossyTransport(over: served, clock: clock, latency: { .milliseconds(10 + simulation.random(in: 0..<300)) }) { leg, request in
+            let now = clock.now.offset
+            if leg == .request { simulation.record("\(phone.name): \(request.method) \(request.url.path)") }
+            guard now < calm else { return false }
+            if outage.contains(now) { return true }
+            switch leg {
+            case .request: return simulation.random(in: 0..<10) == 0
+            case .answer: return simulation.random(in: 0..<8) == 0
+            case .opening: return false
+            case .message: return simulation.random(in: 0..<20) == 0
+            }
+        }
+    }
+
+    /// Signs `phone`'s user in (its account made at the first sign-in), trying again a second
+    /// later while the network loses the request or its answer.
+    private static func signIn(_ phone: Phone, over network: LossyTransport, clock: SimulationClock, simulation: Simulation) async -> NightrideAPI? {
+        for _ in 0..<600 {
+            do {
+                return try await NightrideAPI.login(server: address, name: phone.name, password: "secret-\(phone.number)", transport: network)
+            } catch {
+                simulation.record("\(phone.name)'s sign-in failed: \(NightrideAPI.message(for: error))")
+                try? await clock.sleep(for: .seconds(1))
+            }
+        }
+        return nil
+    }
+
+    /// Something `phone`'s user does: a driver's or a rider's.
+    private static func action(of phone: Phone, simulation: Simulation) -> UserAction {
+        if phone.isDriver {
+            let actions: [UserAction] = [.toggleDriverMode, .acceptRide, .arrive, .finishRide, .finishSurvey]
+            return actions[simulation.random(in: 0..<actions.count)]
+        }
+        let places = PlaceCatalog.paris
+        let actions: [UserAction] = [.requestRide(to: places[simulation.random(in: 0..<places.count)]), .cancelRide, .finishSurvey]
+        return actions[simulation.random(in: 0..<actions.count)]
+    }
+
+    /// What is wrong with `state`, the last state `phone` showed, against what the server holds
+    /// for its user: a value other than the server's, or something left to send.
+    private static func converged(_ phone: Phone, showing state: ClientState, server: InProcessTransport) async -> [String] {
+        guard let token = await phone.token else { return ["\(phone.name) has no session"] }
+        let truth = SyncEndpoint(server: address, bearerToken: token, transport: server)
+        var problems: [String] = []
+        do {
+            let driverMode = try await truth.get("/me/driver-mode", as: Versioned<Bool>.self)
+            if state.driverMode.value != driverMode.value || state.driverMode.pendingMutations > 0 {
+                problems.append(
+                    "\(phone.name) shows driver mode \(String(describing: state.driverMode.value)) with \(state.driverMode.pendingMutations) to send; the server holds \(driverMode.value) at \(driverMode.version)"
+                )
+            }
+            let ride = try await truth.get("/me/ride", as: Versioned<RideStatus>.self)
+            if state.ride.value != ride.value || state.ride.pendingMutations > 0 {
+                problems.append(
+                    "\(phone.name) shows ride \(String(describing: state.ride.value?.phase)) with \(state.ride.pendingMutations) to send; the server holds \(ride.value.phase) at \(ride.version)"
+                )
+            }
+        } catch {
+            problems.append("\(phone.name)'s values could not be read from the server: \(error)")
+        }
+        if !problems.isEmpty { problems.append("  \(phone.name): \(await phone.diagnosis)") }
+        return problems
+    }
+}
