@@ -44,14 +44,19 @@ public struct InProcessTransport: SyncTransport {
     /// Whether the push sockets run on embedded channels, driven on the calling thread only.
     private let runsInSimulation: Bool
 
-    /// The routes of `router` (the kit's, added with `server.addRoutes(to:)`, and the app's own)
-    /// and the push sockets of `server`, on `clock`.
+    /// The routes of `router` and the push sockets of `server`, on `clock`.
     ///
-    /// - Parameter runsInSimulation: Whether everything runs on one thread, as in a `Simulation`:
-    ///   the push sockets are then NIO's embedded channels, whose event loops run on the calling
-    ///   thread, so that a seed decides every step. Leave it `false` in a test whose tasks run on
-    ///   several threads: the sockets are then NIO's thread-safe testing channels, which the
-    ///   server writes to from any thread.
+    /// - Parameters:
+    ///   - router: The kit's routes (added with `server.addRoutes(to:)`) and the app's own.
+    ///   - server: The sync server whose push sockets the app opens.
+    ///   - clock: What the sockets' event loops run on (a `SimulationClock` in a simulation).
+    ///   - tick: How often, on `clock`, an open socket's event loop runs (``tick``).
+    ///   - runsInSimulation: Whether everything runs on one thread, as in a `Simulation`: the
+    ///     push sockets are then NIO's embedded channels, whose event loops run on the calling
+    ///     thread, so that a seed decides every step. Leave it `false` in a test whose tasks run
+    ///     on several threads: the sockets are then NIO's thread-safe testing channels, which
+    ///     the server writes to from any thread.
+    ///   - logger: Where the requests and sockets log.
     public init<Access: AccessPolicy, C: Clock<Duration>>(
         router: Router<SyncRequestContext>, server: SyncServer<Access>, clock: C, tick: Duration = .milliseconds(100),
         runsInSimulation: Bool = false, logger: Logger = Logger(label: "stateloop.in-process")

@@ -103,9 +103,14 @@ public struct SyncEndpoint: Sendable {
     /// it takes, keeping its queue in `store` across launches. Stopping it stops the resource
     /// under it too.
     ///
-    /// - Parameter clientID: The client that numbers its mutations and reads its values; a new
-    ///   one by default. A simulation gives one of its own, so that every name in its run comes
-    ///   from its seed.
+    /// - Parameters:
+    ///   - path: The resource's path on the server, one of the app's own.
+    ///   - type: The mutations' type.
+    ///   - pushPath: The path of its push socket, when not `<path>/push`.
+    ///   - store: Where the queue of mutations is kept across launches; `nil` keeps it in memory.
+    ///   - clientID: The client that numbers its mutations and reads its values; a new one by
+    ///     default. A simulation gives one of its own, so that every name in its run comes from
+    ///     its seed.
     public func optimisticResource<M: Mutation>(
         at path: String, for type: M.Type = M.self, pushPath: String? = nil, store: (any MutationStore<M>)? = nil, clientID: ClientID = ClientID()
     ) -> OptimisticResource<M> where M.Value: Decodable {

@@ -16,7 +16,9 @@ public protocol SyncTransport: Sendable {
     /// headers are what the endpoint reads of an answer outside 200–299: its body may be left
     /// out.
     ///
-    /// - Parameter limit: The largest body of a 2xx answer accepted, in bytes.
+    /// - Parameters:
+    ///   - request: The request, with every header it carries.
+    ///   - limit: The largest body of a 2xx answer accepted, in bytes.
     /// - Throws: ``ResponseTooLargeError`` for a 2xx answer's body over `limit`, or the
     ///   transport's error when no answer came.
     func send(_ request: TransportRequest, limit: Int) async throws -> TransportResponse
@@ -26,6 +28,7 @@ public protocol SyncTransport: Sendable {
     /// Runs until then, or until its task is cancelled, and closes the socket before it returns.
     ///
     /// - Parameters:
+    ///   - request: The socket's address and the upgrade's headers.
     ///   - deadline: The longest to wait for the server to answer the upgrade.
     ///   - maximumMessageBytes: The largest message accepted; a larger one ends the socket, as
     ///     `.ended(failed: true)`.
