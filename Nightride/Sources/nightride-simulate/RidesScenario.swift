@@ -16,12 +16,15 @@ import StateLoopSyncTransports
 /// for up to 30 s of the first minute. During the first minute, each user acts now and then:
 /// drivers switch driver mode and take, drive and finish rides; riders ask for rides, cancel
 /// them and finish their surveys (the server refuses what its rules do not allow, and the app
-/// says so). A user who sees a value shown as failed refreshes it, as a resource that gave up
+/// says so). Half the users' sessions are ended by the server once in the first minute; the
+/// user, seeing the app signed out, signs in again, and the app starts again with the new
+/// session. A user who sees a value shown as failed refreshes it, as a resource that gave up
 /// after its retries asks. The faults stop at 90 s.
 ///
 /// Checked at every state an app shows: within a launch, neither its driver mode's nor its
-/// ride's confirmed value ever goes back. Checked two minutes after the faults stop: every app
-/// shows what the server holds for its user, with nothing left to send.
+/// ride's confirmed value ever goes back, and every refusal the user is told is a server's
+/// 4xx. Checked a minute after the faults stop: every app shows what the server holds for its
+/// user, with nothing left to send.
 struct RidesScenario {
     let clients: Int
     /// When the faults stop.
@@ -56,20 +59,18 @@ struct RidesScenario {
             for phone in phones {
                 group.addTask {
                     let network = Self.network(for: phone, over: served, outage: outage, clock: clock, simulation: simulation)
-                    guard let api = await Self.signIn(phone, over: network, clock: clock, simulation: simulation) else { return }
-                    do {
-                        try await phone.launch(api, options: options, simulation: simulation)
-                    } catch {
-                        simulation.record("\(phone.name)'s app did not start: \(error)")
-                        return
-                    }
+                    guard await Self.launch(phone, over: network, options: options, clock: clock, simulation: simulation) else { return }
                     // The user acts now and then during the first minute, and looks at the
-                    // screen until a minute after the faults stop: a value shown as failed
-                    // (a resource gives up after its retries) is refreshed, as a user does.
-                    while clock.now.offset < Self.calm + .seconds(60) {
+                    // screen until half a minute after the faults stop: a value shown as failed
+                    // (a resource gives up after its retries) is refreshed, and a session the
+                    // server ended is signed in again, as a user does.
+                    while clock.now.offset < Self.calm + .seconds(30) {
                         try? await clock.sleep(for: .milliseconds(simulation.random(in: 500..<8_000)))
                         let state = await phone.state
-                        if let failure = state?.driverMode.health.failure ?? state?.ride.health.failure {
+                        if state?.isSignedOut == true {
+                            simulation.record("\(phone.name) is signed out and signs in again")
+                            guard await Self.launch(phone, over: network, options: options, clock: clock, simulation: simulation) else { return }
+                        } else if let failure = state?.driverMode.health.failure ?? state?.ride.health.failure {
                             simulation.record("\(phone.name) sees \"\(failure)\" and refreshes")
                             await phone.perform(.refresh)
                         } else if clock.now.offset < .seconds(60) {
@@ -80,8 +81,21 @@ struct RidesScenario {
                     }
                 }
             }
+            // Half the users' sessions are ended by the server once, in the first minute: their
+            // requests are answered 401 and their sockets closed until they sign in again.
+            for phone in phones where simulation.random(in: 0..<2) == 0 {
+                group.addTask {
+                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 0..<60_000)))
+                    simulation.record("the server ends \(phone.name)'s sessions")
+                    do {
+                        try await server.revokeSessions(of: phone.name)
+                    } catch {
+                        simulation.record("\(phone.name)'s sessions could not be ended: \(error)")
+                    }
+                }
+            }
         }
-        try? await clock.sleep(until: SimulationClock.Instant(offset: Self.calm + .seconds(120)), tolerance: nil)
+        try? await clock.sleep(until: SimulationClock.Instant(offset: Self.calm + .seconds(60)), tolerance: nil)
         var problems: [String] = []
         for phone in phones {
             problems += await phone.problems
@@ -112,6 +126,21 @@ struct RidesScenario {
             case .opening: return false
             case .message: return simulation.random(in: 0..<20) == 0
             }
+        }
+    }
+
+    /// Signs `phone`'s user in and launches its app (a launch before it stopped, as the app
+    /// starts again with the new session); `false` when it could not.
+    private static func launch(
+        _ phone: Phone, over network: LossyTransport, options: ClientOptions, clock: SimulationClock, simulation: Simulation
+    ) async -> Bool {
+        guard let api = await signIn(phone, over: network, clock: clock, simulation: simulation) else { return false }
+        do {
+            try await phone.launch(api, options: options, simulation: simulation)
+            return true
+        } catch {
+            simulation.record("\(phone.name)'s app did not start: \(error)")
+            return false
         }
     }
 
