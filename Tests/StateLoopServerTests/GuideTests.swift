@@ -21,6 +21,27 @@ struct GuideTests {
         #expect(shown == code, "Sources/StateLoopServer/StateLoopServer.docc/Server.md and Tests/StateLoopServerTests/Guide/TodoBackend.swift differ")
     }
 
+    /// The test the guide shows: the backend on a free port, a sign-in, a change, and the push
+    /// socket that follows it.
+    @Test func theGuidesTest() async throws {
+        // Sources/StateLoopServer/StateLoopServer.docc/Server.md:
+        let backend = TodoBackend(store: try SQLiteStore()) { name, password in password == "\(name)-pw" }
+        let host = backend.host(port: 0)
+        let port = try await host.start()
+        let signIn = try await TestHTTPClient(port: port).send("POST", "/login", json: TodoBackend.SignIn(name: "ann", password: "ann-pw"))
+        let token = try #require(try signIn.decode([String: String].self)["token"])
+        let ann = TestHTTPClient(port: port, headers: ["Authorization": "Bearer \(token)"])
+        let socket = TestPushSocket(port: port, path: "/me/todos/push", headers: ann.headers)
+        let added = try await ann.send("POST", "/me/todos", json: TodoBackend.Add(title: "milk"), mutationID: "ann-phone:1")
+        #expect(added.status == 200, "\(added.text)")
+        // The socket's messages, polled until milk arrives: bounded, and it says what came.
+        let pushed = await eventually { socket.values([TodoBackend.Item].self).last?.value.map(\.title) == ["milk"] }
+        #expect(pushed, "pushed: \(socket.received)")
+        socket.cancel()
+        await host.stop()
+        // End of the example.
+    }
+
     @Test(
         "the to-do backend: a sign-in with its refusals, add, toggle, refusals, hidden lists, the shared count, and done items cleared a day later and pushed"
     )

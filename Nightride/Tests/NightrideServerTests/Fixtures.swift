@@ -13,8 +13,8 @@ enum Fixture {
     }
 
     /// `ann` (passenger) and the given drivers, logged in at 0; drivers switch on at 0 in order.
-    static func world(drivers: [String] = ["bob"], timeout: Duration? = .seconds(60)) throws -> NightrideCore {
-        var core = NightrideCore(epoch: epoch, inactivityTimeout: timeout)
+    static func world(drivers: [String] = ["bob"], timeout: Duration? = .seconds(60)) throws -> RulesOracle {
+        var core = RulesOracle(epoch: epoch, inactivityTimeout: timeout)
         _ = try core.join("ann", token: "t-ann", at: .zero)
         for driver in drivers {
             _ = try core.join(driver, token: "t-\(driver)", at: .zero)
@@ -24,7 +24,7 @@ enum Fixture {
     }
 }
 
-extension NightrideCore {
+extension RulesOracle {
     /// Signs `name` up (with the password hash `hash-of-<name>`) or, once it has an account,
     /// in with that hash.
     @discardableResult

@@ -19,7 +19,7 @@ struct StoreWorldTests {
         arguments: [1, 2, 3, 4] as [UInt64])
     func sameAsMemory(seed: UInt64) async throws {
         var random = SplitMix64(seed: seed)
-        var core = NightrideCore(epoch: 7, inactivityTimeout: Self.rules.inactivityTimeout)
+        var core = RulesOracle(epoch: 7, inactivityTimeout: Self.rules.inactivityTimeout)
         let store = try await Store()
         var now = Duration.zero
         for user in Self.users {
@@ -80,7 +80,7 @@ struct StoreWorldTests {
     /// One kind of operation, done the same way on both worlds.
     struct Operation: Sendable {
         let name: String
-        let memory: @Sendable (inout NightrideCore, String, Duration) throws(RideRefusal) -> Void
+        let memory: @Sendable (inout RulesOracle, String, Duration) throws(RideRefusal) -> Void
         let store: @Sendable (inout RideOperation<StoreWorld>, String) throws -> Void
     }
 

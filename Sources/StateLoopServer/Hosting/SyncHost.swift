@@ -86,6 +86,7 @@ public final class SyncHost: Sendable {
             self.port = port
         }
 
+        /// What is wrong, and how to fix it.
         public var description: String {
             "port \(port) is in use: another process listens there (a server started earlier?). Stop it, or choose another port (0 picks a free one)"
         }

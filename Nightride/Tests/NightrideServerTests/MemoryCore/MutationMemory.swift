@@ -5,7 +5,7 @@ import StateLoopWire
 
 /// What the in-memory core remembers of one user's mutations, for idempotence: the answer to
 /// each id. (The server's own memory of answers is StateLoopServer's, in its store; this one
-/// keeps ``NightrideCore`` a whole server in memory for the rules' tests.)
+/// keeps ``RulesOracle`` a whole server in memory for the rules' tests.)
 struct MutationMemory: Sendable {
     /// Answers to mutations by client mutation id, with the change each id was used for.
     var answers: [String: CoreAnswer] = [:]

@@ -7,10 +7,10 @@ import Testing
 
 /// The pure core with explicit times: no clock, no sockets.
 @Suite("Nightride core")
-struct NightrideCoreTests {
+struct RulesOracleTests {
     @Test("login creates a user at version 1 once; later logins keep the state and add a token")
     func login() throws {
-        var core = NightrideCore(epoch: 7)
+        var core = RulesOracle(epoch: 7)
         let first = try core.join("  ann ", token: "a", at: .seconds(1))
         #expect(first == LoginResponse(token: "a", user: "ann"))
         #expect(core.driverMode(of: "ann") == Versioned(false, version: Fixture.version(1)))
@@ -29,7 +29,7 @@ struct NightrideCoreTests {
 
     @Test("names are bounded in bytes, composed (NFC) and free of control characters")
     func nameRules() throws {
-        var core = NightrideCore(epoch: 7)
+        var core = RulesOracle(epoch: 7)
         let invalidName = RideRefusal(
             .invalidName, "a name has 1 to 40 characters (at most 160 bytes), none of them a control or invisible formatting character")
         // 40 characters, each a letter with 700 combining marks: 56 KB that counts as 40.
@@ -49,7 +49,7 @@ struct NightrideCoreTests {
 
     @Test("an account is created with a password and signed in to with it; a racing claim loses; names are one account whatever their case")
     func passwords() throws {
-        var core = NightrideCore(epoch: 7)
+        var core = RulesOracle(epoch: 7)
         let wrong = RideRefusal(.wrongPassword, "wrong name or password")
         // No account without a password.
         #expect(throws: RideRefusal(.passwordRequired, "a new account needs a password")) {
@@ -406,7 +406,7 @@ struct NightrideCoreTests {
 
     @Test("a Mutation-ID used for another change is refused (409), not answered with the first answer")
     func mutationIDReused() throws {
-        var core = NightrideCore(epoch: 7)
+        var core = RulesOracle(epoch: 7)
         _ = try core.join("ann", token: "a", at: .seconds(1))
         let first = try core.setDriverMode(true, for: "ann", mutationID: "c:1", at: .seconds(2))
         #expect(try core.setDriverMode(true, for: "ann", mutationID: "c:1", at: .seconds(3)) == first)
@@ -418,7 +418,7 @@ struct NightrideCoreTests {
 
     @Test("remembered answers are forgotten once the client sends a later mutation, not by a count")
     func answersPrunedByLastMutationID() throws {
-        var core = NightrideCore(epoch: 7)
+        var core = RulesOracle(epoch: 7)
         _ = try core.join("ann", token: "a", at: .seconds(1))
         for sequence in 1...3 {
             _ = try core.setDriverMode(sequence % 2 == 1, for: "ann", mutationID: "c:\(sequence)", at: .seconds(2))

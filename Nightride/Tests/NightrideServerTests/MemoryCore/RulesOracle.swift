@@ -7,8 +7,9 @@ import StateLoopWire
 @testable import NightrideHarness
 @testable import NightrideServer
 
-/// The Nightride domain in memory: users, their versioned driver mode and ride status, the rides
-/// between them, their sessions, the answers to their mutations, and the log of every change.
+/// The oracle of the rules' tests: the Nightride domain in memory (users, their versioned driver
+/// mode and ride status, the rides between them, their sessions, the answers to their
+/// mutations, and the log of every change), against which the store-backed server is checked.
 ///
 /// The rules themselves are ``RideOperation``'s, run here on a ``MemoryWorld``; the core adds
 /// what a server keeps beside them. It is a value with no I/O and no clock: every operation that
@@ -24,7 +25,7 @@ import StateLoopWire
 /// Test code: the server runs the same rules on its store (`StoreWorld`); this copy lets the
 /// rules' tests drive them with explicit times and no I/O, and `StoreWorldTests` checks that
 /// both give the same answers, values and versions.
-struct NightrideCore: Sendable {
+struct RulesOracle: Sendable {
     /// The epoch of every version this core hands out.
     let epoch: UInt64
     /// How long a waiting driver may go without a driver action before driver mode switches off;
@@ -230,7 +231,7 @@ struct NightrideCore: Sendable {
     /// refused (`mutationIDReused`), since the first answer is not an answer to it.
     private mutating func remembering(
         _ mutationID: String?, for user: String, change: String,
-        _ body: (inout NightrideCore) throws(RideRefusal) -> Version
+        _ body: (inout RulesOracle) throws(RideRefusal) -> Version
     ) -> Result<Version, RideRefusal> {
         guard world.values[user] != nil else { return .failure(RideRefusal(.unknownUser, "no user \(user)")) }
         if let mutationID, let remembered = memories[user]?.answers[mutationID] {
