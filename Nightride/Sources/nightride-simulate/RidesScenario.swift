@@ -16,7 +16,8 @@ import StateLoopSyncTransports
 /// for up to 30 s of the first minute. During the first minute, each user acts now and then:
 /// drivers switch driver mode and take, drive and finish rides; riders ask for rides, cancel
 /// them and finish their surveys (the server refuses what its rules do not allow, and the app
-/// says so). Half the users' sessions are ended by the server once in the first minute; the
+/// says so), and the server's timer switches off drivers left idle. Half the users' sessions
+/// are ended by the server once in the first minute; the
 /// user, seeing the app signed out, signs in again, and the app starts again with the new
 /// session. A user who sees a value shown as failed refreshes it, as a resource that gave up
 /// after its retries asks. The faults stop at 90 s.
@@ -33,16 +34,23 @@ struct RidesScenario {
 
     func run(_ simulation: Simulation) async -> [String] {
         let clock = SimulationClock()
+        // Drivers idle for 20 to 60 s are switched off by the server's timer, racing their own
+        // switches. Every app comes from one address, as scripted clients do: the sign-up limit
+        // per address would turn the sixth away for an hour.
         var configuration = NightrideServer.Configuration(
-            inactivityTimeout: nil, epoch: 1_800_000_000_000, tokenLifetime: nil, passwordCost: 4)
+            inactivityTimeout: .seconds(simulation.random(in: 20..<60)), epoch: 1_800_000_000_000, tokenLifetime: nil,
+            loginLimits: .scriptedClients, passwordCost: 4)
         configuration.runsOnCallingThread = true
         var logger = Logger(label: "nightride.simulated")
         logger.logLevel = .critical
         let server = NightrideServer(configuration: configuration, clock: clock, hooks: .init(), logger: logger, wallOrigin: .seconds(1_800_000_000))
         let served: InProcessTransport
+        let timer: Task<Void, Never>
         do {
             let (router, sync) = try await server.routes()
             served = InProcessTransport(router: router, server: sync, clock: clock, tick: .milliseconds(500), runsInSimulation: true, logger: logger)
+            let inactivity = server.inactivityTimer(on: sync)
+            timer = Task { try? await inactivity?.run() }
         } catch {
             return ["the server did not start: \(error)"]
         }
@@ -106,6 +114,8 @@ struct RidesScenario {
             problems += await Self.converged(phone, showing: state, server: served)
             await phone.stop()
         }
+        timer.cancel()
+        await timer.value
         return problems
     }
 

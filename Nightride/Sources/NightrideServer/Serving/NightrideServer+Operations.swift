@@ -67,7 +67,7 @@ extension NightrideServer {
     /// kit's timed update on the dispatch book's next deadline, waking at least every quarter
     /// timeout (at most a second), since a driver switching on meanwhile brings a deadline of
     /// their own. `nil` when nothing ever falls due.
-    func inactivityTimer(on sync: SyncServer<NightrideAccess>) -> TimedUpdate<NightrideAccess>? {
+    package func inactivityTimer(on sync: SyncServer<NightrideAccess>) -> TimedUpdate<NightrideAccess>? {
         guard let timeout = rules.inactivityTimeout else { return nil }
         let rules = rules
         return TimedUpdate(
