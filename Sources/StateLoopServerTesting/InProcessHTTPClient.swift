@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import StateLoopServer
+import StateLoopSyncTransports
 
 /// Requests answered by a router in the calling process: each one is handed to the router's
 /// responder as Hummingbird hands over a request from a connection, with no socket, event loop
@@ -44,11 +45,7 @@ public struct InProcessHTTPClient: Sendable {
     /// - Throws: what the router throws that is not an HTTP error (those are answered with
     ///   their status, as the server answers them).
     public func send(_ method: String, _ path: String, headers: [String: String] = [:], body: Data? = nil) async throws -> TestHTTPResponse {
-        var fields = HTTPFields()
-        for (name, value) in self.headers.merging(headers, uniquingKeysWith: { _, request in request }) {
-            guard let name = HTTPField.Name(name) else { continue }
-            fields[name] = value
-        }
+        let fields = HTTPFields(self.headers.merging(headers, uniquingKeysWith: { _, request in request }))
         let path = path.hasPrefix("/") ? path : "/" + path
         let head = HTTPRequest(method: HTTPRequest.Method(method) ?? .get, scheme: "http", authority: "127.0.0.1", path: path, headerFields: fields)
         let request = Request(head: head, body: RequestBody(buffer: body.map { ByteBuffer(data: $0) } ?? ByteBuffer()))

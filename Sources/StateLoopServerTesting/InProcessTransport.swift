@@ -83,70 +83,46 @@ public struct InProcessTransport: SyncTransport {
         _ request: TransportRequest, deadline: Duration, maximumMessageBytes: Int, opened: @escaping @Sendable () async -> Void,
         message: @escaping @Sendable (Result<String, PushDecodingError>) async -> Void
     ) async -> PushAttempt {
-        var fields = HTTPFields()
-        for (name, value) in request.headers {
-            if let name = HTTPField.Name(name) { fields[name] = value }
-        }
-        let head = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1", path: Self.target(of: request.url), headerFields: fields)
-        // The kit asks the channel for its peer's address (one socket limit per address).
-        let peer = try! SocketAddress(ipAddress: "127.0.0.1", port: 9)
-        var frames = FrameGatherer(limit: maximumMessageBytes)
+        let head = HTTPRequest(
+            method: .get, scheme: "http", authority: "127.0.0.1", path: Self.target(of: request.url), headerFields: HTTPFields(request.headers))
+        let frames = FrameGatherer(limit: maximumMessageBytes)
         if runsInSimulation {
-            let channel = EmbeddedChannel()
-            defer { _ = try? channel.finish(acceptAlreadyClosed: true) }
-            channel.connect(to: peer, promise: nil)
-            switch await open(head, on: channel) {
-            case .refused?: return .refused
-            case .unreachable?: return .unreachable
-            default: break
-            }
-            await opened()
-            let loop = channel.embeddedEventLoop
-            var driven = now()
-            while true {
-                let time = now()
-                loop.advanceTime(by: .nanoseconds(Int64((time - driven) / .nanoseconds(1))))
-                driven = time
-                loop.run()
-                while let frame = try? channel.readOutbound(as: WebSocketFrame.self) {
-                    if let end = await frames.take(frame, message: message) {
-                        if end == .ended(failed: true) { channel.close(promise: nil) }
-                        return end
-                    }
-                }
-                guard channel.isActive else { return .ended(failed: false) }
-                guard (try? await sleep(tick)) != nil else {
-                    channel.close(promise: nil)
-                    loop.run()
-                    return .ended(failed: false)
-                }
-            }
-        } else {
-            let channel = NIOAsyncTestingChannel()
-            try? await channel.connect(to: peer)
-            if let failed = await open(head, on: channel) {
-                _ = try? await channel.finish(acceptAlreadyClosed: true)
-                return failed
-            }
-            await opened()
-            let loop = channel.testingEventLoop
-            var driven = now()
-            var end: PushAttempt?
-            reading: while true {
-                let time = now()
-                await loop.advanceTime(by: .nanoseconds(Int64((time - driven) / .nanoseconds(1))))
-                driven = time
-                while let frame = try? await channel.readOutbound(as: WebSocketFrame.self) {
-                    end = await frames.take(frame, message: message)
-                    if end != nil { break reading }
-                }
-                guard channel.isActive else { break reading }
-                guard (try? await sleep(tick)) != nil else { break reading }
-            }
-            if end != .ended(failed: false) || channel.isActive { try? await channel.close() }
-            _ = try? await channel.finish(acceptAlreadyClosed: true)
-            return end ?? .ended(failed: false)
+            return await read(EmbeddedSocket(), head: head, frames: frames, opened: opened, message: message)
         }
+        return await read(TestingSocket(), head: head, frames: frames, opened: opened, message: message)
+    }
+
+    /// Opens the server's socket for `head` on `socket`, then runs its event loop every tick and
+    /// hands on its messages, until the server closes it or the task is cancelled (which closes
+    /// it); the channel is finished before this returns.
+    private func read(
+        _ socket: some DrivenSocket, head: HTTPRequest, frames: FrameGatherer, opened: @Sendable () async -> Void,
+        message: @escaping @Sendable (Result<String, PushDecodingError>) async -> Void
+    ) async -> PushAttempt {
+        var frames = frames
+        // The kit asks the channel for its peer's address (one socket limit per address).
+        await socket.connect(to: try! SocketAddress(ipAddress: "127.0.0.1", port: 9))
+        if let failed = await open(head, on: socket.channel) {
+            await socket.finish()
+            return failed
+        }
+        await opened()
+        var driven = now()
+        var end: PushAttempt?
+        reading: while true {
+            let time = now()
+            await socket.advance(by: time - driven)
+            driven = time
+            while let frame = await socket.nextFrame() {
+                end = await frames.take(frame, message: message)
+                if end != nil { break reading }
+            }
+            guard socket.isActive, (try? await sleep(tick)) != nil else { break reading }
+        }
+        // A message over the limit, or the task's end: the client closes its side.
+        if end != .ended(failed: false) || socket.isActive { await socket.close() }
+        await socket.finish()
+        return end ?? .ended(failed: false)
     }
 
     /// Opens the server's socket for `head` on `channel`: `nil` once open, or how the attempt
@@ -203,5 +179,77 @@ private struct FrameGatherer {
             await message(.success(String(decoding: gathered.bytes, as: UTF8.self)))
         }
         return nil
+    }
+}
+
+/// A channel a push socket runs on, as ``InProcessTransport`` drives it: an embedded one in a
+/// simulation, whose event loop runs on the calling thread, or one of NIO's thread-safe testing
+/// channels otherwise.
+private protocol DrivenSocket {
+    /// The channel the server's socket is installed on.
+    var channel: any Channel { get }
+    /// Whether the socket is still open.
+    var isActive: Bool { get }
+    func connect(to address: SocketAddress) async
+    /// Moves the event loop's time on by `duration` and runs what is due.
+    func advance(by duration: Duration) async
+    /// The next frame the server wrote, if any.
+    func nextFrame() async -> WebSocketFrame?
+    func close() async
+    /// Ends the channel, closed or not.
+    func finish() async
+}
+
+private struct EmbeddedSocket: DrivenSocket {
+    let embedded = EmbeddedChannel()
+    var channel: any Channel { embedded }
+    var isActive: Bool { embedded.isActive }
+
+    func connect(to address: SocketAddress) async {
+        embedded.connect(to: address, promise: nil)
+    }
+
+    func advance(by duration: Duration) async {
+        embedded.embeddedEventLoop.advanceTime(by: .nanoseconds(Int64(duration / .nanoseconds(1))))
+        embedded.embeddedEventLoop.run()
+    }
+
+    func nextFrame() async -> WebSocketFrame? {
+        try? embedded.readOutbound(as: WebSocketFrame.self)
+    }
+
+    func close() async {
+        embedded.close(promise: nil)
+        embedded.embeddedEventLoop.run()
+    }
+
+    func finish() async {
+        _ = try? embedded.finish(acceptAlreadyClosed: true)
+    }
+}
+
+private struct TestingSocket: DrivenSocket {
+    let testing = NIOAsyncTestingChannel()
+    var channel: any Channel { testing }
+    var isActive: Bool { testing.isActive }
+
+    func connect(to address: SocketAddress) async {
+        try? await testing.connect(to: address)
+    }
+
+    func advance(by duration: Duration) async {
+        await testing.testingEventLoop.advanceTime(by: .nanoseconds(Int64(duration / .nanoseconds(1))))
+    }
+
+    func nextFrame() async -> WebSocketFrame? {
+        try? await testing.readOutbound(as: WebSocketFrame.self)
+    }
+
+    func close() async {
+        try? await testing.close()
+    }
+
+    func finish() async {
+        _ = try? await testing.finish(acceptAlreadyClosed: true)
     }
 }

@@ -103,7 +103,7 @@ public struct NetworkTransport: SyncTransport {
         }
         let gate = HandshakeGate<PushAttempt>()
         let socket = PushSocket()
-        let headers = Self.fields(request.headers)
+        let headers = HTTPFields(request.headers)
         // Unstructured: a hung attempt must not hold up its caller, as a child task would.
         let attempt = Task {
             gate.finish(
@@ -242,15 +242,5 @@ public struct NetworkTransport: SyncTransport {
             "push connection closed: the server sent a message over the limit; a pull fetches the value",
             metadata: ["limit": "\(limit) bytes"]
         )
-    }
-
-    private static func fields(_ headers: [String: String]) -> HTTPFields {
-        var fields = HTTPFields()
-        for (name, value) in headers {
-            if let field = HTTPField.Name(name) {
-                fields[field] = value
-            }
-        }
-        return fields
     }
 }

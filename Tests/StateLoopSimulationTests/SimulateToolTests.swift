@@ -50,13 +50,6 @@ import Testing
     /// The child's end; killed past a hang guard of 300 s (times ``hangGuardScale``), far
     /// beyond the seconds it takes.
     private func run(_ arguments: [String]) async throws -> ChildProcess.Ended {
-        let child = try ChildProcess("stateloop-simulate", arguments)
-        nonisolated(unsafe) let killable = child
-        let guardTask = Task {
-            try await Task.sleep(for: .seconds(300) * hangGuardScale)
-            killable.sendKill()
-        }
-        defer { guardTask.cancel() }
-        return await child.ended()
+        try await ChildProcess("stateloop-simulate", arguments).ended(within: .seconds(300))
     }
 }

@@ -98,6 +98,18 @@ public final class ChildProcess {
         }
     }
 
+    /// The end, killed past `limit` (times ``hangGuardScale``): a hang guard far beyond what
+    /// the child takes.
+    public func ended(within limit: Duration) async -> Ended {
+        nonisolated(unsafe) let child = self
+        let guardTask = Task {
+            try await Task.sleep(for: limit * hangGuardScale)
+            child.sendKill()
+        }
+        defer { guardTask.cancel() }
+        return await ended()
+    }
+
     /// Waits for the end, then reads what was left in the pipes: both at once, since a child
     /// whose standard error fills its pipe (64 KiB) stops until someone reads it.
     public func wait() -> Ended {
