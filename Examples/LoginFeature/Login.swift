@@ -13,7 +13,7 @@ public struct LoginState: Equatable, Sendable {
     public var username = ""
     public var password = ""
     public var token: String?
-    public var rejected = false
+    public var refused = false
 
     public init() {}
 
@@ -25,7 +25,7 @@ public struct LoginState: Equatable, Sendable {
     /// What the screen says after a login attempt.
     public var message: String? {
         if token != nil { return "Signed in" }
-        if rejected { return "Wrong username or password" }
+        if refused { return "Wrong username or password" }
         return nil
     }
 }
@@ -40,7 +40,7 @@ public struct LoginService: Sendable {
     }
 
     /// The seed's rules: `admin`/`admin` signs in, `error`/`error` fails unexpectedly, anything
-    /// else is rejected. Each call takes `latency` on `clock`.
+    /// else is refused. Each call takes `latency` on `clock`.
     public static func rules(clock: some Clock<Duration>, latency: Duration = .seconds(1)) -> LoginService {
         LoginService { username, password in
             try await clock.sleep(for: latency)
@@ -87,7 +87,7 @@ public struct Login: ViewModelDefinition {
                 let token = try await service.login(state.username, state.password)
                 await emit {
                     $0.token = token
-                    $0.rejected = token == nil
+                    $0.refused = token == nil
                 }
             }
         }

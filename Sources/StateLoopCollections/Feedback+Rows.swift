@@ -25,12 +25,12 @@ extension Feedback {
 
     /// Sends `event` for each change to `collection`'s rows that the server refuses, once,
     /// while the system runs: the place for "could not save" messages.
-    public static func rejections<Row, M>(
-        of collection: LocalCollection<Row, M>, event: @escaping @Sendable (RejectedMutation<M>) -> Event
+    public static func refusals<Row, M>(
+        of collection: LocalCollection<Row, M>, event: @escaping @Sendable (RefusedRowMutation<M>) -> Event
     ) -> Feedback {
         .react(query: { _ in true }) { _, send in
-            for await rejection in collection.rejections() {
-                await send(event(rejection))
+            for await refusal in collection.refusals() {
+                await send(event(refusal))
             }
         }
     }

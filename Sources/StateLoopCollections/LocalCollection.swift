@@ -26,11 +26,11 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
         var nextLive = 0
         /// The field lists an index was made for.
         var indexed: Set<[String]> = []
-        var rejections: [Int: AsyncStream<RejectedMutation<M>>.Continuation] = [:]
-        var nextRejection = 0
-        /// Refusals that came while nobody read ``rejections()`` (the queue sends from the
+        var refusals: [Int: AsyncStream<RefusedRowMutation<M>>.Continuation] = [:]
+        var nextRefusal = 0
+        /// Refusals that came while nobody read ``refusals()`` (the queue sends from the
         /// collection's opening, before the app can ask): the next reader gets them first.
-        var unreported: [RejectedMutation<M>] = []
+        var unreported: [RefusedRowMutation<M>] = []
         /// Who reads ``activity()``, and what the transaction under way did, told once it
         /// committed.
         var watchers: [Int: AsyncStream<CollectionActivity>.Continuation] = [:]
@@ -58,11 +58,11 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     deinit {
         // Whoever follows the collection's activity, refusals or live queries learns that it is
         // gone.
-        let (watchers, rejections, live) = state.withLock {
-            (Array($0.watchers.values), Array($0.rejections.values), $0.live.values.map(\.query))
+        let (watchers, refusals, live) = state.withLock {
+            (Array($0.watchers.values), Array($0.refusals.values), $0.live.values.map(\.query))
         }
         for watcher in watchers { watcher.finish() }
-        for rejection in rejections { rejection.finish() }
+        for refusal in refusals { refusal.finish() }
         for query in live { query.stop() }
     }
 
@@ -124,16 +124,16 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
     /// The changes the server refused, each reported once, as they come: each was taken off the
     /// rows shown, the others replayed without it. Those refused while nobody read this stream
     /// (since the collection opened, or between two readers) come first to the next reader.
-    public func rejections() -> AsyncStream<RejectedMutation<M>> {
-        let (stream, continuation) = AsyncStream.makeStream(of: RejectedMutation<M>.self)
+    public func refusals() -> AsyncStream<RefusedRowMutation<M>> {
+        let (stream, continuation) = AsyncStream.makeStream(of: RefusedRowMutation<M>.self)
         let id = state.withLock { state in
-            for rejection in state.unreported { continuation.yield(rejection) }
+            for refusal in state.unreported { continuation.yield(refusal) }
             state.unreported = []
-            state.nextRejection += 1
-            state.rejections[state.nextRejection] = continuation
-            return state.nextRejection
+            state.nextRefusal += 1
+            state.refusals[state.nextRefusal] = continuation
+            return state.nextRefusal
         }
-        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.rejections.removeValue(forKey: id) } }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.refusals.removeValue(forKey: id) } }
         return stream
     }
 
@@ -504,14 +504,14 @@ public final class LocalCollection<Row: Codable & Sendable, M: RowMutation>: Sen
             ? DroppedMutation(
                 id: id, reason: "it no longer decodes as \(M.self) (\(error)); its JSON: \(String(decoding: found.data, as: UTF8.self))")
             : error
-        let rejection = RejectedMutation(id: id, mutation: found.mutation, message: "\(reported)", error: reported)
+        let refusal = RefusedRowMutation(id: id, mutation: found.mutation, message: "\(reported)", error: reported)
         // Yielded under the lock, so that a reader arriving now gets it once: from the kept
         // ones or from its stream.
         state.withLock { state in
-            if state.rejections.isEmpty {
-                state.unreported.append(rejection)
+            if state.refusals.isEmpty {
+                state.unreported.append(refusal)
             } else {
-                for continuation in state.rejections.values { continuation.yield(rejection) }
+                for continuation in state.refusals.values { continuation.yield(refusal) }
             }
         }
     }
@@ -792,7 +792,7 @@ private struct StoredVersion: FetchableRecord {
 
 /// A change to rows the server refused, or one stored by an earlier version of the app that
 /// this one no longer decodes: taken off the rows shown, reported once.
-public struct RejectedMutation<M: RowMutation>: Sendable {
+public struct RefusedRowMutation<M: RowMutation>: Sendable {
     /// The id it was sent with.
     public let id: MutationID
     /// The change; `nil` for a stored change that no longer decodes as `M`, whose ``error`` is

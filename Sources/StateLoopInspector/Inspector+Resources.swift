@@ -23,7 +23,7 @@ extension Inspector {
 
     /// Records what the optimistic `resource` does, under `name`: each status it publishes with
     /// its pending mutations, each mutation's steps (queued, sent, accepted, confirmed or
-    /// rejected) and each version its remote resource drops as outdated. Watching changes
+    /// refused) and each version its remote resource drops as outdated. Watching changes
     /// nothing the resource does, and takes no failure from the app's subscribers. Ends when
     /// the resource stops.
     public func watch<M: Mutation>(_ resource: OptimisticResource<M>, named name: String) {
@@ -34,7 +34,7 @@ extension Inspector {
             for await observation in observations {
                 guard let self else { return }
                 switch observation {
-                case .rejected(let failures):
+                case .refused(let failures):
                     for step in tracker.note(failures) { keepStep(of: name, step) }
                 case .discarded(let ids):
                     tracker.noteDiscarded(ids)

@@ -2,8 +2,8 @@ import StateLoopSync
 import StateLoopWire
 
 /// What became of each pending mutation of an optimistic resource, from what the resource
-/// publishes (`OptimisticResource.observe()`): the mutations each step rejected, then its
-/// status. A mutation that left the queue was rejected if that step said so, and confirmed
+/// publishes (`OptimisticResource.observe()`): the mutations each step refused, then its
+/// status. A mutation that left the queue was refused if that step said so, and confirmed
 /// otherwise (contained in the confirmed value, whether or not its acceptance was seen).
 ///
 /// A pure value: the watcher's task owns it.
@@ -16,32 +16,32 @@ struct MutationTracker<M: Mutation> {
         let outcome: String
         /// The version the server accepted it at, for `accepted`.
         var version: Version? = nil
-        /// Why it was rejected, for `rejected`.
+        /// Why it was refused, for `refused`.
         var reason: String? = nil
     }
 
     private var known: [MutationID: PendingMutation<M>] = [:]
-    /// Rejected by the latest step, not yet seen gone.
-    private var rejected: [MutationID: MutationFailure<M>] = [:]
+    /// Refused by the latest step, not yet seen gone.
+    private var refused: [MutationID: RefusedMutation<M>] = [:]
     /// Discarded by the app, not yet seen gone.
     private var discarded: Set<MutationID> = []
 
-    /// Notes the mutations a step rejected; returns the steps of those never seen queued (a
+    /// Notes the mutations a step refused; returns the steps of those never seen queued (a
     /// mutation its store dropped at launch, say), which no status will show.
-    mutating func note(_ failures: [MutationFailure<M>]) -> [Step] {
+    mutating func note(_ refusals: [RefusedMutation<M>]) -> [Step] {
         var steps: [Step] = []
-        for failure in failures {
+        for failure in refusals {
             if known[failure.id] == nil {
-                steps.append(Step(id: failure.id, mutation: failure.mutation, outcome: "rejected", reason: failure.error.message))
+                steps.append(Step(id: failure.id, mutation: failure.mutation, outcome: "refused", reason: failure.error.message))
             } else {
-                rejected[failure.id] = failure
+                refused[failure.id] = failure
             }
         }
         return steps
     }
 
     /// Notes the expired mutations the app discarded: gone from the next status, they were
-    /// neither confirmed nor rejected.
+    /// neither confirmed nor refused.
     mutating func noteDiscarded(_ ids: [MutationID]) {
         discarded.formUnion(ids)
     }
@@ -60,8 +60,8 @@ struct MutationTracker<M: Mutation> {
         let current = Set(status.mutations.map(\.id))
         let order = Dictionary(uniqueKeysWithValues: known.keys.map { ($0, $0.parts?.sequence ?? 0) })
         for (id, gone) in known.sorted(by: { order[$0.key, default: 0] < order[$1.key, default: 0] }) where !current.contains(id) {
-            if let failure = rejected.removeValue(forKey: id) {
-                steps.append(Step(id: id, mutation: gone.mutation, outcome: "rejected", reason: failure.error.message))
+            if let failure = refused.removeValue(forKey: id) {
+                steps.append(Step(id: id, mutation: gone.mutation, outcome: "refused", reason: failure.error.message))
             } else if discarded.remove(id) != nil {
                 steps.append(Step(id: id, mutation: gone.mutation, outcome: "discarded"))
             } else {

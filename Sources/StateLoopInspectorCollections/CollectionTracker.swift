@@ -26,7 +26,7 @@ struct CollectionTracker {
     /// The client the changes are sent as, for their ids.
     let client: ClientID
     private var subscriptions: [String: Subscription] = [:]
-    /// The changes not yet confirmed or rejected, as JSON (not redacted), by sequence.
+    /// The changes not yet confirmed or refused, as JSON (not redacted), by sequence.
     private var pending: [UInt64: JSONValue] = [:]
 
     init(name: String, collection: String, client: ClientID) {
@@ -93,7 +93,7 @@ struct CollectionTracker {
         case .accepted(let sequence):
             return [step(sequence, "accepted", redaction: redaction)]
         case .refused(let sequence, let message):
-            var record = step(sequence, "rejected", redaction: redaction)
+            var record = step(sequence, "refused", redaction: redaction)
             record.reason = message
             pending[sequence] = nil
             return [record]

@@ -8,7 +8,7 @@ extension Inspector {
     /// set aside (an older whole result, `outdated`; a difference from a cookie not held,
     /// `needsCatchUp`), with the subscription's status, cookie and last outcome; the
     /// subscriptions' statuses as they change and the rows they drop; and each change's steps
-    /// (queued, accepted, rejected with the server's reason, confirmed once every
+    /// (queued, accepted, refused with the server's reason, confirmed once every
     /// subscription's rows contain it).
     ///
     /// An answer is recorded by its size and the ids of at most 20 rows it brings and 20 it

@@ -24,7 +24,7 @@ public struct InspectorRecord: Codable, Sendable, Hashable {
         case resource
         /// A pending `mutation` of an optimistic `resource`, or a change to a watched
         /// `collection`'s rows, reached `outcome` (`queued`, `sent`, `accepted`, `confirmed`,
-        /// `rejected`); `event` is the mutation.
+        /// `refused`); `event` is the mutation.
         case mutation
         /// A watched `resource` dropped a value of `version`, no newer than the one it held.
         case versionDropped

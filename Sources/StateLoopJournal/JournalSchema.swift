@@ -91,7 +91,7 @@ public struct JournalSchema: Sendable {
     /// Migrates each pending mutation of the store named `store` from `version` to
     /// `version + 1`. The closure gets the mutation itself (its id and status are kept);
     /// returning `nil` drops it, and the `OptimisticResource` that loads the store reports it
-    /// through `failures()`, as a rejected mutation, with `mutation` `nil`.
+    /// through `refusals()`, as a refused mutation, with `mutation` `nil`.
     public mutating func migrateMutations(
         of store: String,
         from version: Int,

@@ -83,7 +83,7 @@ final class Launch: Sendable {
                 remote.refresh()
             }
         }
-        let failures = resource.failures()
+        let failures = resource.refusals()
         watcher = Task {
             var problems: [String] = []
             // The server refuses no append: a failure reported is a change the user was told

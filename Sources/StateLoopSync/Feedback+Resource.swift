@@ -21,13 +21,13 @@ extension Feedback {
         forwarding(resource.updates, event: event)
     }
 
-    /// Sends `event` for each mutation of `resource` that the server rejects, once, while the
+    /// Sends `event` for each mutation of `resource` that the server refuses, once, while the
     /// system runs: the place for "could not save" messages.
-    public static func failures<M: Mutation>(
+    public static func refusals<M: Mutation>(
         of resource: OptimisticResource<M>,
-        event: @escaping @Sendable (MutationFailure<M>) -> Event
+        event: @escaping @Sendable (RefusedMutation<M>) -> Event
     ) -> Feedback {
-        forwarding(resource.failures, event: event)
+        forwarding(resource.refusals, event: event)
     }
 
     /// A loop that runs for the system's whole life, subscribing once and turning each element

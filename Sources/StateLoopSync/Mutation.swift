@@ -74,12 +74,12 @@ public struct PendingMutation<M: Mutation>: Codable, Sendable, Identifiable {
 
 extension PendingMutation: Equatable where M: Equatable {}
 
-/// A mutation the server rejected, or that its store could not keep: removed from the view,
+/// A mutation the server refused, or that its store could not keep: removed from the view,
 /// reported once.
-public struct MutationFailure<M: Mutation>: Sendable {
+public struct RefusedMutation<M: Mutation>: Sendable {
     /// The client mutation id.
     public let id: MutationID
-    /// The rejected change; `nil` for a mutation its store dropped (see ``DroppedMutation``),
+    /// The refused change; `nil` for a mutation its store dropped (see ``DroppedMutation``),
     /// whose type may no longer exist.
     public let mutation: M?
     /// What the server (or the network) said; for a dropped mutation, an unrecoverable failure
@@ -89,7 +89,7 @@ public struct MutationFailure<M: Mutation>: Sendable {
 
 /// A pending mutation its store could not give back: a journal migration dropped it, or it no
 /// longer decodes as the app's mutation type. Never dropped silently: the
-/// ``OptimisticResource`` that loads the store reports it through `failures()`.
+/// ``OptimisticResource`` that loads the store reports it through `refusals()`.
 public struct DroppedMutation: Error, Sendable, Equatable, CustomStringConvertible {
     /// The client mutation id it was made with.
     public let id: MutationID

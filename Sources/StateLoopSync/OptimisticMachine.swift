@@ -17,8 +17,8 @@ struct OptimisticMachine<M: Mutation>: Sendable {
     var resource = ResourceStatus<M.Value>(value: nil)
     /// The app's mutations, oldest first, not yet contained in `confirmed`.
     var queue: [PendingMutation<M>] = []
-    /// Rejections not yet reported, oldest first; the `OptimisticResource` hands them out.
-    var failures: [MutationFailure<M>] = []
+    /// Refusals not yet reported, oldest first; the `OptimisticResource` hands them out.
+    var refusals: [RefusedMutation<M>] = []
     /// Set once the stored queue was loaded; nothing is sent before.
     var isRestored = false
     /// Whose mutations a confirmed value's `lastMutationID` speaks of.
@@ -164,24 +164,24 @@ struct OptimisticMachine<M: Mutation>: Sendable {
         case mutate(PendingMutation<M>)
         case sending(MutationID)
         case acknowledged(MutationID, Version)
-        /// An attempt failed; the failure's kind decides between a retry, a pause and a rejection.
+        /// An attempt failed; the failure's kind decides between a retry, a pause and a refusal.
         case sendFailed(MutationID, attempt: Int, ResourceFailure)
         case retryDue(MutationID)
-        case rejected(MutationID, ResourceFailure)
+        case refused(MutationID, ResourceFailure)
         /// The oldest unanswered mutation passed the policy's maximum age unsent.
         case expired(MutationID)
         /// The app asked to send an expired mutation again, its age counted from `at`.
         case retry(MutationID, at: Date)
         /// The app gave up an expired mutation.
         case discard(MutationID)
-        /// The host handed out the first `failures` failures and `discards` discarded ids.
-        case reported(failures: Int, discards: Int)
+        /// The host handed out the first `refusals` refusals and `discards` discarded ids.
+        case reported(refusals: Int, discards: Int)
     }
 
     mutating func apply(_ event: Event, policy: ResourcePolicy) {
         switch event {
         case .restored(let stored, let storedConfirmed, let dropped):
-            failures += dropped.map { MutationFailure(id: $0.id, mutation: nil, error: ResourceFailure($0, kind: .unrecoverable)) }
+            refusals += dropped.map { RefusedMutation(id: $0.id, mutation: nil, error: ResourceFailure($0, kind: .unrecoverable)) }
             // Mutations made before the restore finished stay after the stored ones.
             queue =
                 stored.map { pending in
@@ -239,8 +239,8 @@ struct OptimisticMachine<M: Mutation>: Sendable {
         case .retryDue(let id):
             guard attempt?.id == id else { return }
             attempt?.backoff = nil
-        case .rejected(let id, let error):
-            reject(id, error)
+        case .refused(let id, let error):
+            refuse(id, error)
         case .expired(let id):
             guard let next = firstUnanswered, next.id == id, next.status != .expired else { return }
             update(id) { $0.status = .expired }
@@ -255,8 +255,8 @@ struct OptimisticMachine<M: Mutation>: Sendable {
             guard let index = queue.firstIndex(where: { $0.id == id && $0.status == .expired }) else { return }
             queue.remove(at: index)
             discarded.append(id)
-        case .reported(let failureCount, let discardCount):
-            failures.removeFirst(min(failureCount, failures.count))
+        case .reported(let refusalCount, let discardCount):
+            refusals.removeFirst(min(refusalCount, refusals.count))
             discarded.removeFirst(min(discardCount, discarded.count))
         }
         if let value = held, !holdsValues {
@@ -308,14 +308,14 @@ struct OptimisticMachine<M: Mutation>: Sendable {
         case .unrecoverable:
             // The server answered and refused it (a 4xx): the one outcome that removes it.
             sendFailure = nil
-            reject(current.id, error)
+            refuse(current.id, error)
         }
     }
 
-    private mutating func reject(_ id: MutationID, _ error: ResourceFailure) {
+    private mutating func refuse(_ id: MutationID, _ error: ResourceFailure) {
         guard let index = queue.firstIndex(where: { $0.id == id }) else { return }
-        let rejected = queue.remove(at: index)
-        failures.append(MutationFailure(id: id, mutation: rejected.mutation, error: error))
+        let refused = queue.remove(at: index)
+        refusals.append(RefusedMutation(id: id, mutation: refused.mutation, error: error))
     }
 
     /// Keeps `value` if it is newer than the confirmed one, then drops what it contains; holds
@@ -344,7 +344,7 @@ struct OptimisticMachine<M: Mutation>: Sendable {
     }
 
     /// Drops the mutations that the confirmed value already contains: every mutation of this
-    /// client up to the server's `lastMutationID` (applied or rejected there, answered or not
+    /// client up to the server's `lastMutationID` (applied or refused there, answered or not
     /// here), and the acknowledged ones whose version the confirmed value has reached.
     private mutating func dropContained() {
         guard let confirmed else { return }
@@ -475,8 +475,8 @@ struct SavedQueue<M: Mutation>: Equatable, Sendable {
     }
 }
 
-extension MutationFailure: Equatable where M: Equatable {
-    public static func == (lhs: MutationFailure, rhs: MutationFailure) -> Bool {
+extension RefusedMutation: Equatable where M: Equatable {
+    public static func == (lhs: RefusedMutation, rhs: RefusedMutation) -> Bool {
         lhs.id == rhs.id && lhs.mutation == rhs.mutation && lhs.error == rhs.error
     }
 }
@@ -484,7 +484,7 @@ extension MutationFailure: Equatable where M: Equatable {
 extension OptimisticMachine: Equatable where M: Equatable, M.Value: Equatable {
     static func == (lhs: OptimisticMachine, rhs: OptimisticMachine) -> Bool {
         lhs.confirmed == rhs.confirmed && lhs.resource.looksLike(rhs.resource) && lhs.queue == rhs.queue
-            && lhs.failures == rhs.failures && lhs.isRestored == rhs.isRestored && lhs.client == rhs.client
+            && lhs.refusals == rhs.refusals && lhs.isRestored == rhs.isRestored && lhs.client == rhs.client
             && lhs.attempt == rhs.attempt && lhs.blockedSession == rhs.blockedSession && lhs.sentInSession == rhs.sentInSession
             && lhs.lastQueued == rhs.lastQueued && lhs.sendFailure == rhs.sendFailure && lhs.discarded == rhs.discarded
             && lhs.earlierLaunch == rhs.earlierLaunch && lhs.held == rhs.held && lhs.tookValueBeforeAnswers == rhs.tookValueBeforeAnswers

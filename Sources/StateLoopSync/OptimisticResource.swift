@@ -12,11 +12,11 @@ import Synchronization
 ///     try await api.apply(change, mutationID: id)   // returns the version the server reached
 /// }
 /// roster.mutate(AddPlayer(player: bob))             // visible at once
-/// for await failure in roster.failures() { show("Could not add \(failure.mutation)") }
+/// for await failure in roster.refusals() { show("Could not add \(failure.mutation)") }
 /// ```
 ///
 /// The visible value is the newest confirmed value with every pending mutation replayed on top,
-/// so a push from another client rebases the pending mutations, and a rejected mutation is
+/// so a push from another client rebases the pending mutations, and a refused mutation is
 /// removed alone: newer server data and the other pending mutations stay.
 public final class OptimisticResource<M: Mutation>: Sendable {
     /// The client under which this resource numbers and sends its mutations; give it to the
@@ -38,7 +38,7 @@ public final class OptimisticResource<M: Mutation>: Sendable {
     private let statuses = Subscribers<OptimisticStatus<M>>(replaysLatest: true, bufferingPolicy: .bufferingNewest(1))
     /// Watchers that take nothing from the app's subscribers (``observe()``).
     private let observers = Subscribers<OptimisticObservation<M>>(replaysLatest: true, bufferingPolicy: .bufferingNewest(256))
-    private let failureSubscribers = Subscribers<MutationFailure<M>>(
+    private let refusalSubscribers = Subscribers<RefusedMutation<M>>(
         replaysLatest: false, holdsUndelivered: true, bufferingPolicy: .unbounded
     )
 
@@ -107,7 +107,7 @@ public final class OptimisticResource<M: Mutation>: Sendable {
         self.commands = commands
         let statuses = statuses
         let publisher = publisher
-        let failureSubscribers = failureSubscribers
+        let refusalSubscribers = refusalSubscribers
         let observers = observers
         let feedbacks = OptimisticMachine<M>.feedbacks(
             send: send,
@@ -137,17 +137,17 @@ public final class OptimisticResource<M: Mutation>: Sendable {
                     local.published(status, through: machine.lastQueued)
                     return status
                 }
-                if !machine.failures.isEmpty { observers.publish(.rejected(machine.failures)) }
+                if !machine.refusals.isEmpty { observers.publish(.refused(machine.refusals)) }
                 if !machine.discarded.isEmpty { observers.publish(.discarded(machine.discarded)) }
                 statuses.publish(status)
                 observers.publish(.status(status))
-                for failure in machine.failures { failureSubscribers.publish(failure) }
+                for failure in machine.refusals { refusalSubscribers.publish(failure) }
                 // Reported once: published above, then cleared.
-                guard !machine.failures.isEmpty || !machine.discarded.isEmpty else { return nil }
-                return .reported(failures: machine.failures.count, discards: machine.discarded.count)
+                guard !machine.refusals.isEmpty || !machine.discarded.isEmpty else { return nil }
+                return .reported(refusals: machine.refusals.count, discards: machine.discarded.count)
             }
             statuses.finishAll()
-            failureSubscribers.finishAll()
+            refusalSubscribers.finishAll()
             observers.finishAll()
         }
     }
@@ -224,17 +224,17 @@ public final class OptimisticResource<M: Mutation>: Sendable {
     }
 
     /// Watches the resource for an inspector: its current status, then each status it publishes,
-    /// each preceded by the mutations that step rejected. Takes nothing from ``failures()``'s
+    /// each preceded by the mutations that step refused. Takes nothing from ``refusals()``'s
     /// subscribers (a failure still waits for the app's), and a slow watcher loses the oldest.
     package func observe() -> AsyncStream<OptimisticObservation<M>> {
         observers.subscribe { [statuses] _ in statuses.latest.map { .status($0) } }
     }
 
-    /// Each mutation the server rejects, or that its store dropped (see ``DroppedMutation``),
+    /// Each mutation the server refuses, or that its store dropped (see ``DroppedMutation``),
     /// once. A failure that comes while nobody subscribes (at launch, before the screen does)
     /// waits for the next subscriber.
-    public func failures() -> AsyncStream<MutationFailure<M>> {
-        failureSubscribers.subscribe()
+    public func refusals() -> AsyncStream<RefusedMutation<M>> {
+        refusalSubscribers.subscribe()
     }
 }
 
@@ -281,7 +281,7 @@ public struct OptimisticStatus<M: Mutation>: Sendable {
 
 /// Where the mutations the server has not accepted yet stand, for a status line. Every one of
 /// them is still shown and still queued, whatever the case: only the server's refusal removes
-/// a mutation (reported through ``OptimisticResource/failures()``).
+/// a mutation (reported through ``OptimisticResource/refusals()``).
 public enum MutationDelivery: Sendable, Equatable {
     /// Nothing waits for the server.
     case idle
@@ -388,7 +388,7 @@ package enum OptimisticObservation<M: Mutation>: Sendable {
     case status(OptimisticStatus<M>)
     /// Mutations that left the queue refused (by the server, or dropped by the store), before
     /// the status that no longer holds them.
-    case rejected([MutationFailure<M>])
+    case refused([RefusedMutation<M>])
     /// Expired mutations the app discarded, before the status that no longer holds them.
     case discarded([MutationID])
 }

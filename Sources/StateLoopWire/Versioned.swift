@@ -8,7 +8,7 @@ public struct Versioned<Value: Sendable>: Sendable {
     /// The value.
     public var value: Value
     /// The sequence number of the newest mutation the server has processed (applied or
-    /// rejected) for the client that reads this value, as told by the server; `nil` when the
+    /// refused) for the client that reads this value, as told by the server; `nil` when the
     /// server does not say. Every mutation of that client up to it is contained in `value`, so
     /// an `OptimisticResource` stops showing them on top, even when their answers were lost.
     public var lastMutationID: UInt64?

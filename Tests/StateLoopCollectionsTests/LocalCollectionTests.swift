@@ -250,7 +250,7 @@ import Testing
         try tasks.record("s")
         let live = tasks.live(Board.project("p1"))
         try tasks.apply(replace([Board.task("a", at: 1)], at: 1), requestedWith: nil, to: "s")
-        let rejections = tasks.rejections()
+        let refusals = tasks.refusals()
         try tasks.mutate(.rename(id: "a", title: "refused"))
         #expect(live.rows.map(\.title) == ["refused"])
         try tasks.apply(
@@ -258,12 +258,12 @@ import Testing
         )
         #expect(live.rows.map(\.title) == ["a"])
         try tasks.refused(1, id: MutationID(client: store.clientID, sequence: 1), error: HTTPStatusError(status: 404))
-        var reported = rejections.makeAsyncIterator()
+        var reported = refusals.makeAsyncIterator()
         #expect(await reported.next()?.mutation == .rename(id: "a", title: "refused"))
         #expect(tasks.pendingCount == 0)
     }
 
-    /// A refusal that comes while nobody reads the rejections (the queue sends from the
+    /// A refusal that comes while nobody reads the refusals (the queue sends from the
     /// collection's opening, before the app asks) is kept for the next reader, once.
     @Test func aRefusalBeforeAnyReaderIsReportedToTheFirst() async throws {
         let (store, tasks) = try collection()
@@ -271,21 +271,21 @@ import Testing
         try tasks.mutate(.put(Board.task("b", at: 2)))
         try tasks.refused(1, id: MutationID(client: store.clientID, sequence: 1), error: HTTPStatusError(status: 422))
         #expect(tasks.live(Board.project("p1")).rows.map(\.id) == ["b"])
-        let first = tasks.rejections()
-        let second = tasks.rejections()
+        let first = tasks.refusals()
+        let second = tasks.refusals()
         try tasks.refused(2, id: MutationID(client: store.clientID, sequence: 2), error: HTTPStatusError(status: 422))
         #expect(await mutations(2, of: first) == [.put(Board.task("a", at: 1)), .put(Board.task("b", at: 2))])
         // The second reader, there since before the second refusal, gets that one alone.
         #expect(await mutations(1, of: second) == [.put(Board.task("b", at: 2))])
     }
 
-    /// The mutations of the first `count` rejections of `stream`; `nil` if they have not come
+    /// The mutations of the first `count` refusals of `stream`; `nil` if they have not come
     /// within a hang guard.
-    private func mutations(_ count: Int, of stream: AsyncStream<RejectedMutation<TaskMutation>>) async -> [TaskMutation]? {
+    private func mutations(_ count: Int, of stream: AsyncStream<RefusedRowMutation<TaskMutation>>) async -> [TaskMutation]? {
         let seen = Locked<[TaskMutation]>([])
-        let last = await firstElement(of: stream, within: .seconds(10)) { rejection in
+        let last = await firstElement(of: stream, within: .seconds(10)) { refusal in
             seen.withLock { seen in
-                if let mutation = rejection.mutation { seen.append(mutation) }
+                if let mutation = refusal.mutation { seen.append(mutation) }
                 return seen.count == count
             }
         }
@@ -388,10 +388,10 @@ import Testing
             sent.withLock { $0.append(mutation) }
             return Version(epoch: 1, counter: 1)
         }
-        let rejections = tasks.rejections()
+        let refusals = tasks.refusals()
         try tasks.mutate(Renaming(id: "a", title: "kept"))
-        let dropped = await firstElement(of: rejections, within: .seconds(20)) { _ in true }
-        #expect(dropped != nil, "no rejection within the hang guard")
+        let dropped = await firstElement(of: refusals, within: .seconds(20)) { _ in true }
+        #expect(dropped != nil, "no refusal within the hang guard")
         #expect(dropped?.mutation == nil)
         let reason = (dropped?.error as? DroppedMutation)?.reason ?? ""
         #expect(reason.contains("delete"), "the dropped change's JSON is reported: \(reason)")
@@ -400,13 +400,13 @@ import Testing
         try store.close()
     }
 
-    /// A released collection ends its activity, rejections and live queries' streams: whoever
+    /// A released collection ends its activity, refusals and live queries' streams: whoever
     /// follows them (an inspector's watch, a screen) does not wait for good.
     @Test func aReleasedCollectionEndsItsStreams() async throws {
         let store = try LocalStore.inMemory()
         var tasks: LocalCollection<TaskRow, TaskMutation>? = store.collection(Board.tasks, mutations: TaskMutation.self)
         let activity = tasks!.activity()
-        let rejections = tasks!.rejections()
+        let refusals = tasks!.refusals()
         let updates = tasks!.live(Board.project("p1")).updates()
         let ended = Locked(0)
         let followers = [
@@ -415,7 +415,7 @@ import Testing
                 ended.withLock { $0 += 1 }
             },
             Task {
-                for await _ in rejections {}
+                for await _ in refusals {}
                 ended.withLock { $0 += 1 }
             },
             Task {

@@ -112,7 +112,7 @@ struct CollectionWatchTests {
         #expect(statuses[3]["cookie"] == .null)
     }
 
-    @Test("a change's steps: queued, accepted, confirmed; a refused one rejected with the server's reason; each redacted")
+    @Test("a change's steps: queued, accepted, confirmed; a refused one refused with the server's reason; each redacted")
     func changeSteps() async throws {
         let store = try LocalStore.inMemory(clock: TestClock())
         let collection = store.collection(Self.tasks, mutations: Rename.self) { change, _ in
@@ -129,8 +129,8 @@ struct CollectionWatchTests {
         let first = MutationID(client: store.clientID, sequence: 1).rawValue
         let second = MutationID(client: store.clientID, sequence: 2).rawValue
         #expect(steps().filter { $0.mutation == first }.map(\.outcome) == ["queued", "accepted", "confirmed"])
-        #expect(steps().filter { $0.mutation == second }.map(\.outcome) == ["queued", "rejected"])
-        #expect(steps().first { $0.outcome == "rejected" }?.reason == "HTTP 422")
+        #expect(steps().filter { $0.mutation == second }.map(\.outcome) == ["queued", "refused"])
+        #expect(steps().first { $0.outcome == "refused" }?.reason == "HTTP 422")
         #expect(steps().allSatisfy { $0.system == "board" && $0.collection == "tasks" })
         // Every step carries the change, its secret redacted.
         #expect(steps().allSatisfy { Self.fields($0.event)["secret"] == .string(Redaction.placeholder) }, "\(steps().map(\.event))")

@@ -54,7 +54,7 @@ struct ResourceWatchTests {
         push.finish()
     }
 
-    @Test("a mutation's steps: queued, sent, accepted, then confirmed when it leaves the queue; rejected when the step that removed it said so")
+    @Test("a mutation's steps: queued, sent, accepted, then confirmed when it leaves the queue; refused when the step that removed it said so")
     func mutationSteps() {
         let client = ClientID()
         var tracker = MutationTracker<Note>()
@@ -68,12 +68,12 @@ struct ResourceWatchTests {
         // The server refused the second, although its number is within the confirmed value's.
         #expect(tracker.note([failure(second.id)]).isEmpty)
         let gone = tracker.steps(to: status([], containing: 2))
-        #expect(gone.map { "\($0.id.sequence(of: client) ?? 0) \($0.outcome)" } == ["1 confirmed", "2 rejected"])
+        #expect(gone.map { "\($0.id.sequence(of: client) ?? 0) \($0.outcome)" } == ["1 confirmed", "2 refused"])
         #expect(gone.last?.reason == "refused")
     }
 
     @Test(
-        "a mutation acknowledged and dropped in one step, by a server that sends no lastMutationID, is confirmed; one its store dropped at launch is rejected at once"
+        "a mutation acknowledged and dropped in one step, by a server that sends no lastMutationID, is confirmed; one its store dropped at launch is refused at once"
     )
     func sampledStatuses() {
         let client = ClientID()
@@ -82,11 +82,11 @@ struct ResourceWatchTests {
         _ = tracker.steps(to: status([only], containing: 0))
         #expect(tracker.steps(to: status([], containing: 0)).map(\.outcome) == ["confirmed"])
         let dropped = tracker.note([failure(MutationID(client: client, sequence: 3))])
-        #expect(dropped.map(\.outcome) == ["rejected"])
+        #expect(dropped.map(\.outcome) == ["refused"])
     }
 
-    private func failure(_ id: MutationID) -> MutationFailure<Note> {
-        MutationFailure(id: id, mutation: nil, error: ResourceFailure(TestRefusal(), kind: .unrecoverable))
+    private func failure(_ id: MutationID) -> RefusedMutation<Note> {
+        RefusedMutation(id: id, mutation: nil, error: ResourceFailure(TestRefusal(), kind: .unrecoverable))
     }
 
     private struct TestRefusal: Error, CustomStringConvertible {

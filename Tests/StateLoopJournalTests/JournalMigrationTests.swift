@@ -333,7 +333,7 @@ struct JournalMigrationTests {
         journal.close()
     }
 
-    @Test("a pending mutation dropped by a migration, or that no longer decodes, is reported through failures(), once, and kept in the file")
+    @Test("a pending mutation dropped by a migration, or that no longer decodes, is reported through refusals(), once, and kept in the file")
     func droppedMutationsAreReported() async throws {
         let folder = TemporaryFolder()
         let kept = PendingMutation(TripV1.Booking(destination: "airport"))
@@ -366,9 +366,9 @@ struct JournalMigrationTests {
             await never.wait()
             return Version(counter: 0)
         }
-        let failures = Mutex<[MutationFailure<TripV2.Booking>]>([])
+        let failures = Mutex<[RefusedMutation<TripV2.Booking>]>([])
         let collector = Task {
-            for await failure in resource.failures() { failures.withLock { $0.append(failure) } }
+            for await failure in resource.refusals() { failures.withLock { $0.append(failure) } }
         }
         #expect(await eventually { failures.withLock { $0.count } == 2 }, "reported: \(failures.withLock { $0 })")
         collector.cancel()

@@ -59,7 +59,7 @@ struct MutationHonestyTests {
         confirm(["ann"], version: 1, lastMutationID: 0)
         await store.settle()
         await store.send(.mutate(mutation("bob", 1)))
-        server.reject(TransportError())  // the server applied it; the answer was lost
+        server.refuse(TransportError())  // the server applied it; the answer was lost
         await store.settle()
         #expect(await store.state.visible == ["ann", "bob"])
         confirm(["ann", "bob"], version: 2, lastMutationID: 1)
@@ -119,11 +119,11 @@ struct MutationHonestyTests {
         await store.settle()
         let bob = mutation("bob", 1)
         await store.send(.mutate(bob))
-        server.reject(HTTPStatusError(status: 401))
+        server.refuse(HTTPStatusError(status: 401))
         await store.settle()
         var state = await store.state
         #expect(state.visible == ["ann", "bob"])
-        #expect(state.failures.isEmpty, "a 401 is not the mutation's fault")
+        #expect(state.refusals.isEmpty, "a 401 is not the mutation's fault")
         #expect(state.queue.map(\.status) == [.pending])
         #expect(unauthorizedReports.value == 1)
         await store.send(.mutate(mutation("cid", 2)))
@@ -159,7 +159,7 @@ struct MutationHonestyTests {
         confirm(["ann"], version: 1, session: 1)
         await store.settle()
         // Only now does the old request's 401 arrive.
-        server.reject(HTTPStatusError(status: 401))
+        server.refuse(HTTPStatusError(status: 401))
         await store.settle()
         #expect(server.sent == [bob.id, bob.id], "sent again in session 1, with its id")
         #expect(await store.state.blockedSession == nil)

@@ -50,10 +50,10 @@ struct MutationLivenessTests {
             case 1:
                 version += 1
                 server.acknowledge(version: version)
-            case 2: server.reject(HTTPStatusError(status: 503))
-            case 3: server.reject(HTTPStatusError(status: 409))
-            case 4: server.reject(HTTPStatusError(status: 401))
-            case 5: server.reject(TransportError())
+            case 2: server.refuse(HTTPStatusError(status: 503))
+            case 3: server.refuse(HTTPStatusError(status: 409))
+            case 4: server.refuse(HTTPStatusError(status: 401))
+            case 5: server.refuse(TransportError())
             case 6:
                 version += 1
                 statuses.continuation.yield(status())

@@ -165,7 +165,7 @@ struct MutationOutageTests {
         let waiting = await store.state
         #expect(waiting.visible == ["ann", "bob", "cid"], "still shown after an hour")
         #expect(waiting.queue.map(\.id.rawValue) == ["c1:1", "c1:2"])
-        #expect(waiting.failures.isEmpty, "nothing was refused: the server never answered")
+        #expect(waiting.refusals.isEmpty, "nothing was refused: the server never answered")
         if case .waiting(count: 2, let failure) = waiting.delivery {
             #expect(failure?.underlying is TransportError)
         } else {
@@ -195,13 +195,13 @@ struct MutationOutageTests {
         server.set(.failing(500))
         await advance(by: .seconds(600))
         #expect(await store.state.queue.count == 1)
-        #expect(await store.state.failures.isEmpty)
+        #expect(await store.state.refusals.isEmpty)
         server.set(.failing(409))
         await advance(by: .seconds(31))
         let refused = await store.state
         #expect(refused.queue.isEmpty)
-        #expect(refused.failures.map(\.id.rawValue) == ["c1:1"])
-        #expect(refused.failures.first?.error.kind == .unrecoverable)
+        #expect(refused.refusals.map(\.id.rawValue) == ["c1:1"])
+        #expect(refused.refusals.first?.error.kind == .unrecoverable)
         #expect(refused.visible == ["ann"])
         await store.finish()
     }
@@ -300,7 +300,7 @@ struct MutationOutageTests {
         server.set(.up)
         await publish(status(session: 1), to: store)
         #expect(server.applied.map(\.rawValue) == ["c1:1"])
-        #expect(await store.state.failures.isEmpty)
+        #expect(await store.state.refusals.isEmpty)
         await store.finish()
     }
 
@@ -319,7 +319,7 @@ struct MutationOutageTests {
         #expect(held.delivery == .couldNotSend(count: 2))
         #expect(held.queue.map(\.status) == [.expired, .pending], "the second waits behind the first, in order")
         #expect(held.visible == ["ann", "bob", "cid"], "held, never dropped")
-        #expect(held.failures.isEmpty)
+        #expect(held.refusals.isEmpty)
         let attempts = server.attempts.count
         server.set(.up)
         await publish(status(version: 2), to: store)

@@ -49,7 +49,7 @@ final class FakeMutationServer: Sendable {
         waiting.withLock { $0.isEmpty ? nil : $0.removeFirst() }?.answer.resume(returning: Version(counter: version))
     }
 
-    func reject(_ error: any Error = HTTPStatusError(status: 409)) {
+    func refuse(_ error: any Error = HTTPStatusError(status: 409)) {
         waiting.withLock { $0.isEmpty ? nil : $0.removeFirst() }?.answer.resume(throwing: error)
     }
 }
@@ -107,8 +107,8 @@ struct OptimisticMachineTests {
         await store.finish()
     }
 
-    @Test("scenario 2 and 4: of two mutations, the rejected first one disappears with an error; the second and another client's change stay")
-    func rejectionRemovesOnlyThatMutation() async {
+    @Test("scenario 2 and 4: of two mutations, the refused first one disappears with an error; the second and another client's change stay")
+    func refusalRemovesOnlyThatMutation() async {
         let store = await makeStore()
         confirm(["ann"], version: 1)
         await store.settle()
@@ -119,12 +119,12 @@ struct OptimisticMachineTests {
         #expect(server.inFlight == [.add("bob")])
         confirm(["ann", "eve"], version: 2)
         await store.settle()
-        server.reject()
+        server.refuse()
         await store.settle()
         let state = await store.state
         #expect(state.visible == ["ann", "eve", "dan"])
-        #expect(state.failures.map(\.id) == [first.id])
-        #expect(state.failures.first?.error.message == "HTTP 409")
+        #expect(state.refusals.map(\.id) == [first.id])
+        #expect(state.refusals.first?.error.message == "HTTP 409")
         #expect(server.inFlight == [.add("dan")])
         server.acknowledge(version: 3)
         confirm(["ann", "eve", "dan"], version: 3)
@@ -186,7 +186,7 @@ struct OptimisticMachineTests {
         // Queued by an earlier launch, whose store kept no value: the server's value may hold
         // it already, so it shows once its answer says where it stands, never twice.
         #expect(await store.state.visible == ["ann"])
-        server.reject(HTTPStatusError(status: 503))
+        server.refuse(HTTPStatusError(status: 503))
         await store.settle()
         await clock.advance(by: .seconds(1))
         #expect(server.sent == [mutation.id, mutation.id])

@@ -6,7 +6,7 @@ import Testing
 
 @Suite("OptimisticResource", .timeLimit(.minutes(4)))
 struct OptimisticResourceTests {
-    @Test("the seed's players list: a rejected add disappears with an error; another client's add stays")
+    @Test("the seed's players list: a refused add disappears with an error; another client's add stays")
     func playersList() async {
         let (pushes, push) = AsyncStream.makeStream(of: PushMessage<[String]>.self)
         var policy = ResourcePolicy()
@@ -21,7 +21,7 @@ struct OptimisticResourceTests {
             try await server.send(change, id)
         }
         var updates = roster.updates().makeAsyncIterator()
-        var failures = roster.failures().makeAsyncIterator()
+        var failures = roster.refusals().makeAsyncIterator()
         var status = await updates.next()
         while status?.value != ["ann"] { status = await updates.next() }
 
@@ -33,7 +33,7 @@ struct OptimisticResourceTests {
         while status?.value != ["ann", "cid", "bob"] { status = await updates.next() }
 
         #expect(await eventually { server.inFlight == [.add("bob")] })
-        server.reject()
+        server.refuse()
         let failure = await failures.next()
         #expect(failure?.id == bob)
         #expect(failure?.mutation == .add("bob"))
@@ -43,7 +43,7 @@ struct OptimisticResourceTests {
     }
 
     @MainActor
-    @Test("an optimistic resource plugs into a system: every status and every rejection become events")
+    @Test("an optimistic resource plugs into a system: every status and every refusal become events")
     func asFeedback() async {
         var policy = ResourcePolicy()
         policy.pollInterval = nil
@@ -71,14 +71,14 @@ struct OptimisticResourceTests {
             },
             feedbacks: [
                 .resource(roster) { .shown($0.value ?? []) },
-                .failures(of: roster) { .refused($0.id) },
+                .refusals(of: roster) { .refused($0.id) },
             ]
         )
         #expect(await eventually { system.state.shown.last == ["ann"] })
         let bob = roster.mutate(.add("bob"))
         #expect(await eventually { system.state.shown.last == ["ann", "bob"] })
         #expect(await eventually { server.inFlight == [.add("bob")] })
-        server.reject()
+        server.refuse()
         #expect(await eventually { system.state.refused == [bob] && system.state.shown.last == ["ann"] })
         system.stop()
         _ = players

@@ -19,7 +19,7 @@ enum PlayerChange: Mutation, Equatable {
     }
 }
 
-/// A server that applies each mutation id once and rejects duplicates of a name with 409.
+/// A server that applies each mutation id once and refuses duplicates of a name with 409.
 actor PlayersBackend {
     private(set) var players = ["ann"]
     private(set) var version: UInt64 = 1
@@ -76,7 +76,7 @@ struct MutationLoopbackTests {
         }
     }
 
-    @Test("an optimistic add shows at once; a rejected one disappears with an error; the server's list wins")
+    @Test("an optimistic add shows at once; a refused one disappears with an error; the server's list wins")
     func optimisticOverHTTP() async throws {
         try await withPlayersServer { backend, port in
             var policy = ResourcePolicy()
@@ -88,7 +88,7 @@ struct MutationLoopbackTests {
             let sender = HTTPMutationSender<PlayerChange>(url: URL(string: "http://127.0.0.1:\(port)/players")!)
             let roster = OptimisticResource(resource: players, send: { try await sender($0, $1) })
             var updates = roster.updates().makeAsyncIterator()
-            var failures = roster.failures().makeAsyncIterator()
+            var failures = roster.refusals().makeAsyncIterator()
             var status = await updates.next()
             while status?.value != ["ann"] { status = await updates.next() }
 

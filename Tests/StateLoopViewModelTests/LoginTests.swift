@@ -50,7 +50,7 @@ struct LoginTests {
         #expect(viewModel.state.message == "Signed in")
     }
 
-    @Test("other credentials are rejected with a message, not an error")
+    @Test("other credentials are refused with a message, not an error")
     func wrongCredentials() async {
         let viewModel = makeViewModel()
         var completions = viewModel.actionCompletions.makeAsyncIterator()

@@ -188,8 +188,8 @@ public final class NightrideClient {
         [
             .resource(driverModeChanges, event: shown),
             .resource(rideActions, event: shown),
-            .failures(of: driverModeChanges) { .actionRefused("driver mode: \($0.error.message)") },
-            .failures(of: rideActions) { .actionRefused("\($0.mutation?.action.name.rawValue ?? "ride"): \($0.error.message)") },
+            .refusals(of: driverModeChanges) { .actionRefused("driver mode: \($0.error.message)") },
+            .refusals(of: rideActions) { .actionRefused("\($0.mutation?.action.name.rawValue ?? "ride"): \($0.error.message)") },
             .liveSearch(
                 \.search,
                 event: { event in

@@ -2,7 +2,7 @@
 ///
 /// On the wire: `{"action": "request", "destination": {…}}`, `{"action": "accept"}`, and so on.
 /// The server decides whether the action fits the user's current ``RideStatus``; one that does
-/// not is rejected with HTTP 409.
+/// not is refused with HTTP 409.
 public enum RideAction: Sendable, Hashable {
     /// A passenger with no ride asks for one.
     case request(destination: Place)

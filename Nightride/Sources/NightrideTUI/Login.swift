@@ -34,7 +34,7 @@ public struct LoginState: Equatable, Sendable {
     }
 
     /// Whether the server refused the last password. Set to `true` to show the refusal.
-    public var rejected: Bool {
+    public var refused: Bool {
         get { outcome == .refused }
         set { outcome = newValue ? .refused : nil }
     }

@@ -2,7 +2,7 @@
 /// ``render(_:_:width:height:)``).
 ///
 /// The view model's outputs map onto it one to one: the fields and the sign-in rule from the
-/// state, "Signing in…" while `isLoading`, the rejection message from the state, and an
+/// state, "Signing in…" while `isLoading`, the refusal message from the state, and an
 /// unexpected error from the form (the view model's `errors` output).
 ///
 /// The server's address, the typed name and the messages go through `terminalSafe(_:)`, so that
@@ -46,7 +46,7 @@ public func renderLogin(_ state: LoginState, _ form: LoginForm, isLoading: Bool,
     } else if let error = form.error {
         status = "Error: " + terminalSafe(error)
     } else {
-        // The server's rejection message.
+        // The server's refusal message.
         status = terminalSafe(state.message ?? "")
     }
     let keys = "Tab next field · Enter " + (form.focus == .username ? "next" : "sign in") + " · Esc quit"

@@ -106,7 +106,7 @@ struct ServerCommand: AsyncParsableCommand {
         help: ArgumentHelp("Days the data keeps each change (the change feed), pruned hourly; clients never need older ones.", valueName: "days"))
     var retentionDays: Int = 7
 
-    @Flag(help: "Log at debug level: logins, rejections, dropped pushes, push sockets.")
+    @Flag(help: "Log at debug level: logins, refusals, dropped pushes, push sockets.")
     var verbose = false
 
     @Option(

@@ -1,4 +1,5 @@
 import NightrideModel
+import StateLoopServer
 import StateLoopSync
 
 @testable import NightrideServer
@@ -35,4 +36,19 @@ extension RulesOracle {
 
     func ride(_ user: String) -> RideStatus? { rideStatus(of: user)?.value }
     func mode(_ user: String) -> Bool? { driverMode(of: user)?.value }
+}
+
+/// What the tests read of a server's accounts and sessions, beside what its routes answer.
+extension NightrideServer {
+    /// The live sessions of the account `name` means (in any case), oldest first: at most the
+    /// configuration's `sessionsPerUser`.
+    func liveSessions(of name: String) async throws -> [Sessions.LiveSession] {
+        let life = try await openData()
+        return try await life.sync.read { [sessions = life.sessions] in try sessions.live(of: name, in: $0) }
+    }
+
+    /// The stored password hash of the account `name` means (in any case); `nil` for none.
+    func passwordHash(of name: String) async throws -> String? {
+        try await account(AccountName.key(ofLogin: name))?.passwordHash
+    }
 }

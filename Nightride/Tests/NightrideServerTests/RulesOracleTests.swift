@@ -150,8 +150,8 @@ struct RulesOracleTests {
         #expect(core.ride("zoe")?.ride?.passenger == "cat")
     }
 
-    @Test("actions that don't fit the status are rejected and change nothing")
-    func rejections() throws {
+    @Test("actions that don't fit the status are refused and change nothing")
+    func refusals() throws {
         var core = try Fixture.world()
         let before = core.changeLog.records.count
         func expectInvalid(_ action: RideAction, _ user: String, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -181,8 +181,8 @@ struct RulesOracleTests {
         #expect(throws: RideRefusal(.unknownUser, "no user nobody")) {
             try core.perform(.cancel, for: "nobody", at: .seconds(6))
         }
-        let rejection = RideRefusal(.invalidTransition, "cancel is not possible while riding")
-        #expect(rejection.body == ErrorBody(error: "invalidTransition", message: "cancel is not possible while riding"))
+        let refusal = RideRefusal(.invalidTransition, "cancel is not possible while riding")
+        #expect(refusal.body == ErrorBody(error: "invalidTransition", message: "cancel is not possible while riding"))
     }
 
     @Test("a passenger cancelling while offered or approaching changes the driver's state too")
@@ -270,7 +270,7 @@ struct RulesOracleTests {
         #expect(core.ride("ann")?.phase == .pending)
     }
 
-    @Test("the same mutation id is applied once and answered alike, rejections included")
+    @Test("the same mutation id is applied once and answered alike, refusals included")
     func idempotence() throws {
         var core = try Fixture.world()
         let first = try core.setDriverMode(false, for: "bob", mutationID: "m1", at: .seconds(1))

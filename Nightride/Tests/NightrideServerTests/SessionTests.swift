@@ -12,7 +12,7 @@ import Testing
 /// contains (`lastMutationID`), and when its token stops working.
 @Suite("Nightride server sessions", .timeLimit(.minutes(4)))
 struct SessionTests {
-    @Test("values tell each client the newest of its mutations they contain, by GET and by push, rejected ones included")
+    @Test("values tell each client the newest of its mutations they contain, by GET and by push, refused ones included")
     func lastMutationID() async throws {
         try await withNightride { _, client in
             let ann = try await client.login("ann")

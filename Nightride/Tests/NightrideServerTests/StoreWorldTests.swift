@@ -127,13 +127,13 @@ struct StoreWorldTests {
             }
         }
 
-        /// "applied", or the code of the rejection (the update is then not committed).
+        /// "applied", or the code of the refusal (the update is then not committed).
         func outcome(at now: Duration, _ body: @escaping @Sendable (inout RideOperation<StoreWorld>) throws -> Void) async throws -> String {
             do {
                 try await operate(at: now, body)
                 return "applied"
-            } catch let rejection as RideRefusal {
-                return rejection.code.rawValue
+            } catch let refusal as RideRefusal {
+                return refusal.code.rawValue
             }
         }
 

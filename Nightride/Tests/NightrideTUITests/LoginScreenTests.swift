@@ -102,15 +102,15 @@ struct LoginScreenTests {
         }
     }
 
-    @Test("the status line shows each output: signing in, the rejection, an error")
+    @Test("the status line shows each output: signing in, the refusal, an error")
     func status() {
         let typed = state("alice", "pw1")
         #expect(frame(typed, isLoading: true)[22] == fit(" Signing in…"))
         #expect(!frame(typed, LoginForm(focus: .password), isLoading: true).contains { $0.contains("_") }, "no cursor while locked")
-        var rejected = typed
-        rejected.rejected = true
-        #expect(frame(rejected)[22] == fit(" Wrong username or password"))
-        #expect(frame(rejected, LoginForm(error: "cannot reach the server"))[22] == fit(" Error: cannot reach the server"))
+        var refused = typed
+        refused.refused = true
+        #expect(frame(refused)[22] == fit(" Wrong username or password"))
+        #expect(frame(refused, LoginForm(error: "cannot reach the server"))[22] == fit(" Error: cannot reach the server"))
         #expect(frame(typed)[22] == fit(""))
     }
 
@@ -120,7 +120,7 @@ struct LoginScreenTests {
 
     // MARK: The view model against the server
 
-    @Test("the view model with Nightride's service: a new name signs up, a wrong password is rejected, a dead server is an error")
+    @Test("the view model with Nightride's service: a new name signs up, a wrong password is refused, a dead server is an error")
     @MainActor
     func againstTheServer() async throws {
         let server = NightrideServer(configuration: .init(port: 0))
@@ -144,11 +144,10 @@ struct LoginScreenTests {
         let token = try #require(signedUp.token)
         #expect(signedUp.message == "Signed in")
         #expect(try await server.user(forToken: token) == "alice")
-        #expect(try await server.passwordHash(of: "alice") != nil)
         #expect(!viewModel.isLoading)
 
         let wrong = try #require(await signIn("alice", "guess"))
-        #expect(wrong.token == nil && wrong.rejected)
+        #expect(wrong.token == nil && wrong.refused)
         #expect(wrong.message == "Wrong username or password")
 
         let again = try #require(await signIn("alice", "s3cret"))

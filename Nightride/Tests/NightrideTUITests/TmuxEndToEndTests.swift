@@ -86,7 +86,7 @@ struct TmuxEndToEndTests {
     )
     func loginScreen() async throws {
         try await withHarness { harness in
-            let (server, tmux) = (harness.server, harness.tmux)
+            let tmux = harness.tmux
             let client = try harness.wrapped("client --server \(harness.url) --journal '\(harness.folder.path)/annette.journal'")
             try harness.start(client)
 
@@ -107,13 +107,13 @@ struct TmuxEndToEndTests {
             try tmux.run(["send-keys", "-t", "nightride", "Enter"])
             screen = try await tmux.waitFor("Type a place or a district.")
             #expect(screen.contains("Nightride · annette · driver mode off"))
-            #expect(try await server.passwordHash(of: "annette") != nil)
+            #expect(try await harness.nightride.truth().userNames == ["annette"], "the sign-in made the account")
             try tmux.run(["send-keys", "-t", "nightride", "Tab"])
             try tmux.run(["send-keys", "-t", "nightride", "q"])
             screen = try await tmux.waitFor("terminal ")
             #expect(screen.contains("terminal restored, exit 0"), "\(screen)\nstderr: \(harness.stderr)")
 
-            // Again, with a wrong password first: rejected, the form kept; then the right one.
+            // Again, with a wrong password first: refused, the form kept; then the right one.
             try harness.restart(client)
             try await tmux.waitFor("Nightride · sign in")
             try tmux.run(["send-keys", "-t", "nightride", "-l", "annette"])

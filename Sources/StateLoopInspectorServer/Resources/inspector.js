@@ -55,7 +55,7 @@
     sent: '(on its way to the server)',
     accepted: '(the server answered with a version)',
     confirmed: '(the resource holds a value that contains it)',
-    rejected: '(gone without being confirmed)',
+    refused: '(gone without being confirmed)',
   };
   // A watched collection's records (`Inspector.watch(_:named:)` in StateLoopInspectorCollections)
   // carry its declared name in `collection`: a `resource` record per subscription (`subscription`,
@@ -63,7 +63,7 @@
   const COLLECTION_OUTCOME_NOTES = {
     ...OUTCOME_NOTES,
     confirmed: '(every subscription’s rows contain it)',
-    rejected: '(refused by the server: taken off the rows shown)',
+    refused: '(refused by the server: taken off the rows shown)',
   };
   // Answers a collection set aside: not errors, the subscription goes on.
   const SET_ASIDE = {
@@ -209,7 +209,10 @@
   // Drops malformed entries rather than letting one bad record break the whole page.
   function validRecords(records) {
     if (!Array.isArray(records)) return [];
-    return records.filter((r) => r && typeof r === 'object' && typeof r.kind === 'string' && Number.isFinite(Number(r.sequence)));
+    const valid = records.filter((r) => r && typeof r === 'object' && typeof r.kind === 'string' && Number.isFinite(Number(r.sequence)));
+    // Sessions exported before the outcome was named `refused` call it `rejected`.
+    for (const record of valid) if (record.kind === 'mutation' && record.outcome === 'rejected') record.outcome = 'refused';
+    return valid;
   }
 
   function replaceRecords(app, records) {
@@ -386,7 +389,7 @@
     return out;
   }
 
-  // Every record of one mutation (queued, sent, accepted, confirmed or rejected), as indexes.
+  // Every record of one mutation (queued, sent, accepted, confirmed or refused), as indexes.
   function mutationSteps(app, resource, id) {
     return app.mutations.get(mutationKey(resource, id)) || [];
   }
@@ -1339,12 +1342,12 @@
     summary);
   }
 
-  // "ride: mutation c1a4…:7 " then the outcome as a marker (red when rejected, green when
+  // "ride: mutation c1a4…:7 " then the outcome as a marker (red when refused, green when
   // confirmed), then the mutation: one line, cut with an ellipsis at its end.
   function mutationSummary(record, info) {
     const outcome = info.tag || '(no outcome)';
     const text = el('span', { class: 'summary-text' }, `${resourceName(record)}: mutation ${shortId(record.mutation)} `,
-      el('span', { class: `outcome outcome-${info.tag || 'none'}${info.tag === 'rejected' || info.tag === 'confirmed' ? ' marker' : ''}`, text: outcome }));
+      el('span', { class: `outcome outcome-${info.tag || 'none'}${info.tag === 'refused' || info.tag === 'confirmed' ? ' marker' : ''}`, text: outcome }));
     if (hasText(record.version)) text.append(mutationVersion(record));
     if (record.event !== undefined) text.append(' ', el('span', { class: 'mutation-json', text: compact(record.event, MUTATION_LENGTH) }));
     return text;
@@ -1527,7 +1530,7 @@
     } else if (record.kind === 'mutation') {
       const outcome = typeof record.outcome === 'string' ? record.outcome : '(no outcome)';
       heading.replaceChildren('Mutation ', el('span', { class: 'heading-name', text: shortId(record.mutation), title: String(record.mutation ?? '') }), ': ',
-        el('span', { class: `outcome outcome-${record.outcome || 'none'}${outcome === 'rejected' || outcome === 'confirmed' ? ' marker' : ''}`, text: outcome }),
+        el('span', { class: `outcome outcome-${record.outcome || 'none'}${outcome === 'refused' || outcome === 'confirmed' ? ' marker' : ''}`, text: outcome }),
         el('span', { class: 'outcome-note', text: `${mutationVersion(record)} ${outcomeNote(record, outcome)}` }));
       showJSON(pre, record.event);
       if (record.event === undefined) pre.textContent = '(the mutation is not recorded)';
@@ -1713,7 +1716,7 @@
   function mutationStepElement(app, index, record, current) {
     const outcome = typeof record.outcome === 'string' ? record.outcome : '(no outcome)';
     return el('div', { class: `mutation-step${current ? ' current' : ''}`, 'data-sequence': record.sequence, 'data-index': index },
-      el('span', { class: `outcome outcome-${record.outcome || 'none'}${outcome === 'rejected' || outcome === 'confirmed' ? ' marker' : ''}`, text: outcome }),
+      el('span', { class: `outcome outcome-${record.outcome || 'none'}${outcome === 'refused' || outcome === 'confirmed' ? ' marker' : ''}`, text: outcome }),
       hasText(record.version) ? el('span', { text: mutationVersion(record) }) : null,
       el('span', { class: 'muted', text: ` ${outcomeNote(record, outcome)}  (record #${record.sequence}, ${formatTime(record.time)} s)` }));
   }

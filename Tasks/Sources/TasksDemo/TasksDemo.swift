@@ -100,17 +100,17 @@ public struct TasksDemo: Sendable {
         progress("server on port \(port); \(Self.users.joined(separator: ", ")) signed in")
         var offline: Set<String> = []
         var removed: [(user: String, project: String)] = []
-        let rejections = RejectionCounter()
+        let refusals = RefusalCounter()
         var listeners: [Task<Void, Never>] = []
         func listen(_ device: TasksClient) {
             listeners.append(
                 Task {
-                    for await rejection in device.tasks.rejections() {
+                    for await refusal in device.tasks.refusals() {
                         // The server refuses a change only to a project the user is not in (404);
                         // any other refusal is a change the demo made wrong, or one lost.
-                        rejections.add(
-                            unexpected: (rejection.error as? HTTPStatusError)?.status == 404
-                                ? nil : "\(rejection.mutation.map { "\($0)" } ?? "a dropped change"): \(rejection.message)")
+                        refusals.add(
+                            unexpected: (refusal.error as? HTTPStatusError)?.status == 404
+                                ? nil : "\(refusal.mutation.map { "\($0)" } ?? "a dropped change"): \(refusal.message)")
                     }
                 })
         }
@@ -202,8 +202,8 @@ public struct TasksDemo: Sendable {
             if problems.isEmpty { break }
             try await Task.sleep(for: .milliseconds(100))
         } while ContinuousClock.now < settled
-        verdict.problems = problems + rejections.unexpected.map { "refused: \($0)" }
-        verdict.refused = rejections.count
+        verdict.problems = problems + refusals.unexpected.map { "refused: \($0)" }
+        verdict.refused = refusals.count
         for device in devices.values { device.stop() }
         for listener in listeners { listener.cancel() }
         await host.stop()
@@ -260,7 +260,7 @@ public struct TasksDemo: Sendable {
 }
 
 /// Counts the refusals the devices report.
-final class RejectionCounter: Sendable {
+final class RefusalCounter: Sendable {
     private let value = Mutex((count: 0, unexpected: [String]()))
 
     func add(unexpected: String?) {

@@ -12,7 +12,7 @@ import TasksModel
 ///
 /// What it watches: the user's projects (`TasksClient.projects()`), the board's query
 /// (`TasksClient.board(_:status:assignee:)`, made again whenever the core asks), the server's
-/// refusals (`tasks.rejections()`), and, every `statusInterval`, the subscriptions' status and
+/// refusals (`tasks.refusals()`), and, every `statusInterval`, the subscriptions' status and
 /// the pending changes, which nothing announces.
 public final class BoardSession: Sendable {
     /// The client driven.
@@ -55,7 +55,7 @@ public final class BoardSession: Sendable {
         let feeds = [
             forward(projects.updates()) { rows in .projects(rows.map(Project.init)) },
             Task { [client, input] in
-                for await refusal in client.tasks.rejections() {
+                for await refusal in client.tasks.refusals() {
                     input.yield(
                         .refused(
                             refusal.mutation.map { "the server refused \($0.summary): \(refusal.message)" }

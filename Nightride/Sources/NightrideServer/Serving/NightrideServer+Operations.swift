@@ -104,18 +104,6 @@ extension NightrideServer {
         try await openData().sync.access.user(token)
     }
 
-    /// The live sessions of the account `name` means (in any case), oldest first: at most the
-    /// configuration's `sessionsPerUser`.
-    func liveSessions(of name: String) async throws -> [Sessions.LiveSession] {
-        let life = try await openData()
-        return try await life.sync.read { [sessions = life.sessions] in try sessions.live(of: name, in: $0) }
-    }
-
-    /// The stored password hash of the account `name` means (in any case); `nil` for none.
-    public func passwordHash(of name: String) async throws -> String? {
-        try await account(AccountName.key(ofLogin: name))?.passwordHash
-    }
-
     /// The account stored under `key`, read without a transaction.
     func account(_ key: String) async throws -> Account? {
         let (stored, _) = try await openData().store.read(NightrideResources.account.key(key), lastMutationIDOf: nil, scope: "")

@@ -218,15 +218,15 @@ struct RulesOracle: Sendable {
             var operation = try RideOperation(on: world, at: now, rules: rules)
             let result = try body(&operation)
             return (try operation.finish(), result)
-        } catch let rejection as RideRefusal {
-            throw rejection
+        } catch let refusal as RideRefusal {
+            throw refusal
         } catch {
-            preconditionFailure("an operation in memory cannot fail but by a rejection: \(error)")
+            preconditionFailure("an operation in memory cannot fail but by a refusal: \(error)")
         }
     }
 
     /// Runs `body` unless `mutationID` was seen for `user`, in which case the first answer is
-    /// returned; rejections are remembered too, so a retry can't turn a refusal into a change.
+    /// returned; refusals are remembered too, so a retry can't turn a refusal into a change.
     /// `change` says what the mutation does (route and body): an id seen with another change is
     /// refused (`mutationIDReused`), since the first answer is not an answer to it.
     private mutating func remembering(
