@@ -22,11 +22,16 @@ import Testing
     }
 
     /// Many seeds of every scenario, each its own interleaving and faults: none fails, none
-    /// stalls, and no job escapes the simulation.
+    /// stalls, and no job escapes the simulation, whether one process runs them or three share
+    /// them.
     @Test func manySeedsPass() async throws {
-        let ended = try await run(["--seeds", "20"])
+        let ended = try await run(["--seeds", "20", "--jobs", "1"])
         #expect(ended.status == 0, "\(ended.stdout)\(ended.stderr)")
         #expect(ended.stdout.contains("20 seeds, 0 failed"), "\(ended.stdout)")
+        let shared = try await run(["--seeds", "20", "--jobs", "3"])
+        #expect(shared.status == 0, "\(shared.stdout)\(shared.stderr)")
+        #expect(shared.stdout.contains("20 seeds, 0 failed"), "\(shared.stdout)")
+        #expect(!shared.stdout.contains("worker failed"), "a worker's count is the parent's to read: \(shared.stdout)")
     }
 
     /// A traced seed prints what its scenario recorded, each event after its step and simulated
