@@ -1,12 +1,15 @@
 import Foundation
 import StateLoopSyncTransports
+import Synchronization
 
 /// A network between an app and its server, around another transport: each way across takes a
 /// latency, and a request, an answer, a socket's opening or one of its messages may be lost,
 /// each as the caller decides (a simulation draws them from its seed; a test scripts them). A
 /// lost request or answer fails with ``LostOnTheWay``, as a dropped connection would: the app's
 /// resource retries, and its mutations are sent again under the same id. A socket whose opening
-/// is lost reaches no server.
+/// is lost reaches no server. A lost message cuts its socket, as on a real network, where a
+/// stream loses no message from its middle and goes on: the app sees the connection fail, and
+/// connects again.
 ///
 /// ```swift
 /// let network = LossyTransport(over: transport, clock: clock) {
@@ -24,7 +27,8 @@ public struct LossyTransport: SyncTransport {
         case answer
         /// A push socket's opening, which then reaches no server.
         case opening
-        /// One message of an open push socket.
+        /// One message of an open push socket, which is cut there: the message and the rest are
+        /// lost, and the attempt ends as failed.
         case message
     }
 
@@ -59,11 +63,30 @@ public struct LossyTransport: SyncTransport {
         message: @escaping @Sendable (Result<String, PushDecodingError>) async -> Void
     ) async -> PushAttempt {
         guard (try? await sleep(latency())) != nil, !loses(.opening, request) else { return .unreachable }
-        let loses = loses
-        return await inner.openPush(request, deadline: deadline, maximumMessageBytes: maximumMessageBytes, opened: opened) { received in
-            if !loses(.message, request) { await message(received) }
+        let (inner, loses) = (inner, loses)
+        let cut = CutMark()
+        // The socket runs in a task of its own, so that a cut ends it (the inner transport
+        // closes a socket whose task is cancelled) without cancelling the caller.
+        return await withTaskGroup(of: PushAttempt.self) { group in
+            group.addTask {
+                await inner.openPush(request, deadline: deadline, maximumMessageBytes: maximumMessageBytes, opened: opened) { received in
+                    guard !cut.isSet else { return }
+                    guard loses(.message, request) else { return await message(received) }
+                    cut.set()
+                    withUnsafeCurrentTask { $0?.cancel() }
+                }
+            }
+            let attempt = await group.next() ?? .ended(failed: true)
+            return cut.isSet ? .ended(failed: true) : attempt
         }
     }
+}
+
+/// Whether a ``LossyTransport`` cut a socket, shared by the socket's task and the caller.
+private final class CutMark: Sendable {
+    private let cut = Mutex(false)
+    var isSet: Bool { cut.withLock { $0 } }
+    func set() { cut.withLock { $0 = true } }
 }
 
 /// A request or an answer that a ``LossyTransport`` lost.

@@ -24,7 +24,7 @@ import Testing
         #expect(server.requests == 2)
     }
 
-    @Test func aSocketLosesItsOpeningOrSomeMessages() async {
+    @Test func aSocketLosesItsOpeningOrIsCutAtALostMessage() async {
         let server = CountingTransport()
         let lost = Mutex<Set<LossyTransport.Leg>>([.opening])
         let network = LossyTransport(over: server, clock: TestClock(), latency: { .zero }) { leg, _ in lost.withLock { $0.contains(leg) } }
@@ -37,19 +37,23 @@ import Testing
         #expect(await push() == .unreachable)
         #expect(server.sockets == 0, "a socket whose opening was lost reaches no server")
         lost.withLock { $0 = [.message] }
-        #expect(await push() == .ended(failed: false))
-        #expect(server.sockets == 1 && received.withLock { $0 }.isEmpty, "every message lost")
+        #expect(await push() == .ended(failed: true), "a lost message cuts the socket: the connection failed")
+        #expect(server.sockets == 1 && received.withLock { $0 }.isEmpty, "nothing after the cut")
+        #expect(server.cancelled == 1, "the cut ended the server's socket")
         lost.withLock { $0 = [] }
-        _ = await push()
+        #expect(await push() == .ended(failed: false))
         #expect(received.withLock { $0 } == ["one", "two"])
+        #expect(server.cancelled == 1)
     }
 }
 
-/// A server that answers every request 200 and opens every socket with two messages.
+/// A server that answers every request 200 and opens every socket with two messages; a socket
+/// whose task is cancelled after its first message ends there, counted.
 private final class CountingTransport: SyncTransport {
-    private let counts = Mutex((requests: 0, sockets: 0))
+    private let counts = Mutex((requests: 0, sockets: 0, cancelled: 0))
     var requests: Int { counts.withLock { $0.requests } }
     var sockets: Int { counts.withLock { $0.sockets } }
+    var cancelled: Int { counts.withLock { $0.cancelled } }
 
     func send(_ request: TransportRequest, limit: Int) async throws -> TransportResponse {
         counts.withLock { $0.requests += 1 }
@@ -63,6 +67,10 @@ private final class CountingTransport: SyncTransport {
         counts.withLock { $0.sockets += 1 }
         await opened()
         await message(.success("one"))
+        if Task.isCancelled {
+            counts.withLock { $0.cancelled += 1 }
+            return .ended(failed: false)
+        }
         await message(.success("two"))
         return .ended(failed: false)
     }

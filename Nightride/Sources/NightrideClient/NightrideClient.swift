@@ -235,7 +235,7 @@ public struct ClientOptions: Sendable {
     /// seed alone.
     public var clientIDPrefix: String?
 
-    /// Defaults fit for a demo on loopback: polls every 5 s, slow after 1 s, reconnects fast.
+    /// Defaults fit for a demo on loopback: slow after 1 s, reconnects fast, polls once a minute.
     public init(
         journalPath: String? = nil,
         policy: ResourcePolicy? = nil,
@@ -254,10 +254,11 @@ public struct ClientOptions: Sendable {
         self.inspector = inspector
     }
 
-    /// The policy of the defaults.
+    /// The policy of the defaults. Its resources poll once a minute, the library's default,
+    /// and only while their push socket is open: pushes bring every change then, and a poll
+    /// only guards against one the server failed to send.
     public static var demoPolicy: ResourcePolicy {
         var policy = ResourcePolicy()
-        policy.pollInterval = .seconds(5)
         policy.slowThreshold = .seconds(1)
         policy.initialBackoff = .milliseconds(100)
         policy.maxBackoff = .seconds(1)

@@ -12,7 +12,7 @@ import StateLoopSyncTransports
 /// production (its kit, its rules, its routes, an in-memory store whose transactions run on the
 /// simulation's thread), and each user's Nightride client as the terminal app runs it, signed in
 /// through `POST /login` and reaching the server through the kit's `InProcessTransport` behind
-/// a network that delays every trip, loses requests, answers and push messages, and goes away
+/// a network that delays every trip, loses requests and answers, cuts push sockets, and goes away
 /// for up to 30 s of the first minute. During the first minute, each user acts now and then:
 /// drivers switch driver mode and take, drive and finish rides; riders ask for rides, cancel
 /// them and finish their surveys (the server refuses what its rules do not allow, and the app
@@ -120,7 +120,7 @@ struct RidesScenario {
     }
 
     /// The network between `phone` and the server: each trip 10 to 310 ms; until the faults
-    /// stop, one request in 10 and one answer in 8 lost, one push message in 20, and nothing
+    /// stop, one request in 10 and one answer in 8 lost, a push socket cut at one message in 20, and nothing
     /// across during the outage.
     private static func network(
         for phone: Phone, over served: InProcessTransport, outage: Range<Duration>, clock: SimulationClock, simulation: Simulation
