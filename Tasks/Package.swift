@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "tasks", targets: ["tasks"]),
+        .executable(name: "tasks-simulate", targets: ["tasks-simulate"]),
         .library(name: "TasksModel", targets: ["TasksModel"]),
         .library(name: "TasksServer", targets: ["TasksServer"]),
         .library(name: "TasksClient", targets: ["TasksClient"]),
@@ -75,10 +76,28 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Tasks' server and devices in one deterministic simulation (StateLoopSimulation).
+        .executableTarget(
+            name: "tasks-simulate",
+            dependencies: [
+                "TasksModel", "TasksServer", "TasksClient", "TasksDemo",
+                .product(name: "StateLoopServer", package: "StateLoop"),
+                .product(name: "StateLoopServerTesting", package: "StateLoop"),
+                .product(name: "StateLoopSimulation", package: "StateLoop"),
+                .product(name: "StateLoopCollections", package: "StateLoop"),
+                .product(name: "StateLoopSync", package: "StateLoop"),
+                .product(name: "StateLoopSyncTransports", package: "StateLoop"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The library's test helpers (child processes), shared through a link.
+        .target(name: "TestSupport", path: "Tests/Support/TestSupport"),
         .testTarget(
             name: "TasksTests",
-            // `tasks` too: its host test runs the executable on a pseudo-terminal.
-            dependencies: ["TasksModel", "TasksServer", "TasksClient", "TasksDemo", "TasksTerminal", "tasks"]
+            // `tasks` too: its host test runs the executable on a pseudo-terminal; and
+            // `tasks-simulate`, which its simulation test runs.
+            dependencies: ["TasksModel", "TasksServer", "TasksClient", "TasksDemo", "TasksTerminal", "tasks", "tasks-simulate", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -43,8 +43,8 @@ public final class LocalStore: Sendable {
     private let closing = NSLock()
     /// What ``close()`` stops besides the queue: each collection's running subscriptions.
     private let stops = Locked<[@Sendable () -> Void]>([])
-    /// Where long writes run (``writingApart(_:)``).
-    private let apart = DispatchQueue(label: "StateLoopCollections.LocalStore.apart")
+    /// Where long writes run (``writingApart(_:)``); `nil`: on the calling thread.
+    private let apart: DispatchQueue?
 
     /// Opens (or creates) the store in the file at `path`, which no other store may hold open
     /// (``close()`` releases it).
@@ -54,7 +54,15 @@ public final class LocalStore: Sendable {
     ///   - policy: How sending changes retries (its backoff); a change is never given up on for
     ///     a transient failure, only refused by the server.
     ///   - clock: The clock the retries wait on.
-    public convenience init(path: String, policy: ResourcePolicy = ResourcePolicy(), clock: any Clock<Duration> = ContinuousClock()) throws {
+    ///   - clientID: The client id of a new file (a new random one when `nil`); a file that
+    ///     holds one keeps it.
+    ///   - blocking: Whether long writes (a first sync's pages) run on the calling thread,
+    ///     rather than on a thread of their own: in a simulation (StateLoopSimulation), whose
+    ///     steps must all run on its one thread.
+    public convenience init(
+        path: String, policy: ResourcePolicy = ResourcePolicy(), clock: any Clock<Duration> = ContinuousClock(), clientID: ClientID? = nil,
+        blocking: Bool = false
+    ) throws {
         var configuration = Configuration()
         configuration.label = "StateLoopCollections"
         // One store per file: a second one (another process, or a relaunch before the first
@@ -65,22 +73,33 @@ public final class LocalStore: Sendable {
             _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
-        try self.init(database: DatabaseQueue(path: path, configuration: configuration), policy: policy, clock: clock)
+        try self.init(
+            database: DatabaseQueue(path: path, configuration: configuration), policy: policy, clock: clock, clientID: clientID, blocking: blocking)
     }
 
-    /// A store in memory, gone with the process: for tests and previews.
-    public static func inMemory(policy: ResourcePolicy = ResourcePolicy(), clock: any Clock<Duration> = ContinuousClock()) throws -> LocalStore {
-        try LocalStore(database: DatabaseQueue(), policy: policy, clock: clock)
+    /// A store in memory, gone with the process: for tests, previews and simulations.
+    ///
+    /// - Parameters:
+    ///   - policy: How sending changes retries.
+    ///   - clock: The clock the retries wait on.
+    ///   - clientID: The store's client id (a new random one when `nil`).
+    ///   - blocking: Whether long writes run on the calling thread (see
+    ///     ``init(path:policy:clock:clientID:blocking:)``).
+    public static func inMemory(
+        policy: ResourcePolicy = ResourcePolicy(), clock: any Clock<Duration> = ContinuousClock(), clientID: ClientID? = nil, blocking: Bool = false
+    ) throws -> LocalStore {
+        try LocalStore(database: DatabaseQueue(), policy: policy, clock: clock, clientID: clientID, blocking: blocking)
     }
 
-    private init(database: DatabaseQueue, policy: ResourcePolicy, clock: any Clock<Duration>) throws {
+    private init(database: DatabaseQueue, policy: ResourcePolicy, clock: any Clock<Duration>, clientID newClient: ClientID?, blocking: Bool) throws {
         try Self.migrator.migrate(database)
         self.database = database
         self.policy = policy
         self.clock = clock
+        apart = blocking ? nil : DispatchQueue(label: "StateLoopCollections.LocalStore.apart")
         clientID = try database.write { db in
             if let stored = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'client'") { return ClientID(rawValue: stored) }
-            let client = ClientID()
+            let client = newClient ?? ClientID()
             try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('client', ?)", arguments: [client.rawValue])
             return client
         }
@@ -130,7 +149,8 @@ public final class LocalStore: Sendable {
     /// those are as many as the cores, and meanwhile they fetch and decode the next page (run on
     /// one of them, the write held it, and on two cores the next page waited for the write).
     func writingApart<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        guard let apart else { return try body() }
+        return try await withCheckedThrowingContinuation { continuation in
             apart.async { continuation.resume(with: Result(catching: body)) }
         }
     }

@@ -343,6 +343,33 @@ import Testing
         #expect(try store.read { try Int.fetchAll($0, sql: "SELECT sequence FROM mutations ORDER BY sequence") } == [1, 2])
     }
 
+    @TaskLocal static var marker: String?
+
+    /// A new store takes the client id it is given, and a file keeps the one it holds whatever
+    /// a later launch gives; a blocking store runs a long write on the calling thread, where
+    /// another runs it on a thread of its own.
+    @Test func aGivenClientIDAndBlockingWrites() async throws {
+        let (folder, path) = try storeFile("collections")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let given = ClientID(rawValue: "device-1")
+        do {
+            let store = try LocalStore(path: path, clientID: given)
+            #expect(store.clientID == given)
+            try store.close()
+        }
+        let reopened = try LocalStore(path: path, clientID: ClientID(rawValue: "device-2"))
+        #expect(reopened.clientID == given, "the file's client id, whatever the launch gives")
+        try reopened.close()
+        #expect(try LocalStore.inMemory(clientID: given).clientID == given)
+        // A task-local value is seen by code that runs in the calling task, and by nothing a
+        // dispatch queue runs.
+        let marked = { @Sendable in Self.marker }
+        let inline = try await Self.$marker.withValue("caller") { try await LocalStore.inMemory(blocking: true).writingApart(marked) }
+        #expect(inline == "caller", "a blocking store's long write runs in the calling task")
+        let apart = try await Self.$marker.withValue("caller") { try await LocalStore.inMemory().writingApart(marked) }
+        #expect(apart == nil, "another store's runs on a thread of its own")
+    }
+
     /// A file written by the version that indexed the members by row opens with the index
     /// dropped, and a row two subscriptions hold stays on the device when one of them ends:
     /// whether another holds it is now asked of each subscription of the collection.

@@ -29,20 +29,35 @@ public final class TasksClient: Sendable {
     public let endpoint: SyncEndpoint
     private let subscriptions = Mutex<[RowSubscription]>([])
 
-    /// Signs in as `name` (the demo server's sign-in: a name alone).
-    public static func signIn(server: URL, name: String) async throws -> TasksSessionAnswer {
-        try await SyncEndpoint(server: server).post(TasksCollections.Path.login, ["name": name], as: TasksSessionAnswer.self)
+    /// Signs in as `name` (the demo server's sign-in: a name alone), over `transport` (`nil`:
+    /// the network).
+    public static func signIn(server: URL, name: String, transport: (any SyncTransport)? = nil) async throws -> TasksSessionAnswer {
+        try await SyncEndpoint(server: server, transport: transport).post(TasksCollections.Path.login, ["name": name], as: TasksSessionAnswer.self)
     }
 
     /// The device of `session` on `server`, its store in the file `storePath` (in memory when
     /// `nil`), opened with `policy`.
-    public init(
+    public convenience init(
         server: URL, session: TasksSessionAnswer, storePath: String?, policy: ResourcePolicy = ResourcePolicy(),
         reconnectBackoff: Duration = .milliseconds(250), logger: Logger = Logger(label: "tasks.client")
     ) throws {
+        let store = try storePath.map { try LocalStore(path: $0, policy: policy) } ?? LocalStore.inMemory(policy: policy)
+        self.init(server: server, session: session, store: store, policy: policy, reconnectBackoff: reconnectBackoff, logger: logger)
+    }
+
+    /// The device of `session` on `server` with the store `store` (made with the same `policy`
+    /// and `clock`), its timers on `clock`, reaching the server over `transport` (`nil`: the
+    /// network): a simulation's device, say, on a store in memory and a server in process.
+    public init(
+        server: URL, session: TasksSessionAnswer, store: LocalStore, policy: ResourcePolicy = ResourcePolicy(),
+        reconnectBackoff: Duration = .milliseconds(250), clock: any Clock<Duration> = ContinuousClock(), transport: (any SyncTransport)? = nil,
+        logger: Logger = Logger(label: "tasks.client")
+    ) {
         user = session.user
-        endpoint = SyncEndpoint(server: server, bearerToken: session.token, policy: policy, reconnectBackoff: reconnectBackoff, logger: logger)
-        store = try storePath.map { try LocalStore(path: $0, policy: policy) } ?? LocalStore.inMemory(policy: policy)
+        endpoint = SyncEndpoint(
+            server: server, bearerToken: session.token, policy: policy, reconnectBackoff: reconnectBackoff, clock: clock, logger: logger,
+            transport: transport)
+        self.store = store
         tasks = store.collection(TasksCollections.tasks, mutations: TaskMutation.self, send: endpoint.rowMutations(at: TasksCollections.Path.tasks))
         memberships = store.collection(TasksCollections.memberships)
     }
@@ -93,15 +108,17 @@ public final class TasksClient: Sendable {
         try tasks.mutate(mutation)
     }
 
-    /// Adds a task titled `title` at the end of `projectID`'s board.
+    /// Adds a task titled `title` at the end of `projectID`'s board, under `id` (a new random one
+    /// when `nil`).
     @discardableResult
-    public func add(_ title: String, to projectID: String, status: TaskItem.Status = .todo) throws -> TaskItem {
+    public func add(_ title: String, to projectID: String, status: TaskItem.Status = .todo, id: String? = nil) throws -> TaskItem {
         // The board's last task alone, not the board.
         let last = tasks.live(
             RowQuery(where: [RowCondition("projectID", equals: .text(projectID))], orderedBy: [RowOrder("position", descending: true)], limit: 1))
         defer { last.stop() }
         let task = TaskItem(
-            id: UUID().uuidString.lowercased(), projectID: projectID, title: title, status: status, position: (last.rows.first?.position ?? 0) + 1)
+            id: id ?? UUID().uuidString.lowercased(), projectID: projectID, title: title, status: status,
+            position: (last.rows.first?.position ?? 0) + 1)
         try tasks.mutate(.add(task))
         return task
     }

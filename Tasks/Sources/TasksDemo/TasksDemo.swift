@@ -212,9 +212,9 @@ public struct TasksDemo: Sendable {
 
     /// What differs between the devices and the server now; empty once every device holds
     /// exactly the server's rows of its projects, and has nothing left to send.
-    static func check(_ devices: [String: TasksClient], server: TasksServer) async throws -> [String] {
+    package static func check(_ devices: [String: TasksClient], server: TasksServer) async throws -> [String] {
         var problems: [String] = []
-        for user in users {
+        for user in devices.keys.sorted() {
             let device = devices[user]!
             let (projects, truth) = try await server.sync.read { transaction in
                 let projects = try TasksServer.projects(of: user, in: transaction).sorted()

@@ -62,19 +62,28 @@ public struct TasksServer: Sendable {
 
     /// The application on `port`, with the sign-in route.
     public func application(port: Int) -> some ApplicationProtocol {
-        sync.application(
-            port: port,
-            routes: { router in
-                router.post(RouterPath(String(TasksCollections.Path.login.dropFirst()))) { request, context -> Response in
-                    let login = try await request.decode(as: Login.self, context: context)
-                    let name = login.name.trimmingCharacters(in: .whitespaces)
-                    guard !name.isEmpty, name.count <= 32, name.allSatisfy({ $0.isLetter || $0.isNumber }) else {
-                        return Response.error(.badRequest, "invalidName", "a name is 1 to 32 letters or digits")
-                    }
-                    let token = try await sessions.issue(to: name, on: sync)
-                    return try Response.json(Session(token: token, user: name))
-                }
-            })
+        sync.application(port: port, routes: addSignIn(to:))
+    }
+
+    /// Adds the kit's routes and the sign-in route to `router`: the server without its host,
+    /// for a server in the calling process (StateLoopServerTesting's `InProcessTransport`).
+    public func addRoutes(to router: Router<SyncRequestContext>) {
+        sync.addRoutes(to: router)
+        addSignIn(to: router)
+    }
+
+    /// `POST /login`: a session for a name alone.
+    private func addSignIn(to router: Router<SyncRequestContext>) {
+        let (sessions, sync) = (sessions, sync)
+        router.post(RouterPath(String(TasksCollections.Path.login.dropFirst()))) { request, context -> Response in
+            let login = try await request.decode(as: Login.self, context: context)
+            let name = login.name.trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty, name.count <= 32, name.allSatisfy({ $0.isLetter || $0.isNumber }) else {
+                return Response.error(.badRequest, "invalidName", "a name is 1 to 32 letters or digits")
+            }
+            let token = try await sessions.issue(to: name, on: sync)
+            return try Response.json(Session(token: token, user: name))
+        }
     }
 
     // MARK: Serving
