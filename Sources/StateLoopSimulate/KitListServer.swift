@@ -11,27 +11,30 @@ import Synchronization
 /// store that runs its transactions on the calling thread, serving the list at `GET /list` and
 /// its push sockets, and taking appends at `POST /list`. Its clients reach it as an app does,
 /// through a `SyncEndpoint`, here over the kit's `InProcessTransport` behind the scenario's
-/// network (``KitProcess`` inside a `LossyTransport`). The kit applies a mutation id once, remembers its answer and counts
+/// network (its `ServerProcess` inside a `LossyTransport`). The kit applies a mutation id once, remembers its answer and counts
 /// the client that numbered it; this type only says which device a bearer token is and whether
 /// its session holds.
 ///
-/// The server's process may crash (``crash()``) and start again on the same store
-/// (``restart()``).
+/// The server's process (StateLoopServerTesting's `ServerProcess`) may crash (``crash()``) and
+/// start again on the same store (``restart()``).
 final class KitListServer: ListBackend {
     static let resource = ServerResource<[String]>("list")
     /// The data, which outlives a crash of the server's process.
     private let store: SQLiteStore
     private let expired = ExpiredSessions()
     private let logger: Logger
-    /// The running instance, numbered; `nil` while the process is down.
-    private let running = Mutex<(generation: Int, server: SyncServer<DeviceAccess>, transport: InProcessTransport)?>(nil)
+    /// The instance the process runs now, for the scenario's reads and writes; `nil` while down.
+    private let running = Mutex<SyncServer<DeviceAccess>?>(nil)
     private let clock: SimulationClock
+    /// The server's process, set once made.
+    private let process = Mutex<ServerProcess?>(nil)
 
     /// A server whose commits are timed by `clock`, from a fixed date, holding an empty list.
     static func start(clock: SimulationClock) async throws -> KitListServer {
         let kit = try KitListServer(clock: clock)
-        kit.restart()
-        try await kit.instance().server.update { try $0.write([], to: Self.resource, "shared") }
+        let process = ServerProcess { [kit] in kit.startInstance() }
+        kit.process.withLock { $0 = process }
+        try await kit.instance().update { try $0.write([], to: Self.resource, "shared") }
         return kit
     }
 
@@ -51,11 +54,18 @@ final class KitListServer: ListBackend {
     /// request fails until ``restart()``. Its commits are in the store.
     func crash() {
         running.withLock { $0 = nil }
+        process.withLock { $0 }?.crash()
     }
 
     /// A new process of the server on the same store, as after a crash: nothing it held in
     /// memory is kept.
     func restart() {
+        process.withLock { $0 }?.restart()
+    }
+
+    /// A new instance of the server on the store, made the running one: what the process
+    /// runs at each start.
+    private func startInstance() -> InProcessTransport {
         let server = SyncServer(store: store, access: DeviceAccess(expired: expired), logger: logger)
         server.serve(Self.resource, at: "list") { _, _ in "shared" }
         server.mutation(at: "list", body: AppendBody.self, changes: Self.resource, key: { _, _ in "shared" }) { transaction, _, body in
@@ -65,28 +75,21 @@ final class KitListServer: ListBackend {
         }
         let router = Router(context: SyncRequestContext.self)
         server.addRoutes(to: router)
+        running.withLock { $0 = server }
         // The kit's push sockets run their timers every 500 ms of simulated time.
-        let transport = InProcessTransport(
-            router: router, server: server, clock: clock, tick: .milliseconds(500), runsInSimulation: true, logger: logger)
-        running.withLock { $0 = (($0?.generation ?? 0) + 1, server, transport) }
+        return InProcessTransport(router: router, server: server, clock: clock, tick: .milliseconds(500), runsInSimulation: true, logger: logger)
     }
 
     /// The instance running now; throws `LostRequest` while the process is down.
-    private func instance() throws -> (generation: Int, server: SyncServer<DeviceAccess>, transport: InProcessTransport) {
-        guard let running = running.withLock({ $0 }) else { throw LostRequest() }
-        return running
+    private func instance() throws -> SyncServer<DeviceAccess> {
+        guard let server = running.withLock({ $0 }) else { throw LostRequest() }
+        return server
     }
 
     /// The kit as `device`'s app reaches it: through its routes and its push sockets in this
     /// process, over `network`.
     func transport(for device: Int, network: SimulatedNetwork) -> LossyTransport {
-        network.between(device, and: KitProcess(server: self, clock: clock))
-    }
-
-    /// The transport of the instance running now, and its number; `nil` while the process is
-    /// down.
-    var current: (generation: Int, transport: InProcessTransport)? {
-        running.withLock { $0.map { ($0.generation, $0.transport) } }
+        network.between(device, and: process.withLock { $0 }!)
     }
 
     func subscribe(_ client: ClientID, on device: Int, _ delivery: AsyncStream<PushMessage<[String]>>.Continuation) async {}
@@ -102,7 +105,7 @@ final class KitListServer: ListBackend {
     }
 
     var list: [String] {
-        get async throws { try await instance().server.read { try $0.read(Self.resource, "shared") } ?? [] }
+        get async throws { try await instance().read { try $0.read(Self.resource, "shared") } ?? [] }
     }
 
     func finish() async {}

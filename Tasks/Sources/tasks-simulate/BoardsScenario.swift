@@ -20,8 +20,9 @@ import TasksServer
 /// kit's `InProcessTransport` behind a network that delays every trip, loses requests and
 /// answers, cuts push sockets, and goes away for up to 20 s. Until the faults stop, members add,
 /// rename, move, assign, prioritize, transfer and delete tasks of their projects; devices go
-/// offline and come back; and members are removed from a project and added back, while their
-/// changes to it are on their way.
+/// offline and come back; members are removed from a project and added back, while their
+/// changes to it are on their way; and the server's process crashes and starts again one to
+/// five seconds later on the same store (`ServerProcess`).
 ///
 /// Checked as it runs: the server refuses only a change to a project its member is no longer
 /// in (404). Checked once the faults stop (everyone back online and in their projects): within
@@ -49,19 +50,30 @@ struct BoardsScenario {
         let clock = SimulationClock()
         var logger = Logger(label: "tasks.simulated")
         logger.logLevel = .critical
-        let server: TasksServer
+        let store: SQLiteStore
         do {
-            server = TasksServer(store: try SQLiteStore(epoch: 1, blocking: true), logger: logger)
+            store = try SQLiteStore(epoch: 1, blocking: true)
+        } catch {
+            return ["the store did not open: \(error)"]
+        }
+        let server = Instance()
+        // Each start of the process is a new instance of the server on the store: nothing it
+        // held in memory (its sockets, its push hub) survives a crash.
+        let process = ServerProcess { [logger] in
+            let instance = TasksServer(store: store, logger: logger)
+            server.current = instance
+            let router = Router(context: SyncRequestContext.self)
+            instance.addRoutes(to: router)
+            return InProcessTransport(
+                router: router, server: instance.sync, clock: clock, tick: .milliseconds(500), runsInSimulation: true, logger: logger)
+        }
+        do {
             for project in projects() {
-                for user in project.members { try await server.add(user, to: project.id, named: project.id) }
+                for user in project.members { try await server.current.add(user, to: project.id, named: project.id) }
             }
         } catch {
             return ["the server did not start: \(error)"]
         }
-        let router = Router(context: SyncRequestContext.self)
-        server.addRoutes(to: router)
-        let served = InProcessTransport(
-            router: router, server: server.sync, clock: clock, tick: .milliseconds(500), runsInSimulation: true, logger: logger)
         let outageStart = Duration.milliseconds(simulation.random(in: 5_000..<40_000))
         let outage = outageStart..<(outageStart + .milliseconds(simulation.random(in: 1_000..<20_000)))
         var policy = ResourcePolicy()
@@ -73,7 +85,7 @@ struct BoardsScenario {
         var listeners: [Task<Void, Never>] = []
         for number in 0..<users {
             let user = Self.name(number)
-            let network = Self.network(for: user, over: served, outage: outage, clock: clock, simulation: simulation)
+            let network = Self.network(for: user, over: process, outage: outage, clock: clock, simulation: simulation)
             guard let session = await Self.signIn(user, over: network, clock: clock, simulation: simulation) else {
                 return ["\(user) never signed in"]
             }
@@ -99,7 +111,7 @@ struct BoardsScenario {
                 return ["\(user)'s device did not start: \(error)"]
             }
         }
-        let faults = Faults(server: server, devices: devices, projects: projects(), simulation: simulation)
+        let faults = Faults(server: server, process: process, clock: clock, devices: devices, projects: projects(), simulation: simulation)
         await withTaskGroup(of: Void.self) { group in
             for (user, device) in devices.sorted(by: { $0.key < $1.key }) {
                 group.addTask {
@@ -131,7 +143,7 @@ struct BoardsScenario {
         var left: [String] = []
         for _ in 0..<60 {
             do {
-                left = try await TasksDemo.check(devices, server: server)
+                left = try await TasksDemo.check(devices, server: server.current)
             } catch {
                 left = ["the check could not read the server: \(error)"]
             }
@@ -139,7 +151,7 @@ struct BoardsScenario {
             try? await clock.sleep(for: .seconds(1))
         }
         do {
-            let held = try await server.sync.read { try $0.rows(of: TasksCollections.tasks, matching: RowQuery()) }
+            let held = try await server.current.sync.read { try $0.rows(of: TasksCollections.tasks, matching: RowQuery()) }
             left += problems.lost(held: Set(held.map(\.id)))
         } catch {
             left.append("the server's tasks could not be read: \(error)")
@@ -184,7 +196,7 @@ struct BoardsScenario {
     /// faults stop, one request in 10 and one answer in 8 lost, a push socket cut at one message
     /// in 20, and nothing across during the outage.
     private static func network(
-        for user: String, over served: InProcessTransport, outage: Range<Duration>, clock: SimulationClock, simulation: Simulation
+        for user: String, over served: ServerProcess, outage: Range<Duration>, clock: SimulationClock, simulation: Simulation
     ) -> LossyTransport {
         LossyTransport(over: served, clock: clock, latency: { .milliseconds(10 + simulation.random(in: 0..<300)) }) { leg, request in
             let now = clock.now.offset
@@ -248,18 +260,35 @@ private final class Problems: Sendable {
     }
 }
 
+/// The instance of the server the process runs now (the last one started).
+private final class Instance: Sendable {
+    private let running = Mutex<TasksServer?>(nil)
+
+    var current: TasksServer {
+        get { running.withLock { $0! } }
+        set { running.withLock { $0 = newValue } }
+    }
+}
+
 /// The faults of the members and the server: a device offline and back, a member removed from
-/// a project and added back.
+/// a project and added back, the server's process crashed and started again.
 private actor Faults {
-    let server: TasksServer
+    let server: Instance
+    let process: ServerProcess
+    let clock: SimulationClock
     let devices: [String: TasksClient]
     let projects: [(id: String, members: [String])]
     let simulation: Simulation
     private var offline: Set<String> = []
     private var removed: [(user: String, project: String)] = []
 
-    init(server: TasksServer, devices: [String: TasksClient], projects: [(id: String, members: [String])], simulation: Simulation) {
+    init(
+        server: Instance, process: ServerProcess, clock: SimulationClock, devices: [String: TasksClient], projects: [(id: String, members: [String])],
+        simulation: Simulation
+    ) {
         self.server = server
+        self.process = process
+        self.clock = clock
         self.devices = devices
         self.projects = projects
         self.simulation = simulation
@@ -268,7 +297,14 @@ private actor Faults {
     /// One fault, or the end of one.
     func next() async {
         let users = devices.keys.sorted()
-        if simulation.random(in: 0..<2) == 0 {
+        let kind = simulation.random(in: 0..<5)
+        if kind == 0 {
+            simulation.record("the server's process crashes")
+            process.crash()
+            try? await clock.sleep(for: .milliseconds(simulation.random(in: 1_000..<5_000)))
+            simulation.record("the server's process starts again")
+            process.restart()
+        } else if kind < 3 {
             let user = users[simulation.random(in: 0..<users.count)]
             if offline.remove(user) != nil {
                 simulation.record("\(user)'s device is back online")
@@ -280,20 +316,20 @@ private actor Faults {
             }
         } else if let back = removed.popLast() {
             simulation.record("\(back.user) is added back to \(back.project)")
-            try? await server.add(back.user, to: back.project, named: back.project)
+            try? await server.current.add(back.user, to: back.project, named: back.project)
         } else {
             let project = projects[simulation.random(in: 0..<projects.count)]
             guard !project.members.isEmpty else { return }
             let user = project.members[simulation.random(in: 0..<project.members.count)]
             simulation.record("\(user) is removed from \(project.id)")
             removed.append((user, project.id))
-            try? await server.remove(user, from: project.id)
+            try? await server.current.remove(user, from: project.id)
         }
     }
 
     /// Ends every fault: every device online, every member back in their projects.
     func end() async {
-        for back in removed { try? await server.add(back.user, to: back.project, named: back.project) }
+        for back in removed { try? await server.current.add(back.user, to: back.project, named: back.project) }
         removed = []
         for user in offline.sorted() { devices[user]?.start() }
         offline = []
