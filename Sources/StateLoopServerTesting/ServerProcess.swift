@@ -16,7 +16,7 @@ import Synchronization
 ///
 /// ```swift
 /// let store = try SQLiteStore(epoch: 1, blocking: true)    // the data: it outlives a crash
-/// let process = ServerProcess {
+/// let process = try await ServerProcess {
 ///     let server = SyncServer(store: store, access: Rules())   // a new instance: nothing kept in memory
 ///     server.serve(notes, at: "notes/:id") { user, parameters in parameters.get("id") }
 ///     let router = Router(context: SyncRequestContext.self)
@@ -24,7 +24,7 @@ import Synchronization
 ///     return InProcessTransport(router: router, server: server, clock: clock, runsInSimulation: true)
 /// }
 /// process.crash()
-/// process.restart()
+/// try await process.restart()
 /// ```
 public final class ServerProcess: SyncTransport {
     /// The instance running now, numbered, and the sockets open on it; `nil` while down.
@@ -34,15 +34,17 @@ public final class ServerProcess: SyncTransport {
         var sockets: [Int: Task<PushAttempt, Never>] = [:]
     }
 
-    private let start: @Sendable () -> any SyncTransport
+    private let start: @Sendable () async throws -> any SyncTransport
     private let running = Mutex<Running?>(nil)
     private let started = Mutex(0)
     private let socketNumbers = Mutex(0)
 
     /// A process running its first instance, made by `start` (called again at each restart).
-    public init(start: @escaping @Sendable () -> any SyncTransport) {
+    ///
+    /// - Throws: What `start` threw: the process is then down.
+    public init(start: @escaping @Sendable () async throws -> any SyncTransport) async throws {
         self.start = start
-        restart()
+        try await restart()
     }
 
     /// Whether an instance runs.
@@ -67,9 +69,11 @@ public final class ServerProcess: SyncTransport {
 
     /// A new instance starts, as a new process would: it keeps only what your `start` closure
     /// gives it (the store). A running one crashes first.
-    public func restart() {
+    ///
+    /// - Throws: What `start` threw: the process stays down.
+    public func restart() async throws {
         crash()
-        let transport = start()
+        let transport = try await start()
         let instance = started.withLock {
             $0 += 1
             return $0

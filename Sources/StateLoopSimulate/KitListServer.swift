@@ -32,7 +32,7 @@ final class KitListServer: ListBackend {
     /// A server whose commits are timed by `clock`, from a fixed date, holding an empty list.
     static func start(clock: SimulationClock) async throws -> KitListServer {
         let kit = try KitListServer(clock: clock)
-        let process = ServerProcess { [kit] in kit.startInstance() }
+        let process = try await ServerProcess { [kit] in kit.startInstance() }
         kit.process.withLock { $0 = process }
         try await kit.instance().update { try $0.write([], to: Self.resource, "shared") }
         return kit
@@ -59,8 +59,8 @@ final class KitListServer: ListBackend {
 
     /// A new process of the server on the same store, as after a crash: nothing it held in
     /// memory is kept.
-    func restart() {
-        process.withLock { $0 }?.restart()
+    func restart() async {
+        try? await process.withLock { $0 }?.restart()
     }
 
     /// A new instance of the server on the store, made the running one: what the process

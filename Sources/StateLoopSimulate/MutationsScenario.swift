@@ -80,7 +80,7 @@ struct MutationsScenario {
                     kit.crash()
                     try? await clock.sleep(for: .milliseconds(simulation.random(in: 1_000..<5_000)))
                     simulation.record("the server starts again")
-                    kit.restart()
+                    await kit.restart()
                 }
             }
             // Half the apps are killed once, and launched again.

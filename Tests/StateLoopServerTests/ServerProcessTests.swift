@@ -11,7 +11,7 @@ import Testing
 
     @Test func whileDownNothingReachesIt() async throws {
         let made = Mutex<[InstanceTransport]>([])
-        let process = ServerProcess {
+        let process = try await ServerProcess {
             let instance = InstanceTransport()
             made.withLock { $0.append(instance) }
             return instance
@@ -23,7 +23,7 @@ import Testing
         await #expect(throws: LostOnTheWay(leg: .request)) { try await process.send(request, limit: 100) }
         #expect(await process.openPush(request, deadline: .seconds(1), maximumMessageBytes: 100, opened: {}, message: { _ in }) == .unreachable)
         #expect(made.withLock { $0[0].requests } == 1, "nothing reached the crashed instance")
-        process.restart()
+        try await process.restart()
         #expect(process.isRunning && process.instances == 2)
         #expect(try await process.send(request, limit: 100).status == 200)
         #expect(made.withLock { $0.map(\.requests) } == [1, 1], "a new instance answered")
@@ -31,19 +31,19 @@ import Testing
 
     @Test func aCrashLosesTheAnswerItWasGiving() async throws {
         let instance = InstanceTransport(holdsAnswers: true)
-        let process = ServerProcess { instance }
+        let process = try await ServerProcess { instance }
         let request = request
         let answer = Task { try await process.send(request, limit: 100) }
         await instance.waitForRequest()
-        process.restart()
+        try await process.restart()
         instance.release()
         await #expect(throws: LostOnTheWay(leg: .answer)) { try await answer.value }
         #expect(instance.requests == 1, "the instance acted on the request whose answer was lost")
     }
 
-    @Test func aCrashEndsItsSocketsAsFailed() async {
+    @Test func aCrashEndsItsSocketsAsFailed() async throws {
         let instance = InstanceTransport()
-        let process = ServerProcess { instance }
+        let process = try await ServerProcess { instance }
         let opened = AsyncStream.makeStream(of: Void.self)
         async let attempt = process.openPush(
             request, deadline: .seconds(1), maximumMessageBytes: 100, opened: { opened.continuation.yield() }, message: { _ in })

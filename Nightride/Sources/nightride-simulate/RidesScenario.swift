@@ -3,10 +3,12 @@ import Logging
 import NightrideClient
 import NightrideModel
 import NightrideServer
+import StateLoopServer
 import StateLoopServerTesting
 import StateLoopSimulation
 import StateLoopSync
 import StateLoopSyncTransports
+import Synchronization
 
 /// Riders and drivers on Nightride's server, all in one simulation: the server as it runs in
 /// production (its kit, its rules, its routes, an in-memory store whose transactions run on the
@@ -19,8 +21,10 @@ import StateLoopSyncTransports
 /// says so), and the server's timer switches off drivers left idle. Half the users' sessions
 /// are ended by the server once in the first minute; the
 /// user, seeing the app signed out, signs in again, and the app starts again with the new
-/// session. A user who sees a value shown as failed refreshes it, as a resource that gave up
-/// after its retries asks. The faults stop at 90 s.
+/// session. In half the runs the server's process crashes once in the first minute and starts
+/// again one to five seconds later on the same store (StateLoopServerTesting's
+/// `ServerProcess`). A user who sees a value shown as failed refreshes it, as a resource that
+/// gave up after its retries asks. The faults stop at 90 s.
 ///
 /// Checked at every state an app shows: within a launch, neither its driver mode's nor its
 /// ride's confirmed value ever goes back, and every refusal the user is told is a server's
@@ -43,14 +47,32 @@ struct RidesScenario {
         configuration.runsOnCallingThread = true
         var logger = Logger(label: "nightride.simulated")
         logger.logLevel = .critical
-        let server = NightrideServer(configuration: configuration, clock: clock, hooks: .init(), logger: logger, wallOrigin: .seconds(1_800_000_000))
-        let served: InProcessTransport
-        let timer: Task<Void, Never>
+        let wallStart = Date(timeIntervalSince1970: 1_800_000_000)
+        let store: SQLiteStore
         do {
-            let (router, sync) = try await server.routes()
-            served = InProcessTransport(router: router, server: sync, clock: clock, tick: .milliseconds(500), runsInSimulation: true, logger: logger)
-            let inactivity = server.inactivityTimer(on: sync)
-            timer = Task { try? await inactivity?.run() }
+            // The data, which outlives a crash of the server's process; timed as the server's
+            // own clock times it.
+            store = try SQLiteStore(
+                epoch: configuration.epoch, now: { wallStart.addingTimeInterval(Double(clock.now.offset / .milliseconds(1)) / 1_000) },
+                blocking: true)
+        } catch {
+            return ["the store did not open: \(error)"]
+        }
+        let server = RunningServer()
+        // Each start of the process is a new instance of the server on the store, its time
+        // going on from the wall clock's, its inactivity timer its own: nothing it held in memory
+        // (its sockets, its push hub, its sign-in limits) survives a crash.
+        let served: ServerProcess
+        do {
+            served = try await ServerProcess { [configuration, logger] in
+                let instance = NightrideServer(
+                    configuration: configuration, clock: clock, hooks: .init(), logger: logger,
+                    wallOrigin: .seconds(1_800_000_000) + clock.now.offset, store: store)
+                let (router, sync) = try await instance.routes()
+                let inactivity = instance.inactivityTimer(on: sync)
+                server.started(instance, timer: Task { try? await inactivity?.run() })
+                return InProcessTransport(router: router, server: sync, clock: clock, tick: .milliseconds(500), runsInSimulation: true, logger: logger)
+            }
         } catch {
             return ["the server did not start: \(error)"]
         }
@@ -94,11 +116,29 @@ struct RidesScenario {
             for phone in phones where simulation.random(in: 0..<2) == 0 {
                 group.addTask {
                     try? await clock.sleep(for: .milliseconds(simulation.random(in: 0..<60_000)))
+                    guard served.isRunning else { return }
                     simulation.record("the server ends \(phone.name)'s sessions")
                     do {
-                        try await server.revokeSessions(of: phone.name)
+                        try await server.current.revokeSessions(of: phone.name)
                     } catch {
                         simulation.record("\(phone.name)'s sessions could not be ended: \(error)")
+                    }
+                }
+            }
+            // In half the runs the server's process crashes once in the first minute, and
+            // starts again one to five seconds later on the same store.
+            if simulation.random(in: 0..<2) == 0 {
+                group.addTask {
+                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 0..<60_000)))
+                    simulation.record("the server's process crashes")
+                    served.crash()
+                    await server.stopTimer()
+                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 1_000..<5_000)))
+                    simulation.record("the server's process starts again")
+                    do {
+                        try await served.restart()
+                    } catch {
+                        simulation.record("the server did not start again: \(error)")
                     }
                 }
             }
@@ -114,8 +154,7 @@ struct RidesScenario {
             problems += await Self.converged(phone, showing: state, server: served)
             await phone.stop()
         }
-        timer.cancel()
-        await timer.value
+        await server.stopTimer()
         return problems
     }
 
@@ -123,7 +162,7 @@ struct RidesScenario {
     /// stop, one request in 10 and one answer in 8 lost, a push socket cut at one message in 20, and nothing
     /// across during the outage.
     private static func network(
-        for phone: Phone, over served: InProcessTransport, outage: Range<Duration>, clock: SimulationClock, simulation: Simulation
+        for phone: Phone, over served: ServerProcess, outage: Range<Duration>, clock: SimulationClock, simulation: Simulation
     ) -> LossyTransport {
         LossyTransport(over: served, clock: clock, latency: { .milliseconds(10 + simulation.random(in: 0..<300)) }) { leg, request in
             let now = clock.now.offset
@@ -181,7 +220,7 @@ struct RidesScenario {
 
     /// What is wrong with `state`, the last state `phone` showed, against what the server holds
     /// for its user: a value other than the server's, or something left to send.
-    private static func converged(_ phone: Phone, showing state: ClientState, server: InProcessTransport) async -> [String] {
+    private static func converged(_ phone: Phone, showing state: ClientState, server: ServerProcess) async -> [String] {
         guard let token = await phone.token else { return ["\(phone.name) has no session"] }
         let truth = SyncEndpoint(server: address, bearerToken: token, transport: server)
         var problems: [String] = []
@@ -203,5 +242,32 @@ struct RidesScenario {
         }
         if !problems.isEmpty { problems.append("  \(phone.name): \(await phone.diagnosis)") }
         return problems
+    }
+}
+
+/// The instance of Nightride's server its process runs now, and that instance's inactivity
+/// timer.
+private final class RunningServer: Sendable {
+    private let running = Mutex<(server: NightrideServer, timer: Task<Void, Never>)?>(nil)
+
+    /// The instance started last.
+    var current: NightrideServer {
+        running.withLock { $0!.server }
+    }
+
+    /// `server` started, with its timer; the last instance's timer is stopped.
+    func started(_ server: NightrideServer, timer: Task<Void, Never>) {
+        let previous = running.withLock { running in
+            defer { running = (server, timer) }
+            return running?.timer
+        }
+        previous?.cancel()
+    }
+
+    /// Stops the timer of the instance started last, as its process's end does.
+    func stopTimer() async {
+        let timer = running.withLock { $0?.timer }
+        timer?.cancel()
+        await timer?.value
     }
 }

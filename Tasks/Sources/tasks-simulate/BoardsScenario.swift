@@ -59,15 +59,16 @@ struct BoardsScenario {
         let server = Instance()
         // Each start of the process is a new instance of the server on the store: nothing it
         // held in memory (its sockets, its push hub) survives a crash.
-        let process = ServerProcess { [logger] in
-            let instance = TasksServer(store: store, logger: logger)
-            server.current = instance
-            let router = Router(context: SyncRequestContext.self)
-            instance.addRoutes(to: router)
-            return InProcessTransport(
-                router: router, server: instance.sync, clock: clock, tick: .milliseconds(500), runsInSimulation: true, logger: logger)
-        }
+        let process: ServerProcess
         do {
+            process = try await ServerProcess { [logger] in
+                let instance = TasksServer(store: store, logger: logger)
+                server.current = instance
+                let router = Router(context: SyncRequestContext.self)
+                instance.addRoutes(to: router)
+                return InProcessTransport(
+                    router: router, server: instance.sync, clock: clock, tick: .milliseconds(500), runsInSimulation: true, logger: logger)
+            }
             for project in projects() {
                 for user in project.members { try await server.current.add(user, to: project.id, named: project.id) }
             }
@@ -303,7 +304,7 @@ private actor Faults {
             process.crash()
             try? await clock.sleep(for: .milliseconds(simulation.random(in: 1_000..<5_000)))
             simulation.record("the server's process starts again")
-            process.restart()
+            try? await process.restart()
         } else if kind < 3 {
             let user = users[simulation.random(in: 0..<users.count)]
             if offline.remove(user) != nil {

@@ -53,6 +53,9 @@ public final class NightrideServer: Sendable {
     /// The wall clock as the server's clock moves it, from ``wallOrigin``: what the kit's
     /// sessions and the inactivity timer read, so that they and the rules agree on the time.
     let wallClock: WallClock
+    /// A store given to this instance, which outlives it (a simulation's crash of the server's
+    /// process); `nil`: the configuration's.
+    private let givenStore: (any ServerStore)?
 
     /// A server whose time and timers run on `clock` (a test clock, say): the store's times, the
     /// inactivity timer and session lifetimes all follow it.
@@ -65,14 +68,16 @@ public final class NightrideServer: Sendable {
     }
 
     /// A server with a harness's `hooks` attached, whose time starts at `wallOrigin` on the wall
-    /// clock (`nil`: now).
+    /// clock (`nil`: now), on `store` when given (whose clock must agree with this server's).
     package init<C: Clock>(
         configuration: Configuration,
         clock: C,
         hooks: Hooks,
         logger: Logger,
-        wallOrigin: Duration? = nil
+        wallOrigin: Duration? = nil,
+        store: (any ServerStore)? = nil
     ) where C.Duration == Duration {
+        givenStore = store
         self.configuration = configuration
         self.logger = logger
         self.hooks = hooks
@@ -215,6 +220,7 @@ public final class NightrideServer: Sendable {
     }
 
     private func makeData(epoch: UInt64?) throws -> DataLife {
+        if let givenStore { return assemble(givenStore) }
         let now = storeClock
         let store =
             try configuration.dataPath.map { try SQLiteStore(path: $0, durability: configuration.durability, now: now) }
