@@ -71,7 +71,8 @@ struct RidesScenario {
                 let (router, sync) = try await instance.routes()
                 let inactivity = instance.inactivityTimer(on: sync)
                 server.started(instance, timer: Task { try? await inactivity?.run() })
-                return InProcessTransport(router: router, server: sync, clock: clock, tick: .milliseconds(500), runsInSimulation: true, logger: logger)
+                return InProcessTransport(
+                    router: router, server: sync, clock: clock, tick: .milliseconds(500), runsInSimulation: true, logger: logger)
             }
         } catch {
             return ["the server did not start: \(error)"]
