@@ -99,3 +99,44 @@ private final class InstanceTransport: SyncTransport {
         return .ended(failed: false)
     }
 }
+
+/// `LoadBalancer`: each request goes to the running instance it picks, never to one that is
+/// down; with none running, nothing is reached.
+@Suite struct LoadBalancerTests {
+    private let request = TransportRequest(method: "GET", url: URL(string: "http://app.test/me/notes")!)
+
+    @Test func requestsGoToTheRunningInstancePicked() async throws {
+        let made = Mutex<[InstanceTransport]>([])
+        let processes = try await [0, 1, 2].asyncMap { _ in
+            try await ServerProcess {
+                let instance = InstanceTransport()
+                made.withLock { $0.append(instance) }
+                return instance
+            }
+        }
+        let pick = Mutex(0)
+        let balancer = LoadBalancer(processes) { count in pick.withLock { $0 } % count }
+        _ = try await balancer.send(request, limit: 100)
+        pick.withLock { $0 = 2 }
+        _ = try await balancer.send(request, limit: 100)
+        #expect(made.withLock { $0.map(\.requests) } == [1, 0, 1])
+        // The third is down: the second of those running is now the second instance.
+        processes[2].crash()
+        _ = try await balancer.send(request, limit: 100)
+        pick.withLock { $0 = 1 }
+        _ = try await balancer.send(request, limit: 100)
+        #expect(made.withLock { $0.map(\.requests) } == [2, 1, 1], "nothing reached the instance that is down")
+        for process in processes { process.crash() }
+        await #expect(throws: LostOnTheWay(leg: .request)) { try await balancer.send(request, limit: 100) }
+        #expect(await balancer.openPush(request, deadline: .seconds(1), maximumMessageBytes: 100, opened: {}, message: { _ in }) == .unreachable)
+    }
+}
+
+extension Array where Element: Sendable {
+    /// The elements mapped one after another by an async `transform`.
+    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var mapped: [T] = []
+        for element in self { mapped.append(try await transform(element)) }
+        return mapped
+    }
+}

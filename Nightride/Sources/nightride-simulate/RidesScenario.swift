@@ -21,9 +21,10 @@ import Synchronization
 /// says so), and the server's timer switches off drivers left idle. Half the users' sessions
 /// are ended by the server once in the first minute; the
 /// user, seeing the app signed out, signs in again, and the app starts again with the new
-/// session. In half the runs the server's process crashes once in the first minute and starts
-/// again one to five seconds later on the same store (StateLoopServerTesting's
-/// `ServerProcess`). A user who sees a value shown as failed refreshes it, as a resource that
+/// session. The server runs as one to three instances on one store, behind a load balancer
+/// (StateLoopServerTesting's `LoadBalancer`), and in half the runs one instance's process
+/// crashes once in the first minute and starts again one to five seconds later
+/// (`ServerProcess`). A user who sees a value shown as failed refreshes it, as a resource that
 /// gave up after its retries asks. The faults stop at 90 s.
 ///
 /// Checked at every state an app shows: within a launch, neither its driver mode's nor its
@@ -58,25 +59,34 @@ struct RidesScenario {
         } catch {
             return ["the store did not open: \(error)"]
         }
-        let server = RunningServer()
-        // Each start of the process is a new instance of the server on the store, its time
-        // going on from the wall clock's, its inactivity timer its own: nothing it held in memory
-        // (its sockets, its push hub, its sign-in limits) survives a crash.
-        let served: ServerProcess
+        // One to three instances of the server on the store, behind a load balancer that sends
+        // each request and socket to one of those running. Each start of an instance's process
+        // is a new instance on the store, its time going on from the wall clock's, its
+        // inactivity timer its own: nothing it held in memory (its sockets, its push hub, its
+        // sign-in limits) survives a crash.
+        let count = 1 + simulation.random(in: 0..<3)
+        simulation.record(count == 1 ? "the server runs one instance" : "the server runs \(count) instances")
+        var made: [(process: ServerProcess, server: RunningServer)] = []
         do {
-            served = try await ServerProcess { [configuration, logger] in
-                let instance = NightrideServer(
-                    configuration: configuration, clock: clock, hooks: .init(), logger: logger,
-                    wallOrigin: .seconds(1_800_000_000) + clock.now.offset, store: store)
-                let (router, sync) = try await instance.routes()
-                let inactivity = instance.inactivityTimer(on: sync)
-                server.started(instance, timer: Task { try? await inactivity?.run() })
-                return InProcessTransport(
-                    router: router, server: sync, clock: clock, tick: .milliseconds(500), runsInSimulation: true, logger: logger)
+            for _ in 0..<count {
+                let server = RunningServer()
+                let process = try await ServerProcess { [configuration, logger] in
+                    let instance = NightrideServer(
+                        configuration: configuration, clock: clock, hooks: .init(), logger: logger,
+                        wallOrigin: .seconds(1_800_000_000) + clock.now.offset, store: store)
+                    let (router, sync) = try await instance.routes()
+                    let inactivity = instance.inactivityTimer(on: sync)
+                    server.started(instance, timer: Task { try? await inactivity?.run() })
+                    return InProcessTransport(
+                        router: router, server: sync, clock: clock, tick: .milliseconds(500), runsInSimulation: true, logger: logger)
+                }
+                made.append((process, server))
             }
         } catch {
             return ["the server did not start: \(error)"]
         }
+        let instances = made
+        let served = LoadBalancer(instances.map(\.process)) { simulation.random(in: 0..<$0) }
         let outageStart = Duration.milliseconds(simulation.random(in: 5_000..<40_000))
         let outage = outageStart..<(outageStart + .milliseconds(simulation.random(in: 2_000..<30_000)))
         let phones = (0..<clients).map { Phone(number: $0, isDriver: $0 % 2 == 0) }
@@ -117,27 +127,28 @@ struct RidesScenario {
             for phone in phones where simulation.random(in: 0..<2) == 0 {
                 group.addTask {
                     try? await clock.sleep(for: .milliseconds(simulation.random(in: 0..<60_000)))
-                    guard served.isRunning else { return }
+                    guard let running = instances.first(where: { $0.process.isRunning }) else { return }
                     simulation.record("the server ends \(phone.name)'s sessions")
                     do {
-                        try await server.current.revokeSessions(of: phone.name)
+                        try await running.server.current.revokeSessions(of: phone.name)
                     } catch {
                         simulation.record("\(phone.name)'s sessions could not be ended: \(error)")
                     }
                 }
             }
-            // In half the runs the server's process crashes once in the first minute, and
+            // In half the runs one instance's process crashes once in the first minute, and
             // starts again one to five seconds later on the same store.
             if simulation.random(in: 0..<2) == 0 {
+                let crashed = instances[simulation.random(in: 0..<instances.count)]
                 group.addTask {
                     try? await clock.sleep(for: .milliseconds(simulation.random(in: 0..<60_000)))
-                    simulation.record("the server's process crashes")
-                    served.crash()
-                    await server.stopTimer()
+                    simulation.record("an instance's process crashes")
+                    crashed.process.crash()
+                    await crashed.server.stopTimer()
                     try? await clock.sleep(for: .milliseconds(simulation.random(in: 1_000..<5_000)))
-                    simulation.record("the server's process starts again")
+                    simulation.record("the instance's process starts again")
                     do {
-                        try await served.restart()
+                        try await crashed.process.restart()
                     } catch {
                         simulation.record("the server did not start again: \(error)")
                     }
@@ -155,7 +166,7 @@ struct RidesScenario {
             problems += await Self.converged(phone, showing: state, server: served)
             await phone.stop()
         }
-        await server.stopTimer()
+        for instance in instances { await instance.server.stopTimer() }
         return problems
     }
 
@@ -163,7 +174,7 @@ struct RidesScenario {
     /// stop, one request in 10 and one answer in 8 lost, a push socket cut at one message in 20, and nothing
     /// across during the outage.
     private static func network(
-        for phone: Phone, over served: ServerProcess, outage: Range<Duration>, clock: SimulationClock, simulation: Simulation
+        for phone: Phone, over served: LoadBalancer, outage: Range<Duration>, clock: SimulationClock, simulation: Simulation
     ) -> LossyTransport {
         LossyTransport(over: served, clock: clock, latency: { .milliseconds(10 + simulation.random(in: 0..<300)) }) { leg, request in
             let now = clock.now.offset
@@ -221,7 +232,7 @@ struct RidesScenario {
 
     /// What is wrong with `state`, the last state `phone` showed, against what the server holds
     /// for its user: a value other than the server's, or something left to send.
-    private static func converged(_ phone: Phone, showing state: ClientState, server: ServerProcess) async -> [String] {
+    private static func converged(_ phone: Phone, showing state: ClientState, server: LoadBalancer) async -> [String] {
         guard let token = await phone.token else { return ["\(phone.name) has no session"] }
         let truth = SyncEndpoint(server: address, bearerToken: token, transport: server)
         var problems: [String] = []
