@@ -65,28 +65,49 @@ public struct LossyTransport: SyncTransport {
         guard (try? await sleep(latency())) != nil, !loses(.opening, request) else { return .unreachable }
         let (inner, loses) = (inner, loses)
         let cut = CutMark()
-        // The socket runs in a task of its own, so that a cut ends it (the inner transport
-        // closes a socket whose task is cancelled) without cancelling the caller.
-        return await withTaskGroup(of: PushAttempt.self) { group in
-            group.addTask {
-                await inner.openPush(request, deadline: deadline, maximumMessageBytes: maximumMessageBytes, opened: opened) { received in
-                    guard !cut.isSet else { return }
-                    guard loses(.message, request) else { return await message(received) }
-                    cut.set()
-                    withUnsafeCurrentTask { $0?.cancel() }
-                }
+        // The socket runs in a task of its own, which a cut cancels (the inner transport closes
+        // a socket whose task is cancelled) without cancelling the caller; the caller's
+        // cancellation reaches it too.
+        let socket = Task {
+            await inner.openPush(request, deadline: deadline, maximumMessageBytes: maximumMessageBytes, opened: opened) { received in
+                guard !cut.isSet else { return }
+                guard loses(.message, request) else { return await message(received) }
+                cut.cut()
             }
-            let attempt = await group.next() ?? .ended(failed: true)
-            return cut.isSet ? .ended(failed: true) : attempt
         }
+        cut.hold(socket)
+        let attempt = await withTaskCancellationHandler {
+            await socket.value
+        } onCancel: {
+            socket.cancel()
+        }
+        return cut.isSet ? .ended(failed: true) : attempt
     }
 }
 
-/// Whether a ``LossyTransport`` cut a socket, shared by the socket's task and the caller.
+/// Whether a ``LossyTransport`` cut a socket, and the socket's task, which a cut cancels.
 private final class CutMark: Sendable {
-    private let cut = Mutex(false)
-    var isSet: Bool { cut.withLock { $0 } }
-    func set() { cut.withLock { $0 = true } }
+    private let state = Mutex<(isSet: Bool, socket: Task<PushAttempt, Never>?)>((false, nil))
+
+    var isSet: Bool { state.withLock { $0.isSet } }
+
+    /// Holds the socket's task; cancels it at once if it was cut before.
+    func hold(_ socket: Task<PushAttempt, Never>) {
+        let cut = state.withLock { state in
+            state.socket = socket
+            return state.isSet
+        }
+        if cut { socket.cancel() }
+    }
+
+    /// Cuts the socket: its task, once held, is cancelled.
+    func cut() {
+        let socket = state.withLock { state in
+            state.isSet = true
+            return state.socket
+        }
+        socket?.cancel()
+    }
 }
 
 /// A request or an answer that a ``LossyTransport`` lost.
