@@ -61,6 +61,35 @@ struct SQLiteStoreTests {
         #expect(read.value?.version == Version(epoch: restored, counter: 1))
         #expect(try SQLiteStore.startNewEpoch(at: path) > restored)
     }
+
+    @Test(
+        "a store in memory restored from its backup holds what the backup held, in an epoch later than the lost store's, each value in the feed at its new version; the store's clock decides the epoch"
+    )
+    func restoredInMemory() async throws {
+        let time = Date(timeIntervalSince1970: 1_900_000_000)
+        let store = try SQLiteStore(epoch: 7, now: { time }, blocking: true)
+        let other = ResourceKey(resource: "notes", id: "bob")
+        _ = try await store.write { try $0.write(Data("1".utf8), to: key) }
+        let backup = try store.backup()
+        #expect(backup.epoch == 7)
+        _ = try await store.write { try $0.write(Data("2".utf8), to: key) }
+        _ = try await store.write { try $0.write(Data("b".utf8), to: other) }
+        // A lost store whose epoch is later than the clock's milliseconds: the restore goes
+        // past it.
+        let lost: UInt64 = 2_000_000_000_000
+        let restored = try SQLiteStore(restoring: backup, after: lost, now: { time }, blocking: true)
+        #expect(restored.epoch == lost + 1)
+        let read = try await restored.read(key, lastMutationIDOf: nil, scope: "ann")
+        #expect(read.value?.json == Data("1".utf8) && read.value?.version == Version(epoch: lost + 1, counter: 1))
+        #expect(try await restored.read(other, lastMutationIDOf: nil, scope: "bob").value == nil, "written after the backup: gone")
+        let newest = try restored.changes(after: 0, limit: 100).last
+        #expect(newest?.value.version == Version(epoch: lost + 1, counter: 1) && newest?.value.key == key)
+        // The store it was taken from goes on; a second restore from the same backup, after the
+        // first, is later again; an epoch behind the clock takes the clock's milliseconds.
+        #expect(try await store.read(key, lastMutationIDOf: nil, scope: "ann").value?.json == Data("2".utf8))
+        #expect(try SQLiteStore(restoring: backup, after: restored.epoch, now: { time }).epoch == lost + 2)
+        #expect(try SQLiteStore(restoring: backup, after: 8, now: { time }).epoch == 1_900_000_000_000)
+    }
 }
 
 /// The commits a store's change feed delivered, in order.

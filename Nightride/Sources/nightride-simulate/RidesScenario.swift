@@ -24,7 +24,8 @@ import Synchronization
 /// session. The server runs as one to three instances on one store, behind a load balancer
 /// (StateLoopServerTesting's `LoadBalancer`), and in half the runs one instance's process
 /// crashes once in the first minute and starts again one to five seconds later
-/// (`ServerProcess`). A user who sees a value shown as failed refreshes it, as a resource that
+/// (`ServerProcess`); in a third of the runs the data is restored from a backup taken earlier
+/// (`SQLiteStore(restoring:after:)`: what was committed since is lost, in a later epoch). A user who sees a value shown as failed refreshes it, as a resource that
 /// gave up after its retries asks. The faults stop at 90 s.
 ///
 /// Checked at every state an app shows: within a launch, neither its driver mode's nor its
@@ -49,13 +50,12 @@ struct RidesScenario {
         var logger = Logger(label: "nightride.simulated")
         logger.logLevel = .critical
         let wallStart = Date(timeIntervalSince1970: 1_800_000_000)
-        let store: SQLiteStore
+        let storeNow: @Sendable () -> Date = { wallStart.addingTimeInterval(Double(clock.now.offset / .milliseconds(1)) / 1_000) }
+        let data: ServerData
         do {
             // The data, which outlives a crash of the server's process; timed as the server's
             // own clock times it.
-            store = try SQLiteStore(
-                epoch: configuration.epoch, now: { wallStart.addingTimeInterval(Double(clock.now.offset / .milliseconds(1)) / 1_000) },
-                blocking: true)
+            data = ServerData(try SQLiteStore(epoch: configuration.epoch, now: storeNow, blocking: true))
         } catch {
             return ["the store did not open: \(error)"]
         }
@@ -73,7 +73,7 @@ struct RidesScenario {
                 let process = try await ServerProcess { [configuration, logger] in
                     let instance = NightrideServer(
                         configuration: configuration, clock: clock, hooks: .init(), logger: logger,
-                        wallOrigin: .seconds(1_800_000_000) + clock.now.offset, store: store)
+                        wallOrigin: .seconds(1_800_000_000) + clock.now.offset, store: data.store)
                     let (router, sync) = try await instance.routes()
                     let inactivity = instance.inactivityTimer(on: sync)
                     server.started(instance, timer: Task { try? await inactivity?.run() })
@@ -134,6 +134,29 @@ struct RidesScenario {
                     } catch {
                         simulation.record("\(phone.name)'s sessions could not be ended: \(error)")
                     }
+                }
+            }
+            // In a third of the runs the data is put back from a backup taken earlier in the first
+            // minute, as an operator restores one: every instance stops, the store is replaced
+            // by the backup in a later epoch, and every instance starts again on it. What was
+            // committed since the backup is lost; the apps take the restored values.
+            if simulation.random(in: 0..<3) == 0 {
+                group.addTask {
+                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 0..<40_000)))
+                    guard let backup = try? data.store.backup() else { return }
+                    simulation.record("the data is backed up")
+                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 5_000..<20_000)))
+                    for instance in instances {
+                        instance.process.crash()
+                        await instance.server.stopTimer()
+                    }
+                    do {
+                        data.store = try SQLiteStore(restoring: backup, after: data.store.epoch, now: storeNow, blocking: true)
+                        simulation.record("the data is restored from the backup, in epoch \(data.store.epoch)")
+                    } catch {
+                        simulation.record("the data could not be restored: \(error)")
+                    }
+                    for instance in instances { try? await instance.process.restart() }
                 }
             }
             // In half the runs one instance's process crashes once in the first minute, and
@@ -281,5 +304,19 @@ private final class RunningServer: Sendable {
         let timer = running.withLock { $0?.timer }
         timer?.cancel()
         await timer?.value
+    }
+}
+
+/// The server's data: the store its instances start on, which a restore replaces.
+private final class ServerData: Sendable {
+    private let current: Mutex<SQLiteStore>
+
+    init(_ store: SQLiteStore) {
+        current = Mutex(store)
+    }
+
+    var store: SQLiteStore {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
     }
 }

@@ -135,6 +135,55 @@ public final class SQLiteStore: ServerStore {
         logger = Logger(label: "stateloop.sqlite")
     }
 
+    /// A copy of a store taken between two transactions (``backup()``), from which a store in
+    /// memory is restored (``init(restoring:after:now:blocking:)``).
+    public struct Backup: Sendable {
+        let copy: DatabaseQueue
+        /// The epoch of the store when the copy was taken.
+        public let epoch: UInt64
+    }
+
+    /// A copy of the store as it is now, in memory: what a simulation or a test puts back
+    /// later, as an operator puts back a backup.
+    public func backup() throws -> Backup {
+        let copy = try DatabaseQueue()
+        try writer.backup(to: copy)
+        return Backup(copy: copy, epoch: epoch)
+    }
+
+    /// A store in memory restored from `backup`: its values, history and clients' progress as
+    /// they were when it was taken, in a new epoch later than `lostEpoch` (the epoch the lost
+    /// store had reached) and than the backup's, so that clients drop the versions they hold
+    /// and take the restored values, whose counters may be lower than those they have seen.
+    /// The new epoch is the store's clock `now` in milliseconds when that is later still, as
+    /// at any new epoch; every value gets an entry at its new version in the change feed.
+    ///
+    /// - Parameters:
+    ///   - backup: What ``backup()`` took.
+    ///   - lostEpoch: The epoch of the store the restore replaces.
+    ///   - now: The clock that times commits in the change feed, and the new epoch.
+    ///   - blocking: Whether transactions run on the calling thread (see
+    ///     ``init(epoch:now:blocking:)``).
+    public init(restoring backup: Backup, after lostEpoch: UInt64, now: @escaping @Sendable () -> Date = { Date() }, blocking: Bool = false)
+        throws
+    {
+        path = nil
+        self.now = now
+        self.blocking = blocking
+        let queue = try DatabaseQueue()
+        try backup.copy.backup(to: queue)
+        let date = now()
+        epoch = try queue.write { db in
+            try Self.beginEpoch(
+                in: db, after: max(lostEpoch, backup.epoch), now: date, millisecondsNow: UInt64(max(1, date.timeIntervalSince1970 * 1_000)))
+        }
+        writer = queue
+        epochRestart = nil
+        mark = nil
+        generation = 0
+        logger = Logger(label: "stateloop.sqlite")
+    }
+
     /// Starts a new epoch in the file at `path`: run it after restoring the file from a backup,
     /// before any server opens it, so that clients drop what they hold and take the restored
     /// values (whose counters may be lower than those they have seen). Returns the new epoch.
@@ -169,8 +218,10 @@ public final class SQLiteStore: ServerStore {
     /// Stores a new epoch, later than `floor` and than any epoch begun before this
     /// millisecond, and adds every value to the change feed at its new version (one commit):
     /// the feed's history names the versions clients will see. Returns the epoch.
-    private static func beginEpoch(in db: Database, after floor: UInt64, now: Date) throws -> UInt64 {
-        let epoch = max(floor + 1, StoreClock.millisecondsNow())
+    private static func beginEpoch(
+        in db: Database, after floor: UInt64, now: Date, millisecondsNow: UInt64 = StoreClock.millisecondsNow()
+    ) throws -> UInt64 {
+        let epoch = max(floor + 1, millisecondsNow)
         try db.execute(sql: "UPDATE stateloop_meta SET value = ? WHERE key = 'epoch'", arguments: [Int64(epoch)])
         try db.execute(
             sql: """
