@@ -11,6 +11,8 @@ actor Phone {
     private var client: NightrideClient?
     /// The session the running launch signed in with.
     private(set) var token: String?
+    /// What the running launch was started with, for a relaunch.
+    private var started: (api: NightrideAPI, options: ClientOptions)?
     private var watching: StateSubscription?
     /// The problems seen in the states this phone's launches showed.
     private(set) var problems: [String] = []
@@ -66,6 +68,15 @@ actor Phone {
         }
         self.client = client
         token = api.token
+        started = (api, options)
+    }
+
+    /// The app quits and is launched again with the same session, from its journal: `false`
+    /// when it was not running.
+    func relaunch(simulation: Simulation) throws -> Bool {
+        guard let started, client != nil else { return false }
+        try launch(started.api, options: started.options, simulation: simulation)
+        return true
     }
 
     private func note(_ seen: [String]) {

@@ -25,7 +25,9 @@ import Synchronization
 /// (StateLoopServerTesting's `LoadBalancer`), and in half the runs one instance's process
 /// crashes once in the first minute and starts again one to five seconds later
 /// (`ServerProcess`); in a third of the runs the data is restored from a backup taken earlier
-/// (`SQLiteStore(restoring:after:)`: what was committed since is lost, in a later epoch). A user who sees a value shown as failed refreshes it, as a resource that
+/// (`SQLiteStore(restoring:after:)`: what was committed since is lost, in a later epoch). In
+/// half the runs each app journals its state; half the apps quit once and are launched again,
+/// from their journal if they keep one. A user who sees a value shown as failed refreshes it, as a resource that
 /// gave up after its retries asks. The faults stop at 90 s.
 ///
 /// Checked at every state an app shows: within a launch, neither its driver mode's nor its
@@ -90,6 +92,13 @@ struct RidesScenario {
         let outageStart = Duration.milliseconds(simulation.random(in: 5_000..<40_000))
         let outage = outageStart..<(outageStart + .milliseconds(simulation.random(in: 2_000..<30_000)))
         let phones = (0..<clients).map { Phone(number: $0, isDriver: $0 % 2 == 0) }
+        // In half the runs each app journals its state in a file of its own, as the terminal
+        // app does, so that a relaunch starts from what the last launch showed and sends what
+        // it had not; in the others, apps keep their state in memory, and a relaunch starts
+        // afresh. On a file system in memory where there is one: a journal commits every state.
+        let folder = simulation.random(in: 0..<2) == 0 ? Self.journalFolder() : nil
+        simulation.record(folder == nil ? "the apps keep their state in memory" : "the apps journal their state")
+        defer { if let folder { try? FileManager.default.removeItem(atPath: folder) } }
         let options = {
             var options = ClientOptions(reconnectBackoff: .seconds(1), clock: clock)
             // Backoffs without jitter: the seed decides enough.
@@ -98,7 +107,9 @@ struct RidesScenario {
         }()
         await withTaskGroup(of: Void.self) { group in
             for phone in phones {
-                group.addTask {
+                var options = options
+                options.journalPath = folder.map { "\($0)/\(phone.name).journal" }
+                group.addTask { [options] in
                     let network = Self.network(for: phone, over: served, outage: outage, clock: clock, simulation: simulation)
                     guard await Self.launch(phone, over: network, options: options, clock: clock, simulation: simulation) else { return }
                     // The user acts now and then during the first minute, and looks at the
@@ -119,6 +130,18 @@ struct RidesScenario {
                             simulation.record("\(phone.name) does \(action)")
                             await phone.perform(action)
                         }
+                    }
+                }
+            }
+            // Half the apps quit once in the first minute and are launched again with the same
+            // session, from their journal.
+            for phone in phones where simulation.random(in: 0..<2) == 0 {
+                group.addTask {
+                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 0..<60_000)))
+                    do {
+                        if try await phone.relaunch(simulation: simulation) { simulation.record("\(phone.name)'s app is launched again") }
+                    } catch {
+                        simulation.record("\(phone.name)'s app did not start again: \(error)")
                     }
                 }
             }
@@ -191,6 +214,14 @@ struct RidesScenario {
         }
         for instance in instances { await instance.server.stopTimer() }
         return problems
+    }
+
+    /// A new folder for the apps' journals: in memory (`/dev/shm`) where the system has one.
+    private static func journalFolder() -> String {
+        let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
+        let folder = "\(base)/nightride-simulate-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
     }
 
     /// The network between `phone` and the server: each trip 10 to 310 ms; until the faults
