@@ -96,7 +96,7 @@ final class FanOutFixture: Sendable {
         case .ownProcess:
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nightride-fan-out-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let child = try ServerProcess.launch(dataPath: folder.appendingPathComponent("server.sqlite").path)
+            let child = try NightrideChild.launch(dataPath: folder.appendingPathComponent("server.sqlite").path)
             url = child.url
             server = .child(child, folder: folder)
         }

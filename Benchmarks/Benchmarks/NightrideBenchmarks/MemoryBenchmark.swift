@@ -20,7 +20,7 @@ func registerMemoryBenchmark() {
         ),
         closure: { benchmark in
             do {
-                let server = try ServerProcess.launch()
+                let server = try NightrideChild.launch()
                 defer { server.stop() }
                 // The server has started and listens; give it a moment to settle.
                 try await Task.sleep(for: .milliseconds(200))

@@ -5,8 +5,8 @@ import Foundation
 // their own so that they can be run alone (`swift package benchmark --target NightrideBenchmarks`).
 let benchmarks: @Sendable () -> Void = {
     // The same executable, started by the memory benchmark, is the server process.
-    if ProcessInfo.processInfo.environment[ServerProcess.roleVariable] != nil {
-        ServerProcess.runAsServer()
+    if ProcessInfo.processInfo.environment[NightrideChild.roleVariable] != nil {
+        NightrideChild.runAsServer()
     }
     registerFanOutBenchmark()
     registerMemoryBenchmark()

@@ -6,7 +6,7 @@ import NightrideClient
 /// How many push sockets the scale benchmark holds open on one server process.
 let scaleSocketCount = 10_000
 
-/// One server process (this executable, started again as ``ServerProcess``) with 10,000 push
+/// One server process (this executable, started again as ``NightrideChild``) with 10,000 push
 /// sockets open from light sockets in this process, which only read frames (``SocketFleet``).
 /// Each round is one server-side change that affects every user (one transaction setting all
 /// 10,000 driver modes): the time from asking the server for it to the last of the 10,000
@@ -40,7 +40,7 @@ func registerSocketScaleBenchmark() {
 
 /// The server process with every user logged in and their driver-mode sockets open.
 private func openFleet() async throws -> SocketFleet {
-    let server = try ServerProcess.launch()
+    let server = try NightrideChild.launch()
     let start = ContinuousClock.now
     let users: [NightrideAPI]
     do {

@@ -10,7 +10,7 @@ import Synchronization
 /// Its one command, `flip on|off COUNT`, sets the driver mode of the users `rider-0000` up to
 /// COUNT in one server-side change (one transaction, a push on each of their sockets), and
 /// answers `done MICROSECONDS`: how long the change took before its pushes were queued.
-enum ServerProcess {
+enum NightrideChild {
     static let roleVariable = "NIGHTRIDE_BENCHMARK_SERVER"
 
     /// The variable that gives the server a data file (an fsync per commit); without it, the
