@@ -179,7 +179,7 @@ let package = Package(
         .target(
             name: "StateLoopServerTesting",
             dependencies: [
-                "StateLoopServer", "StateLoopWire", "StateLoopSyncTransports",
+                "StateLoopServer", "StateLoopWire", "StateLoopSyncTransports", "StateLoopSimulation",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

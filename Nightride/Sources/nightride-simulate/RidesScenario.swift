@@ -110,7 +110,8 @@ struct RidesScenario {
                 var options = options
                 options.journalPath = folder.map { "\($0)/\(phone.name).journal" }
                 group.addTask { [options] in
-                    let network = Self.network(for: phone, over: served, outage: outage, clock: clock, simulation: simulation)
+                    let network = LossyTransport(
+                        simulating: simulation, over: served, clock: clock, name: phone.name, calm: Self.calm, outage: outage)
                     guard await Self.launch(phone, over: network, options: options, clock: clock, simulation: simulation) else { return }
                     // The user acts now and then during the first minute, and looks at the
                     // screen until half a minute after the faults stop: a value shown as failed
@@ -222,26 +223,6 @@ struct RidesScenario {
         let folder = "\(base)/nightride-simulate-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString)"
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         return folder
-    }
-
-    /// The network between `phone` and the server: each trip 10 to 310 ms; until the faults
-    /// stop, one request in 10 and one answer in 8 lost, a push socket cut at one message in 20, and nothing
-    /// across during the outage.
-    private static func network(
-        for phone: Phone, over served: LoadBalancer, outage: Range<Duration>, clock: SimulationClock, simulation: Simulation
-    ) -> LossyTransport {
-        LossyTransport(over: served, clock: clock, latency: { .milliseconds(10 + simulation.random(in: 0..<300)) }) { leg, request in
-            let now = clock.now.offset
-            if leg == .request { simulation.record("\(phone.name): \(request.method) \(request.url.path)") }
-            guard now < calm else { return false }
-            if outage.contains(now) { return true }
-            switch leg {
-            case .request: return simulation.random(in: 0..<10) == 0
-            case .answer: return simulation.random(in: 0..<8) == 0
-            case .opening: return false
-            case .message: return simulation.random(in: 0..<20) == 0
-            }
-        }
     }
 
     /// Signs `phone`'s user in and launches its app (a launch before it stopped, as the app

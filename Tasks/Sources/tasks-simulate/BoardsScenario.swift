@@ -86,7 +86,7 @@ struct BoardsScenario {
         var listeners: [Task<Void, Never>] = []
         for number in 0..<users {
             let user = Self.name(number)
-            let network = Self.network(for: user, over: process, outage: outage, clock: clock, simulation: simulation)
+            let network = LossyTransport(simulating: simulation, over: process, clock: clock, name: user, calm: Self.calm, outage: outage)
             guard let session = await Self.signIn(user, over: network, clock: clock, simulation: simulation) else {
                 return ["\(user) never signed in"]
             }
@@ -190,26 +190,6 @@ struct BoardsScenario {
         case 3: return .prioritize(id: task.id, priority: 1 + simulation.random(in: 0..<3))
         case 4: return .transfer(id: task.id, to: mine[simulation.random(in: 0..<mine.count)])
         default: return .delete(id: task.id)
-        }
-    }
-
-    /// The network between `user`'s device and the server: each trip 10 to 310 ms; until the
-    /// faults stop, one request in 10 and one answer in 8 lost, a push socket cut at one message
-    /// in 20, and nothing across during the outage.
-    private static func network(
-        for user: String, over served: ServerProcess, outage: Range<Duration>, clock: SimulationClock, simulation: Simulation
-    ) -> LossyTransport {
-        LossyTransport(over: served, clock: clock, latency: { .milliseconds(10 + simulation.random(in: 0..<300)) }) { leg, request in
-            let now = clock.now.offset
-            if leg == .request { simulation.record("\(user): \(request.method) \(request.url.path)") }
-            guard now < calm else { return false }
-            if outage.contains(now) { return true }
-            switch leg {
-            case .request: return simulation.random(in: 0..<10) == 0
-            case .answer: return simulation.random(in: 0..<8) == 0
-            case .opening: return false
-            case .message: return simulation.random(in: 0..<20) == 0
-            }
         }
     }
 
