@@ -27,7 +27,8 @@ extension LossyTransport {
     /// its seed: each trip takes 10 to 310 ms; until `calm` (simulated time since the
     /// simulation began) each leg is lost at `odds`, and everything during `outage`; from `calm`
     /// on, nothing is lost. Each request is recorded (`Simulation.record(_:)`) as
-    /// `"<name>: <method> <path>"`, so that a seed's trace shows what each app sent.
+    /// `"<name>: <method> <path>"`, and each push socket's opening as `"<name>: opens push
+    /// <path>"`, so that a seed's trace shows what each app sent.
     ///
     /// ```swift
     /// let network = LossyTransport(simulating: simulation, over: server, clock: clock, name: "ann",
@@ -40,6 +41,7 @@ extension LossyTransport {
         self.init(over: transport, clock: clock, latency: { .milliseconds(10 + simulation.random(in: 0..<300)) }) { leg, request in
             let now = clock.now.offset
             if leg == .request { simulation.record("\(name): \(request.method) \(request.url.path)") }
+            if leg == .opening { simulation.record("\(name): opens push \(request.url.path)") }
             guard now < calm else { return false }
             if outage.contains(now) { return true }
             let oneIn: Int? =

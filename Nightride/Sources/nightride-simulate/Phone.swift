@@ -17,6 +17,8 @@ actor Phone {
     /// The problems seen in the states this phone's launches showed.
     private(set) var problems: [String] = []
     private var launches = 0
+    /// The id of each mutation the user's actions made, with the launch that made it.
+    private var made: [(id: MutationID, launch: Int)] = []
 
     init(number: Int, isDriver: Bool) {
         self.number = number
@@ -85,7 +87,14 @@ actor Phone {
 
     /// Does what the user asked, on the launch running now.
     func perform(_ action: UserAction) {
-        client?.perform(action)
+        if let id = client?.perform(action) { made.append((id, launches)) }
+    }
+
+    /// The mutations the server must have applied or refused: every one the user made when the
+    /// apps journal their state (a launch sends what the last one had not), only the running
+    /// launch's otherwise (an app that keeps nothing starts afresh).
+    func mutationsKept(journaled: Bool) -> [MutationID] {
+        made.filter { journaled || $0.launch == launches }.map(\.id)
     }
 
     /// What the app shows now.

@@ -15,29 +15,38 @@ import Synchronization
 /// simulation's thread), and each user's Nightride client as the terminal app runs it, signed in
 /// through `POST /login` and reaching the server through the kit's `InProcessTransport` behind
 /// a network that delays every trip, loses requests and answers, cuts push sockets, and goes away
-/// for up to 30 s of the first minute. During the first minute, each user acts now and then:
-/// drivers switch driver mode and take, drive and finish rides; riders ask for rides, cancel
-/// them and finish their surveys (the server refuses what its rules do not allow, and the app
-/// says so), and the server's timer switches off drivers left idle. Half the users' sessions
-/// are ended by the server once in the first minute; the
-/// user, seeing the app signed out, signs in again, and the app starts again with the new
-/// session. The server runs as one to three instances on one store, behind a load balancer
-/// (StateLoopServerTesting's `LoadBalancer`), and in half the runs one instance's process
-/// crashes once in the first minute and starts again one to five seconds later
-/// (`ServerProcess`); in a third of the runs the data is restored from a backup taken earlier
-/// (`SQLiteStore(restoring:after:)`: what was committed since is lost, in a later epoch). In
-/// half the runs each app journals its state; half the apps quit once and are launched again,
-/// from their journal if they keep one. A user who sees a value shown as failed refreshes it, as a resource that
-/// gave up after its retries asks. The faults stop at 90 s.
+/// for 1 to 12 s once. For the first 20 s, each user acts every few seconds: drivers switch
+/// driver mode and take, drive and finish rides; riders ask for rides, cancel them and finish
+/// their surveys (the server refuses what its rules do not allow, and the app says so), and the
+/// server's timer switches off drivers left idle for 5 to 20 s. The faults fall in those 20 s
+/// too: half the users' sessions are ended by the server once (the user, seeing the app signed
+/// out, signs in again, and the app starts again with the new session); the server runs as one
+/// to three instances on one store, behind a load balancer (StateLoopServerTesting's
+/// `LoadBalancer`), and in half the runs one instance's process crashes once and starts again
+/// one to five seconds later (`ServerProcess`); in a third of the runs the data is restored
+/// from a backup taken earlier (`SQLiteStore(restoring:after:)`: what was committed since is
+/// lost, in a later epoch). In half the runs each app journals its state; half the apps quit
+/// once and are launched again, from their journal if they keep one. A user who sees a value
+/// shown as failed refreshes it, as a resource that gave up after its retries asks. The network
+/// loses nothing from 30 s on.
 ///
 /// Checked at every state an app shows: within a launch, neither its driver mode's nor its
 /// ride's confirmed value ever goes back, and every refusal the user is told is a server's
-/// 4xx. Checked a minute after the faults stop: every app shows what the server holds for its
-/// user, with nothing left to send.
+/// 4xx. Checked at 60 s: every app shows what the server holds for its user, with nothing left
+/// to send; the server applied or refused every mutation the users' actions made (all of them
+/// when the apps journal, the running launch's otherwise), as a `MutationLedger` between the
+/// network and the server saw its answers; and, in runs without a restore, no mutation sent
+/// again was answered differently from the first time.
 struct RidesScenario {
     let clients: Int
-    /// When the faults stop.
-    static let calm = Duration.seconds(90)
+    /// How long users act, and the window of the faults a seed picks (crashes, restores,
+    /// relaunches, ended sessions, the outage's start).
+    static let active = Duration.seconds(20)
+    /// When the network stops losing anything.
+    static let calm = Duration.seconds(30)
+    /// When every app is checked against the server: long enough after `calm` for the last
+    /// inactivity switch-off, its push, and a reconnection's backoff.
+    static let check = Duration.seconds(60)
     static let address = URL(string: "http://nightride.simulated")!
 
     func run(_ simulation: Simulation) async -> [String] {
@@ -46,7 +55,7 @@ struct RidesScenario {
         // switches. Every app comes from one address, as scripted clients do: the sign-up limit
         // per address would turn the sixth away for an hour.
         var configuration = NightrideServer.Configuration(
-            inactivityTimeout: .seconds(simulation.random(in: 20..<60)), epoch: 1_800_000_000_000, tokenLifetime: nil,
+            inactivityTimeout: .seconds(simulation.random(in: 5..<20)), epoch: 1_800_000_000_000, tokenLifetime: nil,
             loginLimits: .scriptedClients, passwordCost: 4)
         configuration.runsOnCallingThread = true
         var logger = Logger(label: "nightride.simulated")
@@ -89,8 +98,10 @@ struct RidesScenario {
         }
         let instances = made
         let served = LoadBalancer(instances.map(\.process)) { simulation.random(in: 0..<$0) }
-        let outageStart = Duration.milliseconds(simulation.random(in: 5_000..<40_000))
-        let outage = outageStart..<(outageStart + .milliseconds(simulation.random(in: 2_000..<30_000)))
+        // The server's answers to every mutation, recorded before the network may lose them.
+        let ledger = MutationLedger(over: served)
+        let outageStart = Duration.milliseconds(simulation.random(in: 2_000..<15_000))
+        let outage = outageStart..<(outageStart + .milliseconds(simulation.random(in: 1_000..<12_000)))
         let phones = (0..<clients).map { Phone(number: $0, isDriver: $0 % 2 == 0) }
         // In half the runs each app journals its state in a file of its own, as the terminal
         // app does, so that a relaunch starts from what the last launch showed and sends what
@@ -105,20 +116,22 @@ struct RidesScenario {
             options.policy.jitter = { $0 }
             return options
         }()
+        // In a third of the runs the data is restored from a backup (below).
+        let restores = simulation.random(in: 0..<3) == 0
         await withTaskGroup(of: Void.self) { group in
             for phone in phones {
                 var options = options
                 options.journalPath = folder.map { "\($0)/\(phone.name).journal" }
                 group.addTask { [options] in
                     let network = LossyTransport(
-                        simulating: simulation, over: served, clock: clock, name: phone.name, calm: Self.calm, outage: outage)
+                        simulating: simulation, over: ledger, clock: clock, name: phone.name, calm: Self.calm, outage: outage)
                     guard await Self.launch(phone, over: network, options: options, clock: clock, simulation: simulation) else { return }
                     // The user acts now and then during the first minute, and looks at the
                     // screen until half a minute after the faults stop: a value shown as failed
                     // (a resource gives up after its retries) is refreshed, and a session the
                     // server ended is signed in again, as a user does.
-                    while clock.now.offset < Self.calm + .seconds(30) {
-                        try? await clock.sleep(for: .milliseconds(simulation.random(in: 500..<8_000)))
+                    while clock.now.offset < Self.calm + .seconds(15) {
+                        try? await clock.sleep(for: .milliseconds(simulation.random(in: 300..<4_000)))
                         let state = await phone.state
                         if state?.isSignedOut == true {
                             simulation.record("\(phone.name) is signed out and signs in again")
@@ -126,7 +139,7 @@ struct RidesScenario {
                         } else if let failure = state?.driverMode.health.failure ?? state?.ride.health.failure {
                             simulation.record("\(phone.name) sees \"\(failure)\" and refreshes")
                             await phone.perform(.refresh)
-                        } else if clock.now.offset < .seconds(60) {
+                        } else if clock.now.offset < Self.active {
                             let action = Self.action(of: phone, simulation: simulation)
                             simulation.record("\(phone.name) does \(action)")
                             await phone.perform(action)
@@ -138,7 +151,7 @@ struct RidesScenario {
             // session, from their journal.
             for phone in phones where simulation.random(in: 0..<2) == 0 {
                 group.addTask {
-                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 0..<60_000)))
+                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 0..<20_000)))
                     do {
                         if try await phone.relaunch(simulation: simulation) { simulation.record("\(phone.name)'s app is launched again") }
                     } catch {
@@ -150,7 +163,7 @@ struct RidesScenario {
             // requests are answered 401 and their sockets closed until they sign in again.
             for phone in phones where simulation.random(in: 0..<2) == 0 {
                 group.addTask {
-                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 0..<60_000)))
+                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 0..<20_000)))
                     guard let running = instances.first(where: { $0.process.isRunning }) else { return }
                     simulation.record("the server ends \(phone.name)'s sessions")
                     do {
@@ -164,12 +177,12 @@ struct RidesScenario {
             // minute, as an operator restores one: every instance stops, the store is replaced
             // by the backup in a later epoch, and every instance starts again on it. What was
             // committed since the backup is lost; the apps take the restored values.
-            if simulation.random(in: 0..<3) == 0 {
+            if restores {
                 group.addTask {
-                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 0..<40_000)))
+                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 0..<12_000)))
                     guard let backup = try? data.store.backup() else { return }
                     simulation.record("the data is backed up")
-                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 5_000..<20_000)))
+                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 3_000..<8_000)))
                     for instance in instances {
                         instance.process.crash()
                         await instance.server.stopTimer()
@@ -188,7 +201,7 @@ struct RidesScenario {
             if simulation.random(in: 0..<2) == 0 {
                 let crashed = instances[simulation.random(in: 0..<instances.count)]
                 group.addTask {
-                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 0..<60_000)))
+                    try? await clock.sleep(for: .milliseconds(simulation.random(in: 0..<20_000)))
                     simulation.record("an instance's process crashes")
                     crashed.process.crash()
                     await crashed.server.stopTimer()
@@ -202,7 +215,7 @@ struct RidesScenario {
                 }
             }
         }
-        try? await clock.sleep(until: SimulationClock.Instant(offset: Self.calm + .seconds(60)), tolerance: nil)
+        try? await clock.sleep(until: SimulationClock.Instant(offset: Self.check), tolerance: nil)
         var problems: [String] = []
         for phone in phones {
             problems += await phone.problems
@@ -211,7 +224,16 @@ struct RidesScenario {
                 continue
             }
             problems += await Self.converged(phone, showing: state, server: served)
+            // Nothing a user did is lost: the server applied or refused each of its mutations.
+            for id in ledger.unsettled(await phone.mutationsKept(journaled: folder != nil)) {
+                problems.append("\(phone.name)'s mutation \(id) was neither applied nor refused by the server")
+            }
             await phone.stop()
+        }
+        // Nothing applied twice: a mutation sent again is answered as the first time (a restore
+        // makes the server forget its answers since the backup).
+        if !restores {
+            for id in ledger.appliedTwice() { problems.append("mutation \(id) was answered differently when sent again") }
         }
         for instance in instances { await instance.server.stopTimer() }
         return problems
