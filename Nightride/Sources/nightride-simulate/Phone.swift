@@ -11,8 +11,10 @@ actor Phone {
     private var client: NightrideClient?
     /// The session the running launch signed in with.
     private(set) var token: String?
+    /// When the user signed in to that session, on the simulated clock.
+    private(set) var signedInAt = Duration.zero
     /// What the running launch was started with, for a relaunch.
-    private var started: (api: NightrideAPI, options: ClientOptions)?
+    private var started: (api: NightrideAPI, options: ClientOptions, signedInAt: Duration)?
     private var watching: StateSubscription?
     /// The problems seen in the states this phone's launches showed.
     private(set) var problems: [String] = []
@@ -28,9 +30,10 @@ actor Phone {
     /// The user's name, and the password of its account.
     nonisolated var name: String { "rider\(number)" }
 
-    /// Launches the app signed in as `api` (the previous launch, if any, stopped), and checks
-    /// each state it shows: within a launch, neither resource's confirmed value ever goes back.
-    func launch(_ api: NightrideAPI, options: ClientOptions, simulation: Simulation) throws {
+    /// Launches the app signed in as `api` at `signedInAt` (the previous launch, if any,
+    /// stopped), and checks each state it shows: within a launch, neither resource's confirmed
+    /// value ever goes back.
+    func launch(_ api: NightrideAPI, signedInAt: Duration, options: ClientOptions, simulation: Simulation) throws {
         stop()
         launches += 1
         var options = options
@@ -70,14 +73,15 @@ actor Phone {
         }
         self.client = client
         token = api.token
-        started = (api, options)
+        self.signedInAt = signedInAt
+        started = (api, options, signedInAt)
     }
 
     /// The app quits and is launched again with the same session, from its journal: `false`
     /// when it was not running.
     func relaunch(simulation: Simulation) throws -> Bool {
         guard let started, client != nil else { return false }
-        try launch(started.api, options: started.options, simulation: simulation)
+        try launch(started.api, signedInAt: started.signedInAt, options: started.options, simulation: simulation)
         return true
     }
 

@@ -20,7 +20,8 @@ import Synchronization
 /// their surveys (the server refuses what its rules do not allow, and the app says so), and the
 /// server's timer switches off drivers left idle for 5 to 20 s. The faults fall in those 20 s
 /// too: half the users' sessions are ended by the server once (the user, seeing the app signed
-/// out, signs in again, and the app starts again with the new session); the server runs as one
+/// out, signs in again, and the app starts again with the new session), and in half the runs
+/// sessions expire 41 to 50 s after their sign-in (signed in again likewise); the server runs as one
 /// to three instances on one store, behind a load balancer (StateLoopServerTesting's
 /// `LoadBalancer`), and in half the runs one instance's process crashes once and starts again
 /// one to five seconds later (`ServerProcess`); in a third of the runs the data is restored
@@ -33,7 +34,8 @@ import Synchronization
 /// Checked at every state an app shows: within a launch, neither its driver mode's nor its
 /// ride's confirmed value ever goes back, and every refusal the user is told is a server's
 /// 4xx. Checked at 60 s: every app shows what the server holds for its user, with nothing left
-/// to send; the server applied or refused every mutation the users' actions made (all of them
+/// to send, or shows itself signed out when its session expired; the server applied or refused
+/// every mutation the users' actions made but those a signed-out app still holds (all of them
 /// when the apps journal, the running launch's otherwise), as a `MutationLedger` between the
 /// network and the server saw its answers; and, in runs without a restore, no mutation sent
 /// again was answered differently from the first time.
@@ -48,15 +50,22 @@ struct RidesScenario {
     /// inactivity switch-off, its push, and a reconnection's backoff.
     static let check = Duration.seconds(60)
     static let address = URL(string: "http://nightride.simulated")!
+    /// How soon an app shows an expired session signed out: Nightride's server checks a push
+    /// socket's session every 5 s, then the close crosses the network.
+    static let expiryToldWithin = Duration.seconds(7)
 
     func run(_ simulation: Simulation) async -> [String] {
         let clock = SimulationClock()
-        // Drivers idle for 20 to 60 s are switched off by the server's timer, racing their own
-        // switches. Every app comes from one address, as scripted clients do: the sign-up limit
+        // Drivers idle for 5 to 20 s are switched off by the server's timer, racing their own
+        // switches. In half the runs sessions expire 10 to 25 s after their sign-in, all through
+        // the run. Every app comes from one address, as scripted clients do: the sign-up limit
         // per address would turn the sixth away for an hour.
+        let inactivity = Duration.seconds(simulation.random(in: 5..<20))
+        let lifetime = simulation.random(in: 0..<2) == 0 ? Duration.seconds(simulation.random(in: 10..<25)) : nil
+        simulation.record(lifetime.map { "sessions expire after \($0)" } ?? "sessions do not expire")
         var configuration = NightrideServer.Configuration(
-            inactivityTimeout: .seconds(simulation.random(in: 5..<20)), epoch: 1_800_000_000_000, tokenLifetime: nil,
-            loginLimits: .scriptedClients, passwordCost: 4)
+            inactivityTimeout: inactivity, epoch: 1_800_000_000_000, tokenLifetime: lifetime, loginLimits: .scriptedClients,
+            passwordCost: 4)
         configuration.runsOnCallingThread = true
         var logger = Logger(label: "nightride.simulated")
         logger.logLevel = .critical
@@ -126,11 +135,11 @@ struct RidesScenario {
                     let network = LossyTransport(
                         simulating: simulation, over: ledger, clock: clock, name: phone.name, calm: Self.calm, outage: outage)
                     guard await Self.launch(phone, over: network, options: options, clock: clock, simulation: simulation) else { return }
-                    // The user acts now and then during the first minute, and looks at the
-                    // screen until half a minute after the faults stop: a value shown as failed
-                    // (a resource gives up after its retries) is refreshed, and a session the
-                    // server ended is signed in again, as a user does.
-                    while clock.now.offset < Self.calm + .seconds(15) {
+                    // The user acts every few seconds for the first 20 s, and looks at the
+                    // screen until 5 s before the check: a value shown as failed (a resource
+                    // gives up after its retries) is refreshed, and a session the server ended
+                    // or that expired is signed in again, as a user does.
+                    while clock.now.offset < Self.check - .seconds(5) {
                         try? await clock.sleep(for: .milliseconds(simulation.random(in: 300..<4_000)))
                         let state = await phone.state
                         if state?.isSignedOut == true {
@@ -223,10 +232,12 @@ struct RidesScenario {
                 problems.append("\(phone.name) never signed in")
                 continue
             }
-            problems += await Self.converged(phone, showing: state, server: served)
-            // Nothing a user did is lost: the server applied or refused each of its mutations.
-            for id in ledger.unsettled(await phone.mutationsKept(journaled: folder != nil)) {
-                problems.append("\(phone.name)'s mutation \(id) was neither applied nor refused by the server")
+            problems += await Self.converged(phone, showing: state, server: served, lifetime: lifetime, now: clock.now.offset)
+            // Nothing a user did is lost: the server applied or refused each of its mutations,
+            // but those an app signed out still holds to send (with a new session).
+            let unsettled = ledger.unsettled(await phone.mutationsKept(journaled: folder != nil))
+            if unsettled.count > state.driverMode.pendingMutations + state.ride.pendingMutations {
+                for id in unsettled { problems.append("\(phone.name)'s mutation \(id) was neither applied nor refused by the server") }
             }
             await phone.stop()
         }
@@ -254,7 +265,7 @@ struct RidesScenario {
     ) async -> Bool {
         guard let api = await signIn(phone, over: network, clock: clock, simulation: simulation) else { return false }
         do {
-            try await phone.launch(api, options: options, simulation: simulation)
+            try await phone.launch(api, signedInAt: clock.now.offset, options: options, simulation: simulation)
             return true
         } catch {
             simulation.record("\(phone.name)'s app did not start: \(error)")
@@ -288,13 +299,21 @@ struct RidesScenario {
     }
 
     /// What is wrong with `state`, the last state `phone` showed, against what the server holds
-    /// for its user: a value other than the server's, or something left to send.
-    private static func converged(_ phone: Phone, showing state: ClientState, server: LoadBalancer) async -> [String] {
+    /// for its user: a value other than the server's, or something left to send. An app whose
+    /// session expired (`lifetime` after its sign-in) must show itself signed out once its
+    /// server has had time to tell it (``expiryToldWithin``), and is not compared then; an app
+    /// whose session is live must not.
+    private static func converged(
+        _ phone: Phone, showing state: ClientState, server: LoadBalancer, lifetime: Duration?, now: Duration
+    ) async -> [String] {
         guard let token = await phone.token else { return ["\(phone.name) has no session"] }
         let truth = SyncEndpoint(server: address, bearerToken: token, transport: server)
         var problems: [String] = []
         do {
             let driverMode = try await truth.get("/me/driver-mode", as: Versioned<Bool>.self)
+            if state.isSignedOut {
+                problems.append("\(phone.name) shows itself signed out, but its session is live")
+            }
             if state.driverMode.value != driverMode.value || state.driverMode.pendingMutations > 0 {
                 problems.append(
                     "\(phone.name) shows driver mode \(String(describing: state.driverMode.value)) with \(state.driverMode.pendingMutations) to send; the server holds \(driverMode.value) at \(driverMode.version)"
@@ -305,6 +324,11 @@ struct RidesScenario {
                 problems.append(
                     "\(phone.name) shows ride \(String(describing: state.ride.value?.phase)) with \(state.ride.pendingMutations) to send; the server holds \(ride.value.phase) at \(ride.version)"
                 )
+            }
+        } catch let error as HTTPStatusError where error.status == 401 && lifetime != nil {
+            let expiry = await phone.signedInAt + lifetime!
+            if !state.isSignedOut && now > expiry + expiryToldWithin {
+                problems.append("\(phone.name)'s session expired at \(expiry), and at \(now) its app does not show it signed out")
             }
         } catch {
             problems.append("\(phone.name)'s values could not be read from the server: \(error)")

@@ -7,10 +7,10 @@ import Testing
 /// one simulation, from a seed.
 @Suite struct SimulateTests {
     /// A seed run twice takes the same steps and records the same events, byte for byte; another
-    /// seed takes others. Seed 7's apps journal their state (files the replay writes again).
+    /// seed takes others. Seed 2's apps journal their state (files the replay writes again).
     @Test func aSeedReplaysExactly() async throws {
-        let traced = try await run(["--seed", "7", "--trace"])
-        let again = try await run(["--seed", "7", "--trace"])
+        let traced = try await run(["--seed", "2", "--trace"])
+        let again = try await run(["--seed", "2", "--trace"])
         let other = try await run(["--seed", "6"])
         #expect(traced.status == 0, "\(traced.stdout)\(traced.stderr.suffix(2_000))")
         let seedLine = { (output: String) in output.split(separator: "\n").first { $0.hasPrefix("seed ") }?.split(separator: " ").dropFirst(2) }
