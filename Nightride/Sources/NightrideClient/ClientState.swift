@@ -18,6 +18,10 @@ public struct ClientState: Codable, Sendable, Equatable {
     /// Why the last action was refused, until dismissed or replaced. (Stored as `lastError`
     /// before version 3 of the journaled state: see `ClientState.journalSchema`.)
     public var refusal: String?
+    /// What the server changed that the user did not do, said once (a ride the passenger
+    /// cancelled, driver mode switched off for inactivity), until dismissed or the user's next
+    /// change. Not journaled: it is news of this launch.
+    public var notice: String?
 
     /// A client of `user` that knows nothing yet.
     public init(user: String) {
@@ -56,6 +60,7 @@ public struct ClientState: Codable, Sendable, Equatable {
         if healths.contains(where: \.isSlow) { return line("Taking longer than expected…") }
         if let failure = healths.compactMap(\.failure).first { return line("Error: \(failure) (r to retry)") }
         if let refusal { return line("Refused: \(refusal)") }
+        if let notice { return line(notice) }
         if healths.contains(where: \.isLoading) { return line("Loading…") }
         if !unsent.isEmpty { return unsent.joined(separator: " · ") }
         if isOptimistic { return "Sending…" }
@@ -66,9 +71,13 @@ public struct ClientState: Codable, Sendable, Equatable {
     public static func reduce(_ state: inout ClientState, _ event: ClientEvent) {
         switch event {
         case .driverMode(let latest):
+            let before = state.driverMode
             state.driverMode.update(to: latest)
+            state.noticeChange(driverMode: before)
         case .ride(let latest):
+            let before = state.ride
             state.ride.update(to: latest)
+            state.noticeChange(ride: before)
         case .sessionStarted:
             state.driverMode.health = ResourceHealth(isLoading: true)
             state.ride.health = ResourceHealth(isLoading: true)
@@ -80,6 +89,8 @@ public struct ClientState: Codable, Sendable, Equatable {
             state.search.apply(.failed(query: query, message))
         case .historyScrolledToEnd:
             state.history.scrolledToEnd()
+        case .historyOpened:
+            state.history.reload()
         case .historyLoaded(let page, let address):
             state.history.loaded(page, from: address)
         case .historyFailed(let message, let address):
@@ -88,6 +99,34 @@ public struct ClientState: Codable, Sendable, Equatable {
             state.refusal = message
         case .errorDismissed:
             state.refusal = nil
+            state.notice = nil
+        }
+    }
+
+    /// Says why driver mode went off when the server switched it off: the one change of it the
+    /// user does not make is the inactivity timer's. A change of the user's own (queued, or
+    /// rolled back as refused) is not news; the user's next change ends a notice.
+    private mutating func noticeChange(driverMode before: ResourceSnapshot<Bool>) {
+        if driverMode.pendingMutations > before.pendingMutations { notice = nil }
+        guard before.pendingMutations == 0, driverMode.pendingMutations == 0 else { return }
+        if before.value == true && driverMode.value == false {
+            notice = "Driver mode went off: no driver activity for a while (d to switch it on)"
+        }
+    }
+
+    /// Says why a ride offered to or accepted by the user as its driver went away: an accepted
+    /// ride only goes when its passenger cancels it; an offer also goes when the server takes it
+    /// back (driver mode off for inactivity, said by that notice), so it is said as withdrawn.
+    private mutating func noticeChange(ride before: ResourceSnapshot<RideStatus>) {
+        if ride.pendingMutations > before.pendingMutations { notice = nil }
+        guard before.pendingMutations == 0, ride.pendingMutations == 0, ride.value == RideStatus.none, driverMode.value == true else { return }
+        switch before.value {
+        case .approaching(let gone) where gone.driver == user:
+            notice = "\(gone.passenger) cancelled the ride to \(gone.destination.name)"
+        case .incoming(let gone):
+            notice = "\(gone.passenger)'s request for a ride to \(gone.destination.name) was withdrawn"
+        default:
+            break
         }
     }
 
@@ -121,6 +160,8 @@ public enum ClientEvent: Codable, Sendable, Equatable {
     case searchFailed(query: String, String)
     /// The user scrolled to the end of the history.
     case historyScrolledToEnd
+    /// The user opened the history: its first page is loaded again.
+    case historyOpened
     /// A history page arrived from `from`.
     case historyLoaded(HistoryPage, from: String)
     /// A history page request failed.

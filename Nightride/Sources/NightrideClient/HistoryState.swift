@@ -14,6 +14,9 @@ public struct HistoryState: Codable, Sendable, Equatable {
     public var wantsMore = false
     /// The last page request failed; scrolling again retries.
     public var failure: String?
+    /// The first page is being loaded again (the history was opened): the rows shown stay
+    /// until it comes, and then it replaces them, with the rides made since.
+    public var reloading = false
 
     /// The address of the first page, where a history starts (again).
     public static let firstPage = "/me/history"
@@ -31,6 +34,7 @@ public struct HistoryState: Codable, Sendable, Equatable {
         nextPage = try container.decodeIfPresent(String.self, forKey: .nextPage)
         wantsMore = try container.decode(Bool.self, forKey: .wantsMore)
         failure = try container.decodeIfPresent(String.self, forKey: .failure)
+        reloading = try container.decodeIfPresent(Bool.self, forKey: .reloading) ?? false
         if let nextPage, !Self.isFollowable(nextPage) {
             self = HistoryState()
             wantsMore = true
@@ -45,7 +49,14 @@ public struct HistoryState: Codable, Sendable, Equatable {
 
     /// The page to load now, if any: the query of the history feedback.
     public var pageToLoad: String? {
-        wantsMore ? nextPage : nil
+        reloading ? Self.firstPage : wantsMore ? nextPage : nil
+    }
+
+    /// The history was opened: its first page is loaded again, since rides ended after it was
+    /// loaded (a journaled history, even before this launch) would never show otherwise.
+    public mutating func reload() {
+        reloading = true
+        failure = nil
     }
 
     /// The end of the list was reached.
@@ -59,20 +70,23 @@ public struct HistoryState: Codable, Sendable, Equatable {
     /// page whose next link does not parse is a failed load (the API refuses such pages; this
     /// keeps one from an older journal's events out of the state when they are replayed).
     public mutating func loaded(_ page: HistoryPage, from address: String) {
-        guard address == nextPage else { return }
+        let replaces = reloading && address == Self.firstPage
+        guard replaces || address == nextPage else { return }
         if let next = page.next, !Self.isFollowable(next) {
             failed("\(ForeignLinkError(link: next))", from: address)
             return
         }
-        rides += page.items
+        rides = replaces ? page.items : rides + page.items
         nextPage = page.next
         wantsMore = false
+        reloading = false
     }
 
     /// The page at `address` failed.
     public mutating func failed(_ message: String, from address: String) {
-        guard address == nextPage else { return }
+        guard (reloading && address == Self.firstPage) || address == nextPage else { return }
         failure = message
         wantsMore = false
+        reloading = false
     }
 }

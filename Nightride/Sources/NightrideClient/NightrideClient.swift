@@ -104,6 +104,8 @@ public final class NightrideClient {
             return ride(.finishSurvey)
         case .typeDestination(let text):
             system.send(.searchTyped(text))
+        case .openHistory:
+            system.send(.historyOpened)
         case .scrollHistory:
             system.send(.historyScrolledToEnd)
         case .dismissError:

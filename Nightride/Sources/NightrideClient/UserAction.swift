@@ -18,6 +18,8 @@ public enum UserAction: Sendable, Equatable {
     case finishSurvey
     /// Typed in the destination box.
     case typeDestination(String)
+    /// Opened the history: its first page is loaded again, with the rides ended since.
+    case openHistory
     /// Scrolled to the end of the history.
     case scrollHistory
     /// Dismissed the error on the status line.

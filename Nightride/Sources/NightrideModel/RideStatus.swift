@@ -38,6 +38,15 @@ public enum RideStatus: Sendable, Hashable {
         }
     }
 
+    /// Whether `user` rides in it as the passenger: asked for, its driver coming, or under way
+    /// (not once it is over and only the survey is left). Driver mode stays off meanwhile.
+    public func isUnderway(asPassenger user: String) -> Bool {
+        switch self {
+        case .pending(let ride), .approaching(let ride), .riding(let ride): ride.passenger == user
+        case .none, .incoming, .survey: false
+        }
+    }
+
     /// The ride, for every status but `none`.
     public var ride: Ride? {
         switch self {

@@ -85,7 +85,7 @@ public enum KeyMap {
             if state.screen == .passengerRequesting { view.searchFocused = true }
             return []
         case .escape:
-            return state.refusal == nil ? [] : [.perform(.dismissError)]
+            return state.refusal == nil && state.notice == nil ? [] : [.perform(.dismissError)]
         case .character(let letter):
             return letterCommand(letter, state: state, view: &view)
         default:
@@ -131,17 +131,18 @@ public enum KeyMap {
         switch letter {
         case "q":
             return [.quit]
-        case "d":
+        case "d" where state.offersDriverMode:
             return [.perform(.toggleDriverMode)]
         case "r":
             return [.perform(.refresh)]
         case "x":
-            return state.refusal == nil ? [] : [.perform(.dismissError)]
+            return state.refusal == nil && state.notice == nil ? [] : [.perform(.dismissError)]
         case "h":
             view.historyOpen.toggle()
             guard view.historyOpen else { return [] }
             view.historySelection = 0
-            return nextPageIfAtEnd(state: state, view: view)
+            // The first page again: rides ended since it was loaded come in at the top.
+            return [.perform(.openHistory)]
         case "c" where screen == .passengerWaiting || screen == .passengerDriverComing:
             return [.perform(.cancelRide)]
         case "a" where screen == .driverAccepting:

@@ -45,11 +45,15 @@ public struct LoginState: Equatable, Sendable {
         username.count >= 5 && password.count >= 3
     }
 
+    /// What a refused password is called, on the login screen and by `nightride client --user`
+    /// alike: a name the server has not seen makes an account, so only the password can be wrong.
+    public static let wrongPassword = "Wrong password for this username"
+
     /// The line under the form after an attempt.
     public var message: String? {
         switch outcome {
         case .signedIn: "Signed in"
-        case .refused: "Wrong username or password"
+        case .refused: LoginState.wrongPassword
         case nil: nil
         }
     }

@@ -35,13 +35,16 @@ public enum LoginKeyMap {
             form.focus = form.focus == .username ? .password : .username
             return (form, [])
         case .enter:
-            if form.focus == .username && state.password.isEmpty {
+            switch enter(state: state, form: form) {
+            case .nextField:
                 form.focus = .password
                 return (form, [])
+            case .signIn:
+                form.error = nil
+                return (form, [.execute(.login)])
+            case .nothing:
+                return (form, [])
             }
-            guard state.isFormValid else { return (form, []) }
-            form.error = nil
-            return (form, [.execute(.login)])
         case .character(let character):
             return (form, edit(form.focus, of: state) { $0.append(character) })
         case .backspace:
@@ -51,6 +54,23 @@ public enum LoginKeyMap {
         default:
             return (form, [])
         }
+    }
+
+    /// What Enter does now: the key help says it, and the key does it.
+    public enum EnterAction: Sendable, Equatable {
+        /// Moves from the username to the empty password.
+        case nextField
+        /// Signs in: the form is valid.
+        case signIn
+        /// Nothing: the form is not valid yet (the rule under the fields says why).
+        case nothing
+    }
+
+    /// What Enter does for `state` with `form`: in the username field with no password yet it
+    /// moves on; anywhere else it signs in once the form is valid.
+    public static func enter(state: LoginState, form: LoginForm) -> EnterAction {
+        if form.focus == .username && state.password.isEmpty { return .nextField }
+        return state.isFormValid ? .signIn : .nothing
     }
 
     /// The action that sets `field` to its text after `change`, if the result is acceptable

@@ -49,7 +49,13 @@ public func renderLogin(_ state: LoginState, _ form: LoginForm, isLoading: Bool,
         // The server's refusal message.
         status = terminalSafe(state.message ?? "")
     }
-    let keys = "Tab next field · Enter " + (form.focus == .username ? "next" : "sign in") + " · Esc quit"
+    let enter =
+        switch LoginKeyMap.enter(state: state, form: form) {
+        case .nextField: " · Enter next"
+        case .signIn: " · Enter sign in"
+        case .nothing: ""
+        }
+    let keys = "Tab next field" + enter + " · Esc quit"
 
     return [fit(title, width: width)]
         + fitted(body, width: width, height: height - 3)

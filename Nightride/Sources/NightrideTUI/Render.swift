@@ -39,9 +39,16 @@ public func render(_ state: ClientState, _ view: ViewState = ViewState(), width:
 
 // MARK: Title bar and status
 
-/// Replaces the title bar while an inspector previews a past state.
+/// Replaces the title bar while an inspector previews a past state: the longest wording that
+/// fits the width, so that what ends the preview is never cut off when it can be said.
 private func previewBanner(width: Int) -> String {
-    fit(" PREVIEW · a past state, shown by the inspector · the live client goes on · \"Back to live\" in the inspector ends it", width: width)
+    let wordings = [
+        " PREVIEW · a past state, shown by the inspector · the live client goes on · \"Back to live\" in the inspector ends it",
+        " PREVIEW · a past state from the inspector · \"Back to live\" there ends it",
+        " PREVIEW · \"Back to live\" in the inspector ends it",
+        " PREVIEW · a past state",
+    ]
+    return fit(wordings.first { $0.count <= width } ?? wordings[wordings.count - 1], width: width)
 }
 
 private func titleBar(_ state: ClientState, width: Int) -> String {
@@ -55,7 +62,7 @@ private func titleBar(_ state: ClientState, width: Int) -> String {
 private func statusMessage(_ state: ClientState) -> String {
     // The status line quotes the server's error messages.
     let line = terminalSafe(state.statusLine)
-    return state.refusal == nil || line.isEmpty ? line : line + " (x to dismiss)"
+    return (state.refusal == nil && state.notice == nil) || line.isEmpty ? line : line + " (x to dismiss)"
 }
 
 private func keyHelp(_ state: ClientState, focus: Focus) -> String {
@@ -63,10 +70,18 @@ private func keyHelp(_ state: ClientState, focus: Focus) -> String {
     case .search:
         return "type a destination · ↑↓ choose · Enter request · Tab commands · Ctrl-C quit"
     case .commands:
-        let base = "r refresh · d driver mode · h history · q quit"
+        let base = "r refresh" + (state.offersDriverMode ? " · d driver mode" : "") + " · h history · q quit"
         return state.screen == .passengerRequesting ? base + " · Tab search box" : base
     case .history:
-        return "↑↓ scroll · h close history · r refresh · d driver mode · q quit"
+        return "↑↓ scroll · h close history · r refresh" + (state.offersDriverMode ? " · d driver mode" : "") + " · q quit"
+    }
+}
+
+extension ClientState {
+    /// Whether the `d` key switches driver mode: not while the user rides as a passenger,
+    /// which the server refuses.
+    var offersDriverMode: Bool {
+        !(ride.value?.isUnderway(asPassenger: user) ?? false)
     }
 }
 
@@ -166,7 +181,8 @@ extension SearchState<[Place]> {
 
 private func historyPane(_ history: HistoryState, user: String, selection: Int, width: Int, height: Int) -> [String] {
     let count = history.rides.count
-    let summary = history.nextPage == nil ? "\(count) rides" : "\(count) rides loaded, more below"
+    let rides = count == 1 ? "1 ride" : "\(count) rides"
+    let summary = history.nextPage == nil ? rides : "\(rides) loaded, more below"
     let title = "── History · \(summary) "
     var lines = [title + String(repeating: "─", count: max(0, width - title.count))]
     var rows = history.rides.map { ride in historyRow(ride, user: user) }

@@ -29,14 +29,14 @@ public struct ViewState: Sendable, Equatable {
         return .commands
     }
 
-    /// The screen changed: coming back to "Where to?" (a cancel, a finished survey) focuses the
-    /// box again, since typing a destination is the one thing to do there.
+    /// The screen changed: coming back to "Where to?" from a ride (a cancel, a finished survey)
+    /// leaves the keyboard with the command letters the user was pressing there, so that the
+    /// next letter is not typed into the box; Tab hands it to the box. The first "Where to?"
+    /// after connecting keeps the box focused, as at launch.
     public mutating func screenChanged(from old: Screen, to new: Screen) {
-        guard old != new else { return }
-        if new == .passengerRequesting {
-            searchFocused = true
-            resultSelection = 0
-        }
+        guard old != new, new == .passengerRequesting else { return }
+        resultSelection = 0
+        if old != .connecting { searchFocused = false }
     }
 }
 

@@ -70,7 +70,7 @@ struct ClientCommand: AsyncParsableCommand {
                 // Logged in before the terminal is taken over, so that a failure prints as usual.
                 api = try await NightrideAPI.login(server: url, name: user, password: password)
             } catch let error as HTTPStatusError where error.status == 401 {
-                throw LoginFailure(description: "cannot log in to \(server) as \(user): wrong password (\(Self.passwordVariable))")
+                throw LoginFailure(description: "cannot log in to \(server) as \(user): \(LoginState.wrongPassword) (\(Self.passwordVariable))")
             } catch {
                 throw LoginFailure(description: "cannot log in to \(server) as \(user): \(NightrideAPI.message(for: error))")
             }

@@ -185,6 +185,25 @@ struct RulesOracleTests {
         #expect(refusal.body == ErrorBody(error: "invalidTransition", message: "cancel is not possible while riding"))
     }
 
+    @Test("driver mode cannot go on while its user rides as a passenger: asked for, coming, under way; it can once the ride is over")
+    func noDriverModeFromTheBackSeat() throws {
+        var core = try Fixture.world()
+        let refusal = RideRefusal(.passengerRiding, "driver mode can't be switched on while you ride as a passenger")
+        #expect(refusal.status == .conflict)
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(1))
+        let before = core.changeLog.records.count
+        #expect(throws: refusal) { try core.setDriverMode(true, for: "ann", at: .seconds(2)) }
+        _ = try core.perform(.accept, for: "bob", at: .seconds(3))
+        #expect(throws: refusal) { try core.setDriverMode(true, for: "ann", at: .seconds(4)) }
+        _ = try core.perform(.arrive, for: "bob", at: .seconds(5))
+        #expect(throws: refusal) { try core.setDriverMode(true, for: "ann", at: .seconds(6)) }
+        #expect(core.changeLog.records.count == before + 4, "only the driver's actions changed anything (each both rides)")
+        #expect(core.driverMode(of: "ann")?.value == false)
+        _ = try core.perform(.finish, for: "bob", at: .seconds(7))
+        _ = try core.setDriverMode(true, for: "ann", at: .seconds(8))
+        #expect(core.driverMode(of: "ann")?.value == true, "in the survey the ride is over")
+    }
+
     @Test("a passenger cancelling while offered or approaching changes the driver's state too")
     func cancelFreesDriver() throws {
         var core = try Fixture.world()

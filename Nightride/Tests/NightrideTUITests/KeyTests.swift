@@ -62,11 +62,25 @@ struct KeyTests {
         #expect(KeyMap.handle(.control("c"), state: state, view: ViewState()).commands == [.quit])
     }
 
-    @Test("coming back to Where to? focuses the box again")
-    func refocus() {
-        var view = ViewState(searchFocused: false, resultSelection: 3)
+    @Test("coming back to Where to? from a ride leaves the keys with the commands: the next letter is a command, not typed")
+    func backToWhereTo() {
+        // A request made from the box, then cancelled with c: h must open the history.
+        var view = ViewState(searchFocused: true, resultSelection: 3)
         view.screenChanged(from: .passengerWaiting, to: .passengerRequesting)
-        #expect(view == ViewState())
+        #expect(view == ViewState(searchFocused: false, resultSelection: 0))
+        let whereTo = Fixture.state(ride: RideStatus.none)
+        #expect(view.focus(on: whereTo.screen) == .commands)
+        #expect(KeyMap.handle(.character("h"), state: whereTo, view: view).view.historyOpen)
+        #expect(KeyMap.handle(.tab, state: whereTo, view: view).view.focus(on: whereTo.screen) == .search, "Tab hands the keys to the box")
+        for old in [Screen.survey, .passengerDriverComing, .driverWaiting, .riding] {
+            var after = ViewState()
+            after.screenChanged(from: old, to: .passengerRequesting)
+            #expect(!after.searchFocused, "from \(old)")
+        }
+        // The first screen after connecting is like a launch: the box has the keys.
+        var launched = ViewState()
+        launched.screenChanged(from: .connecting, to: .passengerRequesting)
+        #expect(launched.searchFocused)
     }
 
     // MARK: Commands
@@ -94,7 +108,15 @@ struct KeyTests {
         #expect(commands("f", ridingPassenger) == [])
         #expect(commands("s", survey) == [.perform(.finishSurvey)])
         #expect(commands("s", waiting) == [])
-        #expect(commands("d", waiting) == [.perform(.toggleDriverMode)])
+        // Driver mode cannot go on while riding as a passenger (the server refuses it too).
+        #expect(commands("d", waiting) == [])
+        #expect(commands("d", coming) == [])
+        #expect(commands("d", ridingPassenger) == [])
+        #expect(commands("d", survey) == [.perform(.toggleDriverMode)], "the ride is over")
+        let whereTo = KeyMap.handle(.character("d"), state: Fixture.state(ride: RideStatus.none), view: ViewState(searchFocused: false))
+        #expect(whereTo.commands == [.perform(.toggleDriverMode)])
+        #expect(commands("d", offered) == [.perform(.toggleDriverMode)], "declines the offer")
+        #expect(commands("d", ridingDriver) == [.perform(.toggleDriverMode)], "the server says why not")
         #expect(commands("r", survey) == [.perform(.refresh)])
         #expect(commands("q", offered) == [.quit])
     }
@@ -110,12 +132,12 @@ struct KeyTests {
 
     // MARK: History
 
-    @Test("h opens the history and loads its first page; h closes it")
+    @Test("h opens the history and loads its first page again; h closes it")
     func historyToggle() {
         let state = Fixture.state(ride: .pending(Fixture.ride()))
         let (open, commands) = KeyMap.handle(.character("h"), state: state, view: ViewState())
         #expect(open.historyOpen)
-        #expect(commands == [.perform(.scrollHistory)])
+        #expect(commands == [.perform(.openHistory)], "the first page again, with the rides ended since")
         #expect(KeyMap.handle(.character("h"), state: state, view: open).view.historyOpen == false)
         #expect(KeyMap.handle(.escape, state: state, view: open).view.historyOpen == false)
     }

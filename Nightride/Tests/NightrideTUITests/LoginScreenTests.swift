@@ -90,7 +90,15 @@ struct LoginScreenTests {
         #expect(invalid.contains { $0.hasPrefix("    Password  [**   ") })
         #expect(!invalid.joined().contains("pw"), "the password never shows")
         #expect(invalid.contains { $0.contains("A username has 5 characters or more") })
-        #expect(invalid.last!.hasPrefix(" Tab next field · Enter next · Esc quit"))
+        #expect(invalid.last!.hasPrefix(" Tab next field · Esc quit "), "Enter does nothing while the form is invalid, and says nothing")
+        #expect(frame(state("ali", "")).last!.hasPrefix(" Tab next field · Enter next · Esc quit"))
+        // The name focused with a valid form: Enter signs in, and the help says so.
+        let ready = frame(state("alice", "pw1"), LoginForm(focus: .username))
+        #expect(ready.last!.hasPrefix(" Tab next field · Enter sign in · Esc quit"))
+        #expect(
+            LoginKeyMap.handle(.enter, state: state("alice", "pw1"), form: LoginForm(focus: .username), isLoading: false).commands == [
+                .execute(.login)
+            ])
 
         let valid = frame(state("alice", "pw1"), LoginForm(focus: .password))
         #expect(valid.contains { $0.hasPrefix("  > Password  [***_ ") })
@@ -109,7 +117,7 @@ struct LoginScreenTests {
         #expect(!frame(typed, LoginForm(focus: .password), isLoading: true).contains { $0.contains("_") }, "no cursor while locked")
         var refused = typed
         refused.refused = true
-        #expect(frame(refused)[22] == fit(" Wrong username or password"))
+        #expect(frame(refused)[22] == fit(" Wrong password for this username"))
         #expect(frame(refused, LoginForm(error: "cannot reach the server"))[22] == fit(" Error: cannot reach the server"))
         #expect(frame(typed)[22] == fit(""))
     }
@@ -148,7 +156,7 @@ struct LoginScreenTests {
 
         let wrong = try #require(await signIn("alice", "guess"))
         #expect(wrong.token == nil && wrong.refused)
-        #expect(wrong.message == "Wrong username or password")
+        #expect(wrong.message == "Wrong password for this username")
 
         let again = try #require(await signIn("alice", "s3cret"))
         #expect(again.token != nil && again.token != token, "each login is a session of its own")

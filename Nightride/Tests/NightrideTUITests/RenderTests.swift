@@ -1,6 +1,7 @@
 import NightrideClient
 import NightrideModel
 import NightrideTUI
+import StateLoopSync
 import Testing
 
 /// `render` is a pure function of the state, so every screen is checked as text.
@@ -47,10 +48,14 @@ struct RenderTests {
     @Test("a preview from the inspector replaces the title bar with a banner, at any width; the screen below is the previewed state's")
     func previewBanner() {
         let state = Fixture.state(user: "bob", driverMode: true, ride: RideStatus.none)
-        for width in [100, 40, 20] {
+        for width in [140, 110, 80, 60, 40, 20] {
             let lines = render(state, width: width, height: 12, preview: true)
             #expect(lines.count == 12 && lines.allSatisfy { $0.count == width })
             #expect(lines[0].hasPrefix(" PREVIEW"))
+            if width >= 60 {
+                #expect(lines[0].contains("\"Back to live\""), "what ends the preview is never cut at \(width) columns: \(lines[0])")
+                #expect(!lines[0].contains("…"), "\(lines[0])")
+            }
             #expect(Array(lines.dropFirst()) == Array(render(state, width: width, height: 12).dropFirst()))
         }
     }
@@ -128,8 +133,8 @@ struct RenderTests {
         #expect(lines[0].contains("Looking for a driver"))
         #expect(text.contains("To: Gare du Nord, Paris 10e"))
         #expect(text.contains("c  cancel the request"))
-        #expect(lines[29].contains("r refresh · d driver mode · h history · q quit"))
-        #expect(!lines[29].contains("Tab"))
+        #expect(lines[29].contains("r refresh · h history · q quit"), "no driver mode while riding as a passenger")
+        #expect(!lines[29].contains("Tab") && !lines[29].contains("driver mode"))
     }
 
     @Test("passenger, driver coming: who and c to cancel")
@@ -216,6 +221,76 @@ struct RenderTests {
         let last = frame(state, ViewState(historyOpen: true, historySelection: 5)).text
         #expect(last.contains("History · 6 rides "))
         #expect(last.contains("End of the history."))
+    }
+
+    @Test("history: opened again, its first page is loaded again; the rows shown stay until it comes, then a ride ended since is at the top")
+    func historyReloads() {
+        var state = Fixture.state(ride: RideStatus.none)
+        ClientState.reduce(&state, .historyOpened)
+        #expect(state.history.pageToLoad == HistoryState.firstPage)
+        ClientState.reduce(&state, .historyLoaded(HistoryPage(items: [Fixture.ride()], next: nil), from: HistoryState.firstPage))
+        var text = frame(state, ViewState(historyOpen: true)).text
+        #expect(text.contains("── History · 1 ride ─"), "one ride, not \"1 rides\"")
+        #expect(state.history.pageToLoad == nil)
+
+        // Opened again after another ride: the old row stays while the page is on its way.
+        ClientState.reduce(&state, .historyOpened)
+        #expect(state.history.pageToLoad == HistoryState.firstPage)
+        text = frame(state, ViewState(historyOpen: true)).text
+        #expect(text.contains("History · 1 ride ") && text.contains("rode to Gare du Nord"))
+        // A late page of the old list changes nothing.
+        ClientState.reduce(&state, .historyLoaded(HistoryPage(items: [Fixture.ride()], next: nil), from: "/me/history?cursor=1"))
+        #expect(state.history.rides.count == 1)
+        let newer = Fixture.ride(to: Place(id: "bastille", name: "Bastille", area: "Paris 11e"))
+        ClientState.reduce(&state, .historyLoaded(HistoryPage(items: [newer, Fixture.ride()], next: nil), from: HistoryState.firstPage))
+        text = frame(state, ViewState(historyOpen: true)).text
+        #expect(text.contains("History · 2 rides "))
+        #expect(text.contains("> rode to Bastille, Paris 11e"), "the newest first, selected")
+        #expect(!state.history.reloading && state.history.pageToLoad == nil)
+
+        // A reload that fails keeps the rows and says so; scrolling or opening again retries.
+        ClientState.reduce(&state, .historyOpened)
+        ClientState.reduce(&state, .historyFailed("offline", from: HistoryState.firstPage))
+        #expect(state.history.rides.count == 2 && state.history.failure == "offline" && state.history.pageToLoad == nil)
+    }
+
+    @Test("news the user did not make is said once, until dismissed or the next change: who cancelled, why driver mode went off")
+    func notices() {
+        let version = { (counter: UInt64) in Version(epoch: 1, counter: counter) }
+        let accepted = Ride(id: "r1", passenger: "ann", driver: "bob", destination: Fixture.gareDuNord)
+        var state = Fixture.state(user: "bob", driverMode: true, ride: .approaching(accepted))
+        // The passenger cancels: the driver's ride goes, from the server.
+        ClientState.reduce(&state, .ride(ResourceSnapshot(value: RideStatus.none, confirmedVersion: version(5))))
+        #expect(state.notice == "ann cancelled the ride to Gare du Nord")
+        #expect(frame(state).lines[28].contains("ann cancelled the ride to Gare du Nord (x to dismiss)"))
+        #expect(KeyMap.handle(.character("x"), state: state, view: ViewState()).commands == [.perform(.dismissError)])
+        ClientState.reduce(&state, .errorDismissed)
+        #expect(state.notice == nil && !frame(state).lines[28].contains("cancelled"))
+
+        // An offer taken back: withdrawn, whatever the reason. The server switches driver mode
+        // off: said as such.
+        state = Fixture.state(user: "bob", driverMode: true, ride: .incoming(Ride(id: "r2", passenger: "ann", destination: Fixture.bastille)))
+        ClientState.reduce(&state, .ride(ResourceSnapshot(value: RideStatus.none, confirmedVersion: version(6))))
+        #expect(state.notice == "ann's request for a ride to Bastille was withdrawn")
+        ClientState.reduce(&state, .driverMode(ResourceSnapshot(value: false, confirmedVersion: version(7))))
+        #expect(state.notice == "Driver mode went off: no driver activity for a while (d to switch it on)")
+        // The user's next change ends it.
+        ClientState.reduce(&state, .driverMode(ResourceSnapshot(value: true, confirmedVersion: version(7), pendingMutations: 1)))
+        #expect(state.notice == nil)
+
+        // The user's own switch, queued then confirmed, and one refused and rolled back: no news.
+        state = Fixture.state(user: "bob", driverMode: true, ride: RideStatus.none)
+        ClientState.reduce(&state, .driverMode(ResourceSnapshot(value: false, confirmedVersion: version(1), pendingMutations: 1)))
+        ClientState.reduce(&state, .driverMode(ResourceSnapshot(value: false, confirmedVersion: version(2))))
+        #expect(state.notice == nil)
+        ClientState.reduce(&state, .driverMode(ResourceSnapshot(value: true, confirmedVersion: version(2), pendingMutations: 1)))
+        ClientState.reduce(&state, .driverMode(ResourceSnapshot(value: false, confirmedVersion: version(2))))
+        #expect(state.notice == nil)
+        // A passenger's own cancel says nothing either.
+        state = Fixture.state(ride: .approaching(accepted))
+        ClientState.reduce(&state, .ride(ResourceSnapshot(value: RideStatus.none, confirmedVersion: version(3), pendingMutations: 1)))
+        ClientState.reduce(&state, .ride(ResourceSnapshot(value: RideStatus.none, confirmedVersion: version(4))))
+        #expect(state.notice == nil)
     }
 
     @Test("history: the selection stays in view when it goes past the pane")

@@ -48,16 +48,16 @@ struct TmuxEndToEndTests {
             #expect(pending.destination.id == "gare-de-l-est")
             #expect(try await harness.nightride.truth().changeLog.records(of: "ann").contains { $0.value == .ride(.pending(pending)) })
 
-            // Cancelled: back to "Where to?", the box focused and emptied by the request.
+            // Cancelled: back to "Where to?", the box emptied by the request, the keys still with
+            // the commands (c was one): the next letter is a command, never typed in the box.
             try tmux.run(["send-keys", "-t", "nightride", "c"])
-            try await tmux.waitFor("Where to?  (typing; Tab for commands)", "Type a place or a district.")
+            try await tmux.waitFor("Where to?  (Tab to type a destination)", "Type a place or a district.")
             try await Self.eventually("ann's ride cancelled on the server") {
                 try await harness.nightride.truth().rideStatus(of: "ann")?.value == RideStatus.none ? true : nil
             }
 
-            // Tab leaves the box; h opens the history and loads its first page.
+            // h opens the history and loads its first page.
             let firstPage = try await server.history(of: "ann")
-            try tmux.run(["send-keys", "-t", "nightride", "Tab"])
             try await tmux.waitFor("r refresh · d driver mode · h history · q quit · Tab search box")
             try tmux.run(["send-keys", "-t", "nightride", "h"])
             let newest = try #require(firstPage.items.first)
@@ -120,7 +120,7 @@ struct TmuxEndToEndTests {
             try tmux.run(["send-keys", "-t", "nightride", "Tab"])
             try tmux.run(["send-keys", "-t", "nightride", "-l", "nope"])
             try tmux.run(["send-keys", "-t", "nightride", "Enter"])
-            screen = try await tmux.waitFor("Wrong username or password")
+            screen = try await tmux.waitFor("Wrong password for this username")
             #expect(screen.contains("Username  [annette "))
             try tmux.run(["send-keys", "-t", "nightride", "C-u"])
             try tmux.run(["send-keys", "-t", "nightride", "-l", "pw1"])
@@ -135,7 +135,7 @@ struct TmuxEndToEndTests {
             try harness.restart(try harness.wrapped("client --server \(harness.url) --user annette", password: "wrong"))
             screen = try await tmux.waitFor("terminal ")
             #expect(screen.contains("terminal restored, exit 1"), "\(screen)")
-            let refusal = "cannot log in to \(harness.url) as annette: wrong password (NIGHTRIDE_PASSWORD)"
+            let refusal = "cannot log in to \(harness.url) as annette: Wrong password for this username (NIGHTRIDE_PASSWORD)"
             #expect(harness.stderr.contains(refusal), "stderr: \(harness.stderr)")
 
             // --user without a password in the environment: the login screen asks for it, the
@@ -253,6 +253,82 @@ struct TmuxEndToEndTests {
                 try tmux.run(["send-keys", "-t", session, "C-c"])
                 let screen = try await tmux.waitFor("terminal ", in: session)
                 #expect(screen.contains("terminal restored, exit 0"), "\(screen)\nstderr: \(harness.stderr)")
+            }
+        }
+    }
+
+    @Test(
+        "two terminals: a passenger cannot switch driver mode on, a driver is told why a ride went, the history shows a ride just ended",
+        .enabled(if: Tmux.isInstalled, "tmux is not installed (.ci/run installs it)"),
+        .timeLimit(.minutes(6))
+    )
+    func toldWhy() async throws {
+        try await withHarness { harness in
+            let (tmux, folder) = (harness.tmux, harness.folder)
+            try harness.start(
+                try harness.wrapped("client --server \(harness.url) --user annie --journal '\(folder.path)/annie.journal'", password: "pw1"))
+            try harness.start(
+                try harness.wrapped("client --server \(harness.url) --user bobby --journal '\(folder.path)/bobby.journal'", password: "pw2"),
+                session: "bob")
+            try await tmux.waitFor("Type a place or a district.")
+            try await tmux.waitFor("Type a place or a district.", in: "bob")
+            // Annie opens her history before the rides below (the server gave her account some).
+            try tmux.run(["send-keys", "-t", "nightride", "Tab"])
+            try tmux.run(["send-keys", "-t", "nightride", "h"])
+            var screen = try await tmux.waitFor("── History · ")
+            #expect(!screen.contains("with bobby"), "\(screen)")
+            try tmux.run(["send-keys", "-t", "nightride", "h"])
+            try tmux.run(["send-keys", "-t", "nightride", "Tab"])
+
+            // Bob drives, Annie asks, Bob accepts.
+            try tmux.run(["send-keys", "-t", "bob", "Tab"])
+            try tmux.run(["send-keys", "-t", "bob", "d"])
+            try await tmux.waitFor("Driver mode is on", in: "bob")
+            try tmux.run(["send-keys", "-t", "nightride", "-l", "gare"])
+            try await tmux.waitFor("> Gare du Nord")
+            try tmux.run(["send-keys", "-t", "nightride", "Enter"])
+            try await tmux.waitFor("a  accept the ride", in: "bob")
+            try tmux.run(["send-keys", "-t", "bob", "a"])
+            screen = try await tmux.waitFor("is on the way")
+
+            // A passenger whose driver is coming has no driver mode key, and d does nothing.
+            #expect(screen.contains("r refresh · h history · q quit"), "\(screen)")
+            #expect(!screen.contains("d driver mode"), "\(screen)")
+            try tmux.run(["send-keys", "-t", "nightride", "d"])
+            try await tmux.waitFor("Pick up annie", in: "bob")
+            screen = try await tmux.waitFor("is on the way")
+            #expect(screen.contains("Nightride · annie · driver mode off"), "\(screen)")
+            #expect(try await harness.nightride.truth().driverMode(of: "annie")?.value == false)
+
+            // Annie cancels: Bob is told who cancelled which ride, not left wondering.
+            try tmux.run(["send-keys", "-t", "nightride", "c"])
+            try await tmux.waitFor("annie cancelled the ride to Gare du Nord (x to dismiss)", "Driver mode is on", in: "bob")
+            try tmux.run(["send-keys", "-t", "bob", "x"])
+            screen = try await tmux.waitFor("Driver mode is on", in: "bob")
+            #expect(!screen.contains("cancelled the ride"), "dismissed: \(screen)")
+
+            // A ride to the end: Annie's history, opened again, shows it at the top (its first
+            // page was loaded when she opened it before the ride, and is loaded again).
+            try tmux.run(["send-keys", "-t", "nightride", "Tab"])
+            try tmux.run(["send-keys", "-t", "nightride", "-l", "bastille"])
+            try await tmux.waitFor("> Bastille")
+            try tmux.run(["send-keys", "-t", "nightride", "Enter"])
+            try await tmux.waitFor("a  accept the ride", in: "bob")
+            try tmux.run(["send-keys", "-t", "bob", "a"])
+            try await tmux.waitFor("Pick up annie", in: "bob")
+            try tmux.run(["send-keys", "-t", "bob", "v"])
+            try await tmux.waitFor("f  finish the ride", in: "bob")
+            try tmux.run(["send-keys", "-t", "bob", "f"])
+            try await tmux.waitFor("s  done with the survey")
+            try tmux.run(["send-keys", "-t", "nightride", "s"])
+            try await tmux.waitFor("Where to?  (Tab to type a destination)")
+            try tmux.run(["send-keys", "-t", "nightride", "h"])
+            try await tmux.waitFor("── History · ", "> rode to Bastille, Paris 11e with bobby")
+
+            for session in ["nightride", "bob"] {
+                try tmux.run(["send-keys", "-t", session, "C-c"])
+                let ended = try await tmux.waitFor("terminal ", in: session)
+                #expect(ended.contains("terminal restored, exit 0"), "\(ended)\nstderr: \(harness.stderr)")
             }
         }
     }

@@ -43,9 +43,14 @@ struct RideOperation<World: RideWorld> {
 
     /// Switches `user`'s driver mode. Switching on counts as driver activity even when already on
     /// (it keeps the mode alive) and may bring an offer. Switching off withdraws an offer being
-    /// made; it is refused while the user drives someone.
+    /// made; it is refused while the user drives someone. Switching on is refused while the user
+    /// rides as a passenger (a ride asked for, coming or under way): dispatch would offer them
+    /// rides to drive from the back seat.
     mutating func setDriverMode(_ on: Bool, for user: String) throws {
         guard let current = try world.driverMode(of: user) else { throw RideRefusal(.unknownUser, "no user \(user)") }
+        if on, !current, let ride = try world.rideStatus(of: user), ride.isUnderway(asPassenger: user) {
+            throw RideRefusal(.passengerRiding, "driver mode can't be switched on while you ride as a passenger")
+        }
         if on {
             book.drivers[user] = now
             if !current {

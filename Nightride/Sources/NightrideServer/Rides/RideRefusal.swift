@@ -13,6 +13,9 @@ public struct RideRefusal: HTTPResponseError, Sendable, Hashable, CustomStringCo
         case invalidTransition
         /// Driver mode cannot be switched off while driving someone (HTTP 409).
         case driverBusy
+        /// Driver mode cannot be switched on while riding as a passenger: a ride asked for, its
+        /// driver coming, or under way (HTTP 409).
+        case passengerRiding
         /// No such user (HTTP 404; over HTTP a bad token is a 401 before this).
         case unknownUser
         /// The login name is empty or too long (HTTP 400).
@@ -55,7 +58,7 @@ public struct RideRefusal: HTTPResponseError, Sendable, Hashable, CustomStringCo
     /// The HTTP status it is answered with.
     public var status: HTTPResponse.Status {
         switch code {
-        case .invalidTransition, .driverBusy, .mutationIDReused: .conflict
+        case .invalidTransition, .driverBusy, .passengerRiding, .mutationIDReused: .conflict
         case .unknownUser: .notFound
         case .invalidName, .invalidPassword, .invalidCursor, .invalidMutationID, .passwordRequired, .unknownPlace: .badRequest
         case .wrongPassword: .unauthorized
