@@ -41,6 +41,21 @@ public struct HistoryState: Codable, Sendable, Equatable {
         }
     }
 
+    /// Encodes the history; `reloading` only while true, so that a state stored before it
+    /// existed and one stored since read alike.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(rides, forKey: .rides)
+        try container.encodeIfPresent(nextPage, forKey: .nextPage)
+        try container.encode(wantsMore, forKey: .wantsMore)
+        try container.encodeIfPresent(failure, forKey: .failure)
+        if reloading { try container.encode(true, forKey: .reloading) }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case rides, nextPage, wantsMore, failure, reloading
+    }
+
     /// Whether `address` parses as a link (a path with its query, or an address). The API
     /// checks more (that it stays on the server); this is what the state itself can tell.
     public static func isFollowable(_ address: String) -> Bool {

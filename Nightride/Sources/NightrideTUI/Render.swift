@@ -1,3 +1,4 @@
+import Foundation
 import NightrideClient
 import NightrideModel
 import StateLoopSync
@@ -29,7 +30,7 @@ public func render(_ state: ClientState, _ view: ViewState = ViewState(), width:
     lines += fitted(mainArea(state, view, focus: focus, width: width, height: mainHeight), width: width, height: mainHeight)
     if view.historyOpen {
         lines += fitted(
-            historyPane(state.history, user: state.user, selection: view.historySelection, width: width, height: historyHeight), width: width,
+            historyPane(state.history, user: state.user, view: view, width: width, height: historyHeight), width: width,
             height: historyHeight)
     }
     lines.append(fit(" " + statusMessage(state), width: width))
@@ -179,13 +180,14 @@ extension SearchState<[Place]> {
 
 // MARK: History
 
-private func historyPane(_ history: HistoryState, user: String, selection: Int, width: Int, height: Int) -> [String] {
+private func historyPane(_ history: HistoryState, user: String, view: ViewState, width: Int, height: Int) -> [String] {
+    let selection = view.historySelection
     let count = history.rides.count
     let rides = count == 1 ? "1 ride" : "\(count) rides"
     let summary = history.nextPage == nil ? rides : "\(rides) loaded, more below"
     let title = "── History · \(summary) "
     var lines = [title + String(repeating: "─", count: max(0, width - title.count))]
-    var rows = history.rides.map { ride in historyRow(ride, user: user) }
+    var rows = history.rides.map { ride in historyRow(ride, user: user, timeZone: view.timeZone) }
     if let failure = history.failure {
         rows.append("    Failed to load: \(terminalSafe(failure)) (↓ to retry)")
     } else if history.wantsMore {
@@ -204,12 +206,25 @@ private func historyPane(_ history: HistoryState, user: String, selection: Int, 
     return lines
 }
 
-private func historyRow(_ ride: Ride, user: String) -> String {
+private func historyRow(_ ride: Ride, user: String, timeZone: TimeZone) -> String {
     let place = placeText(ride.destination)
+    let when = ride.endedAt.map { historyDate($0, in: timeZone) } ?? String(repeating: " ", count: 16)
     if ride.driver == user {
-        return "drove \(terminalSafe(ride.passenger)) to \(place)"
+        return "\(when)  drove \(terminalSafe(ride.passenger)) to \(place)"
     }
-    return "rode to \(place)" + (ride.driver.map { " with \(terminalSafe($0))" } ?? "")
+    return "\(when)  rode to \(place)" + (ride.driver.map { " with \(terminalSafe($0))" } ?? "")
+}
+
+/// `date` as `2026-11-30 04:05` in `timeZone`: the same in every locale, and sorted as text.
+private func historyDate(_ date: Date, in timeZone: TimeZone) -> String {
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = timeZone
+    let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+    func two(_ number: Int?) -> String {
+        let text = String(number ?? 0)
+        return text.count < 2 ? "0" + text : text
+    }
+    return "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day)) \(two(parts.hour)):\(two(parts.minute))"
 }
 
 /// "Name, area", safe to show: both come from the server.

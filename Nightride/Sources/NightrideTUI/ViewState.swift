@@ -1,3 +1,4 @@
+import Foundation
 import NightrideClient
 
 /// What the terminal UI keeps on top of ``ClientState``: where the keyboard goes and which row is
@@ -13,13 +14,19 @@ public struct ViewState: Sendable, Equatable {
     public var resultSelection = 0
     /// The highlighted history row.
     public var historySelection = 0
+    /// The time zone the history's dates are shown in: the machine's.
+    public var timeZone = TimeZone.current
 
-    /// The box focused, the history closed, nothing selected.
-    public init(searchFocused: Bool = true, historyOpen: Bool = false, resultSelection: Int = 0, historySelection: Int = 0) {
+    /// The box focused, the history closed, nothing selected, dates in the machine's time zone.
+    public init(
+        searchFocused: Bool = true, historyOpen: Bool = false, resultSelection: Int = 0, historySelection: Int = 0,
+        timeZone: TimeZone = .current
+    ) {
         self.searchFocused = searchFocused
         self.historyOpen = historyOpen
         self.resultSelection = resultSelection
         self.historySelection = historySelection
+        self.timeZone = timeZone
     }
 
     /// Where the keys go on `screen`.

@@ -1,3 +1,4 @@
+import Foundation
 import NightrideModel
 import StateLoopSync
 import Testing
@@ -122,8 +123,11 @@ struct RulesOracleTests {
         #expect(try core.perform(.finishSurvey, for: "ann", at: .seconds(5)) == Fixture.version(6))
         #expect(core.ride("ann") == RideStatus.none)
         #expect(core.mode("bob") == true)
-        #expect(try core.history(of: "ann").items.first == offered)
-        #expect(try core.history(of: "bob").items.first == offered)
+        // In both histories, dated when it ended (at 4 s).
+        var ended = offered
+        ended.endedAt = Date(timeIntervalSince1970: 4)
+        #expect(try core.history(of: "ann").items.first == ended)
+        #expect(try core.history(of: "bob").items.first == ended)
     }
 
     @Test("a ride requested with no driver waits, and is offered when a driver switches on")

@@ -1,3 +1,4 @@
+import Foundation
 import NightrideClient
 import NightrideModel
 import NightrideTUI
@@ -211,9 +212,18 @@ struct RenderTests {
         let (text, lines) = frame(state, ViewState(historyOpen: true, historySelection: 1))
         #expect(text.contains("Looking for a driver…"), "the screen stays above the pane")
         #expect(text.contains("── History · 4 rides loaded, more below ─"))
-        #expect(text.contains("  rode to Bastille, Paris 11e with Léa"))
-        #expect(text.contains("> drove Hugo to Gare de Lyon, Paris 12e"))
+        #expect(text.contains("                    rode to Bastille, Paris 11e with Léa"), "a row of before rides were dated: no date")
+        #expect(lines.contains { $0.hasPrefix("> ") && $0.contains("  drove Hugo to Gare de Lyon, Paris 12e") })
         #expect(lines[29].contains("↑↓ scroll · h close history"))
+        // A dated ride shows when it ended, in the view's time zone.
+        var dated = Fixture.state(ride: RideStatus.none)
+        var ride = Fixture.ride()
+        ride.endedAt = Date(timeIntervalSince1970: 1_800_000_000)
+        ClientState.reduce(&dated, .historyLoaded(HistoryPage(items: [ride], next: nil), from: HistoryState.firstPage))
+        let utc = frame(dated, ViewState(searchFocused: false, historyOpen: true, timeZone: TimeZone(identifier: "UTC")!)).text
+        #expect(utc.contains("> 2027-01-15 08:00  rode to Gare du Nord, Paris 10e with bob"), "\(utc)")
+        let paris = frame(dated, ViewState(searchFocused: false, historyOpen: true, timeZone: TimeZone(identifier: "Europe/Paris")!)).text
+        #expect(paris.contains("> 2027-01-15 09:00  rode to Gare du Nord"), "\(paris)")
 
         ClientState.reduce(&state, .historyScrolledToEnd)
         #expect(frame(state, ViewState(historyOpen: true, historySelection: 3)).text.contains("Loading…"))
@@ -243,9 +253,9 @@ struct RenderTests {
         #expect(state.history.rides.count == 1)
         let newer = Fixture.ride(to: Place(id: "bastille", name: "Bastille", area: "Paris 11e"))
         ClientState.reduce(&state, .historyLoaded(HistoryPage(items: [newer, Fixture.ride()], next: nil), from: HistoryState.firstPage))
-        text = frame(state, ViewState(historyOpen: true)).text
-        #expect(text.contains("History · 2 rides "))
-        #expect(text.contains("> rode to Bastille, Paris 11e"), "the newest first, selected")
+        let lines = frame(state, ViewState(historyOpen: true)).lines
+        #expect(lines.contains { $0.contains("History · 2 rides ") })
+        #expect(lines.contains { $0.hasPrefix("> ") && $0.contains("rode to Bastille, Paris 11e") }, "the newest first, selected")
         #expect(!state.history.reloading && state.history.pageToLoad == nil)
 
         // A reload that fails keeps the rows and says so; scrolling or opening again retries.
@@ -303,7 +313,7 @@ struct RenderTests {
         let marked = lines.filter { $0.hasPrefix("> ") }
         #expect(marked.count == 1)
         #expect(marked.first?.contains("rode to Bastille") == true, "row 12 is a ride as passenger")
-        #expect(lines.contains { $0.hasPrefix("  drove Hugo") }, "the row after it shows too")
+        #expect(lines.contains { $0.hasPrefix("  ") && $0.contains("  drove Hugo") }, "the row after it shows too")
     }
 
     @Test("a narrow terminal cuts lines with an ellipsis")

@@ -323,7 +323,10 @@ struct TmuxEndToEndTests {
             try tmux.run(["send-keys", "-t", "nightride", "s"])
             try await tmux.waitFor("Where to?  (Tab to type a destination)")
             try tmux.run(["send-keys", "-t", "nightride", "h"])
-            try await tmux.waitFor("── History · ", "> rode to Bastille, Paris 11e with bobby")
+            screen = try await tmux.waitFor("── History · ", "rode to Bastille, Paris 11e with bobby")
+            let newest = try #require(screen.split(separator: "\n").first { $0.hasPrefix("> ") })
+            #expect(newest.contains("rode to Bastille, Paris 11e with bobby"), "the ride just ended is the newest row: \(screen)")
+            #expect(newest.contains(" 20"), "dated when it ended: \(newest)")
 
             for session in ["nightride", "bob"] {
                 try tmux.run(["send-keys", "-t", session, "C-c"])

@@ -1,3 +1,4 @@
+import Foundation
 import NightrideModel
 
 /// The ride flow. A transition sets the status of both sides at once, so a passenger and their
@@ -45,8 +46,11 @@ extension RideOperation {
         case (.finish, .riding(let ride)) where ride.driver == user:
             book.rides[ride.id]?.stage = .survey
             markActive(user)
-            try world.appendHistory(ride, for: ride.passenger)
-            try world.appendHistory(ride, for: user)
+            // Dated to the second, as the wire says it.
+            var ended = ride
+            ended.endedAt = Date(timeIntervalSince1970: Double(now / .seconds(1)).rounded(.down))
+            try world.appendHistory(ended, for: ride.passenger)
+            try world.appendHistory(ended, for: user)
             try world.setRideStatus(.survey(ride), for: ride.passenger)
             try world.setRideStatus(.none, for: user)
             try dispatch()
