@@ -102,6 +102,8 @@ public final class NightrideClient {
             return ride(.finish)
         case .finishSurvey:
             return ride(.finishSurvey)
+        case .rateRide(let stars):
+            return ride(.rate(stars: stars))
         case .typeDestination(let text):
             system.send(.searchTyped(text))
         case .openHistory:

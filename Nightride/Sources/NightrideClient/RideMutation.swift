@@ -26,7 +26,7 @@ public struct RideMutation: Mutation, Hashable {
             status = .riding(ride)
         case (.finish, .riding):
             status = .none
-        case (.finishSurvey, .survey):
+        case (.finishSurvey, .survey), (.rate, .survey):
             status = .none
         default:
             break

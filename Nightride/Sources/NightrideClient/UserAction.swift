@@ -14,8 +14,10 @@ public enum UserAction: Sendable, Equatable {
     case arrive
     /// Dropped the passenger (driver).
     case finishRide
-    /// Done with the survey (passenger).
+    /// Done with the survey, without a rating (passenger).
     case finishSurvey
+    /// Answered the survey: the ride was worth `stars`, 1 to 5 (passenger).
+    case rateRide(stars: Int)
     /// Typed in the destination box.
     case typeDestination(String)
     /// Opened the history: its first page is loaded again, with the rides ended since.

@@ -20,18 +20,22 @@ public struct Ride: Codable, Sendable, Hashable, Identifiable {
     /// rides of a history page, `nil` elsewhere and on rows written before rides were dated.
     /// On the wire, an ISO 8601 date in UTC.
     public var endedAt: Date?
+    /// The passenger's rating of the ride, 1 to 5 stars, once given in the survey: in the
+    /// passenger's history only.
+    public var rating: Int?
 
     /// A ride from its parts.
-    public init(id: String, passenger: String, driver: String? = nil, destination: Place, endedAt: Date? = nil) {
+    public init(id: String, passenger: String, driver: String? = nil, destination: Place, endedAt: Date? = nil, rating: Int? = nil) {
         self.id = id
         self.passenger = passenger
         self.driver = driver
         self.destination = destination
         self.endedAt = endedAt
+        self.rating = rating
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, passenger, driver, destination, endedAt
+        case id, passenger, driver, destination, endedAt, rating
     }
 
     public init(from decoder: any Decoder) throws {
@@ -46,6 +50,7 @@ public struct Ride: Codable, Sendable, Hashable, Identifiable {
             }
             endedAt = date
         }
+        rating = try container.decodeIfPresent(Int.self, forKey: .rating)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -55,5 +60,6 @@ public struct Ride: Codable, Sendable, Hashable, Identifiable {
         try container.encodeIfPresent(driver, forKey: .driver)
         try container.encode(destination, forKey: .destination)
         try container.encodeIfPresent(endedAt.map { $0.formatted(.iso8601) }, forKey: .endedAt)
+        try container.encodeIfPresent(rating, forKey: .rating)
     }
 }

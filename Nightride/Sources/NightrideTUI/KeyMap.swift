@@ -153,6 +153,8 @@ public enum KeyMap {
             return [.perform(.finishRide)]
         case "s" where screen == .survey:
             return [.perform(.finishSurvey)]
+        case let digit where screen == .survey && digit.wholeNumberValue.map(RideAction.stars.contains) == true:
+            return [.perform(.rateRide(stars: digit.wholeNumberValue ?? 0))]
         default:
             return []
         }

@@ -126,7 +126,8 @@ private func mainArea(_ state: ClientState, _ view: ViewState, focus: Focus, wid
     case .survey:
         return [
             "", "  How was your ride with \(driver ?? "your driver")?", "  To: \(destination)", "",
-            "  s  done with the survey",
+            "  1 to 5  rate it, from 1 star (bad) to 5 (excellent)",
+            "  s       skip the survey",
         ]
     }
 }
@@ -212,7 +213,8 @@ private func historyRow(_ ride: Ride, user: String, timeZone: TimeZone) -> Strin
     if ride.driver == user {
         return "\(when)  drove \(terminalSafe(ride.passenger)) to \(place)"
     }
-    return "\(when)  rode to \(place)" + (ride.driver.map { " with \(terminalSafe($0))" } ?? "")
+    let rated = ride.rating.map { " · " + String(repeating: "★", count: max(0, min($0, 5))) } ?? ""
+    return "\(when)  rode to \(place)" + (ride.driver.map { " with \(terminalSafe($0))" } ?? "") + rated
 }
 
 /// `date` as `2026-11-30 04:05` in `timeZone`: the same in every locale, and sorted as text.

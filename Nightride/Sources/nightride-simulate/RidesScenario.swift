@@ -16,8 +16,8 @@ import Synchronization
 /// through `POST /login` and reaching the server through the kit's `InProcessTransport` behind
 /// a network that delays every trip, loses requests and answers, cuts push sockets, and goes away
 /// for 1 to 12 s once. For the first 20 s, each user acts every few seconds: drivers switch
-/// driver mode and take, drive and finish rides; riders ask for rides, cancel them and finish
-/// their surveys (the server refuses what its rules do not allow, and the app says so), and the
+/// driver mode and take, drive and finish rides; riders ask for rides, cancel them and skip or
+/// answer their surveys (the server refuses what its rules do not allow, and the app says so), and the
 /// server's timer switches off drivers left idle for 5 to 20 s. The faults fall in those 20 s
 /// too: half the users' sessions are ended by the server once (the user, seeing the app signed
 /// out, signs in again, and the app starts again with the new session), and in half the runs
@@ -294,7 +294,10 @@ struct RidesScenario {
             return actions[simulation.random(in: 0..<actions.count)]
         }
         let places = PlaceCatalog.paris
-        let actions: [UserAction] = [.requestRide(to: places[simulation.random(in: 0..<places.count)]), .cancelRide, .finishSurvey]
+        let actions: [UserAction] = [
+            .requestRide(to: places[simulation.random(in: 0..<places.count)]), .cancelRide, .finishSurvey,
+            .rateRide(stars: simulation.random(in: RideAction.stars.lowerBound..<RideAction.stars.upperBound + 1)),
+        ]
         return actions[simulation.random(in: 0..<actions.count)]
     }
 

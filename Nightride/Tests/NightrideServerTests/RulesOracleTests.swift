@@ -208,6 +208,27 @@ struct RulesOracleTests {
         #expect(core.driverMode(of: "ann")?.value == true, "in the survey the ride is over")
     }
 
+    @Test("the survey's rating, 1 to 5 stars, is kept with the ride in the passenger's history; another is refused and changes nothing")
+    func rating() throws {
+        var core = try Fixture.world()
+        _ = try core.perform(.request(destination: Fixture.bastille), for: "ann", at: .seconds(1))
+        _ = try core.perform(.accept, for: "bob", at: .seconds(2))
+        _ = try core.perform(.arrive, for: "bob", at: .seconds(3))
+        _ = try core.perform(.finish, for: "bob", at: .seconds(4))
+        #expect(try core.history(of: "ann").items.first?.rating == nil)
+        let refusal = RideRefusal(.invalidRating, "a ride is rated 1 to 5 stars, not 6")
+        #expect(refusal.status == .badRequest)
+        #expect(throws: refusal) { try core.perform(.rate(stars: 6), for: "ann", at: .seconds(5)) }
+        #expect(throws: RideRefusal.self) { try core.perform(.rate(stars: 0), for: "ann", at: .seconds(5)) }
+        #expect(core.ride("ann")?.phase == .survey)
+        _ = try core.perform(.rate(stars: 4), for: "ann", at: .seconds(6))
+        #expect(core.ride("ann") == RideStatus.none)
+        let rated = try #require(try core.history(of: "ann").items.first)
+        #expect(rated.rating == 4 && rated.destination == Fixture.bastille)
+        #expect(try core.history(of: "bob").items.first?.rating == nil, "the driver's row is the driver's")
+        #expect(throws: RideRefusal.self) { try core.perform(.rate(stars: 5), for: "ann", at: .seconds(7)) }
+    }
+
     @Test("a passenger cancelling while offered or approaching changes the driver's state too")
     func cancelFreesDriver() throws {
         var core = try Fixture.world()

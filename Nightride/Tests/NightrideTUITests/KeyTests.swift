@@ -107,6 +107,9 @@ struct KeyTests {
         #expect(commands("f", ridingDriver) == [.perform(.finishRide)])
         #expect(commands("f", ridingPassenger) == [])
         #expect(commands("s", survey) == [.perform(.finishSurvey)])
+        #expect(commands("4", survey) == [.perform(.rateRide(stars: 4))])
+        #expect(commands("1", survey) == [.perform(.rateRide(stars: 1))])
+        #expect(commands("6", survey) == [] && commands("4", waiting) == [])
         #expect(commands("s", waiting) == [])
         // Driver mode cannot go on while riding as a passenger (the server refuses it too).
         #expect(commands("d", waiting) == [])

@@ -180,12 +180,13 @@ struct RenderTests {
         #expect(!passenger.contains("f  finish"))
     }
 
-    @Test("survey: s when done")
+    @Test("survey: a question, 1 to 5 to answer it, s to skip")
     func survey() {
         let text = frame(Fixture.state(ride: .survey(Fixture.ride()))).text
         #expect(text.contains("How was your ride?"))
         #expect(text.contains("How was your ride with bob?"))
-        #expect(text.contains("s  done with the survey"))
+        #expect(text.contains("1 to 5  rate it, from 1 star (bad) to 5 (excellent)"), "a question, and how to answer it")
+        #expect(text.contains("s       skip the survey"))
     }
 
     @Test("status line: the client's own, and how to dismiss a refusal")

@@ -319,13 +319,14 @@ struct TmuxEndToEndTests {
             try tmux.run(["send-keys", "-t", "bob", "v"])
             try await tmux.waitFor("f  finish the ride", in: "bob")
             try tmux.run(["send-keys", "-t", "bob", "f"])
-            try await tmux.waitFor("s  done with the survey")
-            try tmux.run(["send-keys", "-t", "nightride", "s"])
+            // The survey asks, and Annie answers: 4 stars, kept with the ride in her history.
+            try await tmux.waitFor("How was your ride with bobby?", "1 to 5  rate it")
+            try tmux.run(["send-keys", "-t", "nightride", "4"])
             try await tmux.waitFor("Where to?  (Tab to type a destination)")
             try tmux.run(["send-keys", "-t", "nightride", "h"])
             screen = try await tmux.waitFor("── History · ", "rode to Bastille, Paris 11e with bobby")
             let newest = try #require(screen.split(separator: "\n").first { $0.hasPrefix("> ") })
-            #expect(newest.contains("rode to Bastille, Paris 11e with bobby"), "the ride just ended is the newest row: \(screen)")
+            #expect(newest.contains("rode to Bastille, Paris 11e with bobby · ★★★★"), "the ride just ended is the newest row, rated: \(screen)")
             #expect(newest.contains(" 20"), "dated when it ended: \(newest)")
 
             for session in ["nightride", "bob"] {

@@ -59,6 +59,14 @@ extension RideOperation {
             book.rides[ride.id] = nil
             try world.setRideStatus(.none, for: user)
 
+        case (.rate(let stars), .survey(let ride)):
+            guard RideAction.stars.contains(stars) else {
+                throw RideRefusal(.invalidRating, "a ride is rated 1 to 5 stars, not \(stars)")
+            }
+            book.rides[ride.id] = nil
+            try world.rateNewestRide(ride.id, stars: stars, for: user)
+            try world.setRideStatus(.none, for: user)
+
         default:
             throw invalid(action, status)
         }

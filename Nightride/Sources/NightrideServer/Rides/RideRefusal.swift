@@ -31,6 +31,8 @@ public struct RideRefusal: HTTPResponseError, Sendable, Hashable, CustomStringCo
         case unknownPlace
         /// The history cursor is not one the server handed out (HTTP 400).
         case invalidCursor
+        /// A survey's rating is not 1 to 5 stars (HTTP 400).
+        case invalidRating
         /// The `Mutation-ID` is empty, longer than 64 bytes, or has characters other than
         /// letters, digits, `-`, `_`, `.` and `:` (HTTP 400).
         case invalidMutationID
@@ -60,7 +62,8 @@ public struct RideRefusal: HTTPResponseError, Sendable, Hashable, CustomStringCo
         switch code {
         case .invalidTransition, .driverBusy, .passengerRiding, .mutationIDReused: .conflict
         case .unknownUser: .notFound
-        case .invalidName, .invalidPassword, .invalidCursor, .invalidMutationID, .passwordRequired, .unknownPlace: .badRequest
+        case .invalidName, .invalidPassword, .invalidCursor, .invalidRating, .invalidMutationID, .passwordRequired, .unknownPlace:
+            .badRequest
         case .wrongPassword: .unauthorized
         }
     }

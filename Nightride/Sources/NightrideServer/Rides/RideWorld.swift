@@ -30,4 +30,7 @@ protocol RideWorld {
 
     /// Adds `ride` as the newest of `user`'s past rides.
     mutating func appendHistory(_ ride: Ride, for user: String) throws
+    /// Keeps `stars` as the rating of `user`'s newest past ride, when it is the ride `id` (the
+    /// one whose survey is answered: no ride of the passenger's ends after it before that).
+    mutating func rateNewestRide(_ id: String, stars: Int, for user: String) throws
 }

@@ -84,6 +84,14 @@ struct StoreWorld: RideWorld {
         nextHistory[user] = sequence + 1
     }
 
+    mutating func rateNewestRide(_ id: String, stars: Int, for user: String) throws {
+        let sequence = try nextHistory[user].map { $0 - 1 } ?? Self.lastHistorySequence(of: user, in: transaction)
+        let key = NightrideResources.historyID(of: user, sequence)
+        guard var ride = try transaction.read(NightrideResources.history, key), ride.id == id else { return }
+        ride.rating = stars
+        try transaction.write(ride, to: NightrideResources.history, key)
+    }
+
     /// The sequence number of `user`'s newest history row, 0 for none.
     static func lastHistorySequence(of user: String, in transaction: ServerTransaction) throws -> Int {
         let newest = try transaction.values(

@@ -82,6 +82,13 @@ struct MemoryWorld: RideWorld, Sendable {
         pending.histories[user, default: histories[user] ?? []].append(ride)
     }
 
+    mutating func rateNewestRide(_ id: String, stars: Int, for user: String) {
+        var rides = pending.histories[user] ?? histories[user] ?? []
+        guard let last = rides.indices.last, rides[last].id == id else { return }
+        rides[last].rating = stars
+        pending.histories[user] = rides
+    }
+
     /// Makes the operation's writes the committed state: each value that differs from its
     /// committed one (or is new) gets the next version. Returns the change records, in the
     /// order the values were first written.
