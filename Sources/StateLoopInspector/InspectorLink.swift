@@ -34,8 +34,10 @@ struct InspectorLink: Sendable {
     /// after a failure, doubling to 5 s.
     func run() async {
         var backoff = Duration.milliseconds(250)
+        var outages = OutageReport(address: Self.address(of: url))
         while !Task.isCancelled, inspector.inspector != nil {
             let connected = await connectOnce()
+            if !Task.isCancelled, inspector.inspector != nil, let message = outages.ended(welcomed: connected) { logger.warning("\(message)") }
             if let inspector = inspector.inspector {
                 inspector.setConnected(false, generation: generation)
                 // No inspector to bring the app back: it shows its live states again.
@@ -45,6 +47,11 @@ struct InspectorLink: Sendable {
             try? await Task.sleep(for: backoff)
             backoff = min(backoff * 2, .seconds(5))
         }
+    }
+
+    /// `url` without its query, which holds the token: what the app's log may say.
+    static func address(of url: String) -> String {
+        String(url.prefix { $0 != "?" })
     }
 
     /// One connection, from the handshake to its end; returns whether it got as far as the
@@ -155,4 +162,27 @@ private final class Flag: Sendable {
     private let value = Mutex(false)
     func set() { value.withLock { $0 = true } }
     var isSet: Bool { value.withLock { $0 } }
+}
+
+/// What an app's log says of its inspector's connection: once when the inspector goes away (or
+/// answers nothing from the start), and not again at each retry until it was back.
+struct OutageReport {
+    /// Where the inspector is, without the token.
+    let address: String
+    private var told = false
+
+    init(address: String) {
+        self.address = address
+    }
+
+    /// The message for a connection that just ended, having been `welcomed` by the inspector or
+    /// not; `nil` when this outage was told already.
+    mutating func ended(welcomed: Bool) -> String? {
+        if welcomed { told = false }
+        guard !told else { return nil }
+        told = true
+        return welcomed
+            ? "the inspector at \(address) went away: the app keeps its latest records and sends them when it is back"
+            : "no inspector answers at \(address): the app keeps its latest records and tries again every few seconds"
+    }
 }

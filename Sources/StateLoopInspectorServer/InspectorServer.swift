@@ -64,7 +64,7 @@ public final class InspectorServer: Sendable {
         page = try PageFiles()
     }
 
-    /// A token of 32 random hexadecimal digits.
+    /// A token of 64 random hexadecimal digits.
     public static func randomToken() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<4).map { _ in String(format: "%016llx", generator.next() as UInt64) }.joined()
@@ -157,7 +157,12 @@ public final class InspectorServer: Sendable {
         // Before every route: a middleware only wraps the routes added after it.
         router.add(middleware: InspectorGateMiddleware(gate: gate))
         router.get("/") { [self] request, _ in
-            try authorize(request)
+            // A browser sent to the page without its token gets a page that says how to get in,
+            // not the JSON refusal a client of the sockets reads.
+            if let refusal = gate.refusal(of: InspectorGate.Credentials(request), needsToken: true) {
+                guard refusal == .badToken else { throw refusal.error }
+                return Self.tokenNeeded
+            }
             return page.response(for: .index)
         }
         router.get("/inspector.js") { [page] _, _ in page.response(for: .script) }
@@ -204,6 +209,26 @@ public final class InspectorServer: Sendable {
             logger: logger
         )
     }
+
+    /// The page for a browser that came without the token (401): how to get in.
+    private static let tokenNeeded = Response(
+        status: .unauthorized,
+        headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+        body: .init(
+            byteBuffer: .init(
+                string: """
+                    <!doctype html>
+                    <html lang="en"><head><meta charset="utf-8"><title>StateLoop inspector: token needed</title></head>
+                    <body>
+                    <h1>StateLoop inspector</h1>
+                    <p>This page needs the inspector's token, which its address carries: <code>/?token=…</code>.</p>
+                    <p>Open the page address the inspector printed when it started. To see it again, stop the
+                    inspector and run <code>swift run stateloop-inspector</code>: it keeps its token in your data folder
+                    (<code>~/.local/share/stateloop/inspector-token</code> on Linux), so the address stays the same (the token is that file's one line), and
+                    the apps it talked to connect again by themselves.</p>
+                    </body></html>
+                    """))
+    )
 
     /// Throws 401 unless the request carries the token (and the gate's refusal, should the
     /// middleware have been bypassed).

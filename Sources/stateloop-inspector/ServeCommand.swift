@@ -27,8 +27,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The address to bind. Keep loopback unless the sessions may be seen by others.")
     var host = "127.0.0.1"
 
-    @Option(help: "The token apps and pages must present (default: a random one, printed below).")
+    @Option(help: "The token apps and pages must present (default: the one kept in the data folder, made at the first start).")
     var token: String?
+
+    @Flag(help: "Replace the kept token with a new one: apps and pages holding the old one are refused.")
+    var newToken = false
 
     @Option(help: "How many records to keep per app.")
     var recordsPerApp = 100_000
@@ -37,8 +40,21 @@ struct ServeCommand: AsyncParsableCommand {
         guard recordsPerApp > 0 else { throw ValidationError("--records-per-app must be positive") }
         var logger = Logger(label: "stateloop.inspector")
         logger.logLevel = .notice
+        // The same token at every start, unless asked: the apps connect again by themselves and a
+        // page left open works after a reload.
+        let kept = InspectorToken.defaultFile()
+        let chosen: String
+        if let token {
+            chosen = token
+        } else {
+            do {
+                chosen = try InspectorToken.stored(in: kept, renew: newToken)
+            } catch {
+                throw ValidationError("could not keep the token in \(kept.path): \(error). Pass --token to choose one.")
+            }
+        }
         let server = try InspectorServer(
-            configuration: .init(host: host, port: port, token: token ?? InspectorServer.randomToken(), recordsPerApp: recordsPerApp),
+            configuration: .init(host: host, port: port, token: chosen, recordsPerApp: recordsPerApp),
             logger: logger
         )
         do {
@@ -52,7 +68,8 @@ struct ServeCommand: AsyncParsableCommand {
             StateLoop inspector
               page:  \(server.pageURL ?? "?")
               apps:  \(server.appURL ?? "?")
-              (Nightride: swift run --package-path Nightride nightride client --inspect '\(server.appURL ?? "?")')
+              \(token == nil ? "the token is kept in \(kept.path): the same at every start (--new-token replaces it)" : "the token is the one given")
+              (Nightride, from StateLoop's folder: swift run --package-path Nightride --scratch-path .build nightride demo --inspect '\(server.appURL ?? "?")')
             Ctrl-C stops it.
 
             """

@@ -156,8 +156,17 @@ struct InspectorLiveTests {
         try await withInspectorServer { server in
             let port = try #require(server.port)
             for path in ["/", "/app", "/page", "/apps", "/?token=wrong", "/page?token=\(server.configuration.token)x"] {
-                let (_, response) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)\(path)")!)
-                #expect((response as? HTTPURLResponse)?.statusCode == 401, "\(path)")
+                let (body, response) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+                let http = response as? HTTPURLResponse
+                #expect(http?.statusCode == 401, "\(path)")
+                if path == "/" || path == "/?token=wrong" {
+                    // A browser sent to the page without its token is told how to get in.
+                    let text = String(decoding: body, as: UTF8.self)
+                    #expect(http?.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("text/html") == true, "\(path)")
+                    #expect(text.contains("needs the inspector's token") && text.contains("swift run stateloop-inspector"), "\(path): \(text)")
+                    #expect(!text.contains(server.configuration.token), "the page never gives the token away")
+                    #expect(!text.lowercased().contains("<script") && !text.lowercased().contains("style="), "nothing the page's policy blocks")
+                }
             }
             let (_, script) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/inspector.js")!)
             #expect((script as? HTTPURLResponse)?.statusCode == 200, "the script holds no data")

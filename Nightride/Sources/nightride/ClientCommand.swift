@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NightrideClient
+import NightrideModel
 import NightrideTUI
 import StateLoopInspector
 import StateLoopSync
@@ -60,6 +61,8 @@ struct ClientCommand: AsyncParsableCommand {
     static let passwordVariable = "NIGHTRIDE_PASSWORD"
 
     func run() async throws {
+        // The terminal is the screen: the log goes to a file, before any logger is made.
+        ClientLog.bootstrap(path: journal.map { $0 + ".log" } ?? DataFolder.path() + "/client.log")
         // Validated above.
         let url = URL(string: server)!
         let inspector = inspect.map { Inspector.nightride(connectingTo: $0) }

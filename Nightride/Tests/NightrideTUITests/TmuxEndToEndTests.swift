@@ -25,8 +25,12 @@ struct TmuxEndToEndTests {
     func passengerFlow() async throws {
         try await withHarness { harness in
             let (server, tmux, folder) = (harness.server, harness.tmux, harness.folder)
+            // An inspector address where none listens: the client says so in its log, not on
+            // its screen.
             try harness.start(
-                try harness.wrapped("client --server \(harness.url) --user ann --journal '\(folder.path)/ann.journal'", password: "ann-pw"))
+                try harness.wrapped(
+                    "client --server \(harness.url) --user ann --journal '\(folder.path)/ann.journal' --inspect 'ws://127.0.0.1:9/app?token=t0ken'",
+                    password: "ann-pw"))
 
             // Logged in, both resources loaded: the passenger's empty box.
             var screen = try await tmux.waitFor("Type a place or a district.")
@@ -76,6 +80,11 @@ struct TmuxEndToEndTests {
             #expect(!screen.contains("Nightride · ann"), "the alternate screen is gone")
             #expect(
                 try tmux.run(["display-message", "-p", "-t", "nightride", "#{alternate_on}"]).trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+            #expect(!screen.contains("inspector"), "nothing logged over the screen: \(screen)")
+            let log = try String(contentsOf: folder.appendingPathComponent("ann.journal.log"), encoding: .utf8)
+            let told = log.split(separator: "\n").filter { $0.contains("no inspector answers at ws://127.0.0.1:9/app") }
+            #expect(told.count == 1, "said once, in the client's log: \(log)")
+            #expect(!log.contains("t0ken"), "the token stays out of the log")
         }
     }
 
