@@ -107,6 +107,15 @@ struct InspectorBrowserTests {
         #expect(
             try await browser.evaluate("document.querySelectorAll('#timeline .record.stale').length") == .number(1), "the stale discard is marked")
         #expect(try await browser.evaluate("document.body.innerText.includes('hunter2')") == .bool(false), "the password reached the page")
+        // Events read as Swift writes them, not as their Codable JSON with `_0` labels.
+        let rows = try await browser.evaluate(
+            "[...document.querySelectorAll('#timeline .record.kind-reduced .summary-text, #timeline .record.kind-discarded .summary-text')].map(e => e.textContent).join(' | ')"
+        )
+        guard case .string(let events) = rows else { throw HeadlessChromium.Failure(description: "no event rows: \(rows)") }
+        for label in [#"typedName("ann")"#, #"search("ca")"#, #"search("cab")"#, #"found("cab!")"#, "typedPassword(password: "] {
+            #expect(events.contains(label), "\(label) not in \(events)")
+        }
+        #expect(!events.contains("_0") && !events.contains("{\""), "\(events)")
 
         // All of the above ran under the page's Content-Security-Policy, which chromium enforces:
         // an inline script added now does not run, the page's own style applies.

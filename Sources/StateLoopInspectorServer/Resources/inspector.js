@@ -515,6 +515,66 @@
     return text.length > max ? `${text.slice(0, max - 1)}…` : text;
   }
 
+  // An event as Swift writes it, from its Codable JSON: `search("cab")`, `ride(.pending)`,
+  // `historyScrolledToEnd`, `searchLoaded(query: "ca", [3 items])`. An enum case is an object of
+  // one key holding its payload (`_0`, `_1` for unlabelled values, which are left unnamed); a
+  // value that carries a `value` (a resource's snapshot) reads as that value, and one with a
+  // string `phase`, `case` or `kind` as that case; other objects list their first fields.
+  function eventLabel(value, max) {
+    const text = swiftText(value, 0);
+    return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  }
+
+  function swiftText(value, depth) {
+    if (value === null || value === undefined) return 'nil';
+    if (typeof value === 'string') return JSON.stringify(value);
+    if (typeof value !== 'object') return String(value);
+    if (Array.isArray(value)) {
+      if (value.length === 0) return '[]';
+      if (depth >= 2 || value.length > 3) return `[${formatCount(value.length)} item${value.length === 1 ? '' : 's'}]`;
+      return `[${value.map((item) => swiftText(item, depth + 1)).join(', ')}]`;
+    }
+    const keys = Object.keys(value);
+    const caseName = (name) => (depth === 0 ? name : `.${name}`);
+    if (keys.length === 1 && isObject(value[keys[0]]) && /^[A-Za-z_]\w*$/.test(keys[0])) {
+      const payload = value[keys[0]];
+      const labels = Object.keys(payload);
+      if (labels.every((label) => /^[A-Za-z_]\w*$/.test(label))) {
+        if (labels.length === 0) return caseName(keys[0]);
+        if (depth >= 3) return `${caseName(keys[0])}(…)`;
+        const args = argumentsInOrder(labels).map((label) => (/^_\d+$/.test(label) ? '' : `${label}: `) + swiftText(payload[label], depth + 1));
+        return `${caseName(keys[0])}(${args.join(', ')})`;
+      }
+    }
+    if ('value' in value) {
+      const pending = typeof value.pendingMutations === 'number' && value.pendingMutations > 0 ? `, ${value.pendingMutations} pending` : '';
+      return `${swiftText(value.value, depth)}${pending}`;
+    }
+    for (const field of ['phase', 'case', 'kind']) {
+      if (typeof value[field] === 'string' && /^[A-Za-z_]\w*$/.test(value[field])) return `.${value[field]}`;
+    }
+    if (keys.length === 0) return '{}';
+    if (depth >= 2) return '{…}';
+    const shown = keys.slice(0, 3).map((key) => `${key}: ${swiftText(value[key], depth + 1)}`);
+    return `{${shown.join(', ')}${keys.length > 3 ? ', …' : ''}}`;
+  }
+
+  // A case's argument labels in the case's order: `_1` is the second argument whatever the JSON's
+  // key order, and the labelled ones fill the places left, in the order they came.
+  function argumentsInOrder(labels) {
+    const places = [];
+    const labelled = [];
+    for (const label of labels) {
+      const match = /^_(\d+)$/.exec(label);
+      if (match && Number(match[1]) < labels.length) places[Number(match[1])] = label;
+      else labelled.push(label);
+    }
+    for (let index = 0; index < labels.length && labelled.length > 0; index += 1) {
+      if (places[index] === undefined) places[index] = labelled.shift();
+    }
+    return places.filter((label) => label !== undefined).concat(labelled);
+  }
+
   // A resource status in a few words: its version, the flags that are true, its failures and
   // how many mutations are pending. Each part: { text, type } (type picks the colour).
   function statusParts(status) {
@@ -711,11 +771,11 @@
     let tag = '';
     switch (record.kind) {
       case 'reduced':
-        summary = compact(record.event, SUMMARY_LENGTH);
+        summary = eventLabel(record.event, SUMMARY_LENGTH);
         tag = record.source || '';
         break;
       case 'discarded':
-        summary = compact(record.event, SUMMARY_LENGTH);
+        summary = eventLabel(record.event, SUMMARY_LENGTH);
         tag = record.reason === 'stopped' ? 'STOPPED' : 'STALE';
         break;
       case 'attached':
@@ -745,7 +805,7 @@
       case 'mutation':
         tag = typeof record.outcome === 'string' ? record.outcome : '';
         summary = `${resourceName(record)}: mutation ${shortId(record.mutation)} ${tag || '(no outcome)'}${mutationVersion(record)}`;
-        if (record.event !== undefined) summary += ` ${compact(record.event, MUTATION_LENGTH)}`;
+        if (record.event !== undefined) summary += ` ${eventLabel(record.event, MUTATION_LENGTH)}`;
         break;
       case 'versionDropped':
         tag = 'OUTDATED';
@@ -760,6 +820,8 @@
     if (summary.length > SUMMARY_LENGTH + 40) summary = `${summary.slice(0, SUMMARY_LENGTH + 39)}…`;
     // The full mutation id too, so that the filter finds every record of one mutation.
     let extra = record.kind === 'mutation' && record.mutation !== undefined ? ` ${record.mutation}` : '';
+    // The event's JSON too, so that a filter written against it still finds the row.
+    if (record.event !== undefined) extra += ` ${compact(record.event, 4 * SUMMARY_LENGTH)}`;
     // A journal's full recovery and error (the row cuts them), so that the filter finds them.
     if (record.kind === JOURNAL_KIND && isObject(record.status)) {
       for (const field of ['recovery', 'lastError']) if (hasText(record.status[field])) extra += ` ${textOf(record.status[field])}`;
