@@ -5,6 +5,8 @@ import StateLoop
 import StateLoopInspector
 import StateLoopInspectorServer
 import StateLoopInspectorWire
+import StateLoopSync
+import StateLoopWire
 import Synchronization
 import TestSupport
 import Testing
@@ -60,6 +62,53 @@ struct InspectorBrowserTests {
             await server.stop()
             throw error
         }
+        await browser.close()
+        await server.stop()
+    }
+
+    @Test("a version received again is a quiet repeat; only one older than the version held is painted as outdated")
+    func repeatsAreNoTrouble() async throws {
+        if let missing = HeadlessChromium.missing {
+            Issue.record(Comment(rawValue: missing))
+            return
+        }
+        var logger = Logger(label: "inspector.browser-test")
+        logger.logLevel = .critical
+        let server = try InspectorServer(configuration: .init(port: 0), logger: logger)
+        try await server.start()
+        let browser = try await HeadlessChromium.launch()
+        let (pushes, push) = AsyncStream.makeStream(of: PushMessage<String>.self)
+        let resource = RemoteResource(
+            sources: ResourceSources(pull: { Versioned("pulled", version: Version(epoch: 1, counter: 1)) }, push: pushes))
+        let inspector = Inspector(app: "Notes")
+        inspector.watch(resource, named: "notes")
+        inspector.connect(to: try #require(server.appURL), logger: logger)
+        do {
+            push.yield(.value(Versioned("second", version: Version(epoch: 1, counter: 2))))
+            push.yield(.value(Versioned("second", version: Version(epoch: 1, counter: 2))))  // the same again
+            push.yield(.value(Versioned("first", version: Version(epoch: 1, counter: 1))))  // older
+            #expect(
+                await eventually(within: .seconds(30)) { inspector.session().records.filter { $0.kind == .versionDropped }.count == 2 },
+                "\(inspector.session().records.map(\.kind))")
+            try await browser.navigate(to: try #require(server.pageURL))
+            #expect(try await browser.waitFor("document.querySelectorAll('#timeline .record.kind-versionDropped').length === 2"))
+            let markers = try await browser.evaluate(
+                "[...document.querySelectorAll('#timeline .record.kind-versionDropped .marker')].map(e => e.className + ':' + e.textContent).join(' | ')")
+            #expect(markers == .string("marker repeat:REPEAT | marker outdated:OUTDATED"), "\(markers)")
+            let rows = try await browser.evaluate(
+                "[...document.querySelectorAll('#timeline .record.kind-versionDropped')].map(e => e.className + ' ' + e.textContent).join(' | ')")
+            guard case .string(let text) = rows else { throw HeadlessChromium.Failure(description: "\(rows)") }
+            #expect(text.contains("version e1v2 again, nothing new") && text.contains("version e1v1 dropped (outdated)"), "\(text)")
+            #expect(text.contains("record kind-versionDropped repeat"), "the repeat's row is muted: \(text)")
+        } catch {
+            inspector.disconnect()
+            resource.stop()
+            await browser.close()
+            await server.stop()
+            throw error
+        }
+        inspector.disconnect()
+        resource.stop()
         await browser.close()
         await server.stop()
     }

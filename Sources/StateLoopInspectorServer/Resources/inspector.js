@@ -184,6 +184,13 @@
     return `${resource}\u0000${id}`;
   }
 
+  // Whether a dropped version is the one the resource held then: a repeat, not an older one.
+  function isRepeat(app, record) {
+    const held = statusAt(app, resourceName(record), indexOfSequence(app, record.sequence));
+    const version = held && isObject(held.record.status) ? held.record.status.version : undefined;
+    return hasText(version) && textOf(version) === textOf(record.version);
+  }
+
   function resourceName(record) {
     return typeof record.resource === 'string' && record.resource ? record.resource : record.system;
   }
@@ -808,8 +815,15 @@
         if (record.event !== undefined) summary += ` ${eventLabel(record.event, MUTATION_LENGTH)}`;
         break;
       case 'versionDropped':
-        tag = 'OUTDATED';
-        summary = `${resourceName(record)}: version ${textOf(record.version)} dropped (outdated)`;
+        // The version held again (a poll that found nothing new, a push repeated) is no trouble;
+        // one older than the version held is.
+        if (isRepeat(app, record)) {
+          tag = 'REPEAT';
+          summary = `${resourceName(record)}: version ${textOf(record.version)} again, nothing new`;
+        } else {
+          tag = 'OUTDATED';
+          summary = `${resourceName(record)}: version ${textOf(record.version)} dropped (outdated)`;
+        }
         break;
       case JOURNAL_KIND:
         summary = `${record.system}: ${journalParts(record.status).map((part) => part.text).join(' · ')}`;
@@ -1380,13 +1394,14 @@
     if (record.sequence === app.selectedSequence) classes.push('selected');
     if (record.kind === 'discarded') classes.push(record.reason === 'stopped' ? 'stopped' : 'stale');
     if (record.kind === 'mutation' && info.tag) classes.push(`outcome-${info.tag}`);
+    if (record.kind === 'versionDropped' && info.tag === 'REPEAT') classes.push('repeat');
     if (record.kind === 'resource' && isObject(record.status) && (hasText(record.status.failure) || record.status.unauthorized === true)) classes.push('failing');
     if (record.kind === JOURNAL_KIND && journalFailing(record.status)) classes.push('failing');
     if (previewed.has(record.sequence) && app.previews.get(record.system) === record.sequence) classes.push('previewed');
     // The summary text is cut with an ellipsis; markers and tags around it stay visible.
     const summary = el('span', { class: 'summary' });
     if (record.kind === 'discarded') summary.append(el('span', { class: `marker ${info.tag.toLowerCase()}`, text: info.tag }));
-    if (record.kind === 'versionDropped') summary.append(el('span', { class: 'marker outdated', text: info.tag }));
+    if (record.kind === 'versionDropped') summary.append(el('span', { class: `marker ${info.tag === 'REPEAT' ? 'repeat' : 'outdated'}`, text: info.tag }));
     if (record.kind === 'resource' && info.tag) summary.append(el('span', { class: 'marker set-aside', text: info.tag }));
     if (record.kind === 'mutation') summary.append(mutationSummary(record, info));
     else if (record.kind === JOURNAL_KIND) summary.append(journalSummary(record));
@@ -1597,13 +1612,18 @@
       showJSON(pre, record.event);
       if (record.event === undefined) pre.textContent = '(the mutation is not recorded)';
     } else if (record.kind === 'versionDropped') {
-      heading.replaceChildren('Version dropped ', el('span', { class: 'marker outdated', text: 'OUTDATED' }));
+      const repeat = isRepeat(app, record);
+      heading.replaceChildren(repeat ? 'Version again ' : 'Version dropped ',
+        el('span', { class: `marker ${repeat ? 'repeat' : 'outdated'}`, text: repeat ? 'REPEAT' : 'OUTDATED' }));
       const name = resourceName(record);
       const held = statusAt(app, name, index);
       const heldVersion = held && isObject(held.record.status) ? held.record.status.version : undefined;
-      pre.textContent = `${name} received version ${textOf(record.version)} and dropped it: it was no newer than the one it held`
-        + `${hasText(heldVersion) ? ` (${versionText(heldVersion)}, status #${held.record.sequence})` : ''}.`
-        + '\nA slow answer overtaken by a push, or a push repeated.';
+      pre.textContent = repeat
+        ? `${name} received version ${textOf(record.version)}, the one it held (status #${held.record.sequence}): nothing new, nothing to show.`
+          + '\nA poll that found no change, or a push repeated.'
+        : `${name} received version ${textOf(record.version)} and dropped it: it was older than the one it held`
+          + `${hasText(heldVersion) ? ` (${versionText(heldVersion)}, status #${held.record.sequence})` : ''}.`
+          + '\nA slow answer overtaken by a push.';
     } else if (record.kind === 'reduced' || record.kind === 'discarded') {
       if (record.kind === 'discarded') {
         heading.textContent = record.reason === 'stopped'
