@@ -93,7 +93,8 @@ struct InspectorBrowserTests {
             try await browser.navigate(to: try #require(server.pageURL))
             #expect(try await browser.waitFor("document.querySelectorAll('#timeline .record.kind-versionDropped').length === 2"))
             let markers = try await browser.evaluate(
-                "[...document.querySelectorAll('#timeline .record.kind-versionDropped .marker')].map(e => e.className + ':' + e.textContent).join(' | ')")
+                "[...document.querySelectorAll('#timeline .record.kind-versionDropped .marker')].map(e => e.className + ':' + e.textContent).join(' | ')"
+            )
             #expect(markers == .string("marker repeat:REPEAT | marker outdated:OUTDATED"), "\(markers)")
             let rows = try await browser.evaluate(
                 "[...document.querySelectorAll('#timeline .record.kind-versionDropped')].map(e => e.className + ' ' + e.textContent).join(' | ')")
