@@ -166,6 +166,14 @@ struct InspectorBrowserTests {
             #expect(events.contains(label), "\(label) not in \(events)")
         }
         #expect(!events.contains("_0") && !events.contains("{\""), "\(events)")
+        // Events hidden and shown by name: the search events go, the others stay, then all come back.
+        let searches = "[...document.querySelectorAll('#timeline .record .summary-text')].filter(e => e.textContent.startsWith('search(')).length"
+        #expect(try await browser.evaluate(searches) == .number(2), "search(\"ca\") and search(\"cab\")")
+        _ = try await browser.evaluate("document.querySelector('#event-names [data-event-name=\"search\"]').click()")
+        #expect(try await browser.waitFor("\(searches) === 0"), "the search events are still shown")
+        #expect(try await browser.evaluate("document.body.innerText.includes('found(\"cab!\")')") == .bool(true), "another event went too")
+        _ = try await browser.evaluate("document.querySelector('#event-names-all').click()")
+        #expect(try await browser.waitFor("\(searches) === 2"), "the search events did not come back")
 
         // All of the above ran under the page's Content-Security-Policy, which chromium enforces:
         // an inline script added now does not run, the page's own style applies.

@@ -107,6 +107,8 @@
       resetOnNext: false, // the next records received replace what is held (after a reconnect)
       systems: new Map(), // name -> record count, in order of first appearance
       hiddenSystems: new Set(),
+      eventNames: new Map(), // event case name -> count of reduced and discarded records
+      hiddenEvents: new Set(), // event case names not shown
       effectRequests: new Map(), // "system\0number" -> { request, sequence } of effectStarted
       resources: new Map(), // resource name (or "collection · subscription") -> { statuses: indexes of its `resource` records }
       collections: new Set(), // names of the watched collections
@@ -137,6 +139,8 @@
   // `index` is the record's position in `app.records`.
   function indexRecord(app, record, index) {
     app.systems.set(record.system, (app.systems.get(record.system) || 0) + 1);
+    const eventName = eventNameOf(record);
+    if (eventName) app.eventNames.set(eventName, (app.eventNames.get(eventName) || 0) + 1);
     if (record.kind === 'effectStarted') {
       app.effectRequests.set(effectKey(record.system, record.effect), { request: record.request, sequence: record.sequence });
     } else if (record.kind === 'dropped') {
@@ -170,6 +174,7 @@
 
   function reindex(app) {
     app.systems = new Map();
+    app.eventNames = new Map();
     app.effectRequests = new Map();
     app.resources = new Map();
     app.collections = new Set();
@@ -182,6 +187,14 @@
 
   function mutationKey(resource, id) {
     return `${resource}\u0000${id}`;
+  }
+
+  // The case name of a reduced or discarded record's event (`search` for `search("cab")`);
+  // `undefined` for other records and for events that are not an enum case.
+  function eventNameOf(record) {
+    if ((record.kind !== 'reduced' && record.kind !== 'discarded') || !isObject(record.event)) return undefined;
+    const keys = Object.keys(record.event);
+    return keys.length === 1 && isObject(record.event[keys[0]]) ? keys[0] : undefined;
   }
 
   // Whether a dropped version is the one the resource held then: a repeat, not an older one.
@@ -297,6 +310,7 @@
     if (!model.kinds[KIND_GROUPS[record.kind] || 'events']) return false;
     // A drop is a gap in the whole app's session, whichever system its marker names: always shown.
     if (record.kind !== 'dropped' && app.hiddenSystems.has(record.system)) return false;
+    if (app.hiddenEvents.size && app.hiddenEvents.has(eventNameOf(record))) return false;
     if (model.text && !rowInfo(app, record).text.includes(model.text)) return false;
     return true;
   }
@@ -1236,7 +1250,10 @@
     dirty.clear();
     if (parts.has('header')) renderHeader();
     if (parts.has('apps')) renderApps();
-    if (parts.has('systems')) renderSystems();
+    if (parts.has('systems')) {
+      renderSystems();
+      renderEventNames();
+    }
     if (parts.has('timeline')) renderTimeline();
     if (parts.has('banner')) renderBanner();
     if (parts.has('detail')) renderDetail();
@@ -1307,6 +1324,27 @@
         class: `app${key === model.selectedKey ? ' selected' : ''}${model.connection.state !== 'connected' && app.origin === 'live' ? ' offline' : ''}`,
         'data-app-id': key, 'data-origin': app.origin, tabindex: 0,
       }, name, meta));
+    }
+  }
+
+  // The events by name, each with its count and a box that hides or shows it, most frequent
+  // first: a poll's event repeated every few seconds is one click from gone.
+  function renderEventNames() {
+    const container = $('#event-names');
+    container.replaceChildren();
+    const app = selectedApp();
+    if (!app || !app.eventNames.size) {
+      container.append(el('div', { class: 'empty', text: '—' }));
+      return;
+    }
+    const names = [...app.eventNames].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+    for (const [name, count] of names) {
+      const box = el('input', { type: 'checkbox', 'data-event-name': name });
+      box.checked = !app.hiddenEvents.has(name);
+      container.append(el('label', { class: 'system-item event-name-item' },
+        box,
+        el('span', { class: 'system-name', text: name, title: `${name}(…) events` }),
+        el('span', { class: 'muted system-count', text: formatCount(count) })));
     }
   }
 
@@ -1918,6 +1956,22 @@
       if (!only || !app) return;
       event.preventDefault();
       app.hiddenSystems = new Set([...app.systems.keys()].filter((name) => name !== only.dataset.only));
+      app.viewValid = false;
+      invalidate('timeline', 'systems');
+    });
+    $('#event-names').addEventListener('change', (event) => {
+      const app = selectedApp();
+      const box = event.target.closest('[data-event-name]');
+      if (!app || !box) return;
+      if (box.checked) app.hiddenEvents.delete(box.dataset.eventName);
+      else app.hiddenEvents.add(box.dataset.eventName);
+      app.viewValid = false;
+      invalidate('timeline');
+    });
+    $('#event-names-all').addEventListener('click', () => {
+      const app = selectedApp();
+      if (!app) return;
+      app.hiddenEvents.clear();
       app.viewValid = false;
       invalidate('timeline', 'systems');
     });
