@@ -66,7 +66,9 @@ struct InspectorBrowserTests {
         await server.stop()
     }
 
-    @Test("a version received again is a quiet repeat; only one older than the version held is painted as outdated")
+    @Test(
+        "a version received again is a quiet repeat, and repeats that change nothing fold into one row with a count; only a version older than the one held is painted as outdated"
+    )
     func repeatsAreNoTrouble() async throws {
         if let missing = HeadlessChromium.missing {
             Issue.record(Comment(rawValue: missing))
@@ -82,16 +84,31 @@ struct InspectorBrowserTests {
             sources: ResourceSources(pull: { Versioned("pulled", version: Version(epoch: 1, counter: 1)) }, push: pushes))
         let inspector = Inspector(app: "Notes")
         inspector.watch(resource, named: "notes")
+        let monitor = inspector.monitor(named: "form", of: Search.self, Search.Event.self)
+        let system = System(initialState: Search(), reduce: Search.reduce, feedbacks: [], monitor: monitor)
+        monitor.attach(to: system)
         inspector.connect(to: try #require(server.appURL), logger: logger)
         do {
             push.yield(.value(Versioned("second", version: Version(epoch: 1, counter: 2))))
-            push.yield(.value(Versioned("second", version: Version(epoch: 1, counter: 2))))  // the same again
+            for _ in 0..<3 { push.yield(.value(Versioned("second", version: Version(epoch: 1, counter: 2)))) }  // the same again
             push.yield(.value(Versioned("first", version: Version(epoch: 1, counter: 1))))  // older
+            // The first changes the state; the two after it change nothing.
+            for _ in 0..<3 { system.send(.typedName("ann")) }
             #expect(
-                await eventually(within: .seconds(30)) { inspector.session().records.filter { $0.kind == .versionDropped }.count == 2 },
+                await eventually(within: .seconds(30)) {
+                    inspector.session().records.filter { $0.kind == .versionDropped }.count == 4
+                        && inspector.session().records.filter { $0.kind == .reduced }.count == 3
+                },
                 "\(inspector.session().records.map(\.kind))")
             try await browser.navigate(to: try #require(server.pageURL))
             #expect(try await browser.waitFor("document.querySelectorAll('#timeline .record.kind-versionDropped').length === 2"))
+            // Three repeats on one row; the event repeated without change on one row too.
+            let counts = try await browser.evaluate(
+                "[...document.querySelectorAll('#timeline .record')].filter(e => e.querySelector('.tag.repeats')).map(e => e.querySelector('.summary-text').textContent + ' ' + e.querySelector('.tag.repeats').textContent).join(' | ')"
+            )
+            guard case .string(let folded) = counts else { throw HeadlessChromium.Failure(description: "\(counts)") }
+            #expect(folded.contains("notes: version e1v2 again, nothing new ×3"), "\(folded)")
+            #expect(folded.contains(#"typedName("ann") ×3"#), "\(folded)")
             let markers = try await browser.evaluate(
                 "[...document.querySelectorAll('#timeline .record.kind-versionDropped .marker')].map(e => e.className + ':' + e.textContent).join(' | ')"
             )
@@ -101,13 +118,19 @@ struct InspectorBrowserTests {
             guard case .string(let text) = rows else { throw HeadlessChromium.Failure(description: "\(rows)") }
             #expect(text.contains("version e1v2 again, nothing new") && text.contains("version e1v1 dropped (outdated)"), "\(text)")
             #expect(text.contains("record kind-versionDropped repeat"), "the repeat's row is muted: \(text)")
+            // Unfolded, every record has its row.
+            _ = try await browser.evaluate("document.querySelector('#fold-repeats').click()")
+            #expect(try await browser.waitFor("document.querySelectorAll('#timeline .record.kind-versionDropped').length === 4"))
+            #expect(try await browser.evaluate("document.querySelectorAll('#timeline .tag.repeats').length") == .number(0))
         } catch {
+            system.stop()
             inspector.disconnect()
             resource.stop()
             await browser.close()
             await server.stop()
             throw error
         }
+        system.stop()
         inspector.disconnect()
         resource.stop()
         await browser.close()

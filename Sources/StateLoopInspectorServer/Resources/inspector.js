@@ -81,10 +81,14 @@
     paused: false,
     kinds: { events: true, discards: true, effects: true, drops: true, resources: true, mutations: true, journals: true },
     text: '', // lowercased text filter
+    foldRepeats: true, // rows that repeat their system's last one, changing nothing, are counted on it
     stateOpen: true, // whether the full state is expanded (kept across selections)
     fileCount: 0,
     connection: { socket: null, state: 'connecting', delay: RECONNECT_FIRST, timer: null, detail: '' },
   };
+
+  // Whether a reduced record's event left its system's state as it was, set as it is indexed.
+  const unchangedRecords = new WeakMap();
 
   // Per-record derived text (summary, filter text), computed when first needed. A WeakMap keeps
   // the records themselves untouched, so that an export writes exactly what was received.
@@ -108,6 +112,7 @@
       systems: new Map(), // name -> record count, in order of first appearance
       hiddenSystems: new Set(),
       eventNames: new Map(), // event case name -> count of reduced and discarded records
+      lastStates: new Map(), // system -> the state its last reduced record left
       hiddenEvents: new Set(), // event case names not shown
       effectRequests: new Map(), // "system\0number" -> { request, sequence } of effectStarted
       resources: new Map(), // resource name (or "collection · subscription") -> { statuses: indexes of its `resource` records }
@@ -117,8 +122,10 @@
       dropIndexes: [], // indexes of `dropped` records, ascending (gaps, for the resource section)
       appDropped: 0, // records lost in the app's own buffer (sum of `dropped` records)
       trimmed: 0, // records this page let go (MAX_HELD_RECORDS)
-      view: [], // indexes into `records` that pass the filters
+      view: [], // indexes into `records` that pass the filters, repeats folded into their first
       viewValid: false,
+      viewTails: new Map(), // system -> { position, signature, state } of its last row in `view`
+      repeats: new Map(), // index of a row in `view` -> records folded into it (itself included)
       selectedSequence: null,
       scroll: { top: 0, stick: true },
       previews: new Map(), // system -> sequence the app shows instead of its live state
@@ -139,6 +146,12 @@
   // `index` is the record's position in `app.records`.
   function indexRecord(app, record, index) {
     app.systems.set(record.system, (app.systems.get(record.system) || 0) + 1);
+    if (record.kind === 'reduced') {
+      // Whether the event changed nothing: its state is the one the system had before it.
+      const before = app.lastStates.get(record.system);
+      unchangedRecords.set(record, before !== undefined && diffValues(before, record.state).length === 0);
+      app.lastStates.set(record.system, record.state);
+    }
     const eventName = eventNameOf(record);
     if (eventName) app.eventNames.set(eventName, (app.eventNames.get(eventName) || 0) + 1);
     if (record.kind === 'effectStarted') {
@@ -174,6 +187,7 @@
 
   function reindex(app) {
     app.systems = new Map();
+    app.lastStates = new Map();
     app.eventNames = new Map();
     app.effectRequests = new Map();
     app.resources = new Map();
@@ -257,7 +271,7 @@
     if (trimIfNeeded(app)) {
       app.viewValid = false;
     } else if (app.viewValid) {
-      for (let i = start; i < app.records.length; i++) if (passes(app, app.records[i])) app.view.push(i);
+      for (let i = start; i < app.records.length; i++) if (passes(app, app.records[i])) addToView(app, i);
     }
     invalidate('apps', 'systems', 'timeline', 'header');
     if (app.key === model.selectedKey) invalidate('detailLive');
@@ -317,12 +331,49 @@
 
   function ensureView(app) {
     if (app.viewValid) return app.view;
-    const view = [];
+    app.view = [];
+    app.viewTails = new Map();
+    app.repeats = new Map();
     const records = app.records;
-    for (let i = 0; i < records.length; i++) if (passes(app, records[i])) view.push(i);
-    app.view = view;
+    for (let i = 0; i < records.length; i++) if (passes(app, records[i])) addToView(app, i);
     app.viewValid = true;
-    return view;
+    return app.view;
+  }
+
+  // Adds a record that passes the filters to the view, or folds it into its system's last row
+  // when it repeats that row and changes nothing: the same event leaving the same state, the
+  // same status but for `loading` (a poll that found nothing new), the same version again. An
+  // idle app's polls then add a count, not rows.
+  function addToView(app, index) {
+    const record = app.records[index];
+    const signature = model.foldRepeats ? repeatSignature(app, record) : null;
+    // Rows of one system fold by kind, and events by name: a poll's status, its repeated
+    // version and the events it sends each fold into their own row.
+    const key = `${record.system}\u0000${record.kind}\u0000${eventNameOf(record) ?? ''}`;
+    const tail = app.viewTails.get(key);
+    if (signature !== null && tail && tail.signature === signature && (record.kind !== 'reduced' || unchangedRecords.get(record) === true)) {
+      const first = app.view[tail.position];
+      app.repeats.set(first, (app.repeats.get(first) || 1) + 1);
+      return;
+    }
+    app.view.push(index);
+    app.viewTails.set(key, { position: app.view.length - 1, signature });
+  }
+
+  // What a record must share with the row before it (of its system) to be folded into it;
+  // `null` for records never folded.
+  function repeatSignature(app, record) {
+    switch (record.kind) {
+      case 'reduced':
+        return `reduced ${eventLabel(record.event, 4 * SUMMARY_LENGTH)}`;
+      case 'resource':
+        if (isCollection(record) || !isObject(record.status)) return null;
+        return `resource ${statusParts(record.status).filter((part) => part.text !== 'loading').map((part) => part.text).join(' · ')}`;
+      case 'versionDropped':
+        return isRepeat(app, record) ? `repeat ${textOf(record.version)}` : null;
+      default:
+        return null;
+    }
   }
 
   function invalidateViews() {
@@ -1446,6 +1497,8 @@
     else summary.append(el('span', { class: 'summary-text', text: info.summary }));
     if (record.kind === 'reduced' && info.tag) summary.append(el('span', { class: `tag source-${info.tag}`, text: info.tag }));
     if (classes.includes('previewed')) summary.append(el('span', { class: 'tag shown', text: 'shown in app' }));
+    const folded = app.repeats.get(index);
+    if (folded > 1) summary.append(el('span', { class: 'tag repeats', text: `×${formatCount(folded)}`, title: `${formatCount(folded)} records alike, changing nothing: counted on this row` }));
     return el('div', {
       class: classes.join(' '), 'data-sequence': record.sequence, 'data-kind': record.kind, 'data-index': index,
       title: info.summary,
@@ -1983,6 +2036,10 @@
       invalidate('timeline', 'systems');
     });
 
+    $('#fold-repeats').addEventListener('change', (event) => {
+      model.foldRepeats = event.target.checked;
+      invalidateViews();
+    });
     for (const box of document.querySelectorAll('[data-kind-group]')) {
       box.addEventListener('change', () => {
         model.kinds[box.dataset.kindGroup] = box.checked;
