@@ -223,6 +223,19 @@ struct InspectorBrowserTests {
         #expect(listed.contains("#2") && listed.localizedCaseInsensitiveContains("start") && listed.contains("cab"), "\(listed)")
         #expect(try await browser.evaluate("document.querySelector('#detail-event').textContent.includes('cab')") == .bool(true))
 
+        // The slider moves through the rows: at its start, the first record is selected and
+        // its state shown; at its end, the newest.
+        #expect(try await browser.evaluate("document.querySelector('#time-slider').disabled") == .bool(false))
+        let slide = { (position: String) in
+            "(() => { const s = document.querySelector('#time-slider'); s.value = \(position); s.dispatchEvent(new Event('input')); return true })()"
+        }
+        _ = try await browser.evaluate(slide("0"))
+        #expect(try await browser.waitFor("document.querySelector('#timeline .record.selected')?.dataset.sequence === '1'"), "the slider's start is not the first row")
+        _ = try await browser.evaluate(slide("document.querySelector('#time-slider').max"))
+        #expect(
+            try await browser.waitFor("document.querySelector('#timeline .record.selected')?.dataset.sequence === '\(count)'"),
+            "the slider's end is not the newest row")
+
         // Time travel: the state after "ann" previewed in the app, then live again.
         _ = try await browser.evaluate("document.querySelector('#timeline .record[data-sequence=\"2\"]').click()")
         _ = try await browser.evaluate("document.querySelector('#preview-button').click()")

@@ -1458,6 +1458,17 @@
     revealRequest = null;
     drawRows(app, view);
     $('#jump-button').hidden = stick || !view.length;
+    updateSlider(app, view);
+  }
+
+  // The slider spans the rows shown, oldest to newest, and sits on the selected one.
+  function updateSlider(app, view) {
+    const slider = $('#time-slider');
+    slider.disabled = !app || view.length < 2;
+    slider.max = String(Math.max(0, view.length - 1));
+    const index = app ? indexOfSequence(app, app.selectedSequence) : -1;
+    const position = index < 0 ? view.length - 1 : Math.min(viewPosition(view, index), view.length - 1);
+    if (document.activeElement !== slider) slider.value = String(Math.max(0, position));
   }
 
   // Draws the rows in (and a margin around) the visible window.
@@ -2036,6 +2047,13 @@
       invalidate('timeline', 'systems');
     });
 
+    $('#time-slider').addEventListener('input', (event) => {
+      const app = selectedApp();
+      if (!app) return;
+      const view = ensureView(app);
+      const index = view[Number(event.target.value)];
+      if (index !== undefined) selectIndex(app, index, true);
+    });
     $('#fold-repeats').addEventListener('change', (event) => {
       model.foldRepeats = event.target.checked;
       invalidateViews();
