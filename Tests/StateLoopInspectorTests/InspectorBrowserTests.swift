@@ -230,7 +230,9 @@ struct InspectorBrowserTests {
             "(() => { const s = document.querySelector('#time-slider'); s.value = \(position); s.dispatchEvent(new Event('input')); return true })()"
         }
         _ = try await browser.evaluate(slide("0"))
-        #expect(try await browser.waitFor("document.querySelector('#timeline .record.selected')?.dataset.sequence === '1'"), "the slider's start is not the first row")
+        #expect(
+            try await browser.waitFor("document.querySelector('#timeline .record.selected')?.dataset.sequence === '1'"),
+            "the slider's start is not the first row")
         _ = try await browser.evaluate(slide("document.querySelector('#time-slider').max"))
         #expect(
             try await browser.waitFor("document.querySelector('#timeline .record.selected')?.dataset.sequence === '\(count)'"),
