@@ -118,6 +118,10 @@ struct InspectorBrowserTests {
             guard case .string(let text) = rows else { throw HeadlessChromium.Failure(description: "\(rows)") }
             #expect(text.contains("version e1v2 again, nothing new") && text.contains("version e1v1 dropped (outdated)"), "\(text)")
             #expect(text.contains("record kind-versionDropped repeat"), "the repeat's row is muted: \(text)")
+            let total = inspector.session().records.count
+            let heading = try await browser.evaluate("document.querySelector('#timeline-count').textContent")
+            guard case .string(let counted) = heading else { throw HeadlessChromium.Failure(description: "\(heading)") }
+            #expect(counted.hasPrefix("\(total) records in "), "folded records are shown, not hidden: \(counted)")
             // Unfolded, every record has its row.
             _ = try await browser.evaluate("document.querySelector('#fold-repeats').click()")
             #expect(try await browser.waitFor("document.querySelectorAll('#timeline .record.kind-versionDropped').length === 4"))
@@ -222,6 +226,17 @@ struct InspectorBrowserTests {
         #expect(listed.contains("#1") && listed.localizedCaseInsensitiveContains("cancel"), "\(listed)")
         #expect(listed.contains("#2") && listed.localizedCaseInsensitiveContains("start") && listed.contains("cab"), "\(listed)")
         #expect(try await browser.evaluate("document.querySelector('#detail-event').textContent.includes('cab')") == .bool(true))
+        // The state is a tree: its keys copy their paths, its values copy as JSON.
+        #expect(try await browser.waitFor("document.querySelector('#detail-state .tree-branch') !== null"), "the state is not a tree")
+        _ = try await browser.evaluate(
+            "window.copied = []; navigator.clipboard.writeText = (text) => { window.copied.push(text); return Promise.resolve() }; true")
+        _ = try await browser.evaluate("document.querySelector('#detail-state [data-copy-path=\"query\"]').click()")
+        _ = try await browser.evaluate(
+            "[...document.querySelectorAll('#detail-state .tree-leaf')].find(e => e.textContent.startsWith('query')).querySelector('[data-copy-value]').click()"
+        )
+        #expect(try await browser.waitFor("window.copied.length === 2"), "nothing copied")
+        #expect(try await browser.evaluate("window.copied.join(' | ')") == .string(#"query | "cab""#))
+        #expect(try await browser.waitFor("document.querySelector('#notice-text').textContent === 'Copied the value.'"))
 
         // The slider moves through the rows: at its start, the first record is selected and
         // its state shown; at its end, the newest.
@@ -235,8 +250,9 @@ struct InspectorBrowserTests {
             "the slider's start is not the first row")
         _ = try await browser.evaluate(slide("document.querySelector('#time-slider').max"))
         #expect(
-            try await browser.waitFor("document.querySelector('#timeline .record.selected')?.dataset.sequence === '\(count)'"),
-            "the slider's end is not the newest row")
+            try await browser.waitFor(
+                "(() => { const rows = [...document.querySelectorAll('#timeline .record')]; return rows.length > 0 && rows[rows.length - 1].classList.contains('selected') })()"
+            ), "the slider's end is not the newest row")
 
         // Time travel: the state after "ann" previewed in the app, then live again.
         _ = try await browser.evaluate("document.querySelector('#timeline .record[data-sequence=\"2\"]').click()")

@@ -23,6 +23,8 @@
   const MAX_HELD_RECORDS = 250_000; // per app, so that a long session cannot exhaust the tab
   const TRIM_CHUNK = 25_000; // let go this many more than needed, so trimming is rare
   const HIGHLIGHT_LIMIT = 400_000; // characters of JSON above which it is shown plain (fast)
+  const TREE_LIMIT = 200_000; // characters of JSON above which a value is text, not a tree
+  const TREE_CHILDREN = 500; // entries of one object or array a tree shows
   const RECONNECT_FIRST = 500; // ms
   const RECONNECT_MAX = 5_000; // ms
 
@@ -334,6 +336,7 @@
     app.view = [];
     app.viewTails = new Map();
     app.repeats = new Map();
+    app.folded = 0;
     const records = app.records;
     for (let i = 0; i < records.length; i++) if (passes(app, records[i])) addToView(app, i);
     app.viewValid = true;
@@ -354,6 +357,7 @@
     if (signature !== null && tail && tail.signature === signature && (record.kind !== 'reduced' || unchangedRecords.get(record) === true)) {
       const first = app.view[tail.position];
       app.repeats.set(first, (app.repeats.get(first) || 1) + 1);
+      app.folded = (app.folded || 0) + 1;
       return;
     }
     app.view.push(index);
@@ -831,8 +835,53 @@
       return;
     }
     const text = pretty(value);
+    if ((isObject(value) || Array.isArray(value)) && text.length <= TREE_LIMIT) {
+      pre.replaceChildren(treeNode(undefined, value, '', 0));
+      return;
+    }
     if (text.length > HIGHLIGHT_LIMIT) pre.textContent = text;
     else pre.innerHTML = highlightJSON(text);
+  }
+
+  // A value as a tree: each object and array a branch that folds (the first two levels open),
+  // each key a button that copies its path (`ride.value.phase`, `items[2]`), each value a
+  // `copy` that copies it as JSON.
+  function treeNode(key, value, path, depth) {
+    const label = key === undefined ? null
+      : el('button', { type: 'button', class: 'tree-key j-key', text: key, title: `Copy the path ${path}`, 'data-copy-path': path });
+    if (isObject(value) || Array.isArray(value)) {
+      const entries = Array.isArray(value) ? value.map((item, index) => [String(index), item, `${path}[${index}]`])
+        : Object.keys(value).sort().map((name) => [name, value[name], joinKey(path, name)]);
+      const branch = el('details', { class: 'tree-branch' });
+      branch.open = depth < 2;
+      branch.append(el('summary', {}, label ?? '', el('span', { class: 'tree-shape muted', text: Array.isArray(value) ? ` [${entries.length}]` : ` {${entries.length}}` }),
+        copyButton(value)));
+      const shown = entries.slice(0, TREE_CHILDREN);
+      for (const [name, item, itemPath] of shown) branch.append(treeNode(name, item, itemPath, depth + 1));
+      if (entries.length > shown.length) branch.append(el('div', { class: 'tree-leaf muted', text: `… ${formatCount(entries.length - shown.length)} more` }));
+      return branch;
+    }
+    const type = value === null ? 'null' : typeof value === 'string' ? 'str' : typeof value === 'number' ? 'num' : typeof value === 'boolean' ? 'bool' : 'str';
+    return el('div', { class: 'tree-leaf' }, label ?? '', label ? ': ' : '', el('span', { class: `j-${type}`, text: JSON.stringify(value) }), copyButton(value));
+  }
+
+  function copyButton(value) {
+    return el('button', { type: 'button', class: 'link tree-copy', text: 'copy', title: 'Copy this value as JSON', 'data-copy-value': JSON.stringify(value) });
+  }
+
+  // Copies a tree's path or value to the clipboard, and says so.
+  function copyFromTree(event) {
+    const button = event.target.closest('[data-copy-path], [data-copy-value]');
+    if (!button) return;
+    event.preventDefault();
+    const text = button.dataset.copyPath ?? button.dataset.copyValue;
+    const what = button.dataset.copyPath !== undefined ? `the path ${text}` : 'the value';
+    const done = () => showNotice(`Copied ${what}.`);
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(text).then(done, () => showNotice(`Could not copy ${what}: the browser refused.`));
+    } else {
+      showNotice(`Could not copy ${what}: no clipboard here.`);
+    }
   }
 
   // A row's summary and the text the filter matches, cached per record.
@@ -1438,7 +1487,10 @@
     // The count and notes first: they can change the timeline's height (the filter bar wraps,
     // the footer shows), and scrolling to the bottom must see the height it will have.
     const total = app ? app.records.length : 0;
-    $('#timeline-count').textContent = app ? (view.length === total ? `${formatCount(total)} records` : `${formatCount(view.length)} of ${formatCount(total)} shown`) : '';
+    // Records folded into a row are shown by it: only those the filters hide count as hidden.
+    const shown = view.length + (app ? app.folded || 0 : 0);
+    const rows = shown > view.length ? ` in ${formatCount(view.length)} rows` : '';
+    $('#timeline-count').textContent = app ? (shown === total ? `${formatCount(total)} records${rows}` : `${formatCount(shown)} of ${formatCount(total)} shown${rows}`) : '';
     const pausedNote = $('#paused-note');
     pausedNote.hidden = !model.paused;
     pausedNote.textContent = model.paused ? `Paused: ${formatCount(app ? app.pendingNew : 0)} new held for this app` : '';
@@ -2047,6 +2099,7 @@
       invalidate('timeline', 'systems');
     });
 
+    $('#detail').addEventListener('click', copyFromTree);
     $('#time-slider').addEventListener('input', (event) => {
       const app = selectedApp();
       if (!app) return;
