@@ -29,8 +29,22 @@ struct RecordEncoder: Sendable {
         case .none, .record: break
         }
         if let event = entry.event { record.event = redaction.apply(to: Self.json(of: event)) }
-        if let state = entry.state { record.state = redaction.apply(to: Self.json(of: state)) }
+        if let state = entry.state {
+            let encoded = Self.json(of: state)
+            record.state = redaction.apply(to: encoded)
+            record.unjournaled = Self.unjournaled(state, encoded: encoded).map { redaction.apply(to: $0) }
+        }
         return record
+    }
+
+    /// The stored properties of `state` that its `Codable` form `encoded` has no key for, read
+    /// by reflection, but those that are `nil`; `nil` when there are none (or either is not an
+    /// object). A property the form writes under another key shows twice.
+    static func unjournaled(_ state: any Sendable, encoded: JSONValue) -> JSONValue? {
+        guard case .object(let kept) = encoded, case .object(let held) = ReflectedValue.reflect(state, depth: 0) else { return nil }
+        // A nil the Codable form leaves out (`encodeIfPresent`) is no field left out.
+        let left = held.filter { kept[$0.key] == nil && $0.value != .null }
+        return left.isEmpty ? nil : .object(left)
     }
 
     /// `value`'s `Codable` form as a JSON value; a value that cannot be encoded says why.

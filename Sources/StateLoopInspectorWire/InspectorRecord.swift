@@ -44,6 +44,10 @@ public struct InspectorRecord: Codable, Sendable, Hashable {
     public var event: JSONValue?
     /// The state after the event (or when attached), redacted.
     public var state: JSONValue?
+    /// The state's stored properties its `Codable` form leaves out (a search box's text kept
+    /// out of the journal, say), read by reflection and redacted: shown and compared beside
+    /// ``state``, never replayed (a test made from the session replays ``state``).
+    public var unjournaled: JSONValue?
     /// `sent` or `effect`, for a reduced event.
     public var source: String?
     /// `stale` or `stopped`, for a discarded event.

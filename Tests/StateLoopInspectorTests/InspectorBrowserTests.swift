@@ -24,6 +24,12 @@ struct InspectorBrowserTests {
         var password = ""
         var query: String?
         var results: [String] = []
+        /// How many lookups were asked for: kept out of the Codable form, as a journal would.
+        var lookups = 0
+
+        private enum CodingKeys: String, CodingKey {
+            case name, password, query, results
+        }
 
         enum Event: Codable, Sendable, Equatable {
             case typedName(String)
@@ -36,7 +42,9 @@ struct InspectorBrowserTests {
             switch event {
             case .typedName(let name): state.name = name
             case .typedPassword(let password): state.password = password
-            case .search(let query): state.query = query
+            case .search(let query):
+                state.query = query
+                state.lookups += 1
             case .found(let result): state.results.append(result)
             }
         }
@@ -219,6 +227,11 @@ struct InspectorBrowserTests {
         #expect(
             try await browser.waitFor("[...document.querySelectorAll('#detail-diff .change')].some(e => e.dataset.path === 'query')"),
             "the diff does not name the query")
+        // The state as the system holds it: a field kept out of the Codable form shows and is compared.
+        #expect(
+            try await browser.waitFor("[...document.querySelectorAll('#detail-diff .change')].some(e => e.dataset.path === 'lookups')"),
+            "the diff does not name the field left out of the Codable form")
+        #expect(try await browser.waitFor("document.querySelector('#detail-state-title').textContent.includes('not journaled: lookups')"))
         // Effect 1 cancelled and effect 2 started by this state (effect 1's return, before the
         // next event, is listed too).
         let effects = try await browser.evaluate("[...document.querySelectorAll('#detail-effects .effect')].map(e => e.textContent).join(' | ')")

@@ -82,6 +82,34 @@ struct InspectorTests {
         system.stop()
     }
 
+    @Test("the state as the system holds it: the fields its Codable form leaves out are recorded beside it, redacted; a fully Codable state has none")
+    func unjournaledFields() throws {
+        struct Typing: Codable, Sendable, Equatable {
+            var saved = ""
+            var draft = ""  // kept out of the journal
+            var pin = ""  // kept out, and secret
+            private enum CodingKeys: String, CodingKey { case saved }
+            static func reduce(_ state: inout Typing, _ text: String) {
+                state.draft = text
+                state.pin = "1234"
+            }
+        }
+        let inspector = Inspector(app: "Typing", redacting: ["pin"])
+        let monitor = inspector.monitor(named: "typing", of: Typing.self, String.self)
+        let system = System(initialState: Typing(), reduce: Typing.reduce, monitor: monitor)
+        monitor.attach(to: system)
+        system.send("sai")
+        let record = try #require(inspector.session().records.last)
+        #expect(record.state == .object(["saved": .string("")]))
+        #expect(record.unjournaled == .object(["draft": .string("sai"), "pin": .string(Redaction.placeholder)]))
+        system.stop()
+
+        let (form, _) = makeSystem(inspector)
+        form.send(.typedName("ann"))
+        #expect(inspector.session().records.last?.unjournaled == nil, "every field of Form is in its Codable form")
+        form.stop()
+    }
+
     @Test("an effect's request is shown field by field, with the secret fields redacted, Codable or not")
     func secretInRequest() throws {
         struct SignIn: Hashable, Sendable {

@@ -151,8 +151,9 @@
     if (record.kind === 'reduced') {
       // Whether the event changed nothing: its state is the one the system had before it.
       const before = app.lastStates.get(record.system);
-      unchangedRecords.set(record, before !== undefined && diffValues(before, record.state).length === 0);
-      app.lastStates.set(record.system, record.state);
+      const state = heldState(record);
+      unchangedRecords.set(record, before !== undefined && diffValues(before, state).length === 0);
+      app.lastStates.set(record.system, state);
     }
     const eventName = eventNameOf(record);
     if (eventName) app.eventNames.set(eventName, (app.eventNames.get(eventName) || 0) + 1);
@@ -211,6 +212,17 @@
     if ((record.kind !== 'reduced' && record.kind !== 'discarded') || !isObject(record.event)) return undefined;
     const keys = Object.keys(record.event);
     return keys.length === 1 && isObject(record.event[keys[0]]) ? keys[0] : undefined;
+  }
+
+  // The state as the system holds it: its Codable form with the stored properties that form
+  // leaves out (`unjournaled`, read by reflection in the app), so that both show and diff.
+  function heldState(record) {
+    if (!isObject(record.state) || !isObject(record.unjournaled)) return record.state;
+    return { ...record.state, ...record.unjournaled };
+  }
+
+  function unjournaledNames(record) {
+    return isObject(record.unjournaled) ? Object.keys(record.unjournaled).sort() : [];
   }
 
   // Whether a dropped version is the one the resource held then: a repeat, not an older one.
@@ -1825,7 +1837,7 @@
       el('a', { href: '#', class: 'goto', 'data-index': before.index, text: `#${before.record.sequence}` }),
       ` (${before.record.kind})`));
     if (before.gap) container.append(el('div', { class: 'warning', text: 'Records were dropped in between: the earlier state may be older than the true one.' }));
-    const changes = diffValues(before.record.state, record.state);
+    const changes = diffValues(heldState(before.record), heldState(record));
     if (!changes.length) {
       container.append(el('div', { class: 'muted', text: 'No change: the state is equal.' }));
       return;
@@ -1895,7 +1907,9 @@
       ? `State after #${record.sequence} (full)`
       : `State of ${record.system} at this point: after #${target.record.sequence} (full)`;
     // A big state is drawn only when the box is open, so that stepping through rows stays quick.
-    if ($('#detail-state-box').open) showJSON(pre, target.record.state);
+    const outside = unjournaledNames(target.record);
+    if (outside.length) titleEl.textContent += ` · not journaled: ${outside.join(', ')}`;
+    if ($('#detail-state-box').open) showJSON(pre, heldState(target.record));
     else pre.dataset.pendingIndex = String(target.index);
   }
 
@@ -2156,7 +2170,7 @@
       if (event.target.open && pre.dataset.pendingIndex && app) {
         const record = app.records[Number(pre.dataset.pendingIndex)];
         pre.dataset.pendingIndex = '';
-        if (record) showJSON(pre, record.state);
+        if (record) showJSON(pre, heldState(record));
       }
     });
     $('#jump-button').addEventListener('click', () => {
