@@ -18,10 +18,8 @@ public enum InspectorToken {
     ///
     /// - Throws: The file system's error when the file cannot be read or written.
     public static func stored(in file: URL, renew: Bool = false) throws -> String {
-        if !renew, let kept = try? String(contentsOf: file, encoding: .utf8) {
-            let token = kept.trimmingCharacters(in: .whitespacesAndNewlines)
-            if isToken(token) { return token }
-        }
+        if !renew, let kept = read(file) { return kept }
+        let replaces = renew || FileManager.default.fileExists(atPath: file.path)
         let token = InspectorServer.randomToken()
         let manager = FileManager.default
         try manager.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -30,6 +28,18 @@ public enum InspectorToken {
         let draft = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
         guard manager.createFile(atPath: draft.path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: draft.path])
+        }
+        if !replaces {
+            // link(2) makes the file only where there is none: of two first starts at once, one
+            // token is kept and both return it.
+            let linked = link(draft.path, file.path) == 0
+            let code = errno
+            try? manager.removeItem(at: draft)
+            if linked { return token }
+            if code == EEXIST, let kept = read(file) { return kept }
+            throw CocoaError(
+                .fileWriteUnknown,
+                userInfo: [NSFilePathErrorKey: file.path, NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)])
         }
         // rename(2) replaces the old file in one step.
         guard rename(draft.path, file.path) == 0 else {
@@ -56,6 +66,13 @@ public enum InspectorToken {
             let home = environment["HOME"] ?? NSHomeDirectory()
             return URL(fileURLWithPath: home + "/.local/share/stateloop/inspector-token")
         #endif
+    }
+
+    /// The token `file` holds, `nil` when it cannot be read or holds none.
+    private static func read(_ file: URL) -> String? {
+        guard let kept = try? String(contentsOf: file, encoding: .utf8) else { return nil }
+        let token = kept.trimmingCharacters(in: .whitespacesAndNewlines)
+        return isToken(token) ? token : nil
     }
 
     /// Whether `text` can be a token: 1 to 256 letters, digits, `-`, `_` and `.`, nothing a

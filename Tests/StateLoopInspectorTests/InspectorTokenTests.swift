@@ -42,6 +42,20 @@ struct InspectorTokenTests {
         #expect(try InspectorToken.stored(in: file) == "my-own.token_1")
     }
 
+    @Test("inspectors started at once for the first time all take the one token kept")
+    func firstStartsAtOnce() async throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("inspector-token")
+        let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<16 { group.addTask { try InspectorToken.stored(in: file) } }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(tokens.count == 1, "\(tokens)")
+        #expect(try InspectorToken.stored(in: file) == tokens.first)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["inspector-token"], "no draft left behind")
+    }
+
     @Test("the default file follows the platform's data folder")
     func defaultFile() {
         #if !canImport(Darwin)
