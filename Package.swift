@@ -285,6 +285,7 @@ let package = Package(
         // Helpers shared by the test targets and the crash child: not a product.
         .target(
             name: "TestSupport",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
             path: "Tests/Support/TestSupport"
         ),
         // The inspector's page socket as tests read it: not a product.

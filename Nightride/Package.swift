@@ -138,7 +138,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "TestSupport", path: "Tests/Support/TestSupport"),
+        .target(name: "TestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/Support/TestSupport"),
         .target(
             name: "InspectorTestSupport",
             dependencies: [

@@ -92,7 +92,7 @@ let package = Package(
             ]
         ),
         // The library's test helpers (child processes), shared through a link.
-        .target(name: "TestSupport", path: "Tests/Support/TestSupport"),
+        .target(name: "TestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/Support/TestSupport"),
         .testTarget(
             name: "TasksTests",
             // `tasks` too: its host test runs the executable on a pseudo-terminal; and

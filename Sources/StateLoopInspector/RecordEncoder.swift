@@ -38,12 +38,19 @@ struct RecordEncoder: Sendable {
     }
 
     /// The stored properties of `state` that its `Codable` form `encoded` has no key for, read
-    /// by reflection, but those that are `nil`; `nil` when there are none (or either is not an
-    /// object). A property the form writes under another key shows twice.
+    /// by reflection, but those that are `nil`; `nil` when there are none (or `state` is not a
+    /// struct or class encoded as an object). Only the properties left out are reflected. A
+    /// property the form writes under another key shows twice.
     static func unjournaled(_ state: any Sendable, encoded: JSONValue) -> JSONValue? {
-        guard case .object(let kept) = encoded, case .object(let held) = ReflectedValue.reflect(state, depth: 0) else { return nil }
-        // A nil the Codable form leaves out (`encodeIfPresent`) is no field left out.
-        let left = held.filter { kept[$0.key] == nil && $0.value != .null }
+        let mirror = Mirror(reflecting: state)
+        guard case .object(let kept) = encoded, mirror.displayStyle == .struct || mirror.displayStyle == .class else { return nil }
+        var left: [String: JSONValue] = [:]
+        for child in mirror.children.prefix(ReflectedValue.maximumElements) {
+            guard let label = child.label, kept[label] == nil else { continue }
+            // A nil the Codable form leaves out (`encodeIfPresent`) is no field left out.
+            let value = ReflectedValue.reflect(child.value, depth: 1)
+            if value != .null { left[label] = value }
+        }
         return left.isEmpty ? nil : .object(left)
     }
 

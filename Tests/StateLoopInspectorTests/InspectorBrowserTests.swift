@@ -54,6 +54,12 @@ struct InspectorBrowserTests {
         "the page shows the timeline live under its Content-Security-Policy, a selected event's diff and effects, sends a preview the app shows, and refuses a page without the token"
     )
     func page() async throws {
+        try await withPage { server, browser, logger in try await check(server: server, browser: browser, logger: logger) }
+    }
+
+    /// Runs `body` with an inspector on a free port and a headless browser, both gone after it
+    /// (a missing browser is recorded as an issue, and `body` not run).
+    private func withPage(_ body: (InspectorServer, HeadlessChromium, Logger) async throws -> Void) async throws {
         if let missing = HeadlessChromium.missing {
             Issue.record(Comment(rawValue: missing))
             return
@@ -64,7 +70,7 @@ struct InspectorBrowserTests {
         try await server.start()
         let browser = try await HeadlessChromium.launch()
         do {
-            try await check(server: server, browser: browser, logger: logger)
+            try await body(server, browser, logger)
         } catch {
             await browser.close()
             await server.stop()
@@ -78,25 +84,21 @@ struct InspectorBrowserTests {
         "a version received again is a quiet repeat, and repeats that change nothing fold into one row with a count; only a version older than the one held is painted as outdated"
     )
     func repeatsAreNoTrouble() async throws {
-        if let missing = HeadlessChromium.missing {
-            Issue.record(Comment(rawValue: missing))
-            return
-        }
-        var logger = Logger(label: "inspector.browser-test")
-        logger.logLevel = .critical
-        let server = try InspectorServer(configuration: .init(port: 0), logger: logger)
-        try await server.start()
-        let browser = try await HeadlessChromium.launch()
-        let (pushes, push) = AsyncStream.makeStream(of: PushMessage<String>.self)
-        let resource = RemoteResource(
-            sources: ResourceSources(pull: { Versioned("pulled", version: Version(epoch: 1, counter: 1)) }, push: pushes))
-        let inspector = Inspector(app: "Notes")
-        inspector.watch(resource, named: "notes")
-        let monitor = inspector.monitor(named: "form", of: Search.self, Search.Event.self)
-        let system = System(initialState: Search(), reduce: Search.reduce, feedbacks: [], monitor: monitor)
-        monitor.attach(to: system)
-        inspector.connect(to: try #require(server.appURL), logger: logger)
-        do {
+        try await withPage { server, browser, logger in
+            let (pushes, push) = AsyncStream.makeStream(of: PushMessage<String>.self)
+            let resource = RemoteResource(
+                sources: ResourceSources(pull: { Versioned("pulled", version: Version(epoch: 1, counter: 1)) }, push: pushes))
+            let inspector = Inspector(app: "Notes")
+            inspector.watch(resource, named: "notes")
+            let monitor = inspector.monitor(named: "form", of: Search.self, Search.Event.self)
+            let system = System(initialState: Search(), reduce: Search.reduce, feedbacks: [], monitor: monitor)
+            monitor.attach(to: system)
+            defer {
+                system.stop()
+                inspector.disconnect()
+                resource.stop()
+            }
+            inspector.connect(to: try #require(server.appURL), logger: logger)
             push.yield(.value(Versioned("second", version: Version(epoch: 1, counter: 2))))
             for _ in 0..<3 { push.yield(.value(Versioned("second", version: Version(epoch: 1, counter: 2)))) }  // the same again
             push.yield(.value(Versioned("first", version: Version(epoch: 1, counter: 1))))  // older
@@ -134,19 +136,7 @@ struct InspectorBrowserTests {
             _ = try await browser.evaluate("document.querySelector('#fold-repeats').click()")
             #expect(try await browser.waitFor("document.querySelectorAll('#timeline .record.kind-versionDropped').length === 4"))
             #expect(try await browser.evaluate("document.querySelectorAll('#timeline .tag.repeats').length") == .number(0))
-        } catch {
-            system.stop()
-            inspector.disconnect()
-            resource.stop()
-            await browser.close()
-            await server.stop()
-            throw error
         }
-        system.stop()
-        inspector.disconnect()
-        resource.stop()
-        await browser.close()
-        await server.stop()
     }
 
     private func check(server: InspectorServer, browser: HeadlessChromium, logger: Logger) async throws {

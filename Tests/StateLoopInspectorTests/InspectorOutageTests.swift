@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import TestSupport
 import Testing
 
 @testable import StateLoopInspector
@@ -27,46 +27,14 @@ struct InspectorOutageTests {
 
     @Test("an app given an inspector address where none listens says so in its log, without the token")
     func noInspectorSaysSo() async throws {
-        let recorder = LogLines()
+        let recorder = LogRecorder(level: .warning)
         let inspector = Inspector(app: "Test")
-        // A port nothing listens on: bound, then released.
+        // A port nothing listens on (discard).
         inspector.connect(to: "ws://127.0.0.1:9/app?token=secret", logger: Logger(label: "test") { _ in recorder })
         defer { inspector.disconnect() }
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !recorder.lines.contains(where: { $0.contains("no inspector answers") }) {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("no line in 60 s (a hang guard): \(recorder.lines)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        #expect(recorder.lines.filter { $0.contains("no inspector answers at ws://127.0.0.1:9/app") }.count == 1)
-        #expect(!recorder.lines.joined().contains("secret"))
-    }
-}
-
-/// The lines logged at warning or above.
-private final class LogLines: LogHandler, Sendable {
-    private let recorded = Mutex<[String]>([])
-
-    var lines: [String] { recorded.withLock { $0 } }
-
-    var logLevel: Logger.Level {
-        get { .warning }
-        set {}
-    }
-
-    var metadata: Logger.Metadata {
-        get { [:] }
-        set {}
-    }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { nil }
-        set {}
-    }
-
-    func log(event: LogEvent) {
-        recorded.withLock { $0.append(event.message.description) }
+        let said = await eventually(within: .seconds(60)) { recorder.messages.contains { $0.contains("no inspector answers") } }
+        #expect(said, "no line in 60 s (a hang guard): \(recorder.messages)")
+        #expect(recorder.messages.filter { $0.contains("no inspector answers at ws://127.0.0.1:9/app") }.count == 1)
+        #expect(!recorder.messages.joined().contains("secret"))
     }
 }

@@ -200,30 +200,3 @@ final class Count: Sendable {
         }
     }
 }
-
-/// Log messages, as `level message key=value…` with sorted metadata.
-final class LogRecorder: LogHandler, Sendable {
-    private let recorded = Mutex<[String]>([])
-
-    var messages: [String] { recorded.withLock { $0 } }
-
-    var logLevel: Logger.Level {
-        get { .trace }
-        set {}
-    }
-
-    var metadata: Logger.Metadata {
-        get { [:] }
-        set {}
-    }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { nil }
-        set {}
-    }
-
-    func log(event: LogEvent) {
-        let fields = (event.metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        recorded.withLock { $0.append(([event.level.rawValue, event.message.description] + fields).joined(separator: " ")) }
-    }
-}

@@ -85,7 +85,7 @@ public enum KeyMap {
             if state.screen == .passengerRequesting { view.searchFocused = true }
             return []
         case .escape:
-            return state.refusal == nil && state.notice == nil ? [] : [.perform(.dismissError)]
+            return state.showsDismissible ? [.perform(.dismissError)] : []
         case .character(let letter):
             return letterCommand(letter, state: state, view: &view)
         default:
@@ -136,7 +136,7 @@ public enum KeyMap {
         case "r":
             return [.perform(.refresh)]
         case "x":
-            return state.refusal == nil && state.notice == nil ? [] : [.perform(.dismissError)]
+            return state.showsDismissible ? [.perform(.dismissError)] : []
         case "h":
             view.historyOpen.toggle()
             guard view.historyOpen else { return [] }

@@ -63,7 +63,7 @@ private func titleBar(_ state: ClientState, width: Int) -> String {
 private func statusMessage(_ state: ClientState) -> String {
     // The status line quotes the server's error messages.
     let line = terminalSafe(state.statusLine)
-    return (state.refusal == nil && state.notice == nil) || line.isEmpty ? line : line + " (x to dismiss)"
+    return !state.showsDismissible || line.isEmpty ? line : line + " (x to dismiss)"
 }
 
 private func keyHelp(_ state: ClientState, focus: Focus) -> String {
@@ -83,6 +83,11 @@ extension ClientState {
     /// which the server refuses.
     var offersDriverMode: Bool {
         !(ride.value?.isUnderway(asPassenger: user) ?? false)
+    }
+
+    /// Whether the status line says something `x` dismisses: a refusal, or the server's news.
+    var showsDismissible: Bool {
+        refusal != nil || notice != nil
     }
 }
 

@@ -216,23 +216,11 @@ struct TmuxEndToEndTests {
     )
     func serverRestart() async throws {
         try await withHarness { harness in
-            let (server, tmux, folder) = (harness.server, harness.tmux, harness.folder)
-            try harness.start(
-                try harness.wrapped("client --server \(harness.url) --user annie --journal '\(folder.path)/annie.journal'", password: "pw1"))
-            try harness.start(
-                try harness.wrapped("client --server \(harness.url) --user bobby --journal '\(folder.path)/bobby.journal'", password: "pw2"),
-                session: "bob")
-            try await tmux.waitFor("Type a place or a district.")
-            try await tmux.waitFor("Type a place or a district.", in: "bob")
+            let (server, tmux) = (harness.server, harness.tmux)
+            try await harness.startAnnieAndBobby()
 
             // Bob drives, Annie asks, Bob accepts: a ride in progress on both screens.
-            try tmux.run(["send-keys", "-t", "bob", "Tab"])
-            try tmux.run(["send-keys", "-t", "bob", "d"])
-            try await tmux.waitFor("Driver mode is on", in: "bob")
-            try tmux.run(["send-keys", "-t", "nightride", "-l", "gare"])
-            try await tmux.waitFor("> Gare du Nord")
-            try tmux.run(["send-keys", "-t", "nightride", "Enter"])
-            try await tmux.waitFor("a  accept the ride", in: "bob")
+            try await harness.offerBobbyAnniesRide()
             try tmux.run(["send-keys", "-t", "bob", "a"])
             try await tmux.waitFor("is on the way")
             try await tmux.waitFor("Pick up annie", in: "bob")
@@ -273,14 +261,8 @@ struct TmuxEndToEndTests {
     )
     func toldWhy() async throws {
         try await withHarness { harness in
-            let (tmux, folder) = (harness.tmux, harness.folder)
-            try harness.start(
-                try harness.wrapped("client --server \(harness.url) --user annie --journal '\(folder.path)/annie.journal'", password: "pw1"))
-            try harness.start(
-                try harness.wrapped("client --server \(harness.url) --user bobby --journal '\(folder.path)/bobby.journal'", password: "pw2"),
-                session: "bob")
-            try await tmux.waitFor("Type a place or a district.")
-            try await tmux.waitFor("Type a place or a district.", in: "bob")
+            let tmux = harness.tmux
+            try await harness.startAnnieAndBobby()
             // Annie opens her history before the rides below (the server gave her account some).
             try tmux.run(["send-keys", "-t", "nightride", "Tab"])
             try tmux.run(["send-keys", "-t", "nightride", "h"])
@@ -290,13 +272,7 @@ struct TmuxEndToEndTests {
             try tmux.run(["send-keys", "-t", "nightride", "Tab"])
 
             // Bob drives, Annie asks, Bob accepts.
-            try tmux.run(["send-keys", "-t", "bob", "Tab"])
-            try tmux.run(["send-keys", "-t", "bob", "d"])
-            try await tmux.waitFor("Driver mode is on", in: "bob")
-            try tmux.run(["send-keys", "-t", "nightride", "-l", "gare"])
-            try await tmux.waitFor("> Gare du Nord")
-            try tmux.run(["send-keys", "-t", "nightride", "Enter"])
-            try await tmux.waitFor("a  accept the ride", in: "bob")
+            try await harness.offerBobbyAnniesRide()
             try tmux.run(["send-keys", "-t", "bob", "a"])
             screen = try await tmux.waitFor("is on the way")
 
@@ -313,7 +289,7 @@ struct TmuxEndToEndTests {
             try tmux.run(["send-keys", "-t", "nightride", "c"])
             try await tmux.waitFor("annie cancelled the ride to Gare du Nord (x to dismiss)", "Driver mode is on", in: "bob")
             try tmux.run(["send-keys", "-t", "bob", "x"])
-            screen = try await tmux.waitFor("Driver mode is on", in: "bob")
+            screen = try await tmux.waitFor("Driver mode is on", without: ["cancelled the ride"], in: "bob")
             #expect(!screen.contains("cancelled the ride"), "dismissed: \(screen)")
 
             // A ride to the end: Annie's history, opened again, shows it at the top (its first
@@ -407,6 +383,27 @@ struct Harness {
     let folder: URL
     let tmux: Tmux
 
+    /// Annie in the terminal "nightride" and Bobby in "bob", each signed in with a journal of
+    /// their own, both on "Where to?".
+    func startAnnieAndBobby() async throws {
+        try start(try wrapped("client --server \(url) --user annie --journal '\(folder.path)/annie.journal'", password: "pw1"))
+        try start(try wrapped("client --server \(url) --user bobby --journal '\(folder.path)/bobby.journal'", password: "pw2"), session: "bob")
+        try await tmux.waitFor("Type a place or a district.")
+        try await tmux.waitFor("Type a place or a district.", in: "bob")
+    }
+
+    /// Bobby switches driver mode on, Annie asks for a ride to Gare du Nord, and Bobby is
+    /// offered it.
+    func offerBobbyAnniesRide() async throws {
+        try tmux.run(["send-keys", "-t", "bob", "Tab"])
+        try tmux.run(["send-keys", "-t", "bob", "d"])
+        try await tmux.waitFor("Driver mode is on", in: "bob")
+        try tmux.run(["send-keys", "-t", "nightride", "-l", "gare"])
+        try await tmux.waitFor("> Gare du Nord")
+        try tmux.run(["send-keys", "-t", "nightride", "Enter"])
+        try await tmux.waitFor("a  accept the ride", in: "bob")
+    }
+
     /// The shell command of `nightride` with `arguments`, its standard error to a file, where a
     /// crash's backtrace goes too (Swift's backtracer writes to standard output by default,
     /// which is the pane: a capture would show its first line only).
@@ -486,20 +483,23 @@ struct Tmux {
         return (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
     }
 
-    /// The visible pane of `session`, polled until it contains every one of `texts`; fails with
-    /// the last screen seen. Wait for everything a check reads: a capture can catch a frame
-    /// half drawn (tmux reads a large frame in several parts), so a line found says nothing of
-    /// the lines drawn after it.
+    /// The visible pane of `session`, polled until it contains every one of `texts` and none of
+    /// `absent` (what a key press must take away: a screen that still shows it was captured
+    /// before the key took effect); fails with the last screen seen. Wait for everything a
+    /// check reads: a capture can catch a frame half drawn (tmux reads a large frame in several
+    /// parts), so a line found says nothing of the lines drawn after it.
     @discardableResult
-    func waitFor(_ texts: String..., in session: String = "nightride", timeout: Duration = .seconds(30)) async throws -> String {
+    func waitFor(
+        _ texts: String..., without absent: [String] = [], in session: String = "nightride", timeout: Duration = .seconds(30)
+    ) async throws -> String {
         let deadline = ContinuousClock.now + timeout
         var screen = ""
         while true {
             screen = (try? run(["capture-pane", "-p", "-t", session])) ?? screen
-            if texts.allSatisfy(screen.contains) { return screen }
+            if texts.allSatisfy(screen.contains), !absent.contains(where: screen.contains) { return screen }
             guard ContinuousClock.now < deadline else {
-                let missing = texts.filter { !screen.contains($0) }.map { "“\($0)”" }.joined(separator: ", ")
-                throw Timeout(description: "timed out waiting for \(missing); the screen was:\n\(screen)")
+                let missing = texts.filter { !screen.contains($0) }.map { "“\($0)”" } + absent.filter(screen.contains).map { "no “\($0)”" }
+                throw Timeout(description: "timed out waiting for \(missing.joined(separator: ", ")); the screen was:\n\(screen)")
             }
             try await Task.sleep(for: .milliseconds(100))
         }

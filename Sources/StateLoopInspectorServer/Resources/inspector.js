@@ -89,9 +89,6 @@
     connection: { socket: null, state: 'connecting', delay: RECONNECT_FIRST, timer: null, detail: '' },
   };
 
-  // Whether a reduced record's event left its system's state as it was, set as it is indexed.
-  const unchangedRecords = new WeakMap();
-
   // Per-record derived text (summary, filter text), computed when first needed. A WeakMap keeps
   // the records themselves untouched, so that an export writes exactly what was received.
   const rowCache = new WeakMap();
@@ -114,7 +111,6 @@
       systems: new Map(), // name -> record count, in order of first appearance
       hiddenSystems: new Set(),
       eventNames: new Map(), // event case name -> count of reduced and discarded records
-      lastStates: new Map(), // system -> the state its last reduced record left
       hiddenEvents: new Set(), // event case names not shown
       effectRequests: new Map(), // "system\0number" -> { request, sequence } of effectStarted
       resources: new Map(), // resource name (or "collection · subscription") -> { statuses: indexes of its `resource` records }
@@ -148,13 +144,6 @@
   // `index` is the record's position in `app.records`.
   function indexRecord(app, record, index) {
     app.systems.set(record.system, (app.systems.get(record.system) || 0) + 1);
-    if (record.kind === 'reduced') {
-      // Whether the event changed nothing: its state is the one the system had before it.
-      const before = app.lastStates.get(record.system);
-      const state = heldState(record);
-      unchangedRecords.set(record, before !== undefined && diffValues(before, state).length === 0);
-      app.lastStates.set(record.system, state);
-    }
     const eventName = eventNameOf(record);
     if (eventName) app.eventNames.set(eventName, (app.eventNames.get(eventName) || 0) + 1);
     if (record.kind === 'effectStarted') {
@@ -190,7 +179,6 @@
 
   function reindex(app) {
     app.systems = new Map();
-    app.lastStates = new Map();
     app.eventNames = new Map();
     app.effectRequests = new Map();
     app.resources = new Map();
@@ -366,7 +354,7 @@
     // version and the events it sends each fold into their own row.
     const key = `${record.system}\u0000${record.kind}\u0000${eventNameOf(record) ?? ''}`;
     const tail = app.viewTails.get(key);
-    if (signature !== null && tail && tail.signature === signature && (record.kind !== 'reduced' || unchangedRecords.get(record) === true)) {
+    if (signature !== null && tail && tail.signature === signature && (record.kind !== 'reduced' || changesNothing(app, index))) {
       const first = app.view[tail.position];
       app.repeats.set(first, (app.repeats.get(first) || 1) + 1);
       app.folded = (app.folded || 0) + 1;
@@ -374,6 +362,14 @@
     }
     app.view.push(index);
     app.viewTails.set(key, { position: app.view.length - 1, signature });
+  }
+
+  // Whether a reduced record left its system's state as the system held it before (no records
+  // dropped in between): asked only of a record that could fold.
+  function changesNothing(app, index) {
+    const record = app.records[index];
+    const before = latestState(app, record.system, index - 1);
+    return before !== null && !before.gap && diffValues(heldState(before.record), heldState(record)).length === 0;
   }
 
   // What a record must share with the row before it (of its system) to be folded into it;
