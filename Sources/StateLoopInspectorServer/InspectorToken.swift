@@ -10,7 +10,7 @@ import Foundation
 
 /// The inspector's token kept in a file of its owner's, so that an inspector started again has
 /// the token it had: the apps it talked to connect again by themselves, and a page left open
-/// keeps working after a reload. `stateloop-inspector` keeps it in ``defaultFile``.
+/// keeps working after a reload. `stateloop-inspector` keeps it in ``defaultFile(environment:)``.
 public enum InspectorToken {
     /// The token kept in `file`. A new one (``InspectorServer/randomToken()``)
     /// is written there, readable by its owner only, when the file is missing or holds no
