@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "StateLoopInspectorServer", targets: ["StateLoopInspectorServer"]),
         .library(name: "StateLoopInspectorJournal", targets: ["StateLoopInspectorJournal"]),
         .library(name: "StateLoopInspectorCollections", targets: ["StateLoopInspectorCollections"]),
+        .library(name: "StateLoopInspectorSyncServer", targets: ["StateLoopInspectorSyncServer"]),
         .executable(name: "stateloop-inspector", targets: ["stateloop-inspector"]),
         .library(name: "StateLoopServer", targets: ["StateLoopServer"]),
         .library(name: "StateLoopServerPostgres", targets: ["StateLoopServerPostgres"]),
@@ -88,6 +89,12 @@ let package = Package(
         .target(
             name: "StateLoopInspectorCollections",
             dependencies: ["StateLoopInspector", "StateLoopInspectorWire", "StateLoopCollections"]
+        ),
+        // The inspector's watch of a sync server: the backend's half of one timeline, apart so
+        // that an app links the server kit only where it runs one.
+        .target(
+            name: "StateLoopInspectorSyncServer",
+            dependencies: ["StateLoopInspector", "StateLoopInspectorWire", "StateLoopServer"]
         ),
         // The inspector itself: a Hummingbird server that apps send sessions to and that
         // serves the page (plain HTML, CSS and JavaScript, shipped as resources).
@@ -267,7 +274,7 @@ let package = Package(
             dependencies: [
                 "StateLoop", "StateLoopTesting", "StateLoopViewModel", "StateLoopSync", "StateLoopSyncTransports", "StateLoopJournal",
                 "StateLoopCollections", "StateLoopInspectorCollections", "StateLoopSimulation",
-                "StateLoopInspector", "StateLoopServer", "StateLoopServerPostgres", "StateLoopServerTesting",
+                "StateLoopInspector", "StateLoopInspectorSyncServer", "StateLoopServer", "StateLoopServerPostgres", "StateLoopServerTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

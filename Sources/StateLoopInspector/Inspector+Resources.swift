@@ -29,6 +29,9 @@ extension Inspector {
     public func watch<M: Mutation>(_ resource: OptimisticResource<M>, named name: String) {
         let observations = resource.observe()
         let drops = resource.resource.observe()
+        // Named in its statuses: a server's push socket names the client it pushes to, which is
+        // how the page finds the value a push brought on this app's timeline.
+        let client = resource.clientID.rawValue
         let statuses = Task.detached { [weak self] in
             var tracker = MutationTracker<M>()
             for await observation in observations {
@@ -39,7 +42,7 @@ extension Inspector {
                 case .discarded(let ids):
                     tracker.noteDiscarded(ids)
                 case .status(let status):
-                    keepStatus(of: name, Self.statusJSON(status.resource, pending: status.mutations.map(pendingJSON)))
+                    keepStatus(of: name, Self.statusJSON(status.resource, pending: status.mutations.map(pendingJSON)), client: client)
                     for step in tracker.steps(to: status) { keepStep(of: name, step) }
                 }
             }
@@ -56,9 +59,10 @@ extension Inspector {
 
     // MARK: Records
 
-    private func keepStatus(of name: String, _ status: JSONValue) {
+    private func keepStatus(of name: String, _ status: JSONValue, client: String? = nil) {
         var record = InspectorRecord(sequence: 0, time: 0, system: name, kind: .resource)
         record.resource = name
+        record.client = client
         record.status = redaction.apply(to: status)
         keep(record)
     }

@@ -51,11 +51,18 @@ public final class Inspector: Sendable {
     ///   - fields: Names of the fields redacted in every event, state and effect request, at
     ///     any depth (a password, a token).
     ///   - capacity: How many records are kept before the oldest go.
-    public init(app: String, redacting fields: Set<String> = [], capacity: Int = 10_000) {
+    public convenience init(app: String, redacting fields: Set<String> = [], capacity: Int = 10_000) {
+        self.init(app: app, redacting: fields, capacity: capacity, startedAgo: .zero)
+    }
+
+    /// An inspector whose session is taken to have started `startedAgo` before now: tests give
+    /// apps clocks that disagree this way.
+    package init(app: String, redacting fields: Set<String> = [], capacity: Int = 10_000, startedAgo: Duration) {
         self.app = app
         redaction = Redaction(fields: fields)
         buffer = RecordBuffer(capacity: capacity)
-        encoder = RecordEncoder(redaction: redaction, start: .now)
+        let ago = Double(startedAgo.components.seconds) + Double(startedAgo.components.attoseconds) / 1e18
+        encoder = RecordEncoder(redaction: redaction, start: .now - startedAgo, started: Date().timeIntervalSince1970 - ago)
     }
 
     deinit {
@@ -74,7 +81,7 @@ public final class Inspector: Sendable {
     /// The session so far: every record the buffer still holds, encoded and redacted, oldest
     /// first. Taking it leaves the buffer as it is.
     public func session() -> InspectorSession {
-        InspectorSession(app: app, redaction: redaction, records: buffer.snapshot().map(encoder.record))
+        InspectorSession(app: app, redaction: redaction, records: buffer.snapshot().map(encoder.record), started: encoder.started)
     }
 
     /// How many records were dropped so far because the buffer was full.
@@ -140,6 +147,22 @@ public final class Inspector: Sendable {
     /// and time are set here.
     package func keep(_ record: InspectorRecord) {
         buffer.append(RecordBuffer.Entry(at: .now, system: record.system, kind: record.kind, detail: .record(record)))
+    }
+
+    /// Keeps a record of `kind` for the system named `system`, whose fields `build` sets when
+    /// the record is encoded, off the caller's thread, with the session's redaction: a watched
+    /// server's activity is kept for the cost of a closure.
+    package func keep(
+        _ kind: InspectorRecord.Kind, system: String, build: @escaping @Sendable (inout InspectorRecord, Redaction) -> Void
+    ) {
+        let fields = InspectorRecord(sequence: 0, time: 0, system: system, kind: kind)
+        buffer.append(RecordBuffer.Entry(at: .now, system: system, kind: kind, detail: .built(fields, build)))
+    }
+
+    /// A value of the app's as JSON, through reflection (its stored properties, `Codable` or
+    /// not), redacted: a server's principal, say.
+    package static func reflected(_ value: any Sendable, redaction: Redaction) -> JSONValue {
+        redaction.apply(to: ReflectedValue.reflect(value, depth: 0))
     }
 
     func keepWatch(_ task: Task<Void, Never>) {

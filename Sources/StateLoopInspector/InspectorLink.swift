@@ -62,6 +62,8 @@ struct InspectorLink: Sendable {
         let welcomed = Flag()
         do {
             try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { inbound, outbound, _ in
+                var hello = hello
+                hello.elapsed = encoder.seconds(at: .now)
                 try await outbound.write(.text(Self.text(AppMessage(hello: hello))))
                 var messages = inbound.messages(maxSize: Self.maximumFrameBytes).makeAsyncIterator()
                 guard let first = try await messages.next(), let welcome = Self.command(first)?.welcome else {

@@ -35,6 +35,9 @@ final class RecordBuffer: Sendable {
             /// Every field but the sequence, time, system and kind, for the rarer kinds
             /// (resources, drop markers).
             case record(InspectorRecord)
+            /// The fields known now, and the rest made when the record is encoded (off the
+            /// thread that kept it), with the session's redaction: a server's records.
+            case built(InspectorRecord, @Sendable (inout InspectorRecord, Redaction) -> Void)
         }
     }
 

@@ -7,17 +7,20 @@ import StateLoopInspectorWire
 struct RecordEncoder: Sendable {
     let redaction: Redaction
     let start: ContinuousClock.Instant
+    /// The wall clock's reading at ``start``, in seconds since 1970.
+    let started: Double
 
     func record(_ entry: RecordBuffer.Entry) -> InspectorRecord {
         var record: InspectorRecord
         if case .record(let fields) = entry.detail {
             record = fields
+        } else if case .built(let fields, _) = entry.detail {
+            record = fields
         } else {
             record = InspectorRecord(sequence: 0, time: 0, system: entry.system, kind: entry.kind)
         }
         record.sequence = entry.sequence
-        let elapsed = start.duration(to: entry.at)
-        record.time = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        record.time = seconds(at: entry.at)
         record.system = entry.system
         record.kind = entry.kind
         switch entry.detail {
@@ -26,6 +29,7 @@ struct RecordEncoder: Sendable {
         case .effect(let number, let request):
             record.effect = number
             record.request = request.map { ReflectedValue.text(of: $0, redaction: redaction) }
+        case .built(_, let build): build(&record, redaction)
         case .none, .record: break
         }
         if let event = entry.event { record.event = redaction.apply(to: Self.json(of: event)) }
@@ -35,6 +39,12 @@ struct RecordEncoder: Sendable {
             record.unjournaled = Self.unjournaled(state, encoded: encoded).map { redaction.apply(to: $0) }
         }
         return record
+    }
+
+    /// The session's time at `instant`: seconds since the inspector started.
+    func seconds(at instant: ContinuousClock.Instant) -> Double {
+        let elapsed = start.duration(to: instant)
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
     /// The stored properties of `state` that its `Codable` form `encoded` has no key for, read

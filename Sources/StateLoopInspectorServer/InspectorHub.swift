@@ -18,6 +18,10 @@ final class InspectorHub: Sendable {
         var lastSequence: UInt64 = 0
         var dropped = 0
         var droppedByApp = 0
+        /// When the app's session started, in seconds since 1970 on the inspector's clock: its
+        /// hellos' arrival less the session time they were sent at. A hello's transit only makes
+        /// the estimate later, so the earliest is kept.
+        var clockBase: Double?
         /// The current connection's number and outbox; `nil` while the app is away.
         var connection: (number: Int, outbox: AsyncStream<String>.Continuation)?
     }
@@ -71,6 +75,11 @@ final class InspectorHub: Sendable {
                 forgetAppsThatLeft(&state)
             }
             state.apps[id]?.connection = (connection, outbox)
+            if let elapsed = hello.elapsed {
+                let base = Date().timeIntervalSince1970 - elapsed
+                let known = state.apps[id]?.clockBase ?? base
+                state.apps[id]?.clockBase = min(known, base)
+            }
             broadcastApps(&state)
             return (id, connection, state.apps[id]?.lastSequence ?? 0)
         }
@@ -214,7 +223,7 @@ final class InspectorHub: Sendable {
             PageMessage.AppSummary(
                 id: id, app: app.hello.app, session: app.hello.session, connected: app.connection != nil,
                 records: app.records.count, dropped: app.dropped, droppedByApp: app.droppedByApp, lastSequence: app.lastSequence,
-                redaction: app.hello.redaction
+                redaction: app.hello.redaction, clockBase: app.clockBase
             )
         }
     }

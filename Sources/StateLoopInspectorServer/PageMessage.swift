@@ -20,6 +20,10 @@ struct PageMessage: Encodable, Sendable {
         /// The number of the last record received.
         var lastSequence: UInt64
         var redaction: Redaction
+        /// When the app's session started, in seconds since 1970 on the inspector's clock: a
+        /// record's ``InspectorRecord/time`` after it places the record on the page's one
+        /// timeline, whatever the app's own clock says.
+        var clockBase: Double?
     }
 
     /// Records of one app, oldest first.

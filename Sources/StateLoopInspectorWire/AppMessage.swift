@@ -15,12 +15,17 @@ public struct AppMessage: Codable, Sendable, Hashable {
         public var app: String
         public var redaction: Redaction
         public var format: Int
+        /// The session's time (``InspectorRecord/time``) as the hello was sent: the inspector
+        /// places the app's records on its own clock from it, so that the records of apps whose
+        /// clocks differ line up on one timeline.
+        public var elapsed: Double?
 
-        public init(session: String, app: String, redaction: Redaction, format: Int = 1) {
+        public init(session: String, app: String, redaction: Redaction, format: Int = 1, elapsed: Double? = nil) {
             self.session = session
             self.app = app
             self.redaction = redaction
             self.format = format
+            self.elapsed = elapsed
         }
     }
 

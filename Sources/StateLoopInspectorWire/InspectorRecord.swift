@@ -1,6 +1,7 @@
 /// One thing an inspected system did, as a session keeps it: an event reduced with the state it
 /// produced, an event discarded, an effect started, cancelled or finished, or records dropped
-/// because the inspector could not keep up.
+/// because the inspector could not keep up. A watched server's records (StateLoopInspectorSyncServer)
+/// are kept the same way: its requests, mutations, commits, pushes, sockets and sessions.
 public struct InspectorRecord: Codable, Sendable, Hashable {
     /// What happened.
     public enum Kind: String, Codable, Sendable {
@@ -31,6 +32,23 @@ public struct InspectorRecord: Codable, Sendable, Hashable {
         /// A watched journal's `status`: what opening it found, then its health (see
         /// StateLoopInspector's article “The inspector”).
         case journal
+        /// A watched server answered a request on `route` with `httpStatus`, after `duration`
+        /// seconds: from `principal` (`principalID`), for `mutation` or reading `key` at
+        /// `version`, as far as the routes found out.
+        case request
+        /// A watched server's transaction committed `changes`; `mutation` is the mutation it
+        /// applied (of `principalID`), `nil` for a server-side change.
+        case commit
+        /// A watched server's fan-out of `key` at `version`: `outcome` `queued` (the sockets
+        /// pushed to), `coalesced` (a slow reader's waiting value replaced) or `dropped`; `count`
+        /// sockets, the first 20 of them in `sockets`.
+        case push
+        /// A watched server's push `socket` following `key` was `opened` (for `principalID` and
+        /// `client`) or `closed` (`reason`: why the server closed it; none when the client left).
+        case socket
+        /// A watched server ended the sessions of `principalID` (of everyone, without one): their
+        /// push sockets close.
+        case session
     }
 
     /// The record's number in its session, from 1: a gap is never silent (see ``Kind/dropped``).
@@ -75,6 +93,45 @@ public struct InspectorRecord: Codable, Sendable, Hashable {
     public var collection: String?
     /// The subscription's key, for a collection's ``Kind/resource`` record.
     public var subscription: String?
+    /// The method and route (`POST /me/ride`), for a ``Kind/request`` record.
+    public var route: String?
+    /// The HTTP status answered, for a ``Kind/request`` record (and a server's
+    /// ``Kind/mutation`` record).
+    public var httpStatus: Int?
+    /// How long the request took, in seconds, for a ``Kind/request`` record.
+    public var duration: Double?
+    /// Who sent the request, as the server's access policy returned it: reflected and redacted.
+    public var principal: JSONValue?
+    /// The principal's id on the server (its scope), for a server's records.
+    public var principalID: String?
+    /// The reading client's id (`Client-ID`), for a server's request and socket records.
+    public var client: String?
+    /// A server's resource key (`ride/annie`), for its request, push and socket records.
+    public var key: String?
+    /// The keys a commit wrote, each with its new version, for a ``Kind/commit`` record.
+    public var changes: [Change]?
+    /// Up to 20 push sockets, for a ``Kind/push`` record.
+    public var sockets: [Int]?
+    /// How many sockets a ``Kind/push`` record stands for.
+    public var count: Int?
+    /// The push socket's number on its server, for a ``Kind/socket`` record.
+    public var socket: Int?
+
+    /// One key a commit wrote.
+    public struct Change: Codable, Sendable, Hashable {
+        /// The resource key (`ride/annie`), or a collection's row (`rides/42`).
+        public var key: String
+        /// The version it has now, as ``InspectorRecord/version`` writes one (`v12`).
+        public var version: String
+        /// Whether a row was deleted.
+        public var deleted: Bool?
+
+        public init(key: String, version: String, deleted: Bool? = nil) {
+            self.key = key
+            self.version = version
+            self.deleted = deleted
+        }
+    }
 
     /// A record with only its common fields set.
     public init(sequence: UInt64, time: Double, system: String, kind: Kind) {

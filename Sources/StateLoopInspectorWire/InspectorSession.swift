@@ -9,12 +9,17 @@ public struct InspectorSession: Codable, Sendable, Hashable {
     public var redaction: Redaction
     /// The records, oldest first.
     public var records: [InspectorRecord]
+    /// When the session started (its records' time 0), in seconds since 1970: by the app's
+    /// clock in a session the app took, by the inspector's in one its page exported. Places the
+    /// session beside others on one timeline.
+    public var started: Double?
 
     /// A session of `app`.
-    public init(app: String, redaction: Redaction, records: [InspectorRecord] = []) {
+    public init(app: String, redaction: Redaction, records: [InspectorRecord] = [], started: Double? = nil) {
         self.app = app
         self.redaction = redaction
         self.records = records
+        self.started = started
     }
 
     /// The names of the systems that appear in the session, in order of appearance.

@@ -33,11 +33,13 @@
     attached: 'events', reduced: 'events', discarded: 'discards',
     effectStarted: 'effects', effectCancelled: 'effects', effectFinished: 'effects', dropped: 'drops',
     resource: 'resources', versionDropped: 'resources', mutation: 'mutations', journal: 'journals',
+    request: 'server', commit: 'server', push: 'server', socket: 'server', session: 'server',
   };
   const KIND_BADGES = {
     attached: 'ATTACH', reduced: 'EVENT', discarded: 'DISCARD',
     effectStarted: 'START', effectCancelled: 'CANCEL', effectFinished: 'FINISH', dropped: 'DROPPED',
     resource: 'RESOURCE', mutation: 'MUTATION', versionDropped: 'OLD VER', journal: 'JOURNAL',
+    request: 'REQUEST', commit: 'COMMIT', push: 'PUSH', socket: 'SOCKET', session: 'SESSION',
   };
   const EFFECT_KINDS = new Set(['effectStarted', 'effectCancelled', 'effectFinished']);
   const STATE_KINDS = new Set(['reduced', 'attached']);
@@ -47,8 +49,13 @@
   // Records of a watched journal (`Inspector.watch(_:named:)` in StateLoopInspectorJournal): its
   // `system` is the journal's name and `status` its recovery and health. No system state either.
   const JOURNAL_KIND = 'journal';
+  // Records of a watched server (`Inspector.watch(_:named:)` in StateLoopInspectorSyncServer): its
+  // requests, commits, fan-outs, sockets and sessions; its mutations are `mutation` records with
+  // an `httpStatus` (a client's have none).
+  const SERVER_KINDS = new Set(['request', 'commit', 'push', 'socket', 'session']);
   // Kinds that carry no system state, so that time travel does not apply to them.
-  const STATELESS_KINDS = new Set([...RESOURCE_KINDS, JOURNAL_KIND, 'dropped']);
+  const STATELESS_KINDS = new Set([...RESOURCE_KINDS, ...SERVER_KINDS, JOURNAL_KIND, 'dropped']);
+  const MAX_LINKS = 60; // linked records listed for one selection
   // The status flags a summary names, when true, in this order.
   const STATUS_FLAGS = ['loading', 'slow', 'offline', 'retrying', 'unauthorized'];
   const MUTATION_LENGTH = 80; // characters of a mutation shown in a row
@@ -81,7 +88,7 @@
     order: [], // keys, as listed: live apps in the server's order, then files as opened
     selectedKey: null,
     paused: false,
-    kinds: { events: true, discards: true, effects: true, drops: true, resources: true, mutations: true, journals: true },
+    kinds: { events: true, discards: true, effects: true, drops: true, resources: true, mutations: true, journals: true, server: true },
     text: '', // lowercased text filter
     foldRepeats: true, // rows that repeat their system's last one, changing nothing, are counted on it
     stateOpen: true, // whether the full state is expanded (kept across selections)
@@ -127,6 +134,8 @@
       selectedSequence: null,
       scroll: { top: 0, stick: true },
       previews: new Map(), // system -> sequence the app shows instead of its live state
+      clockBase: null, // when the session started, in seconds since 1970 on the inspector's clock
+      links: newLinks(), // what links this app's records to other apps' (see "Links across apps")
       requested: null, // { system, sequence } asked for, not answered yet
       problem: null, // { system, sequence, problem } of the last failed preview
     };
@@ -144,6 +153,7 @@
   // `index` is the record's position in `app.records`.
   function indexRecord(app, record, index) {
     app.systems.set(record.system, (app.systems.get(record.system) || 0) + 1);
+    indexLinks(app, record, index);
     const eventName = eventNameOf(record);
     if (eventName) app.eventNames.set(eventName, (app.eventNames.get(eventName) || 0) + 1);
     if (record.kind === 'effectStarted') {
@@ -159,7 +169,7 @@
         app.journals.set(name, journal);
       }
       journal.statuses.push(index);
-    } else if (RESOURCE_KINDS.has(record.kind)) {
+    } else if (RESOURCE_KINDS.has(record.kind) && !isServerRecord(record)) {
       const name = resourceName(record);
       if (isCollection(record)) app.collections.add(name);
       else if (!app.resources.has(name)) app.resources.set(name, { statuses: [] });
@@ -187,7 +197,210 @@
     app.journals = new Map();
     app.dropIndexes = [];
     app.appDropped = 0;
+    app.links = newLinks();
     app.records.forEach((record, index) => indexRecord(app, record, index));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Links across apps
+  //
+  // A client's mutation and a server's records of it share the mutation's id; a commit names the
+  // keys and versions it wrote, as do the fan-outs that pushed them; a push names its sockets,
+  // whose opening named the client they push to; and a client's optimistic resource names its
+  // client in every status. Followed from any of them, these make one chain: the event that
+  // queued a mutation, its steps, the server's request, mutation, commit and pushes, and each
+  // other client's status with the pushed version, then the event that showed it.
+
+  function newLinks() {
+    return {
+      byMutation: new Map(), // mutation id -> indexes of records naming it
+      byValue: new Map(), // "key\0version" -> indexes of commits and pushes (and reads) of it
+      byClientValue: new Map(), // "client\0version" -> indexes of statuses (clients) or pushes (servers)
+      socketClients: new Map(), // socket -> client, from its opening (servers)
+    };
+  }
+
+  function addLink(map, key, index) {
+    const list = map.get(key);
+    if (list) list.push(index);
+    else map.set(key, [index]);
+  }
+
+  function valueKey(key, version) {
+    return `${key}\u0000${version}`;
+  }
+
+  function isServerRecord(record) {
+    return SERVER_KINDS.has(record.kind) || (record.kind === 'mutation' && record.httpStatus !== undefined);
+  }
+
+  function indexLinks(app, record, index) {
+    const links = app.links;
+    if (hasText(record.mutation)) addLink(links.byMutation, record.mutation, index);
+    switch (record.kind) {
+      case 'commit':
+        for (const change of Array.isArray(record.changes) ? record.changes : []) {
+          if (change && hasText(change.key)) addLink(links.byValue, valueKey(change.key, textOf(change.version)), index);
+        }
+        break;
+      case 'push':
+        if (hasText(record.key)) addLink(links.byValue, valueKey(record.key, textOf(record.version)), index);
+        for (const socket of Array.isArray(record.sockets) ? record.sockets : []) {
+          const client = links.socketClients.get(socket);
+          if (client) addLink(links.byClientValue, valueKey(client, textOf(record.version)), index);
+        }
+        break;
+      case 'socket':
+        if (record.outcome === 'opened' && hasText(record.client)) links.socketClients.set(record.socket, record.client);
+        break;
+      case 'request':
+        if (hasText(record.key) && hasText(record.version) && !hasText(record.mutation)) {
+          addLink(links.byValue, valueKey(record.key, record.version), index);
+        }
+        break;
+      case 'resource':
+        if (hasText(record.client) && isObject(record.status) && hasText(record.status.version)) {
+          addLink(links.byClientValue, valueKey(record.client, textOf(record.status.version)), index);
+        }
+        break;
+      default:
+        break;
+    }
+  }
+
+  // Where a record is on the inspector's clock (seconds since 1970), or on its app's own when
+  // the app's start is unknown.
+  function alignedTime(app, record) {
+    return (Number(app.clockBase) || 0) + (Number(record.time) || 0);
+  }
+
+  // The step of a chain a record is, and the step whose records must come before it: a record
+  // is never shown before what caused it, even when the apps' clocks say otherwise.
+  const STAGES = {
+    press: { rank: 0 }, queued: { rank: 1, after: 'press' }, sent: { rank: 2, after: 'queued' },
+    request: { rank: 3, after: 'sent' }, applied: { rank: 4, after: 'sent' }, commit: { rank: 5, after: 'applied' },
+    push: { rank: 6, after: 'commit' }, answered: { rank: 7, after: 'applied' }, received: { rank: 7, after: 'push' },
+    read: { rank: 7, after: 'commit' }, shown: { rank: 8, after: 'received' }, other: { rank: 9 },
+  };
+
+  function stageOf(record) {
+    if (isServerRecord(record)) {
+      if (record.kind === 'request') return hasText(record.mutation) ? 'request' : 'read';
+      if (record.kind === 'mutation') return 'applied';
+      if (record.kind === 'commit' || record.kind === 'push') return record.kind;
+      return 'other';
+    }
+    if (record.kind === 'mutation') {
+      if (record.outcome === 'queued') return 'queued';
+      if (record.outcome === 'sent') return 'sent';
+      return 'answered';
+    }
+    if (record.kind === 'resource') return 'received';
+    return 'other';
+  }
+
+  // Every record linked to `app`'s record at `index`, in every app, as { app, index, stage },
+  // ordered as they happened.
+  function traceOf(app, index) {
+    const seed = app.records[index];
+    if (!seed) return [];
+    const found = new Map();
+    const mutations = new Set();
+    const values = new Set();
+    const clientValues = new Set();
+    const add = (owner, at, stage) => {
+      const id = `${owner.key}\u0000${at}`;
+      if (found.has(id)) return false;
+      const record = owner.records[at];
+      found.set(id, { app: owner, index: at, stage: stage || stageOf(record) });
+      if (hasText(record.mutation)) mutations.add(record.mutation);
+      if (record.kind === 'commit' && Array.isArray(record.changes)) {
+        for (const change of record.changes) if (change && hasText(change.key)) values.add(valueKey(change.key, textOf(change.version)));
+      }
+      if (record.kind === 'push') {
+        values.add(valueKey(record.key, textOf(record.version)));
+        for (const socket of Array.isArray(record.sockets) ? record.sockets : []) {
+          const client = owner.links.socketClients.get(socket);
+          if (client) clientValues.add(valueKey(client, textOf(record.version)));
+        }
+      }
+      if (record.kind === 'resource' && hasText(record.client) && isObject(record.status) && hasText(record.status.version)) {
+        clientValues.add(valueKey(record.client, textOf(record.status.version)));
+      }
+      return true;
+    };
+    if (seed.kind === 'reduced' && seed.source === 'sent') {
+      // A key press: the mutations its app queued before its next event sent by the user.
+      for (let at = index + 1; at < app.records.length; at += 1) {
+        const record = app.records[at];
+        if (record.kind === 'reduced' && record.source === 'sent') break;
+        if (record.kind === 'mutation' && record.outcome === 'queued') add(app, at);
+      }
+      if (found.size === 0) return [];
+      found.set(`${app.key}\u0000${index}`, { app, index, stage: 'press' });
+    } else {
+      add(app, index);
+    }
+    const apps = [...model.apps.values()];
+    for (let round = 0; round < 6; round += 1) {
+      const before = found.size;
+      for (const owner of apps) {
+        for (const id of mutations) for (const at of owner.links.byMutation.get(id) || []) add(owner, at);
+        for (const value of values) for (const at of owner.links.byValue.get(value) || []) add(owner, at);
+        for (const value of clientValues) for (const at of owner.links.byClientValue.get(value) || []) add(owner, at);
+      }
+      if (found.size === before) break;
+    }
+    const items = [...found.values()];
+    // The event that queued each client mutation, and the event that showed each value received.
+    for (const item of [...items]) {
+      if (item.stage === 'queued') {
+        for (let at = item.index - 1; at >= 0 && at >= item.index - 50; at -= 1) {
+          const record = item.app.records[at];
+          if (record.kind === 'reduced' && record.source === 'sent') {
+            const id = `${item.app.key}\u0000${at}`;
+            if (!found.has(id)) items.push({ app: item.app, index: at, stage: 'press' });
+            found.set(id, true);
+            break;
+          }
+        }
+      } else if (item.stage === 'received') {
+        for (let at = item.index + 1; at < item.app.records.length && at <= item.index + 50; at += 1) {
+          const record = item.app.records[at];
+          if (record.kind === 'reduced') {
+            const id = `${item.app.key}\u0000${at}`;
+            if (!found.has(id)) items.push({ app: item.app, index: at, stage: 'shown' });
+            found.set(id, true);
+            break;
+          }
+        }
+      }
+    }
+    return ordered(items);
+  }
+
+  // `items` by their aligned times, each moved no earlier than the latest record of the step
+  // that must precede it (an app whose clock runs behind does not show an effect before its cause).
+  function ordered(items) {
+    for (const item of items) item.time = alignedTime(item.app, item.app.records[item.index]);
+    const latest = new Map(); // stage -> latest adjusted time
+    const byRank = [...items].sort((a, b) => STAGES[a.stage].rank - STAGES[b.stage].rank || a.time - b.time);
+    for (const item of byRank) {
+      const after = STAGES[item.stage].after;
+      const floor = after !== undefined ? latestUpTo(latest, after) : undefined;
+      if (floor !== undefined && item.time < floor) item.time = floor;
+      latest.set(item.stage, Math.max(latest.get(item.stage) ?? -Infinity, item.time));
+    }
+    return items.sort((a, b) => a.time - b.time || STAGES[a.stage].rank - STAGES[b.stage].rank
+      || (a.app === b.app ? a.index - b.index : 0));
+  }
+
+  // The latest time of `stage` or, when the chain has none of it, of the step before it.
+  function latestUpTo(latest, stage) {
+    for (let current = stage; current !== undefined; current = STAGES[current].after) {
+      if (latest.has(current)) return latest.get(current);
+    }
+    return undefined;
   }
 
   function mutationKey(resource, id) {
@@ -933,6 +1146,11 @@
         break;
       case 'mutation':
         tag = typeof record.outcome === 'string' ? record.outcome : '';
+        if (isServerRecord(record)) {
+          summary = `mutation ${shortId(record.mutation)} ${tag} (${record.httpStatus})${mutationVersion(record)}`
+            + `${hasText(record.principalID) ? ` for ${record.principalID}` : ''}${hasText(record.reason) ? `: ${record.reason}` : ''}`;
+          break;
+        }
         summary = `${resourceName(record)}: mutation ${shortId(record.mutation)} ${tag || '(no outcome)'}${mutationVersion(record)}`;
         if (record.event !== undefined) summary += ` ${eventLabel(record.event, MUTATION_LENGTH)}`;
         break;
@@ -950,12 +1168,34 @@
       case JOURNAL_KIND:
         summary = `${record.system}: ${journalParts(record.status).map((part) => part.text).join(' · ')}`;
         break;
+      case 'request':
+        tag = String(record.httpStatus ?? '');
+        summary = requestSummary(record);
+        break;
+      case 'commit':
+        summary = commitSummary(record);
+        break;
+      case 'push':
+        tag = typeof record.outcome === 'string' ? record.outcome : '';
+        summary = `${textOf(record.key)} ${versionText(record.version)} ${tag} to ${formatCount(record.count ?? 0)} socket${record.count === 1 ? '' : 's'}`
+          + (Array.isArray(record.sockets) && record.sockets.length ? ` (${record.sockets.map((n) => `#${n}`).join(', ')}${record.count > record.sockets.length ? ', …' : ''})` : '')
+          + (hasText(record.reason) ? `; ${record.reason}` : '');
+        break;
+      case 'socket':
+        tag = typeof record.outcome === 'string' ? record.outcome : '';
+        summary = record.outcome === 'opened'
+          ? `socket #${record.socket} opened: ${textOf(record.key)} for ${textOf(record.principalID ?? '?')}${hasText(record.client) ? ` (client ${record.client})` : ''}`
+          : `socket #${record.socket} closed: ${textOf(record.key)}, ${textOf(record.reason ?? 'the client left')}`;
+        break;
+      case 'session':
+        summary = hasText(record.principalID) ? `sessions of ${record.principalID} ended: their sockets close` : 'every session ended: every socket closes';
+        break;
       default:
         summary = record.kind;
     }
     if (summary.length > SUMMARY_LENGTH + 40) summary = `${summary.slice(0, SUMMARY_LENGTH + 39)}…`;
     // The full mutation id too, so that the filter finds every record of one mutation.
-    let extra = record.kind === 'mutation' && record.mutation !== undefined ? ` ${record.mutation}` : '';
+    let extra = hasText(record.mutation) ? ` ${record.mutation}` : '';
     // The event's JSON too, so that a filter written against it still finds the row.
     if (record.event !== undefined) extra += ` ${compact(record.event, 4 * SUMMARY_LENGTH)}`;
     // A journal's full recovery and error (the row cuts them), so that the filter finds them.
@@ -967,6 +1207,28 @@
     info = { summary, tag, text };
     rowCache.set(record, info);
     return info;
+  }
+
+  // "POST /me/ride 200 · annie · mutation c1:3 · 4.2 ms"; a read says the key and version.
+  function requestSummary(record) {
+    const parts = [`${textOf(record.route ?? '?')} ${record.httpStatus ?? ''}`.trim()];
+    if (hasText(record.principalID)) parts.push(record.principalID);
+    if (hasText(record.mutation)) parts.push(`mutation ${shortId(record.mutation)}`);
+    else if (hasText(record.key)) parts.push(`${record.key}${hasText(record.version) ? ` ${versionText(record.version)}` : ''}`);
+    const ms = Number(record.duration) * 1000;
+    if (Number.isFinite(ms)) parts.push(`${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`);
+    return parts.join(' · ');
+  }
+
+  // "ride/annie v5, ride/bobby v7 · mutation c1:3 of annie", or "… · server-side".
+  function commitSummary(record) {
+    const changes = Array.isArray(record.changes) ? record.changes : [];
+    const shown = changes.slice(0, 4).map((change) => `${textOf(change.key)} ${change.deleted ? 'deleted' : versionText(change.version)}`);
+    if (changes.length > shown.length) shown.push(`${changes.length - shown.length} more`);
+    const cause = hasText(record.mutation)
+      ? `mutation ${shortId(record.mutation)}${hasText(record.principalID) ? ` of ${record.principalID}` : ''}`
+      : 'server-side';
+    return `${shown.join(', ') || 'nothing written'} · ${cause}`;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1097,6 +1359,7 @@
       app.connected = Boolean(entry.connected);
       app.redaction = entry.redaction || { fields: [] };
       app.serverDropped = Number(entry.dropped) || 0;
+      app.clockBase = typeof entry.clockBase === 'number' ? entry.clockBase : null;
       // After a reconnect an app with nothing held gets no records message: clear it here.
       if (app.resetOnNext && entry.records === 0) {
         app.resetOnNext = false;
@@ -1267,6 +1530,7 @@
     if (!app) return;
     const records = app.pendingReplaces ? app.pending : app.records.concat(app.pending);
     const session = { format: 1, app: app.name, redaction: app.redaction || { fields: [] }, records };
+    if (typeof app.clockBase === 'number') session.started = app.clockBase;
     const blob = new Blob([JSON.stringify(session)], { type: 'application/json' });
     const url = URL.createObjectURL(blob);
     const link = document.createElement('a');
@@ -1303,6 +1567,7 @@
     app.name = typeof session.app === 'string' && session.app ? session.app : fileName;
     app.fileName = fileName;
     app.redaction = session.redaction || { fields: [] };
+    app.clockBase = typeof session.started === 'number' ? session.started : null;
     model.apps.set(key, app);
     model.order.push(key);
     replaceRecords(app, session.records);
@@ -1654,7 +1919,10 @@
     if (!record) {
       title.className = 'muted';
       title.textContent = app ? 'Select a record (click, or ↑ ↓).' : 'No app selected.';
-      for (const id of ['#detail-event', '#detail-diff', '#detail-effects', '#detail-resources', '#detail-state']) $(id).replaceChildren();
+      for (const id of ['#detail-event', '#detail-diff', '#detail-effects', '#detail-links', '#detail-resources', '#detail-state']) {
+        $(id).replaceChildren();
+      }
+      $('#detail-links-section').hidden = true;
       $('#detail-state-title').textContent = 'State';
       renderDetailLive();
       return;
@@ -1670,9 +1938,42 @@
     if (record.kind === JOURNAL_KIND) title.append(el('span', { class: 'journal-tag', text: 'journal' }));
     renderEvent(app, index, record);
     renderDiff(app, index, record);
+    renderLinks(app, index);
     renderResources(app, index);
     renderState(app, index, record);
     renderDetailLive();
+  }
+
+  // "Across apps": the records of every app linked to the selected one, as they happened, each
+  // a link that selects it in its app.
+  function renderLinks(app, index) {
+    const items = traceOf(app, index);
+    const section = $('#detail-links-section');
+    const container = $('#detail-links');
+    section.hidden = items.length < 2;
+    if (items.length < 2) {
+      container.replaceChildren();
+      return;
+    }
+    const start = items[0].time;
+    const rows = items.slice(0, MAX_LINKS).map((item) => {
+      const record = item.app.records[item.index];
+      const info = rowInfo(item.app, record);
+      const current = item.app === app && item.index === index;
+      const ms = Math.round((item.time - start) * 1000);
+      return el('div', {
+        class: `link-row stage-${item.stage}${current ? ' current' : ''}`, 'data-link-app': item.app.key, 'data-link-sequence': String(record.sequence),
+        title: `${item.app.name} · #${record.sequence} · ${record.system}`,
+      },
+      el('span', { class: 'link-time', text: `+${ms} ms` }),
+      el('span', { class: 'link-app', text: item.app.name }),
+      el('span', { class: `badge kind-${record.kind}`, text: KIND_BADGES[record.kind] || record.kind }),
+      el('span', { class: 'link-summary', text: `${item.stage === 'press' ? 'pressed: ' : item.stage === 'shown' ? 'shown: ' : ''}${info.summary}` }));
+    });
+    if (items.length > MAX_LINKS) rows.push(el('div', { class: 'muted', text: `${items.length - MAX_LINKS} more linked records` }));
+    const apps = new Set(items.map((item) => item.app.key)).size;
+    $('#detail-links-title').textContent = `Across apps: ${items.length} linked records in ${apps} app${apps === 1 ? '' : 's'}`;
+    container.replaceChildren(...rows);
   }
 
   // "Resources and journals at this moment": each resource's latest status at or before the
@@ -2016,8 +2317,19 @@
     timelineEl.focus({ preventScroll: true });
   }
 
-  // Links to another record (diff basis, effects, "shown here") select it.
+  // Links to another record (diff basis, effects, "shown here") select it; a linked record of
+  // another app selects that app, then the record.
   function onDetailClick(event) {
+    const across = event.target.closest('[data-link-app]');
+    if (across) {
+      event.preventDefault();
+      const owner = model.apps.get(across.dataset.linkApp);
+      if (!owner) return;
+      if (owner !== selectedApp()) selectApp(owner.key);
+      const at = indexOfSequence(owner, Number(across.dataset.linkSequence));
+      if (at >= 0) selectIndex(owner, at, true);
+      return;
+    }
     const app = selectedApp();
     const link = event.target.closest('[data-index]');
     if (!app || !link || link === event.currentTarget) return;

@@ -55,6 +55,8 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
     let pushWriting: PushWriting
     /// Every connection the server's applications accepted and have not closed yet.
     let connections = OpenConnections()
+    /// Who watches what the server does (an inspector, through StateLoopInspectorSyncServer).
+    package let activity = ServerActivityObservers()
     let declarations = Mutex<[Declaration]>([])
     /// The indexes of collections' queries asked of the store.
     let preparedIndexes = Mutex<Set<String>>([])
@@ -76,7 +78,7 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
         metrics = ServerMetrics(registry: registry)
         hub = PushHub(
             maximumSocketsPerPrincipal: configuration.maximumSocketsPerPrincipal, encodesOnce: configuration.encodesPushesOnce,
-            drainsPerTask: configuration.pushDrainsPerTask, metrics: metrics
+            drainsPerTask: configuration.pushDrainsPerTask, metrics: metrics, activity: activity
         )
         pushWriting = PushWriting(
             maximumPushBytes: configuration.maximumPushBytes, slowReaderTimeout: configuration.slowReaderTimeout,
@@ -84,7 +86,8 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
             metrics: metrics, logger: logger
         )
         queries = QueryHub(store: store, maximumPushBytes: configuration.maximumPushBytes, logger: logger)
-        store.observeCommits { [hub, queries] changes in
+        store.observeCommits { [hub, queries, activity] changes in
+            activity.report(.commit(changes))
             hub.publish(changes)
             queries.publish(changes)
         }
@@ -160,6 +163,7 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
     /// pull what they missed: call it when something every socket was authorized by changed
     /// (sessions revoked in bulk, say).
     public func closeAllSockets() {
+        activity.report(.sessionsEnded(scope: nil))
         hub.closeOpenSockets()
     }
 
@@ -167,6 +171,7 @@ public final class SyncServer<Access: AccessPolicy>: Sendable {
     /// call it when its session ends (sign-out, revocation), since sockets are authorized when
     /// they open. Their clients reconnect, are refused, and pull to learn why.
     public func closeSockets(of principalID: String) {
+        activity.report(.sessionsEnded(scope: principalID))
         hub.close(scope: principalID)
     }
 

@@ -45,12 +45,18 @@ final class PushHub: Sendable {
     /// Whether a value's push is encoded once for its sockets (see `SyncServerConfiguration`).
     private let encodesOnce: Bool
     private let metrics: ServerMetrics
+    /// Told what each value's fan-out did, while the server is watched.
+    private let activity: ServerActivityObservers
 
-    init(maximumSocketsPerPrincipal: Int, encodesOnce: Bool = true, drainsPerTask: Int = 128, metrics: ServerMetrics) {
+    init(
+        maximumSocketsPerPrincipal: Int, encodesOnce: Bool = true, drainsPerTask: Int = 128, metrics: ServerMetrics,
+        activity: ServerActivityObservers = ServerActivityObservers()
+    ) {
         self.maximumSocketsPerPrincipal = maximumSocketsPerPrincipal
         self.encodesOnce = encodesOnce
         self.drainsPerTask = max(1, drainsPerTask)
         self.metrics = metrics
+        self.activity = activity
     }
 
     /// Registers a socket; returns its id, which ``unregister(_:key:)`` takes.
@@ -112,7 +118,7 @@ final class PushHub: Sendable {
 
     /// Hands one commit's changes to the sockets that follow them. Called in commit order.
     func publish(_ changes: CommittedChanges) {
-        var offers: [(PushSocketWriter, PushOutbox.Entry)] = []
+        var offers: [(id: Int, writer: PushSocketWriter, entry: PushOutbox.Entry)] = []
         state.withLock { state in
             for progress in changes.progress {
                 let clientKey = ClientProgressKey(scope: progress.scope, client: progress.client)
@@ -122,27 +128,33 @@ final class PushHub: Sendable {
                 }
             }
             for value in changes.values {
-                for subscriber in state.subscribers[value.key]?.values ?? [:].values {
-                    offers.append((subscriber.writer, PushOutbox.Entry(value: value, lastMutationID: subscriber.lastMutationID)))
+                for (id, subscriber) in state.subscribers[value.key] ?? [:] {
+                    offers.append((id, subscriber.writer, PushOutbox.Entry(value: value, lastMutationID: subscriber.lastMutationID)))
                 }
             }
         }
         // Outside the hub's lock. Access is checked by each socket's writer, not here: this runs
         // on the store's writer queue, where the app's code would hold up every commit.
+        var reports = PushReports(isOn: activity.isWatched)
         if encodesOnce {
-            fanOut(offers)
+            fanOut(offers, reports: &reports)
         } else {
-            for (writer, entry) in offers { record(writer.offer(entry)) }
+            for (id, writer, entry) in offers {
+                let offer = writer.offer(entry)
+                record(offer)
+                reports.note(offer, socket: id, value: entry.value)
+            }
         }
+        for report in reports.made(in: changes) { activity.report(.pushes(report)) }
     }
 
     /// Offers each value, encoded once per `lastMutationID` rather than once per socket, and
     /// schedules the drains due in tasks of up to ``drainsPerTask`` writers per event loop
     /// rather than one task per socket: a value 10,000 sockets follow makes a few dozen tasks.
-    private func fanOut(_ offers: [(PushSocketWriter, PushOutbox.Entry)]) {
+    private func fanOut(_ offers: [(id: Int, writer: PushSocketWriter, entry: PushOutbox.Entry)], reports: inout PushReports) {
         var encoded: [PushKey: EncodedPush] = [:]
         var due: [ObjectIdentifier: (loop: any EventLoop, writers: [PushSocketWriter])] = [:]
-        for (writer, entry) in offers {
+        for (id, writer, entry) in offers {
             var entry = entry
             let key = PushKey(key: entry.value.key, version: entry.value.version, lastMutationID: entry.lastMutationID)
             if let known = encoded[key] {
@@ -154,6 +166,7 @@ final class PushHub: Sendable {
             }
             let (offer, drainDue) = writer.queue(entry)
             record(offer)
+            reports.note(offer, socket: id, value: entry.value)
             guard drainDue else { continue }
             let loop = writer.eventLoop
             let id = ObjectIdentifier(loop)
@@ -235,6 +248,33 @@ final class PushHub: Sendable {
 struct ClientProgressKey: Hashable, Sendable {
     var scope: String
     var client: ClientID
+}
+
+/// What one commit's fan-out did with each socket, gathered per value while the server is
+/// watched, and not at all otherwise.
+private struct PushReports {
+    private var reports: [ResourceKey: ServerActivity.PushReport]?
+
+    init(isOn: Bool) {
+        reports = isOn ? [:] : nil
+    }
+
+    mutating func note(_ offer: PushOutbox.Offer, socket: Int, value: StoredValue) {
+        guard reports != nil else { return }
+        var report = reports?[value.key] ?? ServerActivity.PushReport(key: value.key, version: value.version)
+        switch offer {
+        case .queued: report.queued.append(socket)
+        case .coalesced: report.coalesced.append(socket)
+        case .outdated, .closed: report.dropped.append(socket)
+        }
+        reports?[value.key] = report
+    }
+
+    /// The reports, in the order of the commit's values.
+    func made(in changes: CommittedChanges) -> [ServerActivity.PushReport] {
+        guard let reports else { return [] }
+        return changes.values.compactMap { reports[$0.key] }
+    }
 }
 
 /// What makes two pushes the same text.

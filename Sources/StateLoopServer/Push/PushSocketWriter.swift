@@ -95,6 +95,11 @@ final class PushSocketWriter: Sendable {
         self.shared = shared
     }
 
+    /// Why the server closed the socket, if it did.
+    var ending: Ending? {
+        state.withLock { $0.ending }
+    }
+
     /// The event loop this writer's drains run on.
     var eventLoop: any EventLoop { channel.eventLoop }
 

@@ -167,11 +167,12 @@ extension SyncServer {
         let checks = sessionChecks(of: socket, request: request, writer: writer, on: channel)
         do {
             try channel.pipeline.syncOperations.addHandler(
-                PushSocketHandler(writer: writer, shared: pushWriting, key: socket.key) { [hub, queries] in
+                PushSocketHandler(writer: writer, shared: pushWriting, key: socket.key) { [hub, queries, activity] in
                     cut?.cancel()
                     checks?.cancel()
                     hub.unregister(id, key: socket.key)
                     queries.unregister(id)
+                    activity.report(.socketClosed(socket: id, key: socket.key, ending: writer.ending?.reason))
                 })
         } catch {
             cut?.cancel()
@@ -179,6 +180,7 @@ extension SyncServer {
             hub.unregister(id, key: socket.key)
             throw error
         }
+        activity.report(.socketOpened(socket: id, key: socket.key, scope: socket.scope, client: socket.client))
         Task { [store, access, hub] in
             do {
                 guard let principal = try await access.principal(for: request), access.id(of: principal) == socket.scope else {

@@ -59,6 +59,16 @@ enum WireMessage {
         Data(#"{"version":{"epoch":\#(version.epoch),"counter":\#(version.counter)}}"#.utf8)
     }
 
+    /// The version of a receipt (``receipt(_:)``), read back for a report.
+    static func receiptVersion(_ body: Data) -> Version? {
+        try? JSONDecoder().decode(MutationReceipt.self, from: body).version
+    }
+
+    /// An error body's code and message (`code: message`), read back for a report.
+    static func errorText(_ body: Data) -> String? {
+        (try? JSONDecoder().decode(ErrorBody.self, from: body)).map { "\($0.error): \($0.message)" }
+    }
+
     /// The fixed error bodies, encoded once rather than on every answer.
     static let unauthorized = error(ErrorResponse.unauthorized.body)
     static let notFound = error("notFound", "no such resource")

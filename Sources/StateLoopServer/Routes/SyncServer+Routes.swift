@@ -29,7 +29,7 @@ extension SyncServer {
     func addKitRoutes(to router: Router<SyncRequestContext>) -> RouteTable {
         let table = RouteTable([])
         // Outside the error middleware: what it makes of a thrown error is what is counted.
-        router.add(middleware: RequestRecordMiddleware(metrics: metrics))
+        router.add(middleware: RequestRecordMiddleware(metrics: metrics, activity: activity))
         router.add(middleware: RouteErrorMiddleware(table: table))
         addDeclaredRoutes(to: router)
         table.learn(router)
@@ -109,6 +109,7 @@ extension SyncServer {
             throw .unavailable
         }
         guard let found else { throw .unauthorized }
+        RequestNote.principal(found, id: access.id(of: found))
         return found
     }
 
@@ -117,12 +118,13 @@ extension SyncServer {
     ) async -> Response {
         do {
             guard let principal = try await access.principal(for: request) else { return Self.unauthorized }
+            let scope = access.id(of: principal)
+            RequestNote.principal(principal, id: scope)
             guard let id = key(principal, context.parameters) else { return Self.notFound }
             let resourceKey = ResourceKey(resource: resource, id: id)
             guard access.mayRead(resourceKey, as: principal) else { return Self.notFound }
-            let (value, lastMutationID) = try await store.read(
-                resourceKey, lastMutationIDOf: Self.clientID(of: request), scope: access.id(of: principal)
-            )
+            let (value, lastMutationID) = try await store.read(resourceKey, lastMutationIDOf: Self.clientID(of: request), scope: scope)
+            RequestNote.key(resourceKey, version: value?.version)
             guard let value else { return Self.notFound }
             return KitJSON.response(.ok, Data(WireMessage.versioned(value, lastMutationID: lastMutationID).utf8))
         } catch {
@@ -139,6 +141,8 @@ extension SyncServer {
         } catch {
             return Self.unavailable
         }
+        let scope = access.id(of: principal)
+        RequestNote.principal(principal, id: scope)
         let mutationID: MutationID
         switch Self.mutationID(of: request) {
         case .success(let id): mutationID = id
@@ -152,7 +156,7 @@ extension SyncServer {
         }
         let parameters = context.parameters
         let mutation = IncomingMutation(
-            id: mutationID, scope: access.id(of: principal),
+            id: mutationID, scope: scope,
             fingerprint: Self.fingerprint(method: request.method.rawValue, path: request.uri.path, body: body)
         )
         let access = self.access
@@ -161,19 +165,29 @@ extension SyncServer {
         // still comes after the remembered answer, from inside the transaction.
         let decoded = Result { try run(parameters, principal, body) }
         do {
+            let activity = activity
             let (answer, closings) = try await timedWrite { store in
-                try mutation.process(in: store, mayWrite: { access.mayWrite($0, as: principal) }, logger: logger) {
+                let processed = try mutation.process(in: store, mayWrite: { access.mayWrite($0, as: principal) }, logger: logger) {
                     let prepared = try decoded.get()
                     // A row's mutation is the handler's to allow: the policy reads values.
                     guard prepared.isRow || access.mayRead(prepared.key, as: principal) else { throw MutationRefusal.notFound }
                     return prepared
                 }
+                // Inside the transaction, once it is decided: it commits before the next
+                // transaction starts, so this report comes before its commit's.
+                if activity.isWatched {
+                    let report = processed.report(of: mutation)
+                    activity.report(.mutation(report))
+                    if let key = processed.key { RequestNote.key(key, version: report.version) }
+                }
+                return (processed.answer, processed.closings)
             }
             closeSockets(closings)
             return Self.json(answer.status, answer.body)
         } catch {
             // Nothing was committed, so nothing is remembered: the client's retry runs it anew.
             logger.error("mutation failed", metadata: ["mutation": "\(mutationID)", "error": "\(error)"])
+            activity.report(.mutation(.init(id: mutationID, scope: scope, outcome: .failed, status: 503, refusal: "\(error)")))
             return Self.unavailable
         }
     }

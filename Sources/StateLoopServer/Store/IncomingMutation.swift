@@ -31,6 +31,27 @@ struct IncomingMutation: Sendable {
     /// any other handler error is a refusal (422), remembered like one, since a handler does no
     /// I/O and would fail the same way again.
     ///
+    /// What ``process(in:mayWrite:logger:prepare:)`` made of the mutation.
+    struct Processed {
+        let answer: RememberedAnswer
+        /// The push sockets to close once the transaction has committed (sessions the handler
+        /// ended).
+        var closings = SocketClosings()
+        /// Whether the answer is the one remembered from the first time.
+        var isRepeat = false
+        /// The key whose version answers it, once its request was decoded.
+        var key: ResourceKey? = nil
+
+        /// The mutation's report for those who watch the server.
+        func report(of mutation: IncomingMutation) -> ServerActivity.MutationReport {
+            let version = answer.status == 200 ? WireMessage.receiptVersion(answer.body) : nil
+            let refusal = answer.status == 200 ? nil : WireMessage.errorText(answer.body)
+            let outcome: ServerActivity.MutationReport.Outcome = isRepeat ? .repeated : answer.status == 200 ? .applied : .refused
+            return .init(
+                id: mutation.id, scope: mutation.scope, outcome: outcome, status: answer.status, version: version, refusal: refusal)
+        }
+    }
+
     /// - Returns: the answer, and the push sockets to close once the transaction has committed
     ///   (sessions the handler ended).
     func process(
@@ -38,32 +59,32 @@ struct IncomingMutation: Sendable {
         mayWrite: @escaping (ResourceKey) -> Bool,
         logger: Logger,
         prepare: () throws -> Prepared
-    ) throws -> (answer: RememberedAnswer, closings: SocketClosings) {
+    ) throws -> Processed {
         if let remembered = try store.answer(to: id.rawValue, scope: scope) {
             guard remembered.fingerprint == fingerprint else {
-                return (refusal(MutationRefusal("mutationIDReused", "Mutation-ID \(id) was used for another change")), SocketClosings())
+                return Processed(answer: refusal(MutationRefusal("mutationIDReused", "Mutation-ID \(id) was used for another change")))
             }
-            return (remembered, SocketClosings())
+            return Processed(answer: remembered, isRepeat: true)
         }
         let parts = id.parts
         if let (client, sequence) = parts, let last = try store.lastMutationID(of: client, scope: scope), sequence <= last {
             // Its answer was forgotten because the client went on to later ones: a client that
             // follows the protocol never sends it again, and it must not run twice.
             let refused = MutationRefusal("mutationAlreadyProcessed", "Mutation-ID \(id) is older than \(client)'s mutation \(last)")
-            return (refusal(refused), SocketClosings())
+            return Processed(answer: refusal(refused))
         }
         let prepared: Prepared
         do {
             prepared = try prepare()
         } catch let refused as MutationRefusal {
-            return (refusal(refused), SocketClosings())
+            return Processed(answer: refusal(refused))
         }
         let (answer, closings) = try run(prepared, in: store, mayWrite: mayWrite, logger: logger)
         try store.remember(answer, to: id.rawValue, scope: scope, client: parts?.client, sequence: parts?.sequence)
         if let (client, sequence) = parts {
             try store.setLastMutationID(sequence, of: client, scope: scope)
         }
-        return (answer, closings)
+        return Processed(answer: answer, closings: closings, key: prepared.key)
     }
 
     private func run(

@@ -1,0 +1,72 @@
+import Foundation
+import StateLoopWire
+
+/// One thing a ``SyncServer`` did, as those who watch it (StateLoopInspectorSyncServer) hear of
+/// it: built only while someone watches, from what the kit knows at that moment.
+package enum ServerActivity: Sendable {
+    /// An HTTP request answered: the kit's routes and the app's own.
+    case request(RequestReport)
+    /// A mutation answered from inside its transaction.
+    case mutation(MutationReport)
+    /// A transaction committed: reported before any push of it leaves.
+    case commit(CommittedChanges)
+    /// What one committed value's fan-out did with each socket that follows its key.
+    case pushes(PushReport)
+    /// A push socket registered.
+    case socketOpened(socket: Int, key: ResourceKey, scope: String, client: ClientID?)
+    /// A push socket's connection ended; `ending` is why the server closed it, `nil` when the
+    /// client left.
+    case socketClosed(socket: Int, key: ResourceKey, ending: String?)
+    /// The sessions of the principal `scope` ended (every principal's for `nil`): its sockets
+    /// are being closed.
+    case sessionsEnded(scope: String?)
+
+    /// An answered request, with what the routes learned of it.
+    package struct RequestReport: Sendable {
+        /// The method and the matched route's pattern (`POST /me/ride`), or `unmatched`.
+        package var route: String
+        package var status: Int
+        package var duration: Duration
+        /// The `Mutation-ID` header, as sent.
+        package var mutation: String?
+        /// The `Client-ID` header, as sent.
+        package var client: String?
+        /// What the routes found out while answering.
+        package var found: RequestNote.Found
+    }
+
+    /// What a mutation route made of one mutation.
+    package struct MutationReport: Sendable {
+        package enum Outcome: String, Sendable {
+            /// Its handler ran and its writes committed.
+            case applied
+            /// Refused, by its handler, its body or the access rules: remembered like an answer.
+            case refused
+            /// Sent again: answered with what the first time was answered, nothing run.
+            case repeated
+            /// The store failed (at its commit, say): nothing was committed or remembered, and
+            /// the client's retry runs it anew. May follow an `applied` report of the same
+            /// attempt, made before the commit failed.
+            case failed
+        }
+
+        package var id: MutationID
+        package var scope: String
+        package var outcome: Outcome
+        package var status: Int
+        /// The version that answers it, when accepted.
+        package var version: Version? = nil
+        /// The refusal's error code and message, or the store's failure.
+        package var refusal: String? = nil
+    }
+
+    /// One value's fan-out: the sockets it was queued to, those whose waiting value it replaced
+    /// (their reader was slow), and those that dropped it (they held a newer one, or closed).
+    package struct PushReport: Sendable {
+        package var key: ResourceKey
+        package var version: Version
+        package var queued: [Int] = []
+        package var coalesced: [Int] = []
+        package var dropped: [Int] = []
+    }
+}
