@@ -51,6 +51,9 @@ let package = Package(
                 "NightrideModel",
                 // The kit: resources, pushes, mutations, sessions, the store and its host.
                 .product(name: "StateLoopServer", package: "StateLoop"),
+                // Its half of the inspector's timeline, when asked for (`--inspect`).
+                .product(name: "StateLoopInspector", package: "StateLoop"),
+                .product(name: "StateLoopInspectorSyncServer", package: "StateLoop"),
                 .product(name: "StateLoopServerPostgres", package: "StateLoop", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "StateLoopWire", package: "StateLoop"),
                 .product(name: "Hummingbird", package: "hummingbird"),

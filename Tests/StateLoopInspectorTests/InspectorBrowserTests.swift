@@ -139,6 +139,110 @@ struct InspectorBrowserTests {
         }
     }
 
+    @Test(
+        "records of a client, a server and another client linked into one chain in the order things happened, whatever the apps' clocks: one started an hour 'earlier', and a push recorded after the status it brought"
+    )
+    func linksAcrossApps() async throws {
+        try await withPage { server, browser, logger in
+            // The phone's session times run an hour ahead of the others'; the inspector places
+            // each app on its own clock from its hello.
+            let phone = Inspector(app: "Phone", startedAgo: .seconds(3_600))
+            let backend = Inspector(app: "Backend")
+            let tablet = Inspector(app: "Tablet")
+            /// A record of `kind` with `fields` (as the wire names them).
+            func record(_ kind: InspectorRecord.Kind, _ system: String, _ fields: [String: JSONValue]) throws -> InspectorRecord {
+                let common: [String: JSONValue] = [
+                    "sequence": .number(0), "time": .number(0), "system": .string(system), "kind": .string(kind.rawValue),
+                ]
+                return try JSONDecoder().decode(InspectorRecord.self, from: JSONEncoder().encode(JSONValue.object(common.merging(fields) { $1 })))
+            }
+            let version = JSONValue.object(["epoch": .number(0), "counter": .number(7)])
+            phone.keep(try record(.reduced, "phone", ["event": .object(["add": .object(["_0": .string("milk")])]), "source": .string("sent")]))
+            for step in ["queued", "sent"] {
+                phone.keep(try record(.mutation, "notes", ["resource": .string("notes"), "mutation": .string("p:1"), "outcome": .string(step)]))
+            }
+            backend.keep(
+                try record(
+                    .socket, "server", ["socket": .number(4), "key": .string("list/home"), "client": .string("t"), "outcome": .string("opened")]))
+            backend.keep(
+                try record(
+                    .mutation, "server",
+                    ["mutation": .string("p:1"), "outcome": .string("applied"), "httpStatus": .number(200), "version": .string("v7")]))
+            backend.keep(
+                try record(
+                    .commit, "server",
+                    ["mutation": .string("p:1"), "changes": .array([.object(["key": .string("list/home"), "version": .string("v7")])])]
+                ))
+            // The tablet's status is kept before the push that brought it: as an app whose clock
+            // runs behind would have it.
+            tablet.keep(
+                try record(.resource, "list", ["resource": .string("list"), "client": .string("t"), "status": .object(["version": .string("v7")])]))
+            tablet.keep(
+                try record(
+                    .reduced, "tablet",
+                    [
+                        "source": .string("effect"), "event": .object(["loaded": .object([:])]),
+                        "state": .object(["list": .object(["confirmedVersion": version])]),
+                    ]
+                ))
+            backend.keep(
+                try record(
+                    .push, "server",
+                    [
+                        "key": .string("list/home"), "version": .string("v7"), "outcome": .string("queued"), "count": .number(1),
+                        "sockets": .array([.number(4)]),
+                    ]
+                ))
+            backend.keep(try record(.request, "server", ["route": .string("POST /list"), "httpStatus": .number(200), "mutation": .string("p:1")]))
+            let url = try #require(server.appURL)
+            for inspector in [phone, backend, tablet] { inspector.connect(to: url, logger: logger) }
+            defer { for inspector in [phone, backend, tablet] { inspector.disconnect() } }
+            #expect(await eventually(within: .seconds(30)) { [phone, backend, tablet].allSatisfy(\.isConnected) })
+
+            // Each app placed on the inspector's clock from its hello: the phone's session began an
+            // hour ago by its own account, which the inspector's clock agrees with.
+            let page = TestPage(url: "ws://127.0.0.1:\(try #require(server.port))/page?token=\(server.configuration.token)")
+            defer { page.close() }
+            #expect(await eventually(within: .seconds(30)) { page.apps.count == 3 })
+            let now = Date().timeIntervalSince1970
+            let bases = Dictionary(
+                page.apps.compactMap { app -> (String, Double)? in
+                    guard case .string(let name)? = app["app"], case .number(let base)? = app["clockBase"] else { return nil }
+                    return (name, base)
+                }, uniquingKeysWith: { first, _ in first })
+            #expect(abs((bases["Phone"] ?? 0) - (now - 3_600)) < 60, "\(bases)")
+            #expect(abs((bases["Backend"] ?? 0) - now) < 60 && abs((bases["Tablet"] ?? 0) - now) < 60, "\(bases)")
+
+            try await browser.navigate(to: try #require(server.pageURL))
+            #expect(try await browser.waitFor("[...document.querySelectorAll('#apps li.app')].length === 3"))
+            let phoneRow = "[...document.querySelectorAll('#apps li.app')].find(li => li.querySelector('.app-title').textContent === 'Phone')"
+            _ = try await browser.evaluate("\(phoneRow).click()")
+            #expect(try await browser.waitFor("document.querySelectorAll('#timeline .record').length === 3"))
+            _ = try await browser.evaluate("document.querySelector('#timeline .record.kind-reduced').click()")
+            #expect(try await browser.waitFor("document.querySelectorAll('#detail-links .link-row').length === 9"))
+            let chain = try await browser.evaluate(
+                "[...document.querySelectorAll('#detail-links .link-row')].map(e => [...e.classList].find(c => c.startsWith('stage-')) + ' ' + e.querySelector('.link-app').textContent).join(' | ')"
+            )
+            guard case .string(let text) = chain else { throw HeadlessChromium.Failure(description: "\(chain)") }
+            let stages = text.components(separatedBy: " | ")
+            // Records kept within a millisecond of each other may come in any order the causes
+            // allow (each app's place on the inspector's clock is known to its hello's transit):
+            // the causes are what is checked.
+            let expected = [
+                "stage-press Phone · phone", "stage-queued Phone · notes", "stage-sent Phone · notes", "stage-applied Backend · server",
+                "stage-commit Backend · server", "stage-push Backend · server", "stage-received Tablet · list", "stage-shown Tablet · tablet",
+            ]
+            #expect(stages.filter { $0 != "stage-request Backend · server" } == expected, "\(stages)")
+            let request = try #require(stages.firstIndex(of: "stage-request Backend · server"), "\(stages)")
+            #expect(request > stages.firstIndex(of: "stage-sent Phone · notes") ?? .max, "\(stages)")
+            let times = try await browser.evaluate(
+                "[...document.querySelectorAll('#detail-links .link-time')].map(e => parseInt(e.textContent.slice(1)))")
+            guard case .array(let numbers) = times else { throw HeadlessChromium.Failure(description: "\(times)") }
+            let ms = numbers.compactMap { if case .number(let n) = $0 { n } else { nil } }
+            #expect(ms == ms.sorted() && (ms.last ?? .infinity) < 60_000, "on one clock, forward, not an hour apart: \(ms)")
+        }
+    }
+
     private func check(server: InspectorServer, browser: HeadlessChromium, logger: Logger) async throws {
         let gates = Gates()
         let inspector = Inspector(app: "Search", redacting: ["password"])

@@ -9,4 +9,12 @@ extension Inspector {
         if let url { inspector.connect(to: url) }
         return inspector
     }
+
+    /// An inspector for a Nightride server (instance `instance` of several, when given): the
+    /// same fields redacted, its principal's among them. Connects to `url` when given.
+    public static func nightrideServer(instance: Int? = nil, connectingTo url: String?) -> Inspector {
+        let inspector = Inspector(app: instance.map { "Nightride server \($0 + 1)" } ?? "Nightride server", redacting: ["password", "token"])
+        if let url { inspector.connect(to: url) }
+        return inspector
+    }
 }

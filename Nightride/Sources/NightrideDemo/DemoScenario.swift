@@ -33,6 +33,9 @@ public final class DemoScenario {
         public var instances: Int
         /// Records what every client does, for an inspector; `nil` records nothing.
         public var inspector: Inspector?
+        /// Records what each server instance does (given its index), for the same inspector:
+        /// each instance a source of its own; `nil` records nothing.
+        public var serverInspector: (@Sendable (Int) -> Inspector)?
 
         /// A run with `seed`.
         public init(
@@ -118,7 +121,7 @@ public final class DemoScenario {
 
     /// The configuration of instance `index`: its data on a file, or on the database.
     private func configuration(instance index: Int) -> NightrideServer.Configuration {
-        NightrideServer.Configuration(
+        var configuration = NightrideServer.Configuration(
             dataPath: options.postgresURL == nil ? options.journalFolder + "/server.sqlite" : nil,
             postgresURL: options.postgresURL,
             durability: .processCrash,
@@ -127,6 +130,8 @@ public final class DemoScenario {
             loginLimits: .scriptedClients,
             passwordCost: 4
         )
+        configuration.inspector = options.serverInspector?(index)
+        return configuration
     }
 
     /// The faults of instance `index`, on from the start.

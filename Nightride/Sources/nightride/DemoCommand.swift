@@ -4,6 +4,7 @@ import NightrideClient
 import NightrideDemo
 import NightrideServer
 import StateLoopInspector
+import Synchronization
 
 /// `nightride demo`: the scripted scenario with faults, its transcript and its verdict.
 struct DemoCommand: AsyncParsableCommand {
@@ -27,7 +28,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Send what every client does to a StateLoop inspector (the apps address `swift run stateloop-inspector` prints).",
+            "Send what every client and server instance does to a StateLoop inspector (the apps address `swift run stateloop-inspector` prints).",
             valueName: "ws-url"
         ))
     var inspect: String?
@@ -44,12 +45,22 @@ struct DemoCommand: AsyncParsableCommand {
     func run() async throws {
         var options = DemoScenario.Options(seed: seed, postgresURL: postgres, instances: instances)
         options.inspector = inspect.map { Inspector.nightride(connectingTo: $0) }
+        let servers = Mutex<[Inspector]>([])
+        if let inspect {
+            let several = options.instances > 1
+            options.serverInspector = { index in
+                let inspector = Inspector.nightrideServer(instance: several ? index : nil, connectingTo: inspect)
+                servers.withLock { $0.append(inspector) }
+                return inspector
+            }
+        }
         let scenario = DemoScenario(options: options, log: say)
         let report = try await scenario.run()
         if let inspector = options.inspector {
             // What the last steps recorded reaches the inspector before the process ends.
             try? await Task.sleep(for: .milliseconds(500))
             inspector.disconnect()
+            for server in servers.withLock({ $0 }) { server.disconnect() }
         }
         print(report.table)
         if !report.passed {

@@ -1,9 +1,11 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NightrideClient
 import NightrideHarness
 import NightrideModel
 import NightrideServer
+import StateLoopInspector
 import StateLoopServer
 
 #if PostgreSQL
@@ -110,6 +112,13 @@ struct ServerCommand: AsyncParsableCommand {
     var verbose = false
 
     @Option(
+        help: ArgumentHelp(
+            "Send what the server does (requests, mutations, commits, pushes, sockets, sessions) to a StateLoop inspector (the apps address `swift run stateloop-inspector` prints): for debugging, never in production.",
+            valueName: "ws-url"
+        ))
+    var inspect: String?
+
+    @Option(
         name: .customLong("log-level"),
         help:
             "The least severe level logged: trace, debug, info (each answer, with its request id), notice (the default), warning, error, critical; or LOG_LEVEL."
@@ -124,6 +133,7 @@ struct ServerCommand: AsyncParsableCommand {
         guard tokenLifetime > 0, tokenLifetime.isFinite else { throw ValidationError("--token-lifetime must be a positive number of seconds") }
         guard (4...31).contains(passwordCost) else { throw ValidationError("--password-cost must be 4 to 31") }
         guard (1...36_500).contains(retentionDays) else { throw ValidationError("--history-days must be 1 to 36500") }
+        if let inspect { try Self.validateInspectorURL(inspect) }
         if memory && (data != nil || restore != nil || newEpoch) {
             throw ValidationError("--memory keeps no file: it goes without --data, --restore and --new-epoch")
         }
@@ -190,7 +200,7 @@ struct ServerCommand: AsyncParsableCommand {
         } else if let path, newEpoch {
             say("New epoch \(try SQLiteStore.startNewEpoch(at: path)) in \(path)")
         }
-        let configuration = NightrideServer.Configuration(
+        var configuration = NightrideServer.Configuration(
             dataPath: path,
             postgresURL: postgres,
             host: host,
@@ -203,6 +213,7 @@ struct ServerCommand: AsyncParsableCommand {
             changeRetention: .seconds(retentionDays * 86_400),
             clientRetention: .seconds(max(retentionDays, 30) * 86_400)
         )
+        configuration.inspector = inspect.map { Inspector.nightrideServer(connectingTo: $0) }
         // Faults, control commands and invented histories are the harness's: a server run for
         // users has none of them.
         let harness =

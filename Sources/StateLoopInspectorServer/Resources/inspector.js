@@ -365,18 +365,50 @@
           }
         }
       } else if (item.stage === 'received') {
-        for (let at = item.index + 1; at < item.app.records.length && at <= item.index + 50; at += 1) {
-          const record = item.app.records[at];
-          if (record.kind === 'reduced') {
-            const id = `${item.app.key}\u0000${at}`;
-            if (!found.has(id)) items.push({ app: item.app, index: at, stage: 'shown' });
-            found.set(id, true);
-            break;
-          }
+        const at = shownAt(item.app, item.index);
+        if (at !== undefined) {
+          const id = `${item.app.key}\u0000${at}`;
+          if (!found.has(id)) items.push({ app: item.app, index: at, stage: 'shown' });
+          found.set(id, true);
         }
       }
     }
     return ordered(items);
+  }
+
+  // The record whose state first held the version a resource status at `index` received: the
+  // screen that showed it. A system's feedback may take the value before the watch records the
+  // status, so the search starts a little before it; without a state that holds the version
+  // (an app whose state keeps no `confirmedVersion`), the next event reduced after it.
+  function shownAt(app, index) {
+    const record = app.records[index];
+    const version = parseVersion(isObject(record.status) ? textOf(record.status.version) : '');
+    if (version) {
+      for (let at = Math.max(0, index - 30); at < app.records.length && at <= index + 100; at += 1) {
+        const candidate = app.records[at];
+        if (candidate.kind === 'reduced' && holdsVersion(candidate.state, version, 0)) return at;
+      }
+    }
+    for (let at = index + 1; at < app.records.length && at <= index + 50; at += 1) {
+      if (app.records[at].kind === 'reduced') return at;
+    }
+    return undefined;
+  }
+
+  // "e3v12" -> { epoch: 3, counter: 12 }; "v12" -> epoch 0.
+  function parseVersion(text) {
+    const match = /^(?:e(\d+))?v(\d+)$/.exec(text);
+    return match ? { epoch: Number(match[1] || 0), counter: Number(match[2]) } : null;
+  }
+
+  // Whether `value` holds `version` as a Version's JSON ({"epoch", "counter"}) at any depth.
+  function holdsVersion(value, version, depth) {
+    if (depth > 12 || value === null || typeof value !== 'object') return false;
+    if (!Array.isArray(value) && value.counter === version.counter && value.epoch === version.epoch) return true;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      if (child !== null && typeof child === 'object' && holdsVersion(child, version, depth + 1)) return true;
+    }
+    return false;
   }
 
   // `items` by their aligned times, each moved no earlier than the latest record of the step
@@ -490,6 +522,8 @@
     }
     invalidate('apps', 'systems', 'timeline', 'header');
     if (app.key === model.selectedKey) invalidate('detailLive');
+    // A record of any app may extend the chain of the one selected (a push reaching a client).
+    if (model.selectedKey !== null) invalidate('links');
   }
 
   function trimIfNeeded(app) {
@@ -542,6 +576,27 @@
     if (app.hiddenEvents.size && app.hiddenEvents.has(eventNameOf(record))) return false;
     if (model.text && !rowInfo(app, record).text.includes(model.text)) return false;
     return true;
+  }
+
+  // Makes the filters let `record` through, so that a record jumped to has its row: its kind
+  // and system shown again, its event name unhidden, and a text filter it fails cleared.
+  function revealRecord(app, record) {
+    // A filter still waiting for a pause in the typing is applied first: it would hide the row later.
+    clearTimeout(textTimer);
+    model.text = $('#text-filter').value.trim().toLowerCase();
+    if (passes(app, record)) return;
+    const group = KIND_GROUPS[record.kind] || 'events';
+    model.kinds[group] = true;
+    const box = document.querySelector(`[data-kind-group="${group}"]`);
+    if (box) box.checked = true;
+    app.hiddenSystems.delete(record.system);
+    app.hiddenEvents.delete(eventNameOf(record));
+    if (model.text && !rowInfo(app, record).text.includes(model.text)) {
+      model.text = '';
+      $('#text-filter').value = '';
+    }
+    invalidateViews();
+    invalidate('systems', 'timeline');
   }
 
   function ensureView(app) {
@@ -1598,6 +1653,7 @@
 
   const $ = (selector) => document.querySelector(selector);
   let timelineEl;
+  let textTimer = null; // the text filter waits for a pause in the typing
   let stick = true; // follow the newest row (the user has not scrolled up)
   let restoreScroll = null; // scroll position to apply once an app's rows are drawn
   let revealRequest = null; // { key, index } of a row to scroll into view at the next drawing
@@ -1630,7 +1686,10 @@
     if (parts.has('timeline')) renderTimeline();
     if (parts.has('banner')) renderBanner();
     if (parts.has('detail')) renderDetail();
-    else if (parts.has('detailLive')) renderDetailLive();
+    else {
+      if (parts.has('detailLive')) renderDetailLive();
+      if (parts.has('links')) renderSelectedLinks();
+    }
   }
 
   // Creates an element: el('span', { class: 'x', 'data-a': 1 }, 'text', child…).
@@ -1828,7 +1887,7 @@
     if (record.kind === 'discarded') summary.append(el('span', { class: `marker ${info.tag.toLowerCase()}`, text: info.tag }));
     if (record.kind === 'versionDropped') summary.append(el('span', { class: `marker ${info.tag === 'REPEAT' ? 'repeat' : 'outdated'}`, text: info.tag }));
     if (record.kind === 'resource' && info.tag) summary.append(el('span', { class: 'marker set-aside', text: info.tag }));
-    if (record.kind === 'mutation') summary.append(mutationSummary(record, info));
+    if (record.kind === 'mutation' && !isServerRecord(record)) summary.append(mutationSummary(record, info));
     else if (record.kind === JOURNAL_KIND) summary.append(journalSummary(record));
     else summary.append(el('span', { class: 'summary-text', text: info.summary }));
     if (record.kind === 'reduced' && info.tag) summary.append(el('span', { class: `tag source-${info.tag}`, text: info.tag }));
@@ -1923,6 +1982,7 @@
         $(id).replaceChildren();
       }
       $('#detail-links-section').hidden = true;
+      delete $('#detail-links').dataset.signature;
       $('#detail-state-title').textContent = 'State';
       renderDetailLive();
       return;
@@ -1951,6 +2011,10 @@
     const section = $('#detail-links-section');
     const container = $('#detail-links');
     section.hidden = items.length < 2;
+    // Drawn again only when the chain changed: records arriving redraw it often.
+    const signature = `${app.key}:${index}:${items.map((item) => `${item.app.key}.${item.index}.${item.stage}`).join(',')}`;
+    if (container.dataset.signature === signature) return;
+    container.dataset.signature = signature;
     if (items.length < 2) {
       container.replaceChildren();
       return;
@@ -1963,10 +2027,10 @@
       const ms = Math.round((item.time - start) * 1000);
       return el('div', {
         class: `link-row stage-${item.stage}${current ? ' current' : ''}`, 'data-link-app': item.app.key, 'data-link-sequence': String(record.sequence),
-        title: `${item.app.name} · #${record.sequence} · ${record.system}`,
+        title: `${item.app.name} · #${record.sequence} · ${record.system}: ${info.summary}`,
       },
       el('span', { class: 'link-time', text: `+${ms} ms` }),
-      el('span', { class: 'link-app', text: item.app.name }),
+      el('span', { class: 'link-app', text: `${item.app.name} · ${record.system}` }),
       el('span', { class: `badge kind-${record.kind}`, text: KIND_BADGES[record.kind] || record.kind }),
       el('span', { class: 'link-summary', text: `${item.stage === 'press' ? 'pressed: ' : item.stage === 'shown' ? 'shown: ' : ''}${info.summary}` }));
     });
@@ -1974,6 +2038,12 @@
     const apps = new Set(items.map((item) => item.app.key)).size;
     $('#detail-links-title').textContent = `Across apps: ${items.length} linked records in ${apps} app${apps === 1 ? '' : 's'}`;
     container.replaceChildren(...rows);
+  }
+
+  function renderSelectedLinks() {
+    const app = selectedApp();
+    const index = app ? indexOfSequence(app, app.selectedSequence) : -1;
+    if (index >= 0) renderLinks(app, index);
   }
 
   // "Resources and journals at this moment": each resource's latest status at or before the
@@ -2327,7 +2397,9 @@
       if (!owner) return;
       if (owner !== selectedApp()) selectApp(owner.key);
       const at = indexOfSequence(owner, Number(across.dataset.linkSequence));
-      if (at >= 0) selectIndex(owner, at, true);
+      if (at < 0) return;
+      revealRecord(owner, owner.records[at]);
+      selectIndex(owner, at, true);
       return;
     }
     const app = selectedApp();
@@ -2439,7 +2511,6 @@
         invalidateViews();
       });
     }
-    let textTimer = null;
     $('#text-filter').addEventListener('input', (event) => {
       clearTimeout(textTimer);
       // Filtering 100,000 rows on every keystroke would lag the typing: wait for a pause.

@@ -1,3 +1,4 @@
+import StateLoopInspector
 import StateLoopServer
 
 extension NightrideServer {
@@ -79,6 +80,11 @@ extension NightrideServer {
         /// How long a client silent for that long is remembered, with its last answers (pruned
         /// hourly); `nil` remembers every client. `nightride server` keeps 30 days.
         public var clientRetention: Duration?
+
+        /// An inspector that records what the sync server does (its requests, mutations,
+        /// commits, pushes, sockets and sessions), beside the clients' records; `nil`, the
+        /// default, records nothing and costs nothing. `nightride server --inspect` sets one.
+        public var inspector: Inspector?
 
         /// A configuration; the defaults listen on a free loopback port, keep the data in memory
         /// and accept tokens for 24 hours.

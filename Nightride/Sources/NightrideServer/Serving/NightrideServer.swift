@@ -3,6 +3,8 @@ import Hummingbird
 import Logging
 import NightrideModel
 import ServiceLifecycle
+import StateLoopInspector
+import StateLoopInspectorSyncServer
 import StateLoopServer
 import StateLoopWire
 import Synchronization
@@ -145,6 +147,7 @@ public final class NightrideServer: Sendable {
             fresh = try makeData(epoch: max(previous + 1, UInt64(Date().timeIntervalSince1970 * 1_000)))
         }
         hooks.opened(fresh.store, fresh.sync)
+        configuration.inspector?.watch(fresh.sync)
         data.withLock { $0 = fresh }
         // The host binds the port it had, waiting for the old listening socket to be released.
         return try await start()
@@ -206,6 +209,7 @@ public final class NightrideServer: Sendable {
             if let life { return (life, true) }
             // Told before the data is shared: nothing is committed or pushed through it yet.
             hooks.opened(made.store, made.sync)
+            configuration.inspector?.watch(made.sync)
             life = made
             return (made, false)
         }
