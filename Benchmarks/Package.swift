@@ -92,6 +92,8 @@ let package = Package(
                 .product(name: "StateLoopServer", package: "StateLoop"),
                 .product(name: "NightrideClient", package: "Nightride"),
                 .product(name: "NightrideModel", package: "Nightride"),
+                .product(name: "StateLoopInspector", package: "StateLoop"),
+                .product(name: "StateLoopInspectorServer", package: "StateLoop"),
                 .product(name: "StateLoopSync", package: "StateLoop"),
                 .product(name: "StateLoopWire", package: "StateLoop"),
                 .product(name: "StateLoopSyncTransports", package: "StateLoop"),

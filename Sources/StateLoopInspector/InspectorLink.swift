@@ -105,6 +105,8 @@ struct InspectorLink: Sendable {
     /// message holds up to ``batch`` records, fewer when they pass ``messageBytes``.
     private func send(after cursor: UInt64, to outbound: WebSocketOutboundWriter) async throws {
         var cursor = cursor
+        // One coder for the connection: making one per record cost as much as a small record.
+        let json = JSONEncoder()
         while !Task.isCancelled {
             await buffer.waitForRecords(after: cursor)
             let entries = buffer.entries(after: cursor, limit: Self.batch)
@@ -112,7 +114,7 @@ struct InspectorLink: Sendable {
             var encoded: [Data] = []
             var bytes = 0
             for entry in entries {
-                let record = try Self.encode(encoder.record(entry))
+                let record = try Self.encode(encoder.record(entry), with: json)
                 if bytes + record.count > Self.messageBytes, !encoded.isEmpty {
                     try await outbound.write(.text(Self.recordsMessage(encoded)))
                     (encoded, bytes) = ([], 0)
@@ -127,15 +129,15 @@ struct InspectorLink: Sendable {
 
     /// A record as JSON; one too large for a message keeps its fields but for its event and
     /// state, which say how large they were.
-    static func encode(_ record: InspectorRecord) throws -> Data {
-        let data = try JSONEncoder().encode(record)
+    static func encode(_ record: InspectorRecord, with json: JSONEncoder = JSONEncoder()) throws -> Data {
+        let data = try json.encode(record)
         guard data.count > recordBytes else { return data }
         var smaller = record
         let note = JSONValue.object(["tooLarge": .string("\(data.count) bytes encoded: too large to send")])
         if smaller.event != nil { smaller.event = note }
         if smaller.state != nil { smaller.state = note }
         if smaller.status != nil { smaller.status = note }
-        return try JSONEncoder().encode(smaller)
+        return try json.encode(smaller)
     }
 
     /// `{"records": [...]}` from records already encoded.

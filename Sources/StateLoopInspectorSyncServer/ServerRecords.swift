@@ -7,8 +7,10 @@ import StateLoopWire
 /// The record of each kind of a server's activity: its kind now, its fields when it is
 /// encoded (off the thread that did the work).
 enum ServerRecords {
-    /// How many sockets a push record names; the rest are counted.
-    static let namedSockets = 20
+    /// How many keys a commit record lists (as a push record lists values,
+    /// `ServerActivity.PushReport.listedValues`): a server-side change of a thousand values
+    /// costs the inspector twenty, and the rest are counted.
+    static let listed = 20
 
     static func record(of activity: ServerActivity) -> (InspectorRecord.Kind, @Sendable (inout InspectorRecord, Redaction) -> Void) {
         switch activity {
@@ -45,29 +47,27 @@ enum ServerRecords {
                 { record, _ in
                     record.mutation = changes.cause?.mutation.rawValue
                     record.principalID = changes.cause?.scope
-                    record.changes =
-                        changes.values.map { InspectorRecord.Change(key: $0.key.description, version: $0.version.description) }
-                        + changes.rows.map {
-                            InspectorRecord.Change(key: $0.key.description, version: $0.version.description, deleted: $0.after == nil ? true : nil)
-                        }
+                    let values = changes.values.prefix(listed).map {
+                        InspectorRecord.Change(key: $0.key.description, version: $0.version.description)
+                    }
+                    let rows = changes.rows.prefix(listed - values.count).map {
+                        InspectorRecord.Change(key: $0.key.description, version: $0.version.description, deleted: $0.after == nil ? true : nil)
+                    }
+                    record.changes = values + rows
+                    let total = changes.values.count + changes.rows.count
+                    if total > listed { record.count = total }
                 }
             )
-        case .pushes(let report):
+        case .pushes(let reports, let values):
             return (
                 .push,
                 { record, _ in
-                    record.key = report.key.description
-                    record.version = report.version.description
-                    // The outcome that most sockets had names the record; the others are counted
-                    // in its reason, so that one record stands for one value's fan-out.
-                    let groups = [("queued", report.queued), ("coalesced", report.coalesced), ("dropped", report.dropped)]
-                    let main = groups.max { $0.1.count < $1.1.count } ?? ("queued", [])
-                    record.outcome = main.0
-                    record.count = main.1.count
-                    record.sockets = Array(main.1.sorted().prefix(namedSockets))
-                    let others = groups.filter { $0.0 != main.0 && !$0.1.isEmpty }
-                    if !others.isEmpty {
-                        record.reason = others.map { "\($0.0) on \($0.1.count): \(named($0.1))" }.joined(separator: "; ")
+                    if values > reports.count { record.count = values }
+                    record.pushes = reports.map { report in
+                        InspectorRecord.Push(
+                            key: report.key.description, version: report.version.description, queued: report.queued.sorted(),
+                            queuedCount: report.queuedCount, coalesced: report.coalesced.isEmpty ? nil : report.coalesced.sorted(),
+                            dropped: report.dropped.isEmpty ? nil : report.dropped.sorted())
                     }
                 }
             )
@@ -101,11 +101,6 @@ enum ServerRecords {
                 }
             )
         }
-    }
-
-    /// The first sockets of `sockets`, as a list.
-    private static func named(_ sockets: [Int]) -> String {
-        sockets.sorted().prefix(namedSockets).map(String.init).joined(separator: ", ")
     }
 
     private static func seconds(_ duration: Duration) -> Double {

@@ -39,9 +39,8 @@ public struct InspectorRecord: Codable, Sendable, Hashable {
         /// A watched server's transaction committed `changes`; `mutation` is the mutation it
         /// applied (of `principalID`), `nil` for a server-side change.
         case commit
-        /// A watched server's fan-out of `key` at `version`: `outcome` `queued` (the sockets
-        /// pushed to), `coalesced` (a slow reader's waiting value replaced) or `dropped`; `count`
-        /// sockets, the first 20 of them in `sockets`.
+        /// A watched server's fan-out of one commit: `pushes`, one per value with the sockets
+        /// it was queued to, coalesced for (a slow reader's waiting value replaced) or dropped by.
         case push
         /// A watched server's push `socket` following `key` was `opened` (for `principalID` and
         /// `client`) or `closed` (`reason`: why the server closed it; none when the client left).
@@ -110,12 +109,41 @@ public struct InspectorRecord: Codable, Sendable, Hashable {
     public var key: String?
     /// The keys a commit wrote, each with its new version, for a ``Kind/commit`` record.
     public var changes: [Change]?
-    /// Up to 20 push sockets, for a ``Kind/push`` record.
-    public var sockets: [Int]?
-    /// How many sockets a ``Kind/push`` record stands for.
+    /// What a commit's fan-out did with each value, for a ``Kind/push`` record.
+    public var pushes: [Push]?
+    /// How many keys a commit wrote, or values its fan-out pushed, when ``changes`` or
+    /// ``pushes`` lists only the first of them (a server-side change of a thousand values is
+    /// recorded by its first 20).
     public var count: Int?
     /// The push socket's number on its server, for a ``Kind/socket`` record.
     public var socket: Int?
+
+    /// What a fan-out did with one value: the sockets it was queued to, those whose waiting
+    /// value it replaced, and those that dropped it (they held a newer one, or were closing),
+    /// each list the first 20 sockets of its count.
+    public struct Push: Codable, Sendable, Hashable {
+        /// The resource key (`ride/annie`).
+        public var key: String
+        /// The value's version (`v12`).
+        public var version: String
+        /// Sockets the value was queued to.
+        public var queued: [Int]
+        /// How many it was queued to.
+        public var queuedCount: Int
+        /// Sockets whose waiting value it replaced.
+        public var coalesced: [Int]?
+        /// Sockets that dropped it.
+        public var dropped: [Int]?
+
+        public init(key: String, version: String, queued: [Int], queuedCount: Int? = nil, coalesced: [Int]? = nil, dropped: [Int]? = nil) {
+            self.key = key
+            self.version = version
+            self.queued = queued
+            self.queuedCount = queuedCount ?? queued.count
+            self.coalesced = coalesced
+            self.dropped = dropped
+        }
+    }
 
     /// One key a commit wrote.
     public struct Change: Codable, Sendable, Hashable {

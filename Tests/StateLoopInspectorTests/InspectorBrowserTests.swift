@@ -189,8 +189,11 @@ struct InspectorBrowserTests {
                 try record(
                     .push, "server",
                     [
-                        "key": .string("list/home"), "version": .string("v7"), "outcome": .string("queued"), "count": .number(1),
-                        "sockets": .array([.number(4)]),
+                        "pushes": .array([
+                            .object([
+                                "key": .string("list/home"), "version": .string("v7"), "queued": .array([.number(4)]), "queuedCount": .number(1),
+                            ])
+                        ])
                     ]
                 ))
             backend.keep(try record(.request, "server", ["route": .string("POST /list"), "httpStatus": .number(200), "mutation": .string("p:1")]))

@@ -101,8 +101,8 @@ struct ServerWatchTests {
 
         let socketOpened = try #require(records.first { $0.kind == .socket && $0.outcome == "opened" })
         #expect(socketOpened.key == "notes/ann" && socketOpened.principalID == "ann" && socketOpened.client == "phone")
-        let push = try #require(records.first { $0.kind == .push && $0.version == v1 })
-        #expect(push.key == "notes/ann" && push.outcome == "queued" && push.count == 1 && push.sockets == [socketOpened.socket ?? -1])
+        let push = try #require(records.first { $0.kind == .push && $0.pushes?.contains { $0.version == v1 } == true })
+        #expect(push.pushes == [InspectorRecord.Push(key: "notes/ann", version: v1, queued: [socketOpened.socket ?? -1])])
 
         let session = try #require(records.first { $0.kind == .session })
         #expect(session.principalID == "ann")

@@ -1,7 +1,9 @@
 import BenchmarkSupport
 import Foundation
 import Logging
+import NightrideClient
 import NightrideServer
+import StateLoopInspector
 import Synchronization
 
 /// The Nightride server in a process of its own (a ``ChildServer``), so that its resident memory
@@ -17,8 +19,14 @@ enum NightrideChild {
     /// data is in memory.
     static let dataVariable = "NIGHTRIDE_BENCHMARK_DATA"
 
-    static func launch(dataPath: String? = nil) throws -> ChildServer {
-        try ChildServer.launch(role: roleVariable, environment: dataPath.map { [dataVariable: $0] } ?? [:])
+    /// The variable that gives the server an inspector's apps address to report to.
+    static let inspectorVariable = "NIGHTRIDE_BENCHMARK_INSPECTOR"
+
+    static func launch(dataPath: String? = nil, inspector: String? = nil) throws -> ChildServer {
+        var environment: [String: String] = [:]
+        environment[dataVariable] = dataPath
+        environment[inspectorVariable] = inspector
+        return try ChildServer.launch(role: roleVariable, environment: environment)
     }
 
     /// The server process's whole life: called instead of registering benchmarks when the role
@@ -27,6 +35,7 @@ enum NightrideChild {
         raiseFileDescriptorLimit()
         var configuration = NightrideServer.Configuration.benchmark
         configuration.dataPath = ProcessInfo.processInfo.environment[dataVariable]
+        configuration.inspector = ProcessInfo.processInfo.environment[inspectorVariable].map { Inspector.nightrideServer(connectingTo: $0) }
         let server = NightrideServer(configuration: configuration, logger: .quiet)
         guard let port = try? runBlocking({ try await server.start() }) else {
             FileHandle.standardError.write(Data("the Nightride server did not start\n".utf8))

@@ -39,10 +39,23 @@ struct BothTiersTests {
         let annie = try await client("annie")
         let bobby = try await client("bobby")
         let browser = try await HeadlessChromium.launch()
-        defer {
-            annie.stop()
-            bobby.stop()
+        do {
+            try await follow(annie: annie, bobby: bobby, in: browser, inspector: inspectorServer)
+        } catch {
+            Issue.record(error)
         }
+        // Whatever happened above: no browser, server or client is left behind.
+        annie.stop()
+        bobby.stop()
+        await browser.close()
+        await server.stop()
+        await inspectorServer.stop()
+    }
+
+    /// The ride: bobby in driver mode, annie's request, then the chain on the page.
+    private func follow(annie: NightrideClient, bobby: NightrideClient, in browser: HeadlessChromium, inspector inspectorServer: InspectorServer)
+        async throws
+    {
 
         bobby.perform(.toggleDriverMode)
         #expect(await eventually(within: .seconds(20)) { bobby.state.screen == .driverWaiting && !bobby.state.isOptimistic })
@@ -130,9 +143,5 @@ struct BothTiersTests {
         #expect(
             try await browser.waitFor("document.querySelector('#timeline .record.selected.kind-push') !== null"),
             "its row is shown and selected, the text filter that hid it cleared")
-
-        await browser.close()
-        await server.stop()
-        await inspectorServer.stop()
     }
 }

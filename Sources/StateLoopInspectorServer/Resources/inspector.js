@@ -244,10 +244,12 @@
         }
         break;
       case 'push':
-        if (hasText(record.key)) addLink(links.byValue, valueKey(record.key, textOf(record.version)), index);
-        for (const socket of Array.isArray(record.sockets) ? record.sockets : []) {
-          const client = links.socketClients.get(socket);
-          if (client) addLink(links.byClientValue, valueKey(client, textOf(record.version)), index);
+        for (const push of pushesOf(record)) {
+          addLink(links.byValue, valueKey(push.key, textOf(push.version)), index);
+          for (const socket of push.queued) {
+            const client = links.socketClients.get(socket);
+            if (client) addLink(links.byClientValue, valueKey(client, textOf(push.version)), index);
+          }
         }
         break;
       case 'socket':
@@ -318,10 +320,12 @@
         for (const change of record.changes) if (change && hasText(change.key)) values.add(valueKey(change.key, textOf(change.version)));
       }
       if (record.kind === 'push') {
-        values.add(valueKey(record.key, textOf(record.version)));
-        for (const socket of Array.isArray(record.sockets) ? record.sockets : []) {
-          const client = owner.links.socketClients.get(socket);
-          if (client) clientValues.add(valueKey(client, textOf(record.version)));
+        for (const push of pushesOf(record)) {
+          values.add(valueKey(push.key, textOf(push.version)));
+          for (const socket of push.queued) {
+            const client = owner.links.socketClients.get(socket);
+            if (client) clientValues.add(valueKey(client, textOf(push.version)));
+          }
         }
       }
       if (record.kind === 'resource' && hasText(record.client) && isObject(record.status) && hasText(record.status.version)) {
@@ -1231,10 +1235,7 @@
         summary = commitSummary(record);
         break;
       case 'push':
-        tag = typeof record.outcome === 'string' ? record.outcome : '';
-        summary = `${textOf(record.key)} ${versionText(record.version)} ${tag} to ${formatCount(record.count ?? 0)} socket${record.count === 1 ? '' : 's'}`
-          + (Array.isArray(record.sockets) && record.sockets.length ? ` (${record.sockets.map((n) => `#${n}`).join(', ')}${record.count > record.sockets.length ? ', …' : ''})` : '')
-          + (hasText(record.reason) ? `; ${record.reason}` : '');
+        summary = pushSummary(record);
         break;
       case 'socket':
         tag = typeof record.outcome === 'string' ? record.outcome : '';
@@ -1275,11 +1276,40 @@
     return parts.join(' · ');
   }
 
+  // A commit's fan-out: "ride/annie e1v2 → #2; ride/bobby e1v2 → #3", the first values with
+  // their sockets, then how many more; a slow reader's coalesced value and a drop are named.
+  function pushSummary(record) {
+    const pushes = pushesOf(record);
+    const sockets = (list, count) => `${list.map((n) => `#${n}`).join(', ')}${count > list.length ? `, … ${formatCount(count)} in all` : ''}`;
+    const parts = pushes.slice(0, 4).map((push) => {
+      let text = `${textOf(push.key)} ${versionText(push.version)} → ${push.queued.length ? sockets(push.queued, push.queuedCount) : 'no socket'}`;
+      if (push.coalesced.length) text += ` (coalesced for ${sockets(push.coalesced, push.coalesced.length)})`;
+      if (push.dropped.length) text += ` (dropped by ${sockets(push.dropped, push.dropped.length)})`;
+      return text;
+    });
+    const total = Math.max(pushes.length, Number(record.count) || 0);
+    if (total > parts.length) parts.push(`${formatCount(total - parts.length)} more values`);
+    return parts.join('; ') || 'nothing pushed';
+  }
+
+  // A push record's values, each with its socket lists (empty when absent).
+  function pushesOf(record) {
+    if (!Array.isArray(record.pushes)) return [];
+    return record.pushes.filter((push) => push && hasText(push.key)).map((push) => ({
+      key: push.key, version: push.version,
+      queued: Array.isArray(push.queued) ? push.queued : [],
+      queuedCount: Number(push.queuedCount) || 0,
+      coalesced: Array.isArray(push.coalesced) ? push.coalesced : [],
+      dropped: Array.isArray(push.dropped) ? push.dropped : [],
+    }));
+  }
+
   // "ride/annie v5, ride/bobby v7 · mutation c1:3 of annie", or "… · server-side".
   function commitSummary(record) {
     const changes = Array.isArray(record.changes) ? record.changes : [];
     const shown = changes.slice(0, 4).map((change) => `${textOf(change.key)} ${change.deleted ? 'deleted' : versionText(change.version)}`);
-    if (changes.length > shown.length) shown.push(`${changes.length - shown.length} more`);
+    const total = Math.max(changes.length, Number(record.count) || 0);
+    if (total > shown.length) shown.push(`${formatCount(total - shown.length)} more`);
     const cause = hasText(record.mutation)
       ? `mutation ${shortId(record.mutation)}${hasText(record.principalID) ? ` of ${record.principalID}` : ''}`
       : 'server-side';

@@ -10,8 +10,10 @@ package enum ServerActivity: Sendable {
     case mutation(MutationReport)
     /// A transaction committed: reported before any push of it leaves.
     case commit(CommittedChanges)
-    /// What one committed value's fan-out did with each socket that follows its key.
-    case pushes(PushReport)
+    /// What one commit's fan-out did with each socket that follows one of its values: one
+    /// report per value some socket follows, in the commit's order (the first
+    /// ``PushReport/listedValues``), and how many values were pushed in all.
+    case pushes([PushReport], values: Int)
     /// A push socket registered.
     case socketOpened(socket: Int, key: ResourceKey, scope: String, client: ClientID?)
     /// A push socket's connection ended; `ending` is why the server closed it, `nil` when the
@@ -61,12 +63,36 @@ package enum ServerActivity: Sendable {
     }
 
     /// One value's fan-out: the sockets it was queued to, those whose waiting value it replaced
-    /// (their reader was slow), and those that dropped it (they held a newer one, or closed).
+    /// (their reader was slow), and those that dropped it (they held a newer one, or closed),
+    /// each list its first ``namedSockets``, and their counts.
     package struct PushReport: Sendable {
+        /// How many values of a commit are reported; the rest are counted.
+        package static let listedValues = 20
+        /// How many sockets of each outcome a report names; the rest are counted.
+        package static let namedSockets = 20
+
         package var key: ResourceKey
         package var version: Version
         package var queued: [Int] = []
         package var coalesced: [Int] = []
         package var dropped: [Int] = []
+        package var queuedCount = 0
+        package var coalescedCount = 0
+        package var droppedCount = 0
+
+        /// Notes what became of the value on `socket`.
+        mutating func note(_ offer: PushOutbox.Offer, socket: Int) {
+            switch offer {
+            case .queued:
+                queuedCount += 1
+                if queued.count < Self.namedSockets { queued.append(socket) }
+            case .coalesced:
+                coalescedCount += 1
+                if coalesced.count < Self.namedSockets { coalesced.append(socket) }
+            case .outdated, .closed:
+                droppedCount += 1
+                if dropped.count < Self.namedSockets { dropped.append(socket) }
+            }
+        }
     }
 }

@@ -145,7 +145,11 @@ final class PushHub: Sendable {
                 reports.note(offer, socket: id, value: entry.value)
             }
         }
-        for report in reports.made(in: changes) { activity.report(.pushes(report)) }
+        // One report per commit, whatever its number of values and sockets.
+        if reports.isOn {
+            let (made, values) = reports.made
+            activity.report(.pushes(made, values: values))
+        }
     }
 
     /// Offers each value, encoded once per `lastMutationID` rather than once per socket, and
@@ -251,29 +255,39 @@ struct ClientProgressKey: Hashable, Sendable {
 }
 
 /// What one commit's fan-out did with each socket, gathered per value while the server is
-/// watched, and not at all otherwise.
+/// watched, and not at all otherwise. The offers come value by value (``PushHub/publish(_:)``
+/// builds them so), so a value's report is the last one: nothing is hashed. The first
+/// ``ServerActivity/PushReport/listedValues`` values are reported, each naming its first
+/// ``ServerActivity/PushReport/namedSockets`` sockets per outcome; the rest are counted, so that
+/// watching a fan-out of thousands of values costs the commit a few hundred appends.
 private struct PushReports {
-    private var reports: [ResourceKey: ServerActivity.PushReport]?
+    private(set) var isOn: Bool
+    private var reports: [ServerActivity.PushReport] = []
+    /// Values past the listed ones.
+    private var unlisted = 0
+    private var lastKey: ResourceKey?
 
     init(isOn: Bool) {
-        reports = isOn ? [:] : nil
+        self.isOn = isOn
     }
 
     mutating func note(_ offer: PushOutbox.Offer, socket: Int, value: StoredValue) {
-        guard reports != nil else { return }
-        var report = reports?[value.key] ?? ServerActivity.PushReport(key: value.key, version: value.version)
-        switch offer {
-        case .queued: report.queued.append(socket)
-        case .coalesced: report.coalesced.append(socket)
-        case .outdated, .closed: report.dropped.append(socket)
+        guard isOn else { return }
+        if lastKey != value.key {
+            lastKey = value.key
+            if reports.count < ServerActivity.PushReport.listedValues {
+                reports.append(ServerActivity.PushReport(key: value.key, version: value.version))
+            } else {
+                unlisted += 1
+            }
         }
-        reports?[value.key] = report
+        guard unlisted == 0 else { return }
+        reports[reports.count - 1].note(offer, socket: socket)
     }
 
-    /// The reports, in the order of the commit's values.
-    func made(in changes: CommittedChanges) -> [ServerActivity.PushReport] {
-        guard let reports else { return [] }
-        return changes.values.compactMap { reports[$0.key] }
+    /// The reports, in the order of the commit's values, and how many values there were.
+    var made: (reports: [ServerActivity.PushReport], values: Int) {
+        (reports, reports.count + unlisted)
     }
 }
 
