@@ -211,6 +211,11 @@ public final class System<State: Sendable, Event: Sendable> {
         SystemPreviewer(core: core)
     }
 
+    /// A handle that sends events from any isolation, without keeping the system alive.
+    package var dispatcher: SystemDispatcher<Event> {
+        SystemDispatcher(core: core)
+    }
+
     /// Cancels every effect and command, stops every feedback loop and finishes every state
     /// stream. Also done when the system is released.
     public func stop() {

@@ -34,6 +34,7 @@ public final class Inspector: Sendable {
     let buffer: RecordBuffer
     let encoder: RecordEncoder
     let previews = PreviewBook()
+    let dispatchers = DispatchBook()
     private let link = Mutex<Link>(Link())
 
     private struct Link {

@@ -76,7 +76,13 @@ struct InspectorLink: Sendable {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await send(after: welcome.lastSequence, to: outbound) }
                     while let message = try await messages.next() {
-                        guard let command = Self.command(message), let status = await carryOut(command, previews: previews) else { continue }
+                        guard let command = Self.command(message) else { continue }
+                        if let dispatch = command.dispatch, let dispatchers = inspector.inspector?.dispatchers {
+                            let status = await dispatchers.dispatch(dispatch.event, to: dispatch.system)
+                            try await outbound.write(.text(Self.text(AppMessage(dispatched: status))))
+                            continue
+                        }
+                        guard let status = await carryOut(command, previews: previews) else { continue }
                         try await outbound.write(.text(Self.text(AppMessage(previewStatus: status))))
                     }
                     group.cancelAll()

@@ -1,3 +1,4 @@
+import Foundation
 import StateLoop
 import StateLoopInspectorWire
 
@@ -27,6 +28,23 @@ public struct InspectorMonitor<State: Encodable & Sendable, Event: Encodable & S
             guard let kept else { return await previewer.show(nil) }
             guard let state = kept as? State else { return false }
             return await previewer.show(state)
+        }
+    }
+
+    /// Lets the inspector's page send events to `system`: an event the page sends is decoded
+    /// as `Event` from its `Codable` JSON and sent, as the app would send it, and recorded like
+    /// any other. For development builds only: anyone with the inspector's token can then
+    /// change what the app holds. Holds the system weakly.
+    public func acceptEvents(into system: System<State, Event>) where Event: Decodable {
+        let dispatcher = system.dispatcher
+        inspector.dispatchers.register(name) { [name] json in
+            let event: Event
+            do {
+                event = try JSONDecoder().decode(Event.self, from: JSONEncoder().encode(json))
+            } catch {
+                return "the JSON is not an event of \(name) (\(Event.self)): \(error)"
+            }
+            return await dispatcher.send(event) ? nil : "\(name) has stopped"
         }
     }
 

@@ -116,6 +116,13 @@ final class InspectorHub: Sendable {
         }
     }
 
+    /// Shows an app's answer to an event sent to it to every page.
+    func dispatched(_ status: DispatchStatus, of id: Int) {
+        state.withLock { state in
+            broadcast(PageMessage(dispatched: .init(app: id, system: status.system, problem: status.problem)), in: &state)
+        }
+    }
+
     /// Shows an app's answer to a preview request to every page.
     func previewStatus(_ status: PreviewStatus, of id: Int) {
         state.withLock { state in
@@ -179,10 +186,17 @@ final class InspectorHub: Sendable {
                 )
             } else if let end = command.endPreview {
                 (appID, system, forApp) = (end.app, end.system, InspectorCommand(endPreview: .init(system: end.system)))
+            } else if let dispatch = command.dispatch {
+                (appID, system, forApp) = (dispatch.app, dispatch.system, InspectorCommand(dispatch: .init(system: dispatch.system, event: dispatch.event)))
             } else {
                 return
             }
             guard let outbox = state.apps[appID]?.connection?.outbox else {
+                if command.dispatch != nil {
+                    let problem = PageMessage.AppDispatchStatus(app: appID, system: system, problem: "the app is not connected")
+                    send(PageMessage(dispatched: problem), to: page, in: &state)
+                    return
+                }
                 let problem = PageMessage.AppPreviewStatus(app: appID, system: system, sequence: nil, problem: "the app is not connected")
                 send(PageMessage(previewStatus: problem), to: page, in: &state)
                 return
@@ -265,5 +279,9 @@ extension PageMessage {
 
     init(previewStatus: AppPreviewStatus) {
         self.previewStatus = previewStatus
+    }
+
+    init(dispatched: AppDispatchStatus) {
+        self.dispatched = dispatched
     }
 }

@@ -34,6 +34,7 @@ struct AppSocket {
                 guard let decoded = Self.decode(message) else { continue }
                 if let records = decoded.records { hub.append(records, of: id) }
                 if let status = decoded.previewStatus { hub.previewStatus(status, of: id) }
+                if let status = decoded.dispatched { hub.dispatched(status, of: id) }
             }
             outbox.finish()
             group.cancelAll()

@@ -5,6 +5,7 @@ struct PageMessage: Encodable, Sendable {
     var apps: [AppSummary]?
     var records: AppRecords?
     var previewStatus: AppPreviewStatus?
+    var dispatched: AppDispatchStatus?
 
     /// One app as the page lists it.
     struct AppSummary: Encodable, Sendable {
@@ -32,6 +33,13 @@ struct PageMessage: Encodable, Sendable {
         var records: [InspectorRecord]
     }
 
+    /// An app's answer to an event sent to it.
+    struct AppDispatchStatus: Encodable, Sendable {
+        var app: Int
+        var system: String
+        var problem: String?
+    }
+
     /// An app's answer to a preview request.
     struct AppPreviewStatus: Encodable, Sendable {
         var app: Int
@@ -45,6 +53,13 @@ struct PageMessage: Encodable, Sendable {
 struct PageCommand: Decodable, Sendable {
     var preview: Preview?
     var endPreview: EndPreview?
+    var dispatch: Dispatch?
+
+    struct Dispatch: Decodable, Sendable {
+        var app: Int
+        var system: String
+        var event: JSONValue
+    }
 
     struct Preview: Decodable, Sendable {
         var app: Int

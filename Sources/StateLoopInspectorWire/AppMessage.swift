@@ -1,6 +1,6 @@
 /// What an app sends to the inspector over its socket: exactly one member set, so that each
-/// frame reads as `{"hello": …}`, `{"records": […]}` or `{"previewStatus": …}` (see
-/// StateLoopInspector's article “The inspector”).
+/// frame reads as `{"hello": …}`, `{"records": […]}`, `{"previewStatus": …}` or
+/// `{"dispatched": …}` (see StateLoopInspector's article “The inspector”).
 public struct AppMessage: Codable, Sendable, Hashable {
     /// The first message of every connection.
     public var hello: Hello?
@@ -8,6 +8,8 @@ public struct AppMessage: Codable, Sendable, Hashable {
     public var records: [InspectorRecord]?
     /// What the app shows after a preview request.
     public var previewStatus: PreviewStatus?
+    /// What became of an event the inspector sent.
+    public var dispatched: DispatchStatus?
 
     /// Who is connecting: the same `session` on every reconnection of one app's inspector.
     public struct Hello: Codable, Sendable, Hashable {
@@ -40,6 +42,23 @@ public struct AppMessage: Codable, Sendable, Hashable {
     public init(previewStatus: PreviewStatus) {
         self.previewStatus = previewStatus
     }
+
+    public init(dispatched: DispatchStatus) {
+        self.dispatched = dispatched
+    }
+}
+
+/// What became of an event the inspector sent to `system` (``InspectorCommand/Dispatch``):
+/// sent to the system, or `problem` says why not (the system does not accept events from the
+/// inspector, the JSON is not one of its events).
+public struct DispatchStatus: Codable, Sendable, Hashable {
+    public var system: String
+    public var problem: String?
+
+    public init(system: String, problem: String? = nil) {
+        self.system = system
+        self.problem = problem
+    }
 }
 
 /// What a system shows its observers: the state recorded at `sequence` (a preview), or its live
@@ -65,6 +84,8 @@ public struct InspectorCommand: Codable, Sendable, Hashable {
     public var preview: Preview?
     /// Show the live state again.
     public var endPreview: EndPreview?
+    /// Send an event to a system.
+    public var dispatch: Dispatch?
 
     public struct Welcome: Codable, Sendable, Hashable {
         public var lastSequence: UInt64
@@ -92,6 +113,18 @@ public struct InspectorCommand: Codable, Sendable, Hashable {
         }
     }
 
+    /// An event for `system`, as its `Codable` form: the app decodes it as the system's event
+    /// type and sends it, if the system accepts events from the inspector.
+    public struct Dispatch: Codable, Sendable, Hashable {
+        public var system: String
+        public var event: JSONValue
+
+        public init(system: String, event: JSONValue) {
+            self.system = system
+            self.event = event
+        }
+    }
+
     public init(welcome: Welcome) {
         self.welcome = welcome
     }
@@ -102,5 +135,9 @@ public struct InspectorCommand: Codable, Sendable, Hashable {
 
     public init(endPreview: EndPreview) {
         self.endPreview = endPreview
+    }
+
+    public init(dispatch: Dispatch) {
+        self.dispatch = dispatch
     }
 }

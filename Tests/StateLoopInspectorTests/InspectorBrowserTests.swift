@@ -139,6 +139,48 @@ struct InspectorBrowserTests {
         }
     }
 
+    @Test("an event edited on the page and sent reaches the live app, which reduces it and records it like any other")
+    func dispatchFromPage() async throws {
+        try await withPage { server, browser, logger in
+            let inspector = Inspector(app: "Notes")
+            let monitor = inspector.monitor(named: "form", of: Search.self, Search.Event.self)
+            let system = System(initialState: Search(), reduce: Search.reduce, feedbacks: [], monitor: monitor)
+            monitor.attach(to: system)
+            monitor.acceptEvents(into: system)
+            defer {
+                system.stop()
+                inspector.disconnect()
+            }
+            system.send(.typedName("ann"))
+            inspector.connect(to: try #require(server.appURL), logger: logger)
+            try await browser.navigate(to: try #require(server.pageURL))
+            let row = "[...document.querySelectorAll('#timeline .record.kind-reduced')].find(e => e.textContent.includes('typedName(\"ann\")'))"
+            #expect(try await browser.waitFor("\(row) !== undefined"))
+            _ = try await browser.evaluate("\(row).click()")
+            #expect(
+                try await browser.waitFor(
+                    "!document.querySelector('#dispatch-box').hidden && document.querySelector('#dispatch-text').value.includes('ann')"))
+            _ = try await browser.evaluate(
+                """
+                (() => {
+                  document.querySelector('#dispatch-text').value = '{"typedName": {"_0": "zoe"}}';
+                  document.querySelector('#dispatch-button').click();
+                })()
+                """)
+            #expect(try await browser.waitFor("document.querySelector('#dispatch-note').textContent.startsWith('sent to form')"))
+            #expect(await eventually(within: .seconds(10)) { system.state.name == "zoe" }, "the app reduced the event")
+            #expect(
+                try await browser.waitFor(
+                    "[...document.querySelectorAll('#timeline .record.kind-reduced')].some(e => e.textContent.includes('typedName(\"zoe\")'))"),
+                "the event's record on the timeline")
+            // Not JSON: said on the page, nothing sent.
+            _ = try await browser.evaluate(
+                "document.querySelector('#dispatch-text').value = '{typedName'; document.querySelector('#dispatch-button').click()")
+            #expect(try await browser.waitFor("document.querySelector('#dispatch-note').textContent.startsWith('not JSON')"))
+            #expect(system.state.name == "zoe")
+        }
+    }
+
     @Test(
         "records of a client, a server and another client linked into one chain in the order things happened, whatever the apps' clocks: one started an hour 'earlier', and a push recorded after the status it brought"
     )

@@ -125,6 +125,50 @@ struct InspectorLiveTests {
         }
     }
 
+    @Test(
+        "an event the page sends reaches a system that accepts events, as the app would send it, and is recorded; a system that does not, a JSON that is no event of it and a system gone are answered with the reason"
+    )
+    func dispatch() async throws {
+        try await withInspectorServer { server in
+            let inspector = Inspector(app: "Forms")
+            let (system, monitor) = InspectorTests().makeSystem(inspector)
+            system.send(.typedName("ann"))
+            inspector.connect(to: try #require(server.appURL), logger: quiet)
+            defer { inspector.disconnect() }
+            let page = TestPage(url: try pageSocket(server))
+            defer { page.close() }
+            let app = try await firstApp(on: page)
+            // Not accepted yet: the answer says how to accept.
+            page.dispatch(app: app, system: "form", event: #"{"typedName":{"_0":"eve"}}"#)
+            #expect(await eventually(within: .seconds(10)) { page.dispatched.count == 1 }, "no answer")
+            #expect(page.dispatched.first?["problem"].map { "\($0)".contains("acceptEvents(into:)") } == true, "\(page.dispatched)")
+            #expect(system.state.name == "ann")
+
+            monitor.acceptEvents(into: system)
+            page.dispatch(app: app, system: "form", event: #"{"typedName":{"_0":"eve"}}"#)
+            #expect(await eventually(within: .seconds(10)) { page.dispatched.count == 2 }, "no answer")
+            #expect(page.dispatched.last?["problem"] == nil, "\(page.dispatched)")
+            #expect(system.state.name == "eve", "sent as the app would send it")
+            #expect(
+                await eventually(within: .seconds(10)) {
+                    page.records(of: app).contains { record in
+                        guard record.kind == .reduced, record.source == "sent", case .object(let state)? = record.state else { return false }
+                        return state["name"] == .string("eve")
+                    }
+                }, "recorded like any event")
+
+            page.dispatch(app: app, system: "form", event: #"{"teleport":{}}"#)
+            #expect(await eventually(within: .seconds(10)) { page.dispatched.count == 3 }, "no answer")
+            #expect(page.dispatched.last?["problem"].map { "\($0)".contains("not an event of form") } == true, "\(page.dispatched)")
+            #expect(system.state.name == "eve", "nothing sent")
+
+            system.stop()
+            page.dispatch(app: app, system: "form", event: #"{"typedName":{"_0":"zed"}}"#)
+            #expect(await eventually(within: .seconds(10)) { page.dispatched.count == 4 }, "no answer")
+            #expect(page.dispatched.last?["problem"].map { "\($0)".contains("has stopped") } == true, "\(page.dispatched)")
+        }
+    }
+
     @Test("a preview of a record the app no longer keeps, or of a system it does not have, is answered with the reason")
     func previewRefused() async throws {
         try await withInspectorServer { server in

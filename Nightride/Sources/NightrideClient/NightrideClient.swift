@@ -71,6 +71,9 @@ public final class NightrideClient {
                 initialState: ClientState(user: api.user), reduce: ClientState.reduce, feedbacks: feedbacks, monitor: monitor, isolation: isolation)
         }
         monitor?.attach(to: system)
+        // A development tool: the inspector's page may send the client events (its token is
+        // the inspector's owner's alone).
+        monitor?.acceptEvents(into: system)
         options.inspector?.watch(rideActions, named: "ride \(api.user)")
         options.inspector?.watch(driverModeChanges, named: "driver mode \(api.user)")
         system.send(.sessionStarted)

@@ -1417,6 +1417,7 @@
     if (message.apps) receiveApps(message.apps);
     else if (message.records) receiveRecords(message.records);
     else if (message.previewStatus) receivePreviewStatus(message.previewStatus);
+    else if (message.dispatched) receiveDispatched(message.dispatched);
     else console.warn('inspector: an unknown message', message);
   }
 
@@ -2013,6 +2014,7 @@
       }
       $('#detail-links-section').hidden = true;
       delete $('#detail-links').dataset.signature;
+      $('#dispatch-box').hidden = true;
       $('#detail-state-title').textContent = 'State';
       renderDetailLive();
       return;
@@ -2148,7 +2150,50 @@
       el('span', { class: 'mutation-json', text: compact(entry.mutation, 160), title: compact(entry.mutation, 2000) }));
   }
 
+  // The box that sends the selected event, edited, to the live app: filled with the event each
+  // time another record is selected, and left as typed otherwise.
+  function renderDispatch(app, record) {
+    const box = $('#dispatch-box');
+    const eligible = app.origin === 'live' && (record.kind === 'reduced' || record.kind === 'discarded') && record.event !== undefined;
+    box.hidden = !eligible;
+    if (!eligible) return;
+    const target = `${app.key}:${record.system}:${record.sequence}`;
+    if (box.dataset.target === target) return;
+    box.dataset.target = target;
+    $('#dispatch-text').value = JSON.stringify(record.event, null, 1);
+    $('#dispatch-note').textContent = app.connected ? `to ${record.system}` : 'the app is not connected';
+  }
+
+  function dispatchEvent() {
+    const app = selectedApp();
+    const index = app ? indexOfSequence(app, app.selectedSequence) : -1;
+    const record = index >= 0 ? app.records[index] : null;
+    const note = $('#dispatch-note');
+    if (!record || app.origin !== 'live') return;
+    let event;
+    try {
+      event = JSON.parse($('#dispatch-text').value);
+    } catch (error) {
+      note.textContent = `not JSON: ${error.message}`;
+      return;
+    }
+    if (send({ dispatch: { app: app.wireId, system: record.system, event } })) {
+      note.textContent = `sending to ${record.system}…`;
+    }
+  }
+
+  // An app's answer to an event sent: sent (its records follow on the timeline), or why not.
+  function receiveDispatched(status) {
+    if (!status || status.app === undefined || status.app === null) return;
+    const app = model.apps.get(String(status.app));
+    if (!app || app !== selectedApp()) return;
+    $('#dispatch-note').textContent = hasText(status.problem)
+      ? `not sent: ${status.problem}`
+      : `sent to ${status.system}: what it did follows on the timeline`;
+  }
+
   function renderEvent(app, index, record) {
+    renderDispatch(app, record);
     const pre = $('#detail-event');
     const heading = $('#detail-event-title');
     heading.textContent = 'Event';
@@ -2167,6 +2212,11 @@
       heading.replaceChildren('Status of journal ', el('span', { class: 'heading-name', text: record.system }));
       showJSON(pre, record.status);
       if (record.status === undefined) pre.textContent = '(no status recorded)';
+    } else if (isServerRecord(record)) {
+      heading.replaceChildren(`Server ${record.kind === 'mutation' ? 'mutation' : record.kind} `,
+        el('span', { class: 'heading-name', text: record.system }));
+      const { sequence, time, system, kind, ...fields } = record;
+      showJSON(pre, fields);
     } else if (record.kind === 'mutation') {
       const outcome = typeof record.outcome === 'string' ? record.outcome : '(no outcome)';
       heading.replaceChildren('Mutation ', el('span', { class: 'heading-name', text: shortId(record.mutation), title: String(record.mutation ?? '') }), ': ',
@@ -2558,6 +2608,7 @@
       input.value = ''; // so that the same file can be opened again
     });
     $('#preview-button').addEventListener('click', requestPreview);
+    $('#dispatch-button').addEventListener('click', dispatchEvent);
     $('#live-button').addEventListener('click', endPreviews);
     $('#problem-dismiss').addEventListener('click', () => {
       for (const app of model.apps.values()) app.problem = null;

@@ -11,6 +11,7 @@ public final class TestPage: Sendable {
         var apps: [[String: JSONValue]] = []
         var records: [Int: [InspectorRecord]] = [:]
         var previews: [[String: JSONValue]] = []
+        var dispatched: [[String: JSONValue]] = []
     }
 
     /// Shared with the socket's task.
@@ -57,6 +58,9 @@ public final class TestPage: Sendable {
             if case .object(let status)? = message["previewStatus"] {
                 seen.previews.append(status)
             }
+            if case .object(let status)? = message["dispatched"] {
+                seen.dispatched.append(status)
+            }
         }
     }
 
@@ -70,6 +74,14 @@ public final class TestPage: Sendable {
     /// Asks app `id` to show the state of record `sequence` of `system`.
     public func preview(app id: Int, system: String, sequence: UInt64) {
         outgoing.yield(#"{"preview":{"app":\#(id),"system":"\#(system)","sequence":\#(sequence)}}"#)
+    }
+
+    /// Every answer to an event sent, in order.
+    public var dispatched: [[String: JSONValue]] { store.seen.withLock { $0.dispatched } }
+
+    /// Sends `event` (its JSON text) to `system` of app `id`.
+    public func dispatch(app id: Int, system: String, event: String) {
+        outgoing.yield(#"{"dispatch":{"app":\#(id),"system":"\#(system)","event":\#(event)}}"#)
     }
 
     /// Asks app `id` to show the live state of `system` again.

@@ -1,0 +1,26 @@
+/// Sends events to a system from any isolation, hopping to the system's actor; holds the system
+/// weakly, so a handle kept by an inspector does not keep a released system alive.
+package struct SystemDispatcher<Event: Sendable>: Sendable {
+    private let perform: @Sendable (Event) async -> Bool
+
+    init<State>(core: SystemCore<State, Event>) {
+        perform = { [weak core] event in
+            guard let core else { return false }
+            return await Self.run(on: core.isolation) {
+                guard !core.isStopped else { return false }
+                core.enqueue(event, origin: nil)
+                return true
+            }
+        }
+    }
+
+    /// Sends `event` as ``System/send(_:)`` would; `false` when the system is gone or stopped.
+    @discardableResult
+    package func send(_ event: Event) async -> Bool {
+        await perform(event)
+    }
+
+    private static func run(on actor: isolated any Actor, _ body: @Sendable () -> Bool) -> Bool {
+        body()
+    }
+}
