@@ -187,7 +187,9 @@ final class InspectorHub: Sendable {
             } else if let end = command.endPreview {
                 (appID, system, forApp) = (end.app, end.system, InspectorCommand(endPreview: .init(system: end.system)))
             } else if let dispatch = command.dispatch {
-                (appID, system, forApp) = (dispatch.app, dispatch.system, InspectorCommand(dispatch: .init(system: dispatch.system, event: dispatch.event)))
+                (appID, system, forApp) = (
+                    dispatch.app, dispatch.system, InspectorCommand(dispatch: .init(system: dispatch.system, event: dispatch.event))
+                )
             } else {
                 return
             }
