@@ -211,6 +211,12 @@ public final class System<State: Sendable, Event: Sendable> {
         SystemPreviewer(core: core)
     }
 
+    /// A handle that reduces recorded events again from any isolation, without keeping the
+    /// system alive or changing its state.
+    package var replayer: SystemReplayer<State, Event> {
+        SystemReplayer(core: core)
+    }
+
     /// A handle that sends events from any isolation, without keeping the system alive.
     package var dispatcher: SystemDispatcher<Event> {
         SystemDispatcher(core: core)

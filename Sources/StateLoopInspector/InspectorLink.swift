@@ -77,6 +77,12 @@ struct InspectorLink: Sendable {
                     group.addTask { try await send(after: welcome.lastSequence, to: outbound) }
                     while let message = try await messages.next() {
                         guard let command = Self.command(message) else { continue }
+                        if let skip = command.skip {
+                            let answer = await previews.recompute(
+                                skipping: skip.sequence, in: skip.system, entries: buffer.snapshot(), encoder: encoder)
+                            try await outbound.write(.text(Self.text(AppMessage(recomputed: answer))))
+                            continue
+                        }
                         if let dispatch = command.dispatch, let dispatchers = inspector.inspector?.dispatchers {
                             let status = await dispatchers.dispatch(dispatch.event, to: dispatch.system)
                             try await outbound.write(.text(Self.text(AppMessage(dispatched: status))))

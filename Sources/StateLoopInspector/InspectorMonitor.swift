@@ -19,8 +19,10 @@ public struct InspectorMonitor<State: Encodable & Sendable, Event: Encodable & S
     }
 
     /// Records the state `system` has now, the one its first recorded event starts from, and
-    /// lets the inspector show the system's past states (a preview): call it right after
-    /// creating the system (a journaled system's state is the restored one).
+    /// lets the inspector show the system's past states (a preview) and the states its events
+    /// would have led to without one of them (a skip, reduced again on the system's actor,
+    /// nothing run and its state untouched): call it right after creating the system (a
+    /// journaled system's state is the restored one).
     public func attach(to system: System<State, Event>) {
         inspector.keep(.attached, system: name, event: nil, state: system.state, detail: .none)
         let previewer = system.previewer
@@ -28,6 +30,13 @@ public struct InspectorMonitor<State: Encodable & Sendable, Event: Encodable & S
             guard let kept else { return await previewer.show(nil) }
             guard let state = kept as? State else { return false }
             return await previewer.show(state)
+        }
+        let replayer = system.replayer
+        inspector.previews.registerReplay(name) { kept, events in
+            guard let state = kept as? State else { return nil }
+            let typed = events.compactMap { $0 as? Event }
+            guard typed.count == events.count else { return nil }
+            return await replayer.states(from: state, reducing: typed)
         }
     }
 

@@ -116,6 +116,13 @@ final class InspectorHub: Sendable {
         }
     }
 
+    /// Shows an app's answer to a skip to every page.
+    func recomputed(_ answer: Recomputed, of id: Int) {
+        state.withLock { state in
+            broadcast(PageMessage(recomputed: .init(app: id, recomputed: answer)), in: &state)
+        }
+    }
+
     /// Shows an app's answer to an event sent to it to every page.
     func dispatched(_ status: DispatchStatus, of id: Int) {
         state.withLock { state in
@@ -186,6 +193,8 @@ final class InspectorHub: Sendable {
                 )
             } else if let end = command.endPreview {
                 (appID, system, forApp) = (end.app, end.system, InspectorCommand(endPreview: .init(system: end.system)))
+            } else if let skip = command.skip {
+                (appID, system, forApp) = (skip.app, skip.system, InspectorCommand(skip: .init(system: skip.system, sequence: skip.sequence)))
             } else if let dispatch = command.dispatch {
                 (appID, system, forApp) = (
                     dispatch.app, dispatch.system, InspectorCommand(dispatch: .init(system: dispatch.system, event: dispatch.event))
@@ -194,6 +203,11 @@ final class InspectorHub: Sendable {
                 return
             }
             guard let outbox = state.apps[appID]?.connection?.outbox else {
+                if let skip = command.skip {
+                    let problem = Recomputed(system: skip.system, skipped: skip.sequence, problem: "the app is not connected")
+                    send(PageMessage(recomputed: .init(app: appID, recomputed: problem)), to: page, in: &state)
+                    return
+                }
                 if command.dispatch != nil {
                     let problem = PageMessage.AppDispatchStatus(app: appID, system: system, problem: "the app is not connected")
                     send(PageMessage(dispatched: problem), to: page, in: &state)
@@ -285,5 +299,9 @@ extension PageMessage {
 
     init(dispatched: AppDispatchStatus) {
         self.dispatched = dispatched
+    }
+
+    init(recomputed: AppRecomputed) {
+        self.recomputed = recomputed
     }
 }

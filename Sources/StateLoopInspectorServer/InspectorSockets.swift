@@ -35,6 +35,7 @@ struct AppSocket {
                 if let records = decoded.records { hub.append(records, of: id) }
                 if let status = decoded.previewStatus { hub.previewStatus(status, of: id) }
                 if let status = decoded.dispatched { hub.dispatched(status, of: id) }
+                if let answer = decoded.recomputed { hub.recomputed(answer, of: id) }
             }
             outbox.finish()
             group.cancelAll()

@@ -6,6 +6,7 @@ struct PageMessage: Encodable, Sendable {
     var records: AppRecords?
     var previewStatus: AppPreviewStatus?
     var dispatched: AppDispatchStatus?
+    var recomputed: AppRecomputed?
 
     /// One app as the page lists it.
     struct AppSummary: Encodable, Sendable {
@@ -33,6 +34,12 @@ struct PageMessage: Encodable, Sendable {
         var records: [InspectorRecord]
     }
 
+    /// An app's answer to a skip: the states without the event skipped.
+    struct AppRecomputed: Encodable, Sendable {
+        var app: Int
+        var recomputed: Recomputed
+    }
+
     /// An app's answer to an event sent to it.
     struct AppDispatchStatus: Encodable, Sendable {
         var app: Int
@@ -54,6 +61,13 @@ struct PageCommand: Decodable, Sendable {
     var preview: Preview?
     var endPreview: EndPreview?
     var dispatch: Dispatch?
+    var skip: Skip?
+
+    struct Skip: Decodable, Sendable {
+        var app: Int
+        var system: String
+        var sequence: UInt64
+    }
 
     struct Dispatch: Decodable, Sendable {
         var app: Int

@@ -10,6 +10,8 @@ public struct AppMessage: Codable, Sendable, Hashable {
     public var previewStatus: PreviewStatus?
     /// What became of an event the inspector sent.
     public var dispatched: DispatchStatus?
+    /// The states a system's later events lead to without an event the inspector skipped.
+    public var recomputed: Recomputed?
 
     /// Who is connecting: the same `session` on every reconnection of one app's inspector.
     public struct Hello: Codable, Sendable, Hashable {
@@ -45,6 +47,47 @@ public struct AppMessage: Codable, Sendable, Hashable {
 
     public init(dispatched: DispatchStatus) {
         self.dispatched = dispatched
+    }
+
+    public init(recomputed: Recomputed) {
+        self.recomputed = recomputed
+    }
+}
+
+/// The states `system`'s recorded events lead to when the event of record `skipped` is left out
+/// (``InspectorCommand/Skip``): reduced again, from the state before it, by the app's reducer,
+/// with no effect run and the app's own state untouched; or `problem` says why not.
+public struct Recomputed: Codable, Sendable, Hashable {
+    /// One later event's state without the skipped one.
+    public struct Step: Codable, Sendable, Hashable {
+        /// The record of the event, as recorded.
+        public var sequence: UInt64
+        /// The state the event leads to without the skipped one, redacted.
+        public var state: JSONValue
+
+        public init(sequence: UInt64, state: JSONValue) {
+            self.sequence = sequence
+            self.state = state
+        }
+    }
+
+    public var system: String
+    public var skipped: UInt64
+    /// The later events' states, in order: at most ``limit``.
+    public var states: [Step]
+    /// Whether later events were left out, past ``limit``.
+    public var truncated: Bool?
+    public var problem: String?
+
+    /// How many later states one answer holds.
+    public static let limit = 500
+
+    public init(system: String, skipped: UInt64, states: [Step] = [], truncated: Bool? = nil, problem: String? = nil) {
+        self.system = system
+        self.skipped = skipped
+        self.states = states
+        self.truncated = truncated
+        self.problem = problem
     }
 }
 
@@ -86,6 +129,8 @@ public struct InspectorCommand: Codable, Sendable, Hashable {
     public var endPreview: EndPreview?
     /// Send an event to a system.
     public var dispatch: Dispatch?
+    /// Reduce a system's later events again without one of them.
+    public var skip: Skip?
 
     public struct Welcome: Codable, Sendable, Hashable {
         public var lastSequence: UInt64
@@ -125,6 +170,18 @@ public struct InspectorCommand: Codable, Sendable, Hashable {
         }
     }
 
+    /// Reduce `system`'s events after record `sequence` again, from the state before it,
+    /// without it: the answer is a ``Recomputed``.
+    public struct Skip: Codable, Sendable, Hashable {
+        public var system: String
+        public var sequence: UInt64
+
+        public init(system: String, sequence: UInt64) {
+            self.system = system
+            self.sequence = sequence
+        }
+    }
+
     public init(welcome: Welcome) {
         self.welcome = welcome
     }
@@ -139,5 +196,9 @@ public struct InspectorCommand: Codable, Sendable, Hashable {
 
     public init(dispatch: Dispatch) {
         self.dispatch = dispatch
+    }
+
+    public init(skip: Skip) {
+        self.skip = skip
     }
 }

@@ -139,6 +139,46 @@ struct InspectorBrowserTests {
         }
     }
 
+    @Test(
+        "an event skipped on the page: the later states recomputed by the app's reducer, those that differ marked on the timeline, the selected one's difference shown; the app's state untouched"
+    )
+    func skipFromPage() async throws {
+        try await withPage { server, browser, logger in
+            let inspector = Inspector(app: "Notes")
+            let monitor = inspector.monitor(named: "form", of: Search.self, Search.Event.self)
+            let system = System(initialState: Search(), reduce: Search.reduce, feedbacks: [], monitor: monitor)
+            monitor.attach(to: system)
+            defer {
+                system.stop()
+                inspector.disconnect()
+            }
+            for event: Search.Event in [.typedName("ann"), .found("milk"), .found("tea"), .typedName("bob")] { system.send(event) }
+            inspector.connect(to: try #require(server.appURL), logger: logger)
+            try await browser.navigate(to: try #require(server.pageURL))
+            func row(_ text: String) -> String {
+                "[...document.querySelectorAll('#timeline .record.kind-reduced')].find(e => e.textContent.includes('\(text)'))"
+            }
+            #expect(try await browser.waitFor("\(row(#"typedName(\"bob\")"#)) !== undefined"))
+            _ = try await browser.evaluate("\(row(#"found(\"milk\")"#)).click()")
+            #expect(try await browser.waitFor("!document.querySelector('#skip-button').disabled"))
+            _ = try await browser.evaluate("document.querySelector('#skip-button').click()")
+            #expect(
+                try await browser.waitFor("document.querySelector('#skip-summary').textContent.startsWith('Without #')"),
+                "the answer is summed up")
+            let summary = try await browser.evaluate("document.querySelector('#skip-summary').textContent")
+            guard case .string(let said) = summary else { throw HeadlessChromium.Failure(description: "\(summary)") }
+            #expect(said.contains("2 later states of form recomputed, 2 differ"), "\(said)")
+            // The two later rows differ (no "milk" in their results); the skipped row is marked.
+            #expect(try await browser.waitFor("document.querySelectorAll('#timeline .tag.skip-differs').length === 2"))
+            #expect(try await browser.evaluate("document.querySelectorAll('#timeline .tag.skipped').length") == .number(1))
+            _ = try await browser.evaluate("\(row(#"typedName(\"bob\")"#)).click()")
+            #expect(try await browser.waitFor("document.querySelector('#detail-diff .skip-heading')?.textContent.includes('recorded → recomputed')"))
+            #expect(system.state.results == ["milk", "tea"], "the app's state untouched")
+            _ = try await browser.evaluate("document.querySelector('#skip-clear').click()")
+            #expect(try await browser.waitFor("document.querySelectorAll('#timeline .tag.skip-differs').length === 0"))
+        }
+    }
+
     @Test("an event edited on the page and sent reaches the live app, which reduces it and records it like any other")
     func dispatchFromPage() async throws {
         try await withPage { server, browser, logger in

@@ -169,6 +169,43 @@ struct InspectorLiveTests {
         }
     }
 
+    @Test(
+        "a skipped event: the later events reduced again from the state before it, without it, by the app's reducer, the app's state untouched; a record that is no event, or of no system, answered with the reason"
+    )
+    func skip() async throws {
+        try await withInspectorServer { server in
+            let inspector = Inspector(app: "Forms")
+            let (system, _) = InspectorTests().makeSystem(inspector)
+            system.send(.typedName("ann"))
+            for found in ["1", "2", "3"] { system.send(.found(found)) }
+            inspector.connect(to: try #require(server.appURL), logger: quiet)
+            defer { inspector.disconnect() }
+            let page = TestPage(url: try pageSocket(server))
+            defer { page.close() }
+            let app = try await firstApp(on: page)
+            let records = try await recordsSettling(on: page, count: 5)
+            let second = try #require(records.first { $0.kind == .reduced && $0.event == .object(["found": .object(["_0": .string("2")])]) })
+            page.skip(app: app, system: "form", sequence: second.sequence)
+            #expect(await eventually(within: .seconds(10)) { page.recomputed.count == 1 }, "no answer")
+            let answer = try #require(page.recomputed.first)
+            #expect(answer.problem == nil, "\(answer)")
+            #expect(answer.states.map(\.sequence) == [second.sequence + 1], "the one event after it")
+            if case .object(let state)? = answer.states.first?.state {
+                #expect(state["found"] == .array([.string("1"), .string("3")]), "without the skipped event")
+            } else {
+                Issue.record("no state recomputed: \(answer)")
+            }
+            #expect(system.state.found == ["1", "2", "3"], "the app's state untouched")
+
+            page.skip(app: app, system: "form", sequence: 1)
+            page.skip(app: app, system: "nothing", sequence: second.sequence)
+            #expect(await eventually(within: .seconds(10)) { page.recomputed.count == 3 }, "no answer")
+            #expect(page.recomputed[1].problem?.contains("not an event it reduced") == true, "\(page.recomputed[1])")
+            #expect(page.recomputed[2].problem?.contains("no system named nothing") == true, "\(page.recomputed[2])")
+            system.stop()
+        }
+    }
+
     @Test("a preview of a record the app no longer keeps, or of a system it does not have, is answered with the reason")
     func previewRefused() async throws {
         try await withInspectorServer { server in

@@ -135,6 +135,7 @@
       scroll: { top: 0, stick: true },
       previews: new Map(), // system -> sequence the app shows instead of its live state
       clockBase: null, // when the session started, in seconds since 1970 on the inspector's clock
+      skip: null, // { system, skipped, states: Map(sequence -> state), truncated, problem, asked } of a skipped event
       links: newLinks(), // what links this app's records to other apps' (see "Links across apps")
       requested: null, // { system, sequence } asked for, not answered yet
       problem: null, // { system, sequence, problem } of the last failed preview
@@ -1418,6 +1419,7 @@
     else if (message.records) receiveRecords(message.records);
     else if (message.previewStatus) receivePreviewStatus(message.previewStatus);
     else if (message.dispatched) receiveDispatched(message.dispatched);
+    else if (message.recomputed) receiveRecomputed(message.recomputed);
     else console.warn('inspector: an unknown message', message);
   }
 
@@ -1923,6 +1925,10 @@
     else summary.append(el('span', { class: 'summary-text', text: info.summary }));
     if (record.kind === 'reduced' && info.tag) summary.append(el('span', { class: `tag source-${info.tag}`, text: info.tag }));
     if (classes.includes('previewed')) summary.append(el('span', { class: 'tag shown', text: 'shown in app' }));
+    if (app.skip && !app.skip.asked && record.sequence === app.skip.skipped) summary.append(el('span', { class: 'tag skipped', text: 'skipped' }));
+    if (app.skip && skipDiffers(app, record.sequence)) {
+      summary.append(el('span', { class: 'tag skip-differs', text: `≠ without #${app.skip.skipped}`, title: 'The state recomputed without the skipped event differs' }));
+    }
     const folded = app.repeats.get(index);
     if (folded > 1) summary.append(el('span', { class: 'tag repeats', text: `×${formatCount(folded)}`, title: `${formatCount(folded)} records alike, changing nothing: counted on this row` }));
     return el('div', {
@@ -2287,10 +2293,23 @@
     const changes = diffValues(heldState(before.record), heldState(record));
     if (!changes.length) {
       container.append(el('div', { class: 'muted', text: 'No change: the state is equal.' }));
-      return;
+    } else {
+      for (const change of changes.slice(0, MAX_CHANGES)) container.append(changeElement(change));
+      if (changes.length > MAX_CHANGES) container.append(el('div', { class: 'muted', text: `…and more changes (first ${MAX_CHANGES} shown).` }));
     }
+    renderSkipDiff(app, record, container);
+  }
+
+  // What the state at `record` would be without the skipped event: recorded → recomputed.
+  function renderSkipDiff(app, record, container) {
+    const skip = app.skip;
+    if (!skip || skip.asked || !skip.states.has(record.sequence)) return;
+    const changes = diffValues(record.state, skip.states.get(record.sequence));
+    const heading = el('div', { class: 'skip-heading' }, 'Without ',
+      el('a', { href: '#', class: 'goto', 'data-index': indexOfSequence(app, skip.skipped), text: `#${skip.skipped}` }),
+      changes.length ? ': this state would be (recorded → recomputed)' : ': this state would be the same');
+    container.append(heading);
     for (const change of changes.slice(0, MAX_CHANGES)) container.append(changeElement(change));
-    if (changes.length > MAX_CHANGES) container.append(el('div', { class: 'muted', text: `…and more changes (first ${MAX_CHANGES} shown).` }));
   }
 
   // A status against the previous status of the same resource.
@@ -2426,6 +2445,8 @@
     if (!app || index < 0) {
       text.textContent = '—';
       button.disabled = true;
+      $('#skip-button').disabled = true;
+      renderSkip(app);
       return;
     }
     const target = stateAtRow(app, index);
@@ -2452,8 +2473,62 @@
     else if (!isOnline()) button.title = 'This page is not connected to the inspector';
     else if (!target) button.title = 'No state at this point';
     else button.title = `Ask ${app.name} to show ${target.record.system} as after #${target.record.sequence}`;
+    const record = app.records[index];
+    const skip = $('#skip-button');
+    skip.disabled = !(app.origin === 'live' && app.connected && isOnline() && record.kind === 'reduced');
+    skip.title = record.kind !== 'reduced' ? 'Only an event the system reduced can be skipped'
+      : app.origin === 'file' ? 'A session file has no app to reduce its events again'
+        : `Reduce ${record.system}'s later events again without #${record.sequence}, with ${app.name}'s reducer: nothing runs, and the app keeps its state`;
+    renderSkip(app);
     if (app.requested) note.textContent = `Asked to show ${app.requested.system} #${app.requested.sequence}…`;
     else if (target && app.previews.get(target.record.system) === target.record.sequence) note.textContent = 'The app shows this state now.';
+  }
+
+  // "Without #12: 8 later states recomputed, 3 differ from the recorded ones", or why not.
+  function renderSkip(app) {
+    const box = $('#skip-text');
+    const skip = app ? app.skip : null;
+    box.hidden = !skip;
+    if (!skip) return;
+    const summary = $('#skip-summary');
+    if (skip.asked) summary.textContent = `Reducing ${skip.system}'s events after #${skip.skipped} again without it…`;
+    else if (hasText(skip.problem)) summary.textContent = `Could not skip #${skip.skipped}: ${skip.problem}`;
+    else {
+      const differing = [...skip.states.keys()].filter((sequence) => skipDiffers(app, sequence)).length;
+      summary.textContent = `Without #${skip.skipped}: ${formatCount(skip.states.size)} later state${skip.states.size === 1 ? '' : 's'} of ${skip.system} `
+        + `recomputed${skip.truncated ? ' (the first ones)' : ''}, ${formatCount(differing)} differ from the recorded ones (marked ≠ on the timeline). `;
+    }
+  }
+
+  // Whether the state recomputed without the skipped event differs from the one recorded at
+  // record `sequence`.
+  function skipDiffers(app, sequence) {
+    const skip = app.skip;
+    if (!skip || !skip.states.has(sequence)) return false;
+    const record = app.records[indexOfSequence(app, sequence)];
+    return Boolean(record) && diffValues(record.state, skip.states.get(sequence)).length > 0;
+  }
+
+  function requestSkip() {
+    const app = selectedApp();
+    const index = app ? indexOfSequence(app, app.selectedSequence) : -1;
+    const record = index >= 0 ? app.records[index] : null;
+    if (!record || record.kind !== 'reduced') return;
+    if (send({ skip: { app: app.wireId, system: record.system, sequence: record.sequence } })) {
+      app.skip = { system: record.system, skipped: record.sequence, states: new Map(), asked: true };
+      invalidate('detail', 'timeline');
+    }
+  }
+
+  function receiveRecomputed(message) {
+    if (!message || message.app === undefined || !message.recomputed) return;
+    const app = model.apps.get(String(message.app));
+    const answer = message.recomputed;
+    if (!app || !app.skip || app.skip.skipped !== answer.skipped || app.skip.system !== answer.system) return;
+    const states = new Map();
+    for (const step of Array.isArray(answer.states) ? answer.states : []) states.set(step.sequence, step.state);
+    app.skip = { system: answer.system, skipped: answer.skipped, states, truncated: Boolean(answer.truncated), problem: answer.problem };
+    invalidate('detail', 'timeline');
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -2609,6 +2684,13 @@
     });
     $('#preview-button').addEventListener('click', requestPreview);
     $('#dispatch-button').addEventListener('click', dispatchEvent);
+    $('#skip-button').addEventListener('click', requestSkip);
+    $('#skip-clear').addEventListener('click', () => {
+      const app = selectedApp();
+      if (!app) return;
+      app.skip = null;
+      invalidate('detail', 'timeline');
+    });
     $('#live-button').addEventListener('click', endPreviews);
     $('#problem-dismiss').addEventListener('click', () => {
       for (const app of model.apps.values()) app.problem = null;

@@ -12,6 +12,7 @@ public final class TestPage: Sendable {
         var records: [Int: [InspectorRecord]] = [:]
         var previews: [[String: JSONValue]] = []
         var dispatched: [[String: JSONValue]] = []
+        var recomputed: [Recomputed] = []
     }
 
     /// Shared with the socket's task.
@@ -61,6 +62,11 @@ public final class TestPage: Sendable {
             if case .object(let status)? = message["dispatched"] {
                 seen.dispatched.append(status)
             }
+            if case .object(let answer)? = message["recomputed"], let fields = answer["recomputed"],
+                let decoded = try? JSONDecoder().decode(Recomputed.self, from: JSONEncoder().encode(fields))
+            {
+                seen.recomputed.append(decoded)
+            }
         }
     }
 
@@ -74,6 +80,14 @@ public final class TestPage: Sendable {
     /// Asks app `id` to show the state of record `sequence` of `system`.
     public func preview(app id: Int, system: String, sequence: UInt64) {
         outgoing.yield(#"{"preview":{"app":\#(id),"system":"\#(system)","sequence":\#(sequence)}}"#)
+    }
+
+    /// Every answer to a skip, in order.
+    public var recomputed: [Recomputed] { store.seen.withLock { $0.recomputed } }
+
+    /// Asks app `id` for `system`'s states without the event of record `sequence`.
+    public func skip(app id: Int, system: String, sequence: UInt64) {
+        outgoing.yield(#"{"skip":{"app":\#(id),"system":"\#(system)","sequence":\#(sequence)}}"#)
     }
 
     /// Every answer to an event sent, in order.
