@@ -122,16 +122,19 @@ public final class System<State: Sendable, Event: Sendable> {
 
     /// Reduces `event` now, or right after the event being processed when called from an
     /// observer. Returns once the event and everything it queued have been reduced.
+    ///
+    /// `fileID` and `line` say where the call is, for a monitor (an inspector shows them): leave
+    /// them to the compiler, or pass a caller's own to a helper that sends for it.
     @inlinable
-    public func send(_ event: Event) {
-        core.enqueue(event, origin: nil)
+    public func send(_ event: Event, fileID: StaticString = #fileID, line: UInt = #line) {
+        core.enqueue(event, origin: nil, sentFrom: SentFrom(fileID: fileID, line: line))
     }
 
     /// Reduces every event of `events` in order, before any event they cause; returns once they
     /// and everything they queued have been reduced. A journaled system commits them in one
     /// transaction, which is how to journal a burst of events quickly.
-    public func send(contentsOf events: some Sequence<Event>) {
-        core.enqueue(contentsOf: events)
+    public func send(contentsOf events: some Sequence<Event>, fileID: StaticString = #fileID, line: UInt = #line) {
+        core.enqueue(contentsOf: events, sentFrom: SentFrom(fileID: fileID, line: line))
     }
 
     /// Calls `observer` with the current state now and with every new state after, until the

@@ -75,28 +75,28 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
     /// observer or a loop that sends). Draining is a loop, never recursion, so a chain of events
     /// that each cause the next runs in constant stack space.
     @inlinable
-    func enqueue(_ event: Event, origin: OriginID?) {
+    func enqueue(_ event: Event, origin: OriginID?, sentFrom location: SentFrom? = nil) {
         if isStopped {
             monitor?.system(didDiscard: event, reason: .stopped)
             return
         }
         if isDraining {
-            pending.append(PendingEvent(event: event, origin: origin))
+            pending.append(PendingEvent(event: event, origin: origin, sentFrom: location))
             return
         }
         isDraining = true
         if recorder == nil {
-            process(event, origin: origin)
+            process(event, origin: origin, sentFrom: location)
             drainPending()
         } else {
-            pending.append(PendingEvent(event: event, origin: origin))
+            pending.append(PendingEvent(event: event, origin: origin, sentFrom: location))
             drainRecorded()
         }
         isDraining = false
     }
 
     /// Queues every event of `events`, then reduces them in order, before any event they cause.
-    func enqueue(contentsOf events: some Sequence<Event>) {
+    func enqueue(contentsOf events: some Sequence<Event>, sentFrom location: SentFrom? = nil) {
         if isStopped {
             for event in events {
                 monitor?.system(didDiscard: event, reason: .stopped)
@@ -104,7 +104,7 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
             return
         }
         for event in events {
-            pending.append(PendingEvent(event: event, origin: nil))
+            pending.append(PendingEvent(event: event, origin: nil, sentFrom: location))
         }
         guard !isDraining else { return }
         isDraining = true
@@ -125,12 +125,12 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
     @inlinable
     func drainPending() {
         while let next = pending.popFirst() {
-            process(next.event, origin: next.origin)
+            process(next.event, origin: next.origin, sentFrom: next.sentFrom)
         }
     }
 
     @inlinable
-    func process(_ event: Event, origin: OriginID?) {
+    func process(_ event: Event, origin: OriginID?, sentFrom location: SentFrom?) {
         // Checked here, not when the event was queued: the event ahead of this one may have
         // cancelled its effect.
         if let origin, !liveOrigins.contains(origin) {
@@ -138,8 +138,20 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
             return
         }
         reduce(&state, event)
-        monitor?.system(didReduce: event, source: origin == nil ? .sent : .effect, into: state)
+        if let monitor { Self.tell(monitor, reduced: event, origin: origin, sentFrom: location, into: state) }
         publish()
+    }
+
+    /// Tells `monitor` of a reduced event: where it was sent from, or that an effect sent it.
+    @inlinable
+    static func tell(
+        _ monitor: any SystemMonitor<State, Event>, reduced event: Event, origin: OriginID?, sentFrom location: SentFrom?, into state: State
+    ) {
+        if origin == nil, let location {
+            monitor.system(didReduce: event, sentFrom: location, into: state)
+        } else {
+            monitor.system(didReduce: event, source: origin == nil ? .sent : .effect, into: state)
+        }
     }
 
     /// Shows `state` to every loop, then to every observer.
@@ -212,7 +224,7 @@ final class SystemCore<State: Sendable, Event: Sendable>: @unchecked Sendable {
     @inlinable
     func reduceAndRecord(_ next: PendingEvent, into recorder: any EventRecorder<State, Event>) {
         reduce(&state, next.event)
-        monitor?.system(didReduce: next.event, source: next.origin == nil ? .sent : .effect, into: state)
+        if let monitor { Self.tell(monitor, reduced: next.event, origin: next.origin, sentFrom: next.sentFrom, into: state) }
         recorder.record(next.event, producing: state)
     }
 
@@ -376,11 +388,14 @@ extension SystemCore {
     struct PendingEvent {
         @usableFromInline let event: Event
         @usableFromInline let origin: OriginID?
+        /// Where a sent event was sent from, for the monitor.
+        @usableFromInline let sentFrom: SentFrom?
 
         @inlinable
-        init(event: Event, origin: OriginID?) {
+        init(event: Event, origin: OriginID?, sentFrom: SentFrom? = nil) {
             self.event = event
             self.origin = origin
+            self.sentFrom = sentFrom
         }
     }
 

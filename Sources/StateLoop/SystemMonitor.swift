@@ -12,6 +12,10 @@ public protocol SystemMonitor<State, Event> {
     /// `event` was reduced and `state` is the result.
     func system(didReduce event: Event, source: EventSource, into state: State)
 
+    /// `event`, sent from `location` in the app's code, was reduced and `state` is the result.
+    /// By default, the same as ``system(didReduce:source:into:)`` with ``EventSource/sent``.
+    func system(didReduce event: Event, sentFrom location: SentFrom, into state: State)
+
     /// `event` was not reduced, for `reason`.
     func system(didDiscard event: Event, reason: DiscardReason)
 
@@ -30,6 +34,10 @@ public protocol SystemMonitor<State, Event> {
 extension SystemMonitor {
     /// Does nothing.
     public func system(didReduce event: Event, source: EventSource, into state: State) {}
+    /// Calls ``system(didReduce:source:into:)`` with ``EventSource/sent``.
+    public func system(didReduce event: Event, sentFrom location: SentFrom, into state: State) {
+        system(didReduce: event, source: .sent, into: state)
+    }
     /// Does nothing.
     public func system(didDiscard event: Event, reason: DiscardReason) {}
     /// Does nothing.
@@ -66,7 +74,7 @@ public struct EffectID: Hashable, Sendable, Comparable, CustomStringConvertible 
 
 /// Where a reduced event came from.
 public enum EventSource: Sendable, Hashable {
-    /// Sent with ``System/send(_:)``.
+    /// Sent with ``System/send(_:fileID:line:)``.
     case sent
     /// Sent back by an effect of a feedback loop, or by a command.
     case effect

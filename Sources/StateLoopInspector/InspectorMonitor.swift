@@ -61,6 +61,10 @@ public struct InspectorMonitor<State: Encodable & Sendable, Event: Encodable & S
         inspector.keep(.reduced, system: name, event: event, state: state, detail: .sent(source == .sent))
     }
 
+    public func system(didReduce event: Event, sentFrom location: SentFrom, into state: State) {
+        inspector.keep(.reduced, system: name, event: event, state: state, detail: .sentFrom(location))
+    }
+
     public func system(didDiscard event: Event, reason: DiscardReason) {
         inspector.keep(.discarded, system: name, event: event, state: nil, detail: .stale(reason == .stale))
     }

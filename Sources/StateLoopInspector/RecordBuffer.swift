@@ -1,4 +1,5 @@
 import DequeModule
+import StateLoop
 import StateLoopInspectorWire
 import Synchronization
 
@@ -27,17 +28,20 @@ final class RecordBuffer: Sendable {
             case none
             /// Sent (`true`) or from an effect, for `reduced`.
             case sent(Bool)
+            /// Sent from this place in the app's code, for `reduced`.
+            case sentFrom(SentFrom)
             /// Stale (`true`) or the system stopped, for `discarded`.
             case stale(Bool)
             /// The effect's number and request (described, and redacted, when encoded), for the
             /// effect kinds.
             case effect(UInt64, request: (any Sendable)?)
             /// Every field but the sequence, time, system and kind, for the rarer kinds
-            /// (resources, drop markers).
-            case record(InspectorRecord)
+            /// (resources, drop markers). Boxed, as the next: a record has dozens of fields, and
+            /// kept inline it would make every entry, a monitor's included, as large.
+            indirect case record(InspectorRecord)
             /// The fields known now, and the rest made when the record is encoded (off the
             /// thread that kept it), with the session's redaction: a server's records.
-            case built(InspectorRecord, @Sendable (inout InspectorRecord, Redaction) -> Void)
+            indirect case built(InspectorRecord, @Sendable (inout InspectorRecord, Redaction) -> Void)
         }
     }
 

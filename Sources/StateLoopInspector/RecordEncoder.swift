@@ -25,6 +25,9 @@ struct RecordEncoder: Sendable {
         record.kind = entry.kind
         switch entry.detail {
         case .sent(let sent): record.source = sent ? "sent" : "effect"
+        case .sentFrom(let location):
+            record.source = "sent"
+            record.location = location.description
         case .stale(let stale): record.reason = stale ? "stale" : "stopped"
         case .effect(let number, let request):
             record.effect = number

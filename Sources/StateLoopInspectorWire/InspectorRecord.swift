@@ -67,6 +67,9 @@ public struct InspectorRecord: Codable, Sendable, Hashable {
     public var unjournaled: JSONValue?
     /// `sent` or `effect`, for a reduced event.
     public var source: String?
+    /// Where the app's code sent the event (`Module/File.swift:42`), for a reduced event sent
+    /// with `System.send`.
+    public var location: String?
     /// `stale` or `stopped`, for a discarded event.
     public var reason: String?
     /// The effect's number, for the effect records.

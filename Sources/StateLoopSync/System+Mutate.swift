@@ -23,10 +23,12 @@ extension System {
     public func mutate<M: Mutation>(
         _ resource: OptimisticResource<M>,
         _ mutation: M,
-        event: (OptimisticStatus<M>) -> Event
+        event: (OptimisticStatus<M>) -> Event,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
     ) -> MutationID {
         let id = resource.mutate(mutation)
-        if let status = resource.status { send(event(status)) }
+        if let status = resource.status { send(event(status), fileID: fileID, line: line) }
         return id
     }
 }

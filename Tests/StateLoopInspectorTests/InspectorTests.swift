@@ -65,6 +65,25 @@ struct InspectorTests {
         system.stop()
     }
 
+    @Test(
+        "a sent event is recorded with where the app sent it, file and line, also when it was queued behind another (an observer's) or journaled; an effect's event has none"
+    )
+    func sentFrom() throws {
+        let inspector = Inspector(app: "Forms")
+        let (system, _) = makeSystem(inspector)
+        let line = #line + 1
+        system.send(.typedName("ann"))
+        // Sent from an observer while the system is notifying: queued, then reduced.
+        let queuedLine = #line + 1
+        let subscription = system.observe { state in if state.name == "ann" { system.send(.typedName("bob")) } }
+        defer { subscription.cancel() }
+        let records = inspector.session().records.filter { $0.kind == .reduced }
+        #expect(records.first?.location == "StateLoopInspectorTests/InspectorTests.swift:\(line)", "\(records.map(\.location))")
+        #expect(records.last?.location == "StateLoopInspectorTests/InspectorTests.swift:\(queuedLine)", "\(records.map(\.location))")
+        #expect(records.count == 2)
+        system.stop()
+    }
+
     @Test("a field marked secret never leaves the app: redacted in events and states, at any depth")
     func secretsRedacted() throws {
         let inspector = Inspector(app: "Forms", redacting: ["password"])

@@ -37,6 +37,26 @@ struct JournalWatchTests {
         }
     }
 
+    @Test("a journaled system's sent events are recorded with where the app sent them, a run of them committed together included")
+    func sentFromJournaled() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("inspector-journal-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let inspector = Inspector(app: "Tally")
+        let monitor = inspector.monitor(named: "tally", of: Tally.self, Tally.Event.self)
+        let journal = try Journal<Tally, Tally.Event>(at: folder.appendingPathComponent("tally.journal").path)
+        let system = System(journal: journal, initialState: Tally(), reduce: Tally.reduce, monitor: monitor)
+        monitor.attach(to: system)
+        let line = #line + 1
+        system.send(.add)
+        let runLine = #line + 1
+        system.send(contentsOf: [Tally.Event.add, .add])
+        let locations = inspector.session().records.filter { $0.kind == .reduced }.map(\.location)
+        let file = "StateLoopInspectorTests/JournalWatchTests.swift"
+        #expect(locations == ["\(file):\(line)", "\(file):\(runLine)", "\(file):\(runLine)"])
+        system.stop()
+    }
+
     @Test("opening, commits and a write failure are recorded; a journal opened again says it was restored")
     func recoveryCommitsAndFailures() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("inspector-journal-\(UUID().uuidString)")

@@ -1255,6 +1255,7 @@
     let extra = hasText(record.mutation) ? ` ${record.mutation}` : '';
     // The event's JSON too, so that a filter written against it still finds the row.
     if (record.event !== undefined) extra += ` ${compact(record.event, 4 * SUMMARY_LENGTH)}`;
+    if (hasText(record.location)) extra += ` ${record.location}`;
     // A journal's full recovery and error (the row cuts them), so that the filter finds them.
     if (record.kind === JOURNAL_KIND && isObject(record.status)) {
       for (const field of ['recovery', 'lastError']) if (hasText(record.status[field])) extra += ` ${textOf(record.status[field])}`;
@@ -1933,7 +1934,7 @@
     if (folded > 1) summary.append(el('span', { class: 'tag repeats', text: `×${formatCount(folded)}`, title: `${formatCount(folded)} records alike, changing nothing: counted on this row` }));
     return el('div', {
       class: classes.join(' '), 'data-sequence': record.sequence, 'data-kind': record.kind, 'data-index': index,
-      title: info.summary,
+      title: hasText(record.location) ? `${info.summary}\nsent from ${record.location}` : info.summary,
     },
     el('span', { class: 'seq', text: record.sequence }),
     el('span', { class: 'time', text: formatTime(record.time) }),
@@ -2032,6 +2033,7 @@
       el('span', { class: 'muted', text: ` at ${formatTime(record.time)} s · ` }),
       el('span', { text: record.system }));
     if (record.source) title.append(el('span', { class: `tag source-${record.source}`, text: record.source }));
+    if (hasText(record.location)) title.append(el('span', { class: 'muted sent-from', text: ` from ${record.location}`, title: 'Where the app sent the event' }));
     if (RESOURCE_KINDS.has(record.kind)) title.append(el('span', { class: 'resource-tag', text: 'resource' }));
     if (record.kind === JOURNAL_KIND) title.append(el('span', { class: 'journal-tag', text: 'journal' }));
     renderEvent(app, index, record);
