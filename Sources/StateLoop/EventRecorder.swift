@@ -4,7 +4,7 @@
 /// Threading: both methods are called synchronously on the system's actor, in event order.
 /// `record` is called once per reduced event, right after the reducer; `commit` before the
 /// states recorded since the last commit are shown to any feedback loop or observer. A run of
-/// events sent together (``System/send(contentsOf:)``, or several sends queued while the system
+/// events sent together (``System/send(contentsOf:fileID:line:)``, or several sends queued while the system
 /// was busy) is recorded event by event and committed once.
 ///
 /// A recorder that cannot write keeps what it could not write and reports it on its own: the

@@ -15,7 +15,7 @@
 /// ```
 ///
 /// ## Isolation
-/// A system belongs to the actor it is created on (usually `@MainActor` for UI): ``send(_:)``,
+/// A system belongs to the actor it is created on (usually `@MainActor` for UI): ``send(_:fileID:line:)``,
 /// ``state`` and ``observe(_:)`` are synchronous there, and the compiler keeps the system from
 /// leaving that actor because it is not `Sendable`. Effects run off the actor and hop back only
 /// to deliver events.

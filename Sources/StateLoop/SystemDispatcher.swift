@@ -14,7 +14,7 @@ package struct SystemDispatcher<Event: Sendable>: Sendable {
         }
     }
 
-    /// Sends `event` as ``System/send(_:)`` would; `false` when the system is gone or stopped.
+    /// Sends `event` as ``System/send(_:fileID:line:)`` would; `false` when the system is gone or stopped.
     @discardableResult
     package func send(_ event: Event) async -> Bool {
         await perform(event)

@@ -195,7 +195,7 @@ public final class OptimisticResource<M: Mutation>: Sendable {
     /// The value as the user sees it right now, synchronously: ``status``'s value, the last
     /// published one with every mutation made since replayed on top, even those the resource's
     /// actor has not handled yet. `nil` until a value is known. A system takes the whole status
-    /// in the same step as the mutation with ``StateLoop/System/mutate(_:_:event:)``.
+    /// in the same step as the mutation with ``StateLoop/System/mutate(_:_:event:fileID:line:)``.
     public var value: M.Value? {
         status?.value
     }
@@ -203,7 +203,7 @@ public final class OptimisticResource<M: Mutation>: Sendable {
     /// What a screen should show now: the status the resource published last, with every
     /// mutation queued since on top (shown as pending), like ``value``; `nil` until the first
     /// status (the stored queue loaded). Right after ``mutate(_:)`` it holds the mutation, so a
-    /// system can take it in the same step (``StateLoop/System/mutate(_:_:event:)``) rather
+    /// system can take it in the same step (``StateLoop/System/mutate(_:_:event:fileID:line:)``) rather
     /// than a hop later.
     public var status: OptimisticStatus<M>? {
         local.state.withLock { local in

@@ -63,7 +63,7 @@ public struct ResourceSnapshot<Value: Sendable>: Sendable {
     /// relaunch) keeps the value and version known so far: the screen a journal restored stays
     /// until the server says otherwise; and that a status older than the one shown (its
     /// ``position`` precedes this one's: delivered late, after a newer one the system took from
-    /// ``StateLoop/System/mutate(_:_:event:)``) changes nothing.
+    /// ``StateLoop/System/mutate(_:_:event:fileID:line:)``) changes nothing.
     public mutating func update(to latest: ResourceSnapshot<Value>) {
         if let shown = position, let other = latest.position, other.precedes(shown) { return }
         position = latest.position ?? position
