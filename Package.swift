@@ -253,6 +253,10 @@ let package = Package(
                 "sync-server-crash-child",
                 "StateLoopSync",
                 "StateLoopSyncTransports",
+                // The server watched by an inspector (ServerWatchTests).
+                "StateLoopInspector",
+                "StateLoopInspectorSyncServer",
+                "StateLoopInspectorWire",
                 // The test clock, for the sessions' expiries and the timed updates' deadlines.
                 "StateLoopTesting",
                 "TestSupport",
