@@ -200,6 +200,11 @@ struct InspectorBrowserTests {
             #expect(
                 try await browser.waitFor(
                     "!document.querySelector('#dispatch-box').hidden && document.querySelector('#dispatch-text').value.includes('ann')"))
+            // Where the app sent the event, beside it.
+            #expect(
+                try await browser.waitFor(
+                    "document.querySelector('#detail-title').textContent.includes('from StateLoopInspectorTests/InspectorBrowserTests.swift:')"),
+                "the sender's file and line")
             _ = try await browser.evaluate(
                 """
                 (() => {

@@ -70,20 +70,12 @@ struct BothTiersTests {
         #expect(
             try await browser.waitFor(
                 "[...document.querySelectorAll('#apps li.app')].some(li => li.textContent.includes('Nightride server'))"))
-        // Annie's app: the one whose timeline holds her client's system (its records may still be
-        // on their way: looked for until found).
+        // Annie's app: the list names what each app holds (two apps are named Nightride).
         let findAnnie = """
-            (async () => {
-              // The list is drawn again at each selection: each app is looked up afresh.
-              for (const id of [...document.querySelectorAll('#apps li.app')].map(li => li.dataset.appId)) {
-                document.querySelector(`#apps li.app[data-app-id="${id}"]`).click();
-                await new Promise(r => setTimeout(r, 100));
-                if ([...document.querySelectorAll('#systems .system-name')].some(e => e.textContent === 'client annie')) {
-                  window.annieApp = id;
-                  return true;
-                }
-              }
-              return false;
+            (() => {
+              const li = [...document.querySelectorAll('#apps li.app')].find(li => li.querySelector('.app-systems')?.textContent.includes('client annie'));
+              if (li) window.annieApp = li.dataset.appId;
+              return li !== undefined;
             })()
             """
         #expect(try await browser.waitFor(findAnnie), "no app on the page holds client annie")

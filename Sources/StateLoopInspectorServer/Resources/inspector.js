@@ -1772,6 +1772,11 @@
       const app = model.apps.get(key);
       const status = app.origin === 'file' ? 'file' : app.connected ? 'connected' : 'disconnected';
       const dropped = app.appDropped + app.serverDropped;
+      // Two apps of one name (two clients of one app) told apart by what they hold.
+      const systems = [...app.systems.keys()];
+      const held = systems.length
+        ? el('div', { class: 'app-systems muted', text: systems.slice(0, 2).join(' · ') + (systems.length > 2 ? ` +${systems.length - 2}` : ''), title: systems.join('\n') })
+        : null;
       const meta = el('div', { class: 'app-meta' },
         app.fileName ? el('span', { class: 'app-file', text: app.fileName, title: app.fileName }) : null,
         el('span', { text: `${formatCount(app.records.length)} records` }),
@@ -1789,7 +1794,7 @@
       list.append(el('li', {
         class: `app${key === model.selectedKey ? ' selected' : ''}${model.connection.state !== 'connected' && app.origin === 'live' ? ' offline' : ''}`,
         'data-app-id': key, 'data-origin': app.origin, tabindex: 0,
-      }, name, meta));
+      }, name, held, meta));
     }
   }
 
