@@ -42,19 +42,19 @@ enum ServerRecords {
                 }
             )
         case .commit(let changes):
+            // Only what the record shows is kept: the buffer holds records long after they
+            // were sent, and a commit's values (their JSON) would stay with them.
+            let values = changes.values.prefix(listed).map { ($0.key, $0.version, false) }
+            let rows = changes.rows.prefix(listed - values.count).map { ($0.key, $0.version, $0.after == nil) }
+            let (cause, total) = (changes.cause, changes.values.count + changes.rows.count)
             return (
                 .commit,
                 { record, _ in
-                    record.mutation = changes.cause?.mutation.rawValue
-                    record.principalID = changes.cause?.scope
-                    let values = changes.values.prefix(listed).map {
-                        InspectorRecord.Change(key: $0.key.description, version: $0.version.description)
+                    record.mutation = cause?.mutation.rawValue
+                    record.principalID = cause?.scope
+                    record.changes = (values + rows).map { key, version, deleted in
+                        InspectorRecord.Change(key: key.description, version: version.description, deleted: deleted ? true : nil)
                     }
-                    let rows = changes.rows.prefix(listed - values.count).map {
-                        InspectorRecord.Change(key: $0.key.description, version: $0.version.description, deleted: $0.after == nil ? true : nil)
-                    }
-                    record.changes = values + rows
-                    let total = changes.values.count + changes.rows.count
                     if total > listed { record.count = total }
                 }
             )
