@@ -20,7 +20,13 @@ struct RequestRecordMiddleware: RouterMiddleware {
         let started = ContinuousClock.now
         let note = activity.isWatched ? RequestNote() : nil
         do {
-            let response = try await RequestNote.$current.withValue(note) { try await next(request, context) }
+            // Unwatched, no task-local value is bound at all.
+            let response: Response
+            if let note {
+                response = try await RequestNote.$current.withValue(note) { try await next(request, context) }
+            } else {
+                response = try await next(request, context)
+            }
             record(route, status: Int(response.status.code), since: started, request: request, note: note, context: context)
             return response
         } catch let error as any HTTPResponseError {
