@@ -32,9 +32,16 @@ enum ServerRecords {
         case .mutation(let report):
             return (
                 .mutation,
-                { record, _ in
+                { record, redaction in
                     record.mutation = report.id.rawValue
                     record.principalID = report.scope
+                    record.route = report.path
+                    // The body as the client sent it, redacted like every event: what the
+                    // handler was given.
+                    record.event = report.body.map { body in
+                        redaction.apply(
+                            to: (try? JSONDecoder().decode(JSONValue.self, from: body)) ?? .object(["notJSON": .string("\(body.count) bytes")]))
+                    }
                     record.outcome = report.outcome.rawValue
                     record.httpStatus = report.status
                     record.version = report.version?.description

@@ -95,7 +95,9 @@ public struct InspectorRecord: Codable, Sendable, Hashable {
     public var collection: String?
     /// The subscription's key, for a collection's ``Kind/resource`` record.
     public var subscription: String?
-    /// The method and route (`POST /me/ride`), for a ``Kind/request`` record.
+    /// The method and route's pattern (`POST /rides/{id}`), for a ``Kind/request`` record; the
+    /// method and path (`POST /rides/42`), for a server's ``Kind/mutation`` record (whose
+    /// ``event`` is the body the client sent, redacted).
     public var route: String?
     /// The HTTP status answered, for a ``Kind/request`` record (and a server's
     /// ``Kind/mutation`` record).

@@ -31,6 +31,7 @@ struct ServerWatchTests {
 
     struct NewNote: Codable, Sendable {
         var text: String
+        var token: String? = nil
     }
 
     static let notes = ServerResource("notes", of: [String].self)
@@ -58,7 +59,7 @@ struct ServerWatchTests {
             defer { socket.cancel() }
             let opened = await eventually(within: .seconds(20)) { inspector.session().records.contains { $0.kind == .socket } }
             #expect(opened, "the socket's opening is recorded")
-            let body = try JSONEncoder().encode(NewNote(text: "milk"))
+            let body = try JSONEncoder().encode(NewNote(text: "milk", token: "t-ann"))
             #expect(try await client.send("POST", "me/notes", as: "ann", body: body, mutationID: "phone:1", clientID: "phone").status == 200)
             #expect(try await client.send("POST", "me/notes", as: "ann", body: body, mutationID: "phone:1", clientID: "phone").status == 200)
             let empty = try JSONEncoder().encode(NewNote(text: ""))
@@ -93,6 +94,10 @@ struct ServerWatchTests {
         #expect(mutations.map(\.mutation) == ["phone:1", "phone:1", "phone:2"])
         #expect(mutations[0].version == v1 && mutations[1].version == v1 && mutations[0].httpStatus == 200)
         #expect(mutations[2].httpStatus == 409 && mutations[2].reason?.hasPrefix("emptyNote:") == true)
+        // What the client sent: the path and the body, its secret redacted.
+        #expect(mutations[0].route == "POST /me/notes")
+        #expect(mutations[0].event == .object(["text": .string("milk"), "token": .string(Redaction.placeholder)]))
+        #expect(mutations[2].event == .object(["text": .string("")]))
 
         let commits = records.filter { $0.kind == .commit }
         let commit = try #require(commits.first { $0.mutation == "phone:1" })

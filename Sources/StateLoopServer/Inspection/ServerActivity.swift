@@ -60,6 +60,13 @@ package enum ServerActivity: Sendable {
         package var version: Version? = nil
         /// The refusal's error code and message, or the store's failure.
         package var refusal: String? = nil
+        /// The request's method and path (`POST /rides/42`).
+        package var path: String? = nil
+        /// The request's body, when at most ``bodyLimit`` bytes.
+        package var body: Data? = nil
+
+        /// The largest body a report carries: the inspector keeps thousands of records.
+        package static let bodyLimit = 16 << 10
     }
 
     /// One value's fan-out: the sockets it was queued to, those whose waiting value it replaced

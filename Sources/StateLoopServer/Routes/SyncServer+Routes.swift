@@ -161,6 +161,10 @@ extension SyncServer {
         )
         let access = self.access
         let logger = self.logger
+        // What the client sent, for whoever watches: the request's path and its body, up to a
+        // size that the inspector's buffer may hold many of.
+        let path = "\(request.method) \(request.uri.path)"
+        let watchedBody = activity.isWatched && body.readableBytes <= ServerActivity.MutationReport.bodyLimit ? Data(body.readableBytesView) : nil
         // Decoded before the store's write lock, which every other writer waits on; its refusal
         // still comes after the remembered answer, from inside the transaction.
         let decoded = Result { try run(parameters, principal, body) }
@@ -176,7 +180,8 @@ extension SyncServer {
                 // Inside the transaction, once it is decided: it commits before the next
                 // transaction starts, so this report comes before its commit's.
                 if activity.isWatched {
-                    let report = processed.report(of: mutation)
+                    var report = processed.report(of: mutation)
+                    (report.path, report.body) = (path, watchedBody)
                     activity.report(.mutation(report))
                     if let key = processed.key { RequestNote.key(key, version: report.version) }
                 }
@@ -187,7 +192,8 @@ extension SyncServer {
         } catch {
             // Nothing was committed, so nothing is remembered: the client's retry runs it anew.
             logger.error("mutation failed", metadata: ["mutation": "\(mutationID)", "error": "\(error)"])
-            activity.report(.mutation(.init(id: mutationID, scope: scope, outcome: .failed, status: 503, refusal: "\(error)")))
+            activity.report(
+                .mutation(.init(id: mutationID, scope: scope, outcome: .failed, status: 503, refusal: "\(error)", path: path, body: watchedBody)))
             return Self.unavailable
         }
     }
