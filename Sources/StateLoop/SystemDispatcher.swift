@@ -6,7 +6,7 @@ package struct SystemDispatcher<Event: Sendable>: Sendable {
     init<State>(core: SystemCore<State, Event>) {
         perform = { [weak core] event in
             guard let core else { return false }
-            return await Self.run(on: core.isolation) {
+            return await run(on: core.isolation) {
                 guard !core.isStopped else { return false }
                 core.enqueue(event, origin: nil)
                 return true
@@ -18,9 +18,5 @@ package struct SystemDispatcher<Event: Sendable>: Sendable {
     @discardableResult
     package func send(_ event: Event) async -> Bool {
         await perform(event)
-    }
-
-    private static func run(on actor: isolated any Actor, _ body: @Sendable () -> Bool) -> Bool {
-        body()
     }
 }

@@ -7,7 +7,7 @@ package struct SystemPreviewer<State: Sendable>: Sendable {
     init<Event>(core: SystemCore<State, Event>) {
         perform = { [weak core] state in
             guard let core else { return false }
-            return await Self.run(on: core.isolation) {
+            return await run(on: core.isolation) {
                 guard !core.isStopped else { return false }
                 core.showPreview(state)
                 return true
@@ -20,9 +20,5 @@ package struct SystemPreviewer<State: Sendable>: Sendable {
     @discardableResult
     package func show(_ state: State?) async -> Bool {
         await perform(state)
-    }
-
-    private static func run(on actor: isolated any Actor, _ body: @Sendable () -> Bool) -> Bool {
-        body()
     }
 }

@@ -7,7 +7,7 @@ package struct SystemReplayer<State: Sendable, Event: Sendable>: Sendable {
     init(core: SystemCore<State, Event>) {
         perform = { [weak core] state, events in
             guard let core else { return nil }
-            return await Self.run(on: core.isolation) {
+            return await run(on: core.isolation) {
                 var state = state
                 return events.map { event in
                     core.reduce(&state, event)
@@ -20,9 +20,5 @@ package struct SystemReplayer<State: Sendable, Event: Sendable>: Sendable {
     /// The states `events` lead to from `state`, one after each; `nil` when the system is gone.
     package func states(from state: State, reducing events: [Event]) async -> [State]? {
         await perform(state, events)
-    }
-
-    private static func run(on actor: isolated any Actor, _ body: @Sendable () -> [State]) -> [State] {
-        body()
     }
 }

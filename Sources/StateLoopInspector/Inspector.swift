@@ -62,8 +62,7 @@ public final class Inspector: Sendable {
         self.app = app
         redaction = Redaction(fields: fields)
         buffer = RecordBuffer(capacity: capacity)
-        let ago = Double(startedAgo.components.seconds) + Double(startedAgo.components.attoseconds) / 1e18
-        encoder = RecordEncoder(redaction: redaction, start: .now - startedAgo, started: Date().timeIntervalSince1970 - ago)
+        encoder = RecordEncoder(redaction: redaction, start: .now - startedAgo, started: Date().timeIntervalSince1970 - startedAgo.inSeconds)
     }
 
     deinit {

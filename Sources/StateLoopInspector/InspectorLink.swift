@@ -71,25 +71,15 @@ struct InspectorLink: Sendable {
                     return
                 }
                 welcomed.set()
-                guard let previews = inspector.inspector?.previews else { return }
+                guard let previews = inspector.inspector?.previews, let dispatchers = inspector.inspector?.dispatchers else { return }
                 inspector.inspector?.setConnected(true, generation: generation)
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await send(after: welcome.lastSequence, to: outbound) }
                     while let message = try await messages.next() {
-                        guard let command = Self.command(message) else { continue }
-                        if let skip = command.skip {
-                            let answer = await previews.recompute(
-                                skipping: skip.sequence, in: skip.system, entries: buffer.snapshot(), encoder: encoder)
-                            try await outbound.write(.text(Self.text(AppMessage(recomputed: answer))))
-                            continue
-                        }
-                        if let dispatch = command.dispatch, let dispatchers = inspector.inspector?.dispatchers {
-                            let status = await dispatchers.dispatch(dispatch.event, to: dispatch.system)
-                            try await outbound.write(.text(Self.text(AppMessage(dispatched: status))))
-                            continue
-                        }
-                        guard let status = await carryOut(command, previews: previews) else { continue }
-                        try await outbound.write(.text(Self.text(AppMessage(previewStatus: status))))
+                        guard let command = Self.command(message),
+                            let answer = await carryOut(command, previews: previews, dispatchers: dispatchers)
+                        else { continue }
+                        try await outbound.write(.text(Self.text(answer)))
                     }
                     group.cancelAll()
                 }
@@ -100,15 +90,23 @@ struct InspectorLink: Sendable {
         return welcomed.isSet
     }
 
-    /// Carries out a command of the inspector; returns what the app shows now, for a preview.
-    private func carryOut(_ command: InspectorCommand, previews: PreviewBook) async -> PreviewStatus? {
+    /// Carries out a command of the inspector; returns the app's answer: what a system shows
+    /// now, the states without a skipped event, or what became of an event sent.
+    private func carryOut(_ command: InspectorCommand, previews: PreviewBook, dispatchers: DispatchBook) async -> AppMessage? {
         if let preview = command.preview {
             let entry = buffer.entry(preview.sequence)
             let state = entry?.system == preview.system ? entry?.state : nil
-            return await previews.show(preview.sequence, state: state, in: preview.system)
+            return AppMessage(previewStatus: await previews.show(preview.sequence, state: state, in: preview.system))
         }
         if let end = command.endPreview {
-            return await previews.end(end.system)
+            return AppMessage(previewStatus: await previews.end(end.system))
+        }
+        if let skip = command.skip {
+            return AppMessage(
+                recomputed: await previews.recompute(skipping: skip.sequence, in: skip.system, entries: buffer.snapshot(), encoder: encoder))
+        }
+        if let dispatch = command.dispatch {
+            return AppMessage(dispatched: await dispatchers.dispatch(dispatch.event, to: dispatch.system))
         }
         return nil
     }

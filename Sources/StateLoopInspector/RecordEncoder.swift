@@ -46,8 +46,7 @@ struct RecordEncoder: Sendable {
 
     /// The session's time at `instant`: seconds since the inspector started.
     func seconds(at instant: ContinuousClock.Instant) -> Double {
-        let elapsed = start.duration(to: instant)
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        start.duration(to: instant).inSeconds
     }
 
     /// The stored properties of `state` that its `Codable` form `encoded` has no key for, read

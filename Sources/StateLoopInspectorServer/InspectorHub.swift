@@ -183,38 +183,37 @@ final class InspectorHub: Sendable {
         }
     }
 
-    /// Carries out a page's request: a preview goes to its app, or the page is told why not.
+    /// Carries out a page's request: it goes to its app, or the page is told, in the answer
+    /// the app would have given, that the app is not connected.
     func handle(_ command: PageCommand, fromPage page: Int) {
+        let absent = "the app is not connected"
+        let (appID, forApp, refusal): (Int, InspectorCommand, PageMessage)
+        if let preview = command.preview {
+            (appID, forApp, refusal) = (
+                preview.app, InspectorCommand(preview: .init(system: preview.system, sequence: preview.sequence)),
+                PageMessage(previewStatus: .init(app: preview.app, system: preview.system, sequence: nil, problem: absent))
+            )
+        } else if let end = command.endPreview {
+            (appID, forApp, refusal) = (
+                end.app, InspectorCommand(endPreview: .init(system: end.system)),
+                PageMessage(previewStatus: .init(app: end.app, system: end.system, sequence: nil, problem: absent))
+            )
+        } else if let skip = command.skip {
+            (appID, forApp, refusal) = (
+                skip.app, InspectorCommand(skip: .init(system: skip.system, sequence: skip.sequence)),
+                PageMessage(recomputed: .init(app: skip.app, recomputed: Recomputed(system: skip.system, skipped: skip.sequence, problem: absent)))
+            )
+        } else if let dispatch = command.dispatch {
+            (appID, forApp, refusal) = (
+                dispatch.app, InspectorCommand(dispatch: .init(system: dispatch.system, event: dispatch.event)),
+                PageMessage(dispatched: .init(app: dispatch.app, system: dispatch.system, problem: absent))
+            )
+        } else {
+            return
+        }
         state.withLock { state in
-            let (appID, system, forApp): (Int, String, InspectorCommand)
-            if let preview = command.preview {
-                (appID, system, forApp) = (
-                    preview.app, preview.system, InspectorCommand(preview: .init(system: preview.system, sequence: preview.sequence))
-                )
-            } else if let end = command.endPreview {
-                (appID, system, forApp) = (end.app, end.system, InspectorCommand(endPreview: .init(system: end.system)))
-            } else if let skip = command.skip {
-                (appID, system, forApp) = (skip.app, skip.system, InspectorCommand(skip: .init(system: skip.system, sequence: skip.sequence)))
-            } else if let dispatch = command.dispatch {
-                (appID, system, forApp) = (
-                    dispatch.app, dispatch.system, InspectorCommand(dispatch: .init(system: dispatch.system, event: dispatch.event))
-                )
-            } else {
-                return
-            }
             guard let outbox = state.apps[appID]?.connection?.outbox else {
-                if let skip = command.skip {
-                    let problem = Recomputed(system: skip.system, skipped: skip.sequence, problem: "the app is not connected")
-                    send(PageMessage(recomputed: .init(app: appID, recomputed: problem)), to: page, in: &state)
-                    return
-                }
-                if command.dispatch != nil {
-                    let problem = PageMessage.AppDispatchStatus(app: appID, system: system, problem: "the app is not connected")
-                    send(PageMessage(dispatched: problem), to: page, in: &state)
-                    return
-                }
-                let problem = PageMessage.AppPreviewStatus(app: appID, system: system, sequence: nil, problem: "the app is not connected")
-                send(PageMessage(previewStatus: problem), to: page, in: &state)
+                send(refusal, to: page, in: &state)
                 return
             }
             outbox.yield(Self.text(forApp))

@@ -20,7 +20,7 @@ enum ServerRecords {
                 { record, redaction in
                     record.route = report.route
                     record.httpStatus = report.status
-                    record.duration = seconds(report.duration)
+                    record.duration = report.duration.inSeconds
                     record.mutation = report.mutation
                     record.client = report.client
                     record.principalID = report.found.principalID
@@ -108,9 +108,5 @@ enum ServerRecords {
                 }
             )
         }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

@@ -68,15 +68,12 @@ struct InspectorBrowserTests {
         logger.logLevel = .critical
         let server = try InspectorServer(configuration: .init(port: 0), logger: logger)
         try await server.start()
-        let browser = try await HeadlessChromium.launch()
         do {
-            try await body(server, browser, logger)
+            try await HeadlessChromium.using { browser in try await body(server, browser, logger) }
         } catch {
-            await browser.close()
             await server.stop()
             throw error
         }
-        await browser.close()
         await server.stop()
     }
 

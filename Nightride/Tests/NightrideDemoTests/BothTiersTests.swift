@@ -38,16 +38,14 @@ struct BothTiersTests {
         }
         let annie = try await client("annie")
         let bobby = try await client("bobby")
-        let browser = try await HeadlessChromium.launch()
         do {
-            try await follow(annie: annie, bobby: bobby, in: browser, inspector: inspectorServer)
+            try await HeadlessChromium.using { browser in try await follow(annie: annie, bobby: bobby, in: browser, inspector: inspectorServer) }
         } catch {
             Issue.record(error)
         }
         // Whatever happened above: no browser, server or client is left behind.
         annie.stop()
         bobby.stop()
-        await browser.close()
         await server.stop()
         await inspectorServer.stop()
     }

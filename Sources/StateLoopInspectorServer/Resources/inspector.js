@@ -235,40 +235,42 @@
     return SERVER_KINDS.has(record.kind) || (record.kind === 'mutation' && record.httpStatus !== undefined);
   }
 
+  // The values a record names, as "key\0version" (a commit's changes, a fan-out's values),
+  // and the values it names for a client, as "client\0version" (a fan-out's values by the
+  // clients of the sockets they were queued to, as `app` knows its sockets now; a status of an
+  // optimistic resource).
+  function linkKeysOf(app, record) {
+    const values = [];
+    const clientValues = [];
+    if (record.kind === 'commit') {
+      for (const change of Array.isArray(record.changes) ? record.changes : []) {
+        if (change && hasText(change.key)) values.push(valueKey(change.key, textOf(change.version)));
+      }
+    } else if (record.kind === 'push') {
+      for (const push of pushesOf(record)) {
+        values.push(valueKey(push.key, textOf(push.version)));
+        for (const socket of push.queued) {
+          const client = app.links.socketClients.get(socket);
+          if (client) clientValues.push(valueKey(client, textOf(push.version)));
+        }
+      }
+    } else if (record.kind === 'resource' && hasText(record.client) && isObject(record.status) && hasText(record.status.version)) {
+      clientValues.push(valueKey(record.client, textOf(record.status.version)));
+    }
+    return { values, clientValues };
+  }
+
   function indexLinks(app, record, index) {
     const links = app.links;
     if (hasText(record.mutation)) addLink(links.byMutation, record.mutation, index);
-    switch (record.kind) {
-      case 'commit':
-        for (const change of Array.isArray(record.changes) ? record.changes : []) {
-          if (change && hasText(change.key)) addLink(links.byValue, valueKey(change.key, textOf(change.version)), index);
-        }
-        break;
-      case 'push':
-        for (const push of pushesOf(record)) {
-          addLink(links.byValue, valueKey(push.key, textOf(push.version)), index);
-          for (const socket of push.queued) {
-            const client = links.socketClients.get(socket);
-            if (client) addLink(links.byClientValue, valueKey(client, textOf(push.version)), index);
-          }
-        }
-        break;
-      case 'socket':
-        if (record.outcome === 'opened' && hasText(record.client)) links.socketClients.set(record.socket, record.client);
-        break;
-      case 'request':
-        if (hasText(record.key) && hasText(record.version) && !hasText(record.mutation)) {
-          addLink(links.byValue, valueKey(record.key, record.version), index);
-        }
-        break;
-      case 'resource':
-        if (hasText(record.client) && isObject(record.status) && hasText(record.status.version)) {
-          addLink(links.byClientValue, valueKey(record.client, textOf(record.status.version)), index);
-        }
-        break;
-      default:
-        break;
+    if (record.kind === 'socket' && record.outcome === 'opened' && hasText(record.client)) links.socketClients.set(record.socket, record.client);
+    // A read names the value it answered with, so that a chain finds the reads of its values.
+    if (record.kind === 'request' && hasText(record.key) && hasText(record.version) && !hasText(record.mutation)) {
+      addLink(links.byValue, valueKey(record.key, record.version), index);
     }
+    const { values, clientValues } = linkKeysOf(app, record);
+    for (const value of values) addLink(links.byValue, value, index);
+    for (const value of clientValues) addLink(links.byClientValue, value, index);
   }
 
   // Where a record is on the inspector's clock (seconds since 1970), or on its app's own when
@@ -317,21 +319,9 @@
       const record = owner.records[at];
       found.set(id, { app: owner, index: at, stage: stage || stageOf(record) });
       if (hasText(record.mutation)) mutations.add(record.mutation);
-      if (record.kind === 'commit' && Array.isArray(record.changes)) {
-        for (const change of record.changes) if (change && hasText(change.key)) values.add(valueKey(change.key, textOf(change.version)));
-      }
-      if (record.kind === 'push') {
-        for (const push of pushesOf(record)) {
-          values.add(valueKey(push.key, textOf(push.version)));
-          for (const socket of push.queued) {
-            const client = owner.links.socketClients.get(socket);
-            if (client) clientValues.add(valueKey(client, textOf(push.version)));
-          }
-        }
-      }
-      if (record.kind === 'resource' && hasText(record.client) && isObject(record.status) && hasText(record.status.version)) {
-        clientValues.add(valueKey(record.client, textOf(record.status.version)));
-      }
+      const keys = linkKeysOf(owner, record);
+      for (const value of keys.values) values.add(value);
+      for (const value of keys.clientValues) clientValues.add(value);
       return true;
     };
     if (seed.kind === 'reduced' && seed.source === 'sent') {

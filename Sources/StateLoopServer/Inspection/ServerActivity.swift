@@ -71,7 +71,7 @@ package enum ServerActivity: Sendable {
 
     /// One value's fan-out: the sockets it was queued to, those whose waiting value it replaced
     /// (their reader was slow), and those that dropped it (they held a newer one, or closed),
-    /// each list its first ``namedSockets``, and their counts.
+    /// each list its first ``namedSockets``, and how many it was queued to.
     package struct PushReport: Sendable {
         /// How many values of a commit are reported; the rest are counted.
         package static let listedValues = 20
@@ -84,8 +84,6 @@ package enum ServerActivity: Sendable {
         package var coalesced: [Int] = []
         package var dropped: [Int] = []
         package var queuedCount = 0
-        package var coalescedCount = 0
-        package var droppedCount = 0
 
         /// Notes what became of the value on `socket`.
         mutating func note(_ offer: PushOutbox.Offer, socket: Int) {
@@ -94,10 +92,8 @@ package enum ServerActivity: Sendable {
                 queuedCount += 1
                 if queued.count < Self.namedSockets { queued.append(socket) }
             case .coalesced:
-                coalescedCount += 1
                 if coalesced.count < Self.namedSockets { coalesced.append(socket) }
             case .outdated, .closed:
-                droppedCount += 1
                 if dropped.count < Self.namedSockets { dropped.append(socket) }
             }
         }

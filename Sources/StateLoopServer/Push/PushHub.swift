@@ -261,7 +261,7 @@ struct ClientProgressKey: Hashable, Sendable {
 /// ``ServerActivity/PushReport/namedSockets`` sockets per outcome; the rest are counted, so that
 /// watching a fan-out of thousands of values costs the commit a few hundred appends.
 private struct PushReports {
-    private(set) var isOn: Bool
+    let isOn: Bool
     private var reports: [ServerActivity.PushReport] = []
     /// Values past the listed ones.
     private var unlisted = 0

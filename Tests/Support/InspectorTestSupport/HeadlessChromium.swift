@@ -58,6 +58,22 @@ public final class HeadlessChromium: Sendable {
         }
     }
 
+    /// Runs `body` with a browser launched for it, and closes the browser after it, whether
+    /// `body` returns or throws.
+    public static func using<Result>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (HeadlessChromium) async throws -> Result
+    ) async throws -> Result {
+        let browser = try await launch()
+        do {
+            let result = try await body(browser)
+            await browser.close()
+            return result
+        } catch {
+            await browser.close()
+            throw error
+        }
+    }
+
     /// Loads `url` and returns once its `load` event has fired.
     public func navigate(to url: String) async throws {
         _ = try await session.call("Page.enable", timeout: timeout)
